@@ -1,0 +1,167 @@
+"""Loading and linting conformance case files.
+
+Cases are data (``conformance/cases/<machine>/*.json``), defined by
+``schemas/case-file.schema.json`` and validated with jsonschema. The lint
+adds what a schema cannot say: ids unique across the suite, every cited
+requirement present in ``spec/``, every requirement cited by some case, and
+the description style of the JSON-Schema-Test-Suite (present tense, no
+"should", unique within a machine).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from inboxspec import spec_index
+
+SHOULD = re.compile(r"\bshould\b", re.IGNORECASE)
+
+
+class CaseFileError(Exception):
+    """A case file that cannot be read or does not match the schema."""
+
+
+@dataclass(frozen=True)
+class Case:
+    machine: str
+    id: str
+    description: str
+    requirements: tuple[str, ...]
+    features: tuple[str, ...]
+    config: dict[str, Any]
+    steps: tuple[dict[str, Any], ...]
+    expect_config_error: str | None
+    source: str
+
+    @property
+    def inputs(self) -> list[dict[str, Any]]:
+        """The steps as sent to an adapter: expectations and notes stripped."""
+        return [{k: v for k, v in s.items() if k in ("event", "args")} for s in self.steps]
+
+    @property
+    def expected(self) -> dict[str, Any]:
+        if self.expect_config_error is not None:
+            return {"config_error": self.expect_config_error}
+        return {"outputs": [s["expect"] for s in self.steps]}
+
+
+@dataclass
+class LintReport:
+    problems: list[str] = field(default_factory=list)
+    cases: int = 0
+    coverage: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def bundled_cases_dir() -> Path:
+    return Path(str(resources.files("inboxspec.conformance").joinpath("cases")))
+
+
+def schema() -> dict[str, Any]:
+    text = resources.files("inboxspec.conformance").joinpath("schemas/case-file.schema.json")
+    loaded: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
+    return loaded
+
+
+def case_files(directories: Iterable[Path]) -> list[Path]:
+    files: list[Path] = []
+    for directory in directories:
+        if not directory.exists():
+            raise CaseFileError(f"{directory}: no such case directory")
+        files.extend(sorted(directory.rglob("*.json")) if directory.is_dir() else [directory])
+    return files
+
+
+def read_case_file(path: Path) -> Iterator[Case]:
+    """Yield the cases of one file; raise CaseFileError naming the file and the problem."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CaseFileError(f"{path}: not readable JSON: {error}") from error
+    validator = jsonschema.Draft202012Validator(schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        first = errors[0]
+        where = "/".join(str(p) for p in first.absolute_path) or "(top)"
+        raise CaseFileError(f"{path}: schema: at {where}: {first.message}")
+    machine = data["machine"]
+    for raw in data["cases"]:
+        yield Case(
+            machine=machine,
+            id=raw["id"],
+            description=raw["description"],
+            requirements=tuple(raw["requirements"]),
+            features=tuple(raw.get("features", ())),
+            config=raw["config"],
+            steps=tuple(raw["steps"]),
+            expect_config_error=raw.get("expect_config_error"),
+            source=str(path),
+        )
+
+
+def load_cases(directories: Iterable[Path]) -> list[Case]:
+    cases: list[Case] = []
+    for path in case_files(directories):
+        cases.extend(read_case_file(path))
+    return cases
+
+
+def lint(directories: Iterable[Path]) -> LintReport:
+    report = LintReport()
+    cases: list[Case] = []
+    for path in case_files(directories):
+        try:
+            cases.extend(read_case_file(path))
+        except CaseFileError as error:
+            report.problems.append(str(error))
+    report.cases = len(cases)
+
+    seen_ids: dict[str, str] = {}
+    seen_descriptions: dict[tuple[str, str], str] = {}
+    cited: dict[str, set[str]] = {}
+    for case in cases:
+        where = f"{case.source}: {case.id}"
+        if case.id in seen_ids:
+            report.problems.append(f"{where}: duplicate id (also in {seen_ids[case.id]})")
+        seen_ids.setdefault(case.id, case.source)
+        if not case.id.startswith(case.machine + "/"):
+            report.problems.append(f"{where}: id must start with '{case.machine}/'")
+        if case.machine not in spec_index.SPEC_DOCUMENTS:
+            report.problems.append(f"{where}: unknown machine {case.machine!r}")
+            continue
+        if SHOULD.search(case.description):
+            report.problems.append(f"{where}: description says 'should'; state the fact")
+        key = (case.machine, case.description.strip().lower())
+        if key in seen_descriptions:
+            report.problems.append(
+                f"{where}: description repeats that of {seen_descriptions[key]}"
+            )
+        seen_descriptions.setdefault(key, case.id)
+        if (case.expect_config_error is None) == (not case.steps):
+            report.problems.append(
+                f"{where}: a case has steps, or expect_config_error and no steps, not both"
+            )
+        known = set(spec_index.requirements(case.machine))
+        for requirement in case.requirements:
+            if requirement not in known:
+                report.problems.append(f"{where}: cites {requirement}, which is not in spec/")
+        cited.setdefault(case.machine, set()).update(case.requirements)
+
+    for machine in sorted({c.machine for c in cases} & set(spec_index.SPEC_DOCUMENTS)):
+        required = spec_index.requirements(machine)
+        uncited = [r for r in required if r not in cited.get(machine, set())]
+        report.coverage[machine] = (len(required) - len(uncited), len(required))
+        for requirement in uncited:
+            report.problems.append(f"{machine}: {requirement} is cited by no case")
+    return report

@@ -1,0 +1,216 @@
+"""The wake gate as an explicit state chart (spec/wake-gate.md).
+
+Control states are the refusal-episode states; the streak, the last
+self-wake time and the floor are the chart's data. Every guard is named after
+the requirement it encodes, and the transitions of one event are listed in
+the order the spec's first-match rules are applied: python-statemachine takes
+the first enabled transition in document order.
+
+This module does not import ``inboxspec.impl``: the lockstep tests compare two
+independent descriptions of the same machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from statemachine import State, StateChart
+from statemachine.transition_list import TransitionList
+
+SCHEDULED_PREFIX = "[scheduled] "
+
+# A message as the model sees it: (kind, sender, recipient, text).
+ModelMessage = tuple[str, str, str, str]
+
+
+@dataclass(frozen=True)
+class WakeGateModelOptions:
+    announce_requires_refusal: bool = False  # WAKE-F1
+    cadence_from_allowed_wakes: bool = False  # WAKE-F2
+    clamp_backwards_clock: bool = False  # WAKE-F3
+    reject_empty_batch: bool = False  # WAKE-F4
+
+
+@dataclass
+class Output:
+    """The observable result of the last event, in the conformance output shape."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+def _stay(states: Sequence[State], **kwargs: Any) -> TransitionList:
+    """A self-transition on every state: the event leaves the episode as it is."""
+    result = TransitionList()
+    for state in states:
+        result = result | state.to.itself(internal=True, **kwargs)
+    return result
+
+
+class WakeGateChart(StateChart):  # type: ignore[misc]
+    # Pinned behaviour flags: an event with no enabled transition is a model
+    # bug, not a no-op; self-transitions do not re-run entry actions; callback
+    # errors propagate instead of becoming `error.execution` events.
+    allow_event_without_transition = False
+    enable_self_transition_entries = False
+    atomic_configuration_update = False
+    catch_errors_as_events = False
+
+    no_episode = State(initial=True)
+    refusing_unannounced = State()
+    refusing_announced = State()
+    # Upstream quirk (WAKE-ANN-2, finding WAKE-F1): announce() with no refusal spends it.
+    announced_without_refusal = State()
+
+    _all = (no_episode, refusing_unannounced, refusing_announced, announced_without_refusal)
+
+    decide = (
+        _stay(_all, cond="user_input_always_wakes", on="book_user_input")
+        | _stay(_all, cond="empty_batch_is_rejected", on="book_empty_rejection")
+        | _stay(_all, cond="scheduled_self_wake_is_exempt", on="book_exempt_self_wake")
+        | no_episode.from_(*_all, cond="counted_wake_under_cap", on="book_counted_wake")
+        | no_episode.to(refusing_unannounced, on="book_refusal")
+        | refusing_unannounced.to.itself(internal=True, on="book_refusal")
+        | refusing_announced.to.itself(internal=True, on="book_refusal")
+        | announced_without_refusal.to(refusing_announced, on="book_refusal")
+    )
+
+    announce_refusal = (
+        no_episode.to(announced_without_refusal, unless="announcement_requires_refusal",
+                      on="announce_yes")
+        | no_episode.to.itself(internal=True, on="announce_no")
+        | refusing_unannounced.to(refusing_announced, on="announce_yes")
+        | refusing_announced.to.itself(internal=True, on="announce_no")
+        | announced_without_refusal.to.itself(internal=True, on="announce_no")
+    )
+
+    reset_streak = no_episode.from_(*_all, on="book_reset")
+
+    set_streak = _stay(_all, on="book_streak")
+
+    set_floor = _stay(_all, on="book_floor")
+
+    del _all
+
+    def __init__(
+        self,
+        max_streak: int = 10,
+        floor_ms: int = 30_000,
+        options: WakeGateModelOptions | None = None,
+    ) -> None:
+        self.max_streak = max_streak
+        self.floor_ms = floor_ms
+        self.options = options or WakeGateModelOptions()
+        self.streak = 0
+        self.last_self_wake_ms: int | None = None
+        self.output = Output()
+        super().__init__()
+
+    # -- classification (WAKE-SELF-1, WAKE-LANE-1..6) -----------------------
+
+    @staticmethod
+    def is_scheduled_self_mail(message: ModelMessage) -> bool:
+        _kind, sender, recipient, text = message
+        return sender == recipient and text[: len(SCHEDULED_PREFIX)] == SCHEDULED_PREFIX
+
+    def _is_self_lane(self, batch: Sequence[ModelMessage]) -> bool:
+        return any(self.is_scheduled_self_mail(m) for m in batch)
+
+    def _is_rapid(self, now_ms: int) -> bool:
+        if self.last_self_wake_ms is None:
+            return False
+        elapsed = now_ms - self.last_self_wake_ms
+        if self.options.clamp_backwards_clock:
+            elapsed = max(elapsed, 0)
+        return elapsed < self.floor_ms
+
+    # -- guards, named for their requirements --------------------------------
+
+    def user_input_always_wakes(self, batch: Sequence[ModelMessage]) -> bool:
+        """WAKE-LANE-1."""
+        return any(kind == "user" for kind, *_ in batch)
+
+    def empty_batch_is_rejected(self, batch: Sequence[ModelMessage], plugin_pending: bool) -> bool:
+        """WAKE-F4 option."""
+        return self.options.reject_empty_batch and not batch and not plugin_pending
+
+    def scheduled_self_wake_is_exempt(self, batch: Sequence[ModelMessage], now_ms: int) -> bool:
+        """WAKE-LANE-2 and WAKE-CAD-4."""
+        return self._is_self_lane(batch) and not self._is_rapid(now_ms)
+
+    def counted_wake_under_cap(self) -> bool:
+        """WAKE-CAP-2 and WAKE-CAD-6 (WAKE-CAP-1 and WAKE-CAD-5 otherwise)."""
+        return self.streak < self.max_streak
+
+    def announcement_requires_refusal(self) -> bool:
+        """WAKE-F1 option."""
+        return self.options.announce_requires_refusal
+
+    # -- actions --------------------------------------------------------------
+
+    def _lane(self, batch: Sequence[ModelMessage]) -> str:
+        return "scheduledSelf" if self._is_self_lane(batch) else "chatter"
+
+    def _emit(self, **values: Any) -> None:
+        self.output = Output({**values, "streak": self.streak})
+
+    def _record_self_wake(self, batch: Sequence[ModelMessage], now_ms: int, allowed: bool) -> None:
+        """WAKE-CAD-3, or WAKE-F2's option: only allowed wakes set the cadence clock."""
+        if self._is_self_lane(batch) and (allowed or not self.options.cadence_from_allowed_wakes):
+            self.last_self_wake_ms = now_ms
+
+    def book_user_input(self) -> None:
+        self._emit(lane="userInput", wake=True, counts_against_cap=False,
+                   refusal_code=None, refusal_reason=None)
+
+    def book_empty_rejection(self) -> None:
+        self._emit(error="empty_batch")
+
+    def book_exempt_self_wake(self, batch: Sequence[ModelMessage], now_ms: int) -> None:
+        self._record_self_wake(batch, now_ms, allowed=True)
+        self._emit(lane="scheduledSelf", wake=True, counts_against_cap=False,
+                   refusal_code=None, refusal_reason=None)
+
+    def book_counted_wake(self, batch: Sequence[ModelMessage], now_ms: int) -> None:
+        self._record_self_wake(batch, now_ms, allowed=True)
+        self.streak += 1
+        self._emit(lane=self._lane(batch), wake=True, counts_against_cap=True,
+                   refusal_code=None, refusal_reason=None)
+
+    def book_refusal(self, batch: Sequence[ModelMessage], now_ms: int) -> None:
+        self._record_self_wake(batch, now_ms, allowed=False)
+        lane = self._lane(batch)
+        if lane == "scheduledSelf":
+            code = "self_spin_cap"
+            reason = (
+                "inbox wake refused: busy-spin guard: scheduled self-mail arrives faster than"
+                f" the {self.floor_ms // 1000}s cadence floor and the wake cap of"
+                f" {self.max_streak} is reached; the mail stays queued until the next user input"
+            )
+        else:
+            code = "chatter_cap"
+            reason = (
+                f"inbox wake refused: {self.streak} consecutive inbox wakes without user input"
+                f" (cap {self.max_streak}); the mail stays queued until the next user input"
+            )
+        self._emit(lane=lane, wake=False, counts_against_cap=True,
+                   refusal_code=code, refusal_reason=reason)
+
+    def announce_yes(self) -> None:
+        self._emit(announce=True)
+
+    def announce_no(self) -> None:
+        self._emit(announce=False)
+
+    def book_reset(self) -> None:
+        self.streak = 0
+        self._emit()
+
+    def book_streak(self, value: int) -> None:
+        self.streak = value
+        self._emit()
+
+    def book_floor(self, value: int) -> None:
+        self.floor_ms = value
+        self._emit()
