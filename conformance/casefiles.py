@@ -117,6 +117,28 @@ def load_cases(directories: Iterable[Path]) -> list[Case]:
     return cases
 
 
+def case_from_trace(
+    machine: str,
+    slug: str,
+    config: dict[str, Any],
+    steps: list[dict[str, Any]],
+    description: str = "A recorded trace reproduces its outputs step by step",
+    requirements: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """A case (JSON-ready) from a recorded trace whose steps carry ``expect``.
+
+    The lockstep tests and the explorer print counterexamples this way, so a
+    reviewer can paste them into ``conformance/cases/`` and cite requirements.
+    """
+    return {
+        "id": f"{machine}/{slug}",
+        "description": description,
+        "requirements": list(requirements) or ["TODO-CITE-1"],
+        "config": config,
+        "steps": steps,
+    }
+
+
 def lint(directories: Iterable[Path]) -> LintReport:
     report = LintReport()
     cases: list[Case] = []

@@ -242,12 +242,19 @@ def decide(
     pre: 0 <= rules.max_streak
     pre: 0 <= rules.floor_ms
     pre: not (rules.options.reject_empty_batch and summary.is_empty and not summary.plugin_pending)
-    post[]: (not summary.has_user_message) or __return__[0].wake
-    post[]: __return__[0].wake or __return__[1].streak == state.streak
-    post[]: not (__return__[0].wake and __return__[0].counts_against_cap) or __return__[1].streak == state.streak + 1
-    post[]: not (__return__[0].wake and not __return__[0].counts_against_cap) or __return__[1].streak == state.streak
-    post[]: __return__[1].streak <= max(state.streak, rules.max_streak)
-    post[]: (not state.announced) or __return__[1].announced or (__return__[0].wake and __return__[0].counts_against_cap)
+    post[]:
+        # a batch holding a user-kind message always wakes
+        (not summary.has_user_message) or __return__[0].wake
+        # a refused decision leaves the streak unchanged
+        __return__[0].wake or __return__[1].streak == state.streak
+        # an allowed counted wake raises the streak by exactly one
+        not (__return__[0].wake and __return__[0].counts_against_cap) or __return__[1].streak == state.streak + 1
+        # an exempt wake leaves the streak unchanged
+        not (__return__[0].wake and not __return__[0].counts_against_cap) or __return__[1].streak == state.streak
+        # decisions never push the streak past the cap
+        __return__[1].streak <= max(state.streak, rules.max_streak)
+        # only an allowed counted wake re-arms a spent announcement
+        (not state.announced) or __return__[1].announced or (__return__[0].wake and __return__[0].counts_against_cap)
     """  # noqa: E501
     lane = classify(summary)
     if lane is Lane.USER_INPUT:
@@ -291,9 +298,12 @@ def decide(
 def announce(state: GateState, rules: GateRules) -> tuple[bool, GateState]:
     """WAKE-ANN-1: may this call announce the current refusal episode?
 
-    post[]: (not state.announced) or not __return__[0]
-    post[]: (not __return__[0]) or __return__[1].announced
-    post[]: __return__[1].streak == state.streak
+    post[]:
+        # a spent announcement is never granted again before a re-arm
+        (not state.announced) or not __return__[0]
+        # a granted announcement is spent
+        (not __return__[0]) or __return__[1].announced
+        __return__[1].streak == state.streak
     """
     if state.announced:
         return False, state

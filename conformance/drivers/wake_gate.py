@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inboxspec.impl.wake_gate import (
+    DEFAULT_CADENCE_FLOOR_MS,
+    DEFAULT_MAX_STREAK,
     InvalidBatch,
     Message,
     WakeDecision,
@@ -13,6 +15,7 @@ from inboxspec.impl.wake_gate import (
     WakePolicy,
     parse_message,
 )
+from inboxspec.model.wake_gate import WakeGateChart, WakeGateModelOptions
 
 # One feature per finding option: a port that has not implemented an option
 # declares the feature unsupported and its cases are skipped, not failed.
@@ -74,3 +77,37 @@ def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> d
     except WakeGateError as error:
         return {"config_error": error.code}
     return {"outputs": [apply_step(policy, step) for step in steps]}
+
+
+class ModelSession:
+    """Valid steps applied to the model chart, in the same output shape.
+
+    The model has no input validation (it describes behaviour, not parsing),
+    so this takes only steps the reference accepts. The lockstep tests and the
+    explorer use it; their traces are lists of case steps.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.chart = WakeGateChart(
+            max_streak=config.get("max_streak", DEFAULT_MAX_STREAK),
+            floor_ms=config.get("floor_ms", DEFAULT_CADENCE_FLOOR_MS),
+            options=WakeGateModelOptions(**config.get("options", {})),
+        )
+
+    def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
+        args = step.get("args", {})
+        event = step["event"]
+        if event == "decide":
+            batch = [(m["kind"], m["from"], m["to"], m["text"]) for m in args["batch"]]
+            self.chart.send(event, batch=batch, plugin_pending=args.get("plugin_pending", False),
+                            now_ms=args["now_ms"])
+        elif event in ("set_streak", "set_floor"):
+            self.chart.send(event, value=args["value"])
+        else:
+            self.chart.send(event)
+        return dict(self.chart.output.values)
+
+
+def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    session = ModelSession(config)
+    return {"outputs": [session.apply(step) for step in steps]}

@@ -1,0 +1,101 @@
+"""CrossHair checks the wake gate's contracts symbolically.
+
+The contracts are the PEP 316 docstrings of ``decide`` and ``announce`` in
+``impl/wake_gate.py``. CI runs them with a bounded budget per condition
+(``INBOXSPEC_CROSSHAIR_BUDGET``, seconds, default 3); the README documents a
+deeper run. Each contract is also shown to bite: a copy of the module with one
+deliberate bug must yield a counterexample on that contract's line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import inboxspec.impl.wake_gate as wake_gate
+
+pytestmark = pytest.mark.slow
+
+BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "3")
+SOURCE = Path(wake_gate.__file__)
+CROSSHAIR = shutil.which("crosshair") or str(Path(sys.executable).with_name("crosshair"))
+
+
+def crosshair(target: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if cwd is not None:
+        env["PYTHONPATH"] = str(cwd) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(
+        [CROSSHAIR, "check", "--analysis_kind=PEP316", f"--per_condition_timeout={BUDGET}", target],
+        capture_output=True, text=True, cwd=cwd, env=env, timeout=900,
+    )
+
+
+def test_contracts_hold() -> None:
+    result = crosshair("inboxspec.impl.wake_gate")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# contract comment -> (function, exact source fragment, its buggy replacement)
+MUTANTS = {
+    "a batch holding a user-kind message always wakes": (
+        "decide",
+        "    if lane is Lane.USER_INPUT:\n",
+        "    if lane is Lane.USER_INPUT and not summary.plugin_pending:\n",
+    ),
+    "a refused decision leaves the streak unchanged": (
+        "decide",
+        "return refused, replace(after, refused_since_rearm=True)",
+        "return refused, replace(after, refused_since_rearm=True, streak=0)",
+    ),
+    "an allowed counted wake raises the streak by exactly one": (
+        "decide",
+        "streak=state.streak + 1,",
+        "streak=min(state.streak + 2, rules.max_streak),",
+    ),
+    "an exempt wake leaves the streak unchanged": (
+        "decide",
+        "return exempt, replace(after, last_self_wake_ms=allowed_time)",
+        "return exempt, replace(after, last_self_wake_ms=allowed_time, streak=0)",
+    ),
+    "decisions never push the streak past the cap": (
+        "decide",
+        "    if state.streak >= rules.max_streak:\n",
+        "    if state.streak > rules.max_streak:\n",
+    ),
+    "only an allowed counted wake re-arms a spent announcement": (
+        "decide",
+        "return exempt, replace(after, last_self_wake_ms=allowed_time)",
+        "return exempt, replace(after, last_self_wake_ms=allowed_time, announced=False)",
+    ),
+    "a spent announcement is never granted again before a re-arm": (
+        "announce",
+        "    if state.announced:\n",
+        "    if state.announced and not state.refused_since_rearm:\n",
+    ),
+}
+
+
+def contract_line(source: str, comment: str) -> int:
+    """The 1-based line of the condition that follows ``# comment``."""
+    lines = source.splitlines()
+    index = next(i for i, line in enumerate(lines) if line.strip() == f"# {comment}")
+    return index + 2
+
+
+@pytest.mark.parametrize("contract", sorted(MUTANTS))
+def test_contract_finds_counterexample_in_broken_variant(contract: str, tmp_path: Path) -> None:
+    function, fragment, broken = MUTANTS[contract]
+    source = SOURCE.read_text(encoding="utf-8")
+    assert source.count(fragment) == 1, f"mutation anchor drifted: {fragment!r}"
+    (tmp_path / "wake_gate_mutant.py").write_text(source.replace(fragment, broken), "utf-8")
+    result = crosshair(f"wake_gate_mutant.{function}", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    failing = {int(n) for n in re.findall(r"wake_gate_mutant\.py:(\d+): error", result.stdout)}
+    assert contract_line(source, contract) in failing, result.stdout
