@@ -21,6 +21,11 @@ DRIVERS: dict[str, CaseRunner] = {
     "wake-gate": wake_gate.run_case,
 }
 
+# The same cases replayed on the model charts (valid-input cases only).
+MODEL_DRIVERS: dict[str, CaseRunner] = {
+    "wake-gate": wake_gate.run_model_case,
+}
+
 FEATURES: dict[str, list[str]] = {
     "wake-gate": wake_gate.FEATURES,
 }

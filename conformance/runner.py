@@ -1,0 +1,321 @@
+"""``inboxspec conform``: run the conformance cases through an adapter.
+
+The runner trusts nothing the adapter says. Every reply is validated against
+the protocol's JSON Schema and must echo the request's ``seq`` and case id.
+Any fault (a crash, a hang past the per-case timeout, a line that is not
+JSON, is too long, or answers another case) errors that one case; the
+adapter is then restarted and the run goes on. Only an adapter that cannot
+complete ``start`` makes the run unusable (exit 2).
+
+Skip-file entries are still run: one that passes is reported as an
+unexpected pass and fails the run, so the list cannot rot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess
+from inboxspec.conformance.casefiles import Case, CaseFileError, bundled_cases_dir, load_cases
+from inboxspec.conformance.compare import first_difference
+
+PROTOCOL_VERSION = 1
+DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_START_TIMEOUT_S = 20.0
+DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
+
+# Outcomes of one case.
+PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
+EXPECTED_FAIL, UNEXPECTED_PASS = "expected-fail", "unexpected-pass"
+
+
+class UnusableRun(Exception):
+    """The run cannot proceed at all (exit code 2)."""
+
+
+def _protocol_schema(name: str) -> jsonschema.Draft202012Validator:
+    path = resources.files("inboxspec.conformance").joinpath(f"schemas/protocol/{name}")
+    return jsonschema.Draft202012Validator(json.loads(path.read_text(encoding="utf-8")))
+
+
+START_REPLY = _protocol_schema("start-reply.schema.json")
+RUN_REPLY = _protocol_schema("run-reply.schema.json")
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    outcome: str
+    detail: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.case.id, "machine": self.case.machine, "outcome": self.outcome,
+                "detail": self.detail}
+
+
+@dataclass
+class Selection:
+    run: list[str] = field(default_factory=list)
+    skip: list[str] = field(default_factory=list)
+    features: list[str] = field(default_factory=list)
+    without_features: list[str] = field(default_factory=list)
+    expected_failures: list[str] = field(default_factory=list)
+
+    def wants(self, case: Case) -> bool:
+        if self.run and not any(fnmatch.fnmatchcase(case.id, g) for g in self.run):
+            return False
+        if any(fnmatch.fnmatchcase(case.id, g) for g in self.skip):
+            return False
+        return not self.features or bool(set(self.features) & set(case.features))
+
+    def expects_failure(self, case: Case) -> bool:
+        return any(fnmatch.fnmatchcase(case.id, g) for g in self.expected_failures)
+
+
+def read_skip_file(path: Path) -> list[str]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise UnusableRun(f"cannot read skip file {path}: {error}") from error
+    return [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]
+
+
+class Session:
+    """The adapter across restarts: what it said in ``start``, and a fresh process on demand."""
+
+    def __init__(self, command: str, start_timeout: float, max_line_bytes: int) -> None:
+        self.command = command
+        self.start_timeout = start_timeout
+        self.max_line_bytes = max_line_bytes
+        self.process: AdapterProcess | None = None
+        self.implementation: dict[str, Any] = {}
+        self.machines: set[str] = set()
+        self.features: dict[str, set[str]] = {}
+        self.restarts = 0
+
+    def start(self) -> None:
+        try:
+            process = AdapterProcess(self.command, self.max_line_bytes)
+        except AdapterFault as fault:
+            raise UnusableRun(f"the adapter did not start ({fault.detail})") from fault
+        try:
+            process.send({"cmd": "start", "version": PROTOCOL_VERSION})
+            reply = process.receive(self.start_timeout)
+            problems = list(START_REPLY.iter_errors(reply))
+            if problems:
+                raise AdapterFault("bad-start", problems[0].message)
+        except AdapterFault as fault:
+            tail = process.stderr_tail().strip()
+            process.kill()
+            hint = f"\n  adapter stderr (tail):\n{tail}" if tail else ""
+            raise UnusableRun(
+                f"the adapter did not complete start ({fault.kind}: {fault.detail}){hint}"
+            ) from fault
+        self.process = process
+        self.implementation = reply["implementation"]
+        self.machines = set(reply["machines"])
+        self.features = {m: set(f) for m, f in reply.get("features", {}).items()}
+
+    def restart(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+        self.process = None
+        self.restarts += 1
+        self.start()
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+            self.process = None
+
+
+def _unsupported_reason(session: Session, case: Case,
+                        without_features: Iterable[str]) -> str | None:
+    if case.machine not in session.machines:
+        return f"the adapter does not support machine {case.machine}"
+    missing = [f for f in case.features
+               if f not in session.features.get(case.machine, set()) or f in without_features]
+    if missing:
+        return f"unsupported feature(s): {', '.join(missing)}"
+    return None
+
+
+def run_one(session: Session, case: Case, seq: int, timeout: float) -> CaseResult:
+    """Run one case; any adapter fault errors the case and restarts the adapter."""
+    assert session.process is not None
+    request = {"cmd": "run", "seq": seq,
+               "case": {"id": case.id, "machine": case.machine, "config": case.config,
+                        "steps": case.inputs}}
+    try:
+        session.process.send(request)
+        reply = session.process.receive(timeout)
+        problems = list(RUN_REPLY.iter_errors(reply))
+        if problems:
+            raise AdapterFault("bad-reply", f"reply does not match the protocol: "
+                                            f"{problems[0].message[:200]}")
+        if reply["seq"] != seq or type(reply["seq"]) is not int:
+            raise AdapterFault("wrong-seq", f"reply seq {reply['seq']!r} is not {seq}")
+        if reply["id"] != case.id:
+            raise AdapterFault("wrong-case", f"reply is for case {reply['id']!r}")
+    except AdapterFault as fault:
+        tail = session.process.stderr_tail().strip() if session.process else ""
+        detail = f"{fault.kind}: {fault.detail}"
+        if tail and fault.kind == "crashed":
+            detail += f"\n    adapter stderr (tail): {tail[-400:]}"
+        try:
+            session.restart()
+        except UnusableRun as error:
+            raise UnusableRun(f"after {case.id} ({detail}), restart failed: {error}") from error
+        return CaseResult(case, ERROR, detail)
+    if "skipped" in reply:
+        return CaseResult(case, SKIP, f"adapter skipped: {reply['skipped']['reason']}")
+    if "errored" in reply:
+        errored = reply["errored"]
+        context = f" {json.dumps(errored['context'])[:300]}" if "context" in errored else ""
+        return CaseResult(case, ERROR, f"adapter errored: {errored['message'][:300]}{context}")
+    difference = first_difference(case, reply["result"])
+    if difference is None:
+        return CaseResult(case, PASS)
+    return CaseResult(case, FAIL, difference)
+
+
+@dataclass
+class RunReport:
+    implementation: dict[str, Any]
+    results: list[CaseResult]
+    restarts: int
+    seconds: float
+
+    def counts(self) -> dict[str, Counter[str]]:
+        per_machine: dict[str, Counter[str]] = defaultdict(Counter)
+        for result in self.results:
+            per_machine[result.case.machine][result.outcome] += 1
+        return per_machine
+
+    @property
+    def ok(self) -> bool:
+        return all(r.outcome in (PASS, SKIP, EXPECTED_FAIL) for r in self.results)
+
+    def as_json(self) -> dict[str, Any]:
+        totals: Counter[str] = Counter(r.outcome for r in self.results)
+        return {
+            "ok": self.ok,
+            "implementation": self.implementation,
+            "totals": {k: totals.get(k, 0) for k in
+                       (PASS, FAIL, ERROR, SKIP, EXPECTED_FAIL, UNEXPECTED_PASS)},
+            "machines": {m: dict(c) for m, c in sorted(self.counts().items())},
+            "restarts": self.restarts,
+            "seconds": round(self.seconds, 3),
+            "results": [r.as_json() for r in self.results],
+        }
+
+
+def conform(command: str, cases: list[Case], selection: Selection, *, timeout: float,
+            start_timeout: float, max_line_bytes: int, progress: bool) -> RunReport:
+    began = time.monotonic()
+    session = Session(command, start_timeout, max_line_bytes)
+    session.start()
+    results: list[CaseResult] = []
+    try:
+        chosen = [c for c in cases if selection.wants(c)]
+        for seq, case in enumerate(chosen, start=1):
+            reason = _unsupported_reason(session, case, selection.without_features)
+            if reason is not None:
+                result = CaseResult(case, SKIP, reason)
+            else:
+                result = run_one(session, case, seq, timeout)
+                if selection.expects_failure(case):
+                    result = (CaseResult(case, UNEXPECTED_PASS, "on the skip list but passes; "
+                                         "remove it from the skip file")
+                              if result.outcome == PASS else
+                              CaseResult(case, EXPECTED_FAIL, result.detail))
+            results.append(result)
+            if progress:
+                print(f"\r{seq}/{len(chosen)} cases", end="", file=sys.stderr, flush=True)
+        if progress and chosen:
+            print(file=sys.stderr)
+    finally:
+        session.stop()
+    return RunReport(session.implementation, results, session.restarts, time.monotonic() - began)
+
+
+def print_report(report: RunReport) -> None:
+    name = report.implementation.get("name", "?")
+    version = report.implementation.get("version", "")
+    print(f"implementation: {name} {version}".rstrip())
+    columns = (PASS, FAIL, ERROR, SKIP)
+    rows = [("machine", *columns)]
+    for machine, counts in sorted(report.counts().items()):
+        failing = counts[FAIL] + counts[UNEXPECTED_PASS]
+        skipped = counts[SKIP] + counts[EXPECTED_FAIL]
+        rows.append((machine, str(counts[PASS]), str(failing), str(counts[ERROR]), str(skipped)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+    for result in report.results:
+        if result.outcome in (FAIL, ERROR, UNEXPECTED_PASS):
+            print(f"\n{result.outcome.upper()} {result.case.id}  ({result.case.source})")
+            print(f"  {result.case.description}")
+            print(f"  {result.detail}")
+    if report.restarts:
+        print(f"\nadapter restarted {report.restarts} time(s)")
+    print(f"\nconform: {'ok' if report.ok else 'FAILED'} in {report.seconds:.2f}s")
+
+
+def _command(args: argparse.Namespace) -> int:
+    try:
+        cases = load_cases(args.cases or [bundled_cases_dir()])
+        selection = Selection(run=args.run, skip=args.skip, features=args.feature,
+                              without_features=args.without_feature,
+                              expected_failures=[g for f in args.skip_file
+                                                 for g in read_skip_file(f)])
+        report = conform(args.adapter, cases, selection, timeout=args.timeout,
+                         start_timeout=args.start_timeout, max_line_bytes=args.max_line_bytes,
+                         progress=not args.json and sys.stderr.isatty())
+    except (UnusableRun, CaseFileError) as error:
+        if args.json:
+            print(json.dumps({"ok": False, "unusable": str(error)}))
+        print(f"inboxspec conform: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report.as_json(), indent=2))
+    else:
+        print_report(report)
+    return 0 if report.ok else 1
+
+
+def add_conform_parser(commands: Any) -> None:
+    parser = commands.add_parser("conform", help="run the conformance cases through an adapter")
+    parser.add_argument("--adapter", required=True, help='the adapter command, e.g. "node adapter.mjs"')
+    parser.add_argument("--cases", action="append", type=Path, default=[],
+                        help="a case directory or file (repeatable; default: the bundled cases)")
+    parser.add_argument("--run", action="append", default=[], metavar="GLOB",
+                        help="run only cases whose id matches (repeatable)")
+    parser.add_argument("--skip", action="append", default=[], metavar="GLOB",
+                        help="leave out cases whose id matches (repeatable)")
+    parser.add_argument("--feature", action="append", default=[],
+                        help="run only cases tagged with this feature (repeatable)")
+    parser.add_argument("--without-feature", action="append", default=[],
+                        help="treat this feature as unsupported: its cases are skipped")
+    parser.add_argument("--skip-file", action="append", type=Path, default=[],
+                        help="known failures, one id glob a line; each must still fail")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        help="seconds per case (default %(default)s)")
+    parser.add_argument("--start-timeout", type=float, default=DEFAULT_START_TIMEOUT_S,
+                        help="seconds for the start handshake (default %(default)s)")
+    parser.add_argument("--max-line-bytes", type=int, default=DEFAULT_MAX_LINE_BYTES,
+                        help="longest reply line accepted (default %(default)s)")
+    parser.add_argument("--json", action="store_true", help="machine-readable report")
+    parser.set_defaults(func=_command)

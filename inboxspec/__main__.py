@@ -1,0 +1,3 @@
+from inboxspec.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,96 @@
+"""``inboxspec check``: the main job.
+
+It lints the bundled cases, replays every case in-process against the
+reference implementation, replays every valid-input case against the model
+chart as well, and checks that the generated spec sections are current.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from inboxspec import spec_generate, spec_index
+from inboxspec.conformance.casefiles import Case, bundled_cases_dir, lint, load_cases
+from inboxspec.conformance.compare import first_difference
+from inboxspec.conformance.drivers import DRIVERS, MODEL_DRIVERS
+
+
+@dataclass
+class MachineTally:
+    requirements: int = 0
+    cases: int = 0
+    passed: int = 0
+    failed: int = 0
+    model_checked: int = 0
+    model_failed: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def _has_error_step(case: Case) -> bool:
+    return case.expect_config_error is not None or any("error" in s["expect"] for s in case.steps)
+
+
+def run_check() -> dict[str, Any]:
+    report = lint([bundled_cases_dir()])
+    tallies: dict[str, MachineTally] = defaultdict(MachineTally)
+    for case in load_cases([bundled_cases_dir()]) if report.ok else []:
+        tally = tallies[case.machine]
+        tally.cases += 1
+        actual = DRIVERS[case.machine](case.config, case.inputs)
+        difference = first_difference(case, actual)
+        if difference is None:
+            tally.passed += 1
+        else:
+            tally.failed += 1
+            tally.failures.append(f"{case.id}: {difference}")
+        if case.machine in MODEL_DRIVERS and not _has_error_step(case):
+            tally.model_checked += 1
+            modelled = MODEL_DRIVERS[case.machine](case.config, case.inputs)
+            model_difference = first_difference(case, modelled)
+            if model_difference is not None:
+                tally.model_failed += 1
+                tally.failures.append(f"{case.id} (model): {model_difference}")
+    for machine in spec_index.SPEC_DOCUMENTS:
+        tallies[machine].requirements = len(spec_index.requirements(machine))
+    drift = [f"{d.document.name}: {d.section}" for d in spec_generate.generate(write=False)]
+    ok = report.ok and not drift and all(
+        t.failed == 0 and t.model_failed == 0 and t.cases > 0 for t in tallies.values()
+    )
+    return {
+        "ok": ok,
+        "lint_problems": report.problems,
+        "spec_drift": drift,
+        "machines": {m: vars(t) for m, t in sorted(tallies.items())},
+    }
+
+
+def print_report(result: dict[str, Any]) -> None:
+    header = ("machine", "requirements", "cases", "passed", "failed", "model")
+    rows = [header]
+    for machine, t in result["machines"].items():
+        model = f"{t['model_checked'] - t['model_failed']}/{t['model_checked']}"
+        rows.append((machine, str(t["requirements"]), str(t["cases"]), str(t["passed"]),
+                     str(t["failed"]), model))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+    for problem in result["lint_problems"]:
+        print(f"lint: {problem}")
+    for drift in result["spec_drift"]:
+        print(f"spec drift: {drift} (run: inboxspec spec generate)")
+    for t in result["machines"].values():
+        for failure in t["failures"]:
+            print(f"FAIL {failure}")
+    print("check: " + ("ok" if result["ok"] else "FAILED"))
+
+
+def main(as_json: bool) -> int:
+    result = run_check()
+    if as_json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_report(result)
+    return 0 if result["ok"] else 1

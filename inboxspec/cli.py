@@ -1,0 +1,94 @@
+"""The ``inboxspec`` command line.
+
+Exit codes, for every subcommand: 0 clean, 1 a check failed, 2 the command
+could not run (bad arguments, unreadable input, unusable adapter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from inboxspec import __version__
+
+
+def _cases_lint(args: argparse.Namespace) -> int:
+    from inboxspec.conformance.casefiles import CaseFileError, bundled_cases_dir, lint
+
+    try:
+        report = lint(args.cases or [bundled_cases_dir()])
+    except CaseFileError as error:
+        print(f"inboxspec: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"ok": report.ok, "cases": report.cases, "problems": report.problems,
+                          "coverage": report.coverage}, indent=2))
+    else:
+        for problem in report.problems:
+            print(problem)
+        for machine, (covered, total) in sorted(report.coverage.items()):
+            print(f"{machine}: {covered}/{total} requirements cited")
+        print(f"lint: {report.cases} cases, {len(report.problems)} problems")
+    return 0 if report.ok else 1
+
+
+def _spec_generate(args: argparse.Namespace) -> int:
+    from inboxspec.spec_generate import generate
+
+    drifts = generate(args.spec_dir, write=not args.check)
+    for drift in drifts:
+        verb = "drifted" if args.check else "regenerated"
+        print(f"{drift.document.name}: {drift.section} {verb}")
+    if args.check and drifts:
+        print("spec: generated sections are stale; run `inboxspec spec generate`")
+        return 1
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from inboxspec.check import main
+
+    return main(args.json)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="inboxspec", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"inboxspec {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    check = commands.add_parser("check", help="run every bundled case and check (the main job)")
+    check.add_argument("--json", action="store_true", help="machine-readable report")
+    check.set_defaults(func=_check)
+
+    cases = commands.add_parser("cases", help="work with conformance case files")
+    cases_commands = cases.add_subparsers(dest="cases_command", required=True)
+    lint = cases_commands.add_parser("lint", help="schema, ids, requirement coverage, style")
+    lint.add_argument("cases", nargs="*", type=Path, help="case directories (default: bundled)")
+    lint.add_argument("--json", action="store_true")
+    lint.set_defaults(func=_cases_lint)
+
+    spec = commands.add_parser("spec", help="work with the prose spec")
+    spec_commands = spec.add_subparsers(dest="spec_command", required=True)
+    generate = spec_commands.add_parser("generate", help="rewrite generated sections of spec/")
+    generate.add_argument("--check", action="store_true", help="only report drift; exit 1 on it")
+    generate.add_argument("--spec-dir", type=Path, default=None)
+    generate.set_defaults(func=_spec_generate)
+
+    from inboxspec.conformance.runner import add_conform_parser
+
+    add_conform_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""A deliberately misbehaving adapter for the runner's fault tests.
+
+It answers like the reference adapter, except that the case whose id
+contains the trigger (argv[2], default "announce-on-fresh-gate") gets the
+fault named by argv[1]. Faults that should happen once write a marker file
+(argv[3]) so that the restarted adapter behaves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from inboxspec.conformance.adapter import handle
+
+fault = sys.argv[1]
+trigger = sys.argv[2] if len(sys.argv) > 2 else "announce-on-fresh-gate"
+once_marker = sys.argv[3] if len(sys.argv) > 3 else ""
+
+
+def first_time() -> bool:
+    if not once_marker:
+        return True
+    if os.path.exists(once_marker):
+        return False
+    open(once_marker, "w").close()
+    return True
+
+
+def out(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+for line in sys.stdin:
+    request = json.loads(line)
+    if request.get("cmd") == "stop":
+        break
+    if request.get("cmd") == "start":
+        if fault == "never-start":
+            time.sleep(3600)
+        if fault == "bad-start":
+            out(json.dumps({"ready": "maybe"}) + "\n")
+            continue
+        if fault == "stderr-flood":
+            for _ in range(2000):
+                sys.stderr.write("log " * 256 + "\n")
+    reply = handle(request)
+    hit = request.get("cmd") == "run" and trigger in request["case"]["id"]
+    if hit and first_time():
+        if fault == "crash":
+            sys.stderr.write("adapter panic: simulated\n")
+            sys.exit(3)
+        if fault == "hang":
+            time.sleep(3600)
+        if fault == "not-json":
+            out("this is not json\n")
+            continue
+        if fault == "partial-line":
+            out('{"seq": 1, "id": "wake-ga')
+            sys.stdout.close()
+            sys.exit(0)
+        if fault == "wrong-seq":
+            reply["seq"] = -1
+        if fault == "missing-seq":
+            reply.pop("seq")
+        if fault == "other-case":
+            reply["id"] = "wake-gate/defaults"
+        if fault == "wrong-outputs":
+            reply["result"]["outputs"] = reply["result"]["outputs"][:-1]
+        if fault == "enormous-line":
+            out('{"seq": 1, "pad": "' + "x" * (4 * 1024 * 1024))
+            time.sleep(3600)
+        if fault == "lie":
+            reply["result"]["outputs"][0]["announce"] = False
+        if fault == "stringly-true":
+            reply["result"]["outputs"][0]["announce"] = 1
+    out(json.dumps(reply) + "\n")

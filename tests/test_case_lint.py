@@ -1,0 +1,91 @@
+"""The case linter: the bundled suite is clean, and each kind of bad file is caught."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inboxspec.conformance.casefiles import bundled_cases_dir, lint
+
+GOOD_CASE: dict[str, Any] = {
+    "id": "wake-gate/lint-probe",
+    "description": "A probe case announces on a fresh gate",
+    "requirements": ["WAKE-ANN-2"],
+    "config": {},
+    "steps": [{"event": "announce_refusal", "expect": {"announce": True, "streak": 0}}],
+}
+
+
+def write(tmp_path: Path, *cases: dict[str, Any], machine: str = "wake-gate") -> Path:
+    (tmp_path / "probe.json").write_text(json.dumps({"machine": machine, "cases": list(cases)}))
+    return tmp_path
+
+
+def test_bundled_cases_are_clean_and_cover_every_requirement() -> None:
+    report = lint([bundled_cases_dir()])
+    assert report.ok, "\n".join(report.problems)
+    covered, total = report.coverage["wake-gate"]
+    assert covered == total and total > 30
+
+
+def problems_for(tmp_path: Path, *cases: dict[str, Any], machine: str = "wake-gate") -> str:
+    return "\n".join(lint([write(tmp_path, *cases, machine=machine)]).problems)
+
+
+def mutated(**changes: Any) -> dict[str, Any]:
+    case = copy.deepcopy(GOOD_CASE)
+    case.update(changes)
+    return case
+
+
+def test_schema_violation_names_file_and_place(tmp_path: Path) -> None:
+    bad = mutated(steps=[{"event": "announce_refusal"}])  # no expect
+    assert "schema: at cases/0/steps/0" in problems_for(tmp_path, bad)
+
+
+def test_unreadable_json(tmp_path: Path) -> None:
+    (tmp_path / "broken.json").write_text("{not json")
+    assert "not readable JSON" in "\n".join(lint([tmp_path]).problems)
+
+
+def test_duplicate_ids(tmp_path: Path) -> None:
+    other = mutated(description="Another probe case announces on a fresh gate")
+    assert "duplicate id" in problems_for(tmp_path, GOOD_CASE, other)
+
+
+def test_unknown_requirement(tmp_path: Path) -> None:
+    assert "WAKE-NOPE-1, which is not in spec/" in problems_for(
+        tmp_path, mutated(requirements=["WAKE-NOPE-1"]))
+
+
+def test_uncited_requirements_are_reported(tmp_path: Path) -> None:
+    assert "WAKE-LANE-1 is cited by no case" in problems_for(tmp_path, GOOD_CASE)
+
+
+def test_should_in_description(tmp_path: Path) -> None:
+    bad = mutated(description="A fresh gate should announce once")
+    assert "says 'should'" in problems_for(tmp_path, bad)
+
+
+def test_repeated_description(tmp_path: Path) -> None:
+    other = mutated(id="wake-gate/lint-probe-2")
+    assert "description repeats" in problems_for(tmp_path, GOOD_CASE, other)
+
+
+def test_id_must_carry_its_machine(tmp_path: Path) -> None:
+    assert "id must start with 'wake-gate/'" in problems_for(tmp_path, mutated(id="other/probe"))
+
+
+def test_config_error_case_has_no_steps(tmp_path: Path) -> None:
+    bad = mutated(expect_config_error="invalid_config")
+    assert "not both" in problems_for(tmp_path, bad)
+
+
+@pytest.mark.parametrize("machine", ["no-such-machine"])
+def test_unknown_machine(tmp_path: Path, machine: str) -> None:
+    bad = mutated(id=f"{machine}/probe")
+    assert "unknown machine" in problems_for(tmp_path, bad, machine=machine)
