@@ -12,8 +12,9 @@ import sys
 import traceback
 from typing import Any, TextIO
 
-from inboxspec import __version__
 from inboxspec.conformance.drivers import DRIVERS, FEATURES
+
+from inboxspec import __version__
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any] | None:

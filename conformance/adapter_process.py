@@ -9,18 +9,18 @@ runner can decide what a fault means for the case at hand.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
-import queue
+import selectors
 import shlex
 import signal
 import subprocess
 import threading
-from dataclasses import dataclass
+import time
 from typing import IO, Any
 
 STDERR_TAIL_BYTES = 4096
-EOF_MARK = None
 
 
 class AdapterFault(Exception):
@@ -30,12 +30,6 @@ class AdapterFault(Exception):
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
-
-
-@dataclass(frozen=True)
-class Line:
-    text: bytes
-    oversized: bool
 
 
 class AdapterProcess:
@@ -57,30 +51,19 @@ class AdapterProcess:
             )
         except OSError as error:
             raise AdapterFault("spawn-failed", f"cannot start {argv[0]!r}: {error}") from error
-        self._lines: queue.Queue[Line | None] = queue.Queue()
+        self._buffer = b""
+        self._eof = False
         self._stderr_tail: collections.deque[bytes] = collections.deque()
         self._stderr_size = 0
         self._stderr_lock = threading.Lock()
         assert self._process.stdout is not None and self._process.stderr is not None
-        threading.Thread(target=self._read_stdout, args=(self._process.stdout,), daemon=True).start()
+        self._stdout_fd = self._process.stdout.fileno()
+        os.set_blocking(self._stdout_fd, False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._stdout_fd, selectors.EVENT_READ)
+        # stdout is read in the caller's thread (no hand-off per reply); stderr,
+        # which nobody waits for, is drained by a thread so it can never block the adapter.
         threading.Thread(target=self._drain_stderr, args=(self._process.stderr,), daemon=True).start()
-
-    # -- reader threads -------------------------------------------------------
-
-    def _read_stdout(self, stream: IO[bytes]) -> None:
-        try:
-            while True:
-                line = stream.readline(self.max_line_bytes + 1)
-                if not line:
-                    break
-                if len(line) > self.max_line_bytes and not line.endswith(b"\n"):
-                    # A line past the bound cannot be resynchronised: report it and stop reading.
-                    self._lines.put(Line(line[:200], oversized=True))
-                    return
-                self._lines.put(Line(line, oversized=False))
-        except (OSError, ValueError):
-            pass
-        self._lines.put(EOF_MARK)
 
     def _drain_stderr(self, stream: IO[bytes]) -> None:
         # Adapters may log freely; only a bounded tail is kept, for error context.
@@ -94,7 +77,36 @@ class AdapterProcess:
         except (OSError, ValueError):
             pass
 
-    # -- protocol I/O ---------------------------------------------------------
+    def _next_line(self, timeout: float) -> bytes | None:
+        """One line without its newline, or None at end of stream."""
+        deadline = time.monotonic() + timeout
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline != -1:
+                line, self._buffer = self._buffer[:newline], self._buffer[newline + 1 :]
+                if len(line) > self.max_line_bytes:
+                    raise AdapterFault("oversized-line", f"reply line exceeds {self.max_line_bytes} bytes")
+                return line
+            if len(self._buffer) > self.max_line_bytes:
+                # A line past the bound cannot be resynchronised; the caller restarts the adapter.
+                raise AdapterFault("oversized-line", f"reply line exceeds {self.max_line_bytes} bytes")
+            if self._eof:
+                return None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._selector.select(remaining):
+                raise AdapterFault("timeout", f"no reply within {timeout:g}s")
+            try:
+                chunk = os.read(self._stdout_fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if chunk:
+                self._buffer += chunk
+            else:
+                self._eof = True
+                if self._buffer:  # a last line without its newline is not a reply
+                    partial, self._buffer = self._buffer, b""
+                    shown = partial[:120].decode("utf-8", "replace")
+                    raise AdapterFault("not-json", f"reply ends before its newline: {shown!r}")
 
     def stderr_tail(self) -> str:
         with self._stderr_lock:
@@ -111,20 +123,17 @@ class AdapterProcess:
 
     def receive(self, timeout: float) -> Any:
         """The next reply, parsed; an AdapterFault for anything but one JSON line in time."""
-        try:
-            line = self._lines.get(timeout=timeout)
-        except queue.Empty:
-            raise AdapterFault("timeout", f"no reply within {timeout:g}s") from None
-        if line is EOF_MARK:
-            code = self._process.wait(timeout=5)
+        line = self._next_line(timeout)
+        if line is None:
+            try:
+                code: int | str = self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                code = "unknown (stdout closed, process still running)"
             raise AdapterFault("crashed", f"adapter exited with code {code}")
-        if line.oversized:
-            raise AdapterFault("oversized-line",
-                               f"reply line exceeds {self.max_line_bytes} bytes")
         try:
-            return json.loads(line.text)
+            return json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            shown = line.text[:120].decode("utf-8", "replace")
+            shown = line[:120].decode("utf-8", "replace")
             raise AdapterFault("not-json", f"reply is not a JSON line: {shown!r}") from None
 
     def kill(self) -> None:
@@ -134,12 +143,11 @@ class AdapterProcess:
             except (ProcessLookupError, PermissionError):
                 self._process.kill()
         self._process.wait()
+        self._selector.close()
         for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
             if stream is not None:
-                try:
+                with contextlib.suppress(OSError):
                     stream.close()
-                except OSError:
-                    pass
 
     def stop(self, grace: float = 2.0) -> None:
         """Ask politely with ``stop``, then kill if the adapter lingers."""

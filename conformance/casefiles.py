@@ -83,10 +83,21 @@ def case_files(directories: Iterable[Path]) -> list[Path]:
     return files
 
 
+def _portable_float(text: str) -> float:
+    # JavaScript and other ports cannot tell 1.0 from 1 once parsed, so a case
+    # that writes an integral value as a float means different things to them.
+    value = float(text)
+    if value.is_integer():
+        raise CaseFileError(f"integral number written as a float ({text}); write it as an integer")
+    return value
+
+
 def read_case_file(path: Path) -> Iterator[Case]:
     """Yield the cases of one file; raise CaseFileError naming the file and the problem."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), parse_float=_portable_float)
+    except CaseFileError as error:
+        raise CaseFileError(f"{path}: {error}") from error
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CaseFileError(f"{path}: not readable JSON: {error}") from error
     validator = jsonschema.Draft202012Validator(schema())

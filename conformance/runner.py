@@ -14,19 +14,19 @@ unexpected pass and fails the run, so the list cannot rot.
 from __future__ import annotations
 
 import argparse
+import collections
 import fnmatch
 import json
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema
-
 from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess
 from inboxspec.conformance.casefiles import Case, CaseFileError, bundled_cases_dir, load_cases
 from inboxspec.conformance.compare import first_difference
@@ -35,6 +35,9 @@ PROTOCOL_VERSION = 1
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_START_TIMEOUT_S = 20.0
 DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
+# Run requests in flight at once. Overlapping the adapter's work with the
+# runner's checking is what keeps the protocol path near in-process speed.
+DEFAULT_WINDOW = 16
 
 # Outcomes of one case.
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
@@ -152,33 +155,21 @@ def _unsupported_reason(session: Session, case: Case,
     return None
 
 
-def run_one(session: Session, case: Case, seq: int, timeout: float) -> CaseResult:
-    """Run one case; any adapter fault errors the case and restarts the adapter."""
-    assert session.process is not None
-    request = {"cmd": "run", "seq": seq,
-               "case": {"id": case.id, "machine": case.machine, "config": case.config,
-                        "steps": case.inputs}}
-    try:
-        session.process.send(request)
-        reply = session.process.receive(timeout)
-        problems = list(RUN_REPLY.iter_errors(reply))
-        if problems:
-            raise AdapterFault("bad-reply", f"reply does not match the protocol: "
-                                            f"{problems[0].message[:200]}")
-        if reply["seq"] != seq or type(reply["seq"]) is not int:
-            raise AdapterFault("wrong-seq", f"reply seq {reply['seq']!r} is not {seq}")
-        if reply["id"] != case.id:
-            raise AdapterFault("wrong-case", f"reply is for case {reply['id']!r}")
-    except AdapterFault as fault:
-        tail = session.process.stderr_tail().strip() if session.process else ""
-        detail = f"{fault.kind}: {fault.detail}"
-        if tail and fault.kind == "crashed":
-            detail += f"\n    adapter stderr (tail): {tail[-400:]}"
-        try:
-            session.restart()
-        except UnusableRun as error:
-            raise UnusableRun(f"after {case.id} ({detail}), restart failed: {error}") from error
-        return CaseResult(case, ERROR, detail)
+def _request(case: Case, seq: int) -> dict[str, Any]:
+    return {"cmd": "run", "seq": seq,
+            "case": {"id": case.id, "machine": case.machine, "config": case.config,
+                     "steps": case.inputs}}
+
+
+def _judge(case: Case, seq: int, reply: Any) -> CaseResult:
+    """What one reply means for its case; an AdapterFault if the reply breaks the protocol."""
+    problems = list(RUN_REPLY.iter_errors(reply))
+    if problems:
+        raise AdapterFault("bad-reply", f"reply does not match the protocol: {problems[0].message[:200]}")
+    if reply["seq"] != seq or type(reply["seq"]) is not int:
+        raise AdapterFault("wrong-seq", f"reply seq {reply['seq']!r} is not {seq}")
+    if reply["id"] != case.id:
+        raise AdapterFault("wrong-case", f"reply is for case {reply['id']!r}")
     if "skipped" in reply:
         return CaseResult(case, SKIP, f"adapter skipped: {reply['skipped']['reason']}")
     if "errored" in reply:
@@ -186,9 +177,56 @@ def run_one(session: Session, case: Case, seq: int, timeout: float) -> CaseResul
         context = f" {json.dumps(errored['context'])[:300]}" if "context" in errored else ""
         return CaseResult(case, ERROR, f"adapter errored: {errored['message'][:300]}{context}")
     difference = first_difference(case, reply["result"])
-    if difference is None:
-        return CaseResult(case, PASS)
-    return CaseResult(case, FAIL, difference)
+    return CaseResult(case, PASS) if difference is None else CaseResult(case, FAIL, difference)
+
+
+def _fault_result(session: Session, case: Case, fault: AdapterFault) -> CaseResult:
+    detail = f"{fault.kind}: {fault.detail}"
+    tail = session.process.stderr_tail().strip() if session.process else ""
+    if tail and fault.kind == "crashed":
+        detail += f"\n    adapter stderr (tail): {tail[-400:]}"
+    try:
+        session.restart()
+    except UnusableRun as error:
+        raise UnusableRun(f"after {case.id} ({detail}), restart failed: {error}") from error
+    return CaseResult(case, ERROR, detail)
+
+
+def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
+              window: int) -> Iterator[tuple[int, CaseResult]]:
+    """Run cases through the adapter, keeping up to ``window`` requests in flight.
+
+    Adapters answer in request order, so the oldest unanswered case is the one
+    the adapter was working on when anything went wrong: it takes the blame,
+    the adapter is restarted, and the other in-flight cases are sent again.
+    The per-case timeout runs from the moment a case becomes the oldest.
+    """
+    pending = collections.deque(work)
+    in_flight: collections.deque[tuple[int, Case]] = collections.deque()
+    while pending or in_flight:
+        while pending and len(in_flight) < window:
+            seq, case = pending[0]
+            assert session.process is not None
+            try:
+                session.process.send(_request(case, seq))
+            except AdapterFault as fault:
+                if in_flight:
+                    break  # an earlier case brought the adapter down; receiving will say which
+                pending.popleft()
+                yield seq, _fault_result(session, case, fault)
+                continue
+            in_flight.append(pending.popleft())
+        if not in_flight:
+            continue
+        seq, case = in_flight.popleft()
+        assert session.process is not None
+        try:
+            result = _judge(case, seq, session.process.receive(timeout))
+        except AdapterFault as fault:
+            pending.extendleft(reversed(in_flight))
+            in_flight.clear()
+            result = _fault_result(session, case, fault)
+        yield seq, result
 
 
 @dataclass
@@ -223,32 +261,36 @@ class RunReport:
 
 
 def conform(command: str, cases: list[Case], selection: Selection, *, timeout: float,
-            start_timeout: float, max_line_bytes: int, progress: bool) -> RunReport:
+            start_timeout: float, max_line_bytes: int, progress: bool,
+            window: int = DEFAULT_WINDOW) -> RunReport:
     began = time.monotonic()
     session = Session(command, start_timeout, max_line_bytes)
     session.start()
-    results: list[CaseResult] = []
+    chosen = [c for c in cases if selection.wants(c)]
+    results: dict[int, CaseResult] = {}
+    work: list[tuple[int, Case]] = []
+    for seq, case in enumerate(chosen, start=1):
+        reason = _unsupported_reason(session, case, selection.without_features)
+        if reason is None:
+            work.append((seq, case))
+        else:
+            results[seq] = CaseResult(case, SKIP, reason)
     try:
-        chosen = [c for c in cases if selection.wants(c)]
-        for seq, case in enumerate(chosen, start=1):
-            reason = _unsupported_reason(session, case, selection.without_features)
-            if reason is not None:
-                result = CaseResult(case, SKIP, reason)
-            else:
-                result = run_one(session, case, seq, timeout)
-                if selection.expects_failure(case):
-                    result = (CaseResult(case, UNEXPECTED_PASS, "on the skip list but passes; "
-                                         "remove it from the skip file")
-                              if result.outcome == PASS else
-                              CaseResult(case, EXPECTED_FAIL, result.detail))
-            results.append(result)
+        for seq, result in run_cases(session, work, timeout, window):
+            case = result.case
+            if selection.expects_failure(case) and result.outcome != SKIP:
+                result = (CaseResult(case, UNEXPECTED_PASS, "on the skip list but passes; "
+                                     "remove it from the skip file")
+                          if result.outcome == PASS else CaseResult(case, EXPECTED_FAIL, result.detail))
+            results[seq] = result
             if progress:
-                print(f"\r{seq}/{len(chosen)} cases", end="", file=sys.stderr, flush=True)
+                print(f"\r{len(results)}/{len(chosen)} cases", end="", file=sys.stderr, flush=True)
         if progress and chosen:
             print(file=sys.stderr)
     finally:
         session.stop()
-    return RunReport(session.implementation, results, session.restarts, time.monotonic() - began)
+    ordered = [results[seq] for seq in sorted(results)]
+    return RunReport(session.implementation, ordered, session.restarts, time.monotonic() - began)
 
 
 def print_report(report: RunReport) -> None:
@@ -283,7 +325,7 @@ def _command(args: argparse.Namespace) -> int:
                                                  for g in read_skip_file(f)])
         report = conform(args.adapter, cases, selection, timeout=args.timeout,
                          start_timeout=args.start_timeout, max_line_bytes=args.max_line_bytes,
-                         progress=not args.json and sys.stderr.isatty())
+                         progress=not args.json and sys.stderr.isatty(), window=args.window)
     except (UnusableRun, CaseFileError) as error:
         if args.json:
             print(json.dumps({"ok": False, "unusable": str(error)}))
@@ -317,5 +359,15 @@ def add_conform_parser(commands: Any) -> None:
                         help="seconds for the start handshake (default %(default)s)")
     parser.add_argument("--max-line-bytes", type=int, default=DEFAULT_MAX_LINE_BYTES,
                         help="longest reply line accepted (default %(default)s)")
+    parser.add_argument("--window", type=_positive_int, default=DEFAULT_WINDOW,
+                        help="run requests in flight at once; 1 is strictly one at a time "
+                             "(default %(default)s)")
     parser.add_argument("--json", action="store_true", help="machine-readable report")
     parser.set_defaults(func=_command)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value

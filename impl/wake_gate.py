@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
-from enum import Enum
+from enum import StrEnum
 from typing import Any, ClassVar
 
-from inboxspec.impl.errors import InboxSpecError
+from .errors import InboxSpecError
 
 DEFAULT_MAX_STREAK = 10  # WAKE-DEF-1
 DEFAULT_CADENCE_FLOOR_MS = 30_000  # WAKE-DEF-1
@@ -80,13 +80,13 @@ class EmptyBatchRejected(WakeGateError):
     code = "empty_batch"
 
 
-class Lane(str, Enum):
+class Lane(StrEnum):
     USER_INPUT = "userInput"
     SCHEDULED_SELF = "scheduledSelf"
     CHATTER = "chatter"
 
 
-class RefusalCode(str, Enum):
+class RefusalCode(StrEnum):
     CHATTER_CAP = "chatter_cap"
     SELF_SPIN_CAP = "self_spin_cap"
 

@@ -48,7 +48,7 @@ def _stay(states: Sequence[State], **kwargs: Any) -> TransitionList:
     return result
 
 
-class WakeGateChart(StateChart):  # type: ignore[misc]
+class WakeGateChart(StateChart["WakeGateChart"]):
     # Pinned behaviour flags: an event with no enabled transition is a model
     # bug, not a no-op; self-transitions do not re-run entry actions; callback
     # errors propagate instead of becoming `error.execution` events.

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from inboxspec.conformance.casefiles import bundled_cases_dir, lint
 
 GOOD_CASE: dict[str, Any] = {
@@ -89,3 +88,9 @@ def test_config_error_case_has_no_steps(tmp_path: Path) -> None:
 def test_unknown_machine(tmp_path: Path, machine: str) -> None:
     bad = mutated(id=f"{machine}/probe")
     assert "unknown machine" in problems_for(tmp_path, bad, machine=machine)
+
+
+def test_integral_float_is_not_portable(tmp_path: Path) -> None:
+    (tmp_path / "probe.json").write_text(json.dumps({"machine": "wake-gate", "cases": [GOOD_CASE]})
+                                         .replace('"config": {}', '"config": {"max_streak": 2.0}'))
+    assert "integral number written as a float (2.0)" in "\n".join(lint([tmp_path]).problems)

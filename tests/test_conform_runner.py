@@ -1,4 +1,7 @@
-"""The runner against faulty adapters: every fault has a defined outcome and nothing hangs."""
+"""The runner against faulty adapters: every fault has a defined outcome and nothing hangs.
+
+Each test names the requirements of spec/conformance-protocol.md it shows.
+"""
 
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ def outcome(report: dict[str, Any], case_id: str) -> dict[str, Any]:
 
 
 def test_reference_adapter_passes_everything() -> None:
+    """PROTO-FRAME-1, PROTO-START-1, PROTO-RUN-1, PROTO-RUN-2, PROTO-STOP-1."""
     code, report, output = conform("--adapter", REFERENCE)
     assert code == 0, output
     assert report is not None and report["totals"]["pass"] >= 42
@@ -58,6 +62,7 @@ def test_reference_adapter_passes_everything() -> None:
     ],
 )
 def test_fault_errors_one_case_and_the_rest_still_run(fault: str, kind: str, tmp_path: Path) -> None:
+    """PROTO-FRAME-3 (enormous line), PROTO-RUN-1 (seq and id echoed)."""
     code, report, output = conform("--adapter", faulty(fault, tmp_path / "once"),
                                    "--max-line-bytes", "1048576")
     assert code == 1, output
@@ -102,12 +107,14 @@ def test_lying_adapter_fails_with_a_readable_diff() -> None:
 
 
 def test_one_is_not_true() -> None:
+    """PROTO-VAL-2."""
     code, report, _ = conform("--adapter", faulty("stringly-true"), "--run", TRIGGER_ID)
     assert code == 1 and report is not None
     assert outcome(report, TRIGGER_ID)["outcome"] == "fail"
 
 
 def test_stderr_flood_does_not_block_the_run() -> None:
+    """PROTO-FRAME-2."""
     code, report, output = conform("--adapter", faulty("stderr-flood"),
                                    "--run", "wake-gate/f[0-9]-*")
     assert code == 0, output
@@ -160,3 +167,28 @@ def test_bad_case_directory_is_an_unusable_run(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text('{"machine": "wake-gate"}')
     code, _, output = conform("--adapter", REFERENCE, "--cases", str(tmp_path))
     assert code == 2 and "schema" in output
+
+
+def test_integral_floats_in_case_files_make_the_run_unusable(tmp_path: Path) -> None:
+    """PROTO-VAL-1: a case that writes 2.0 means 2 to some ports and 2.0 to others."""
+    case = {"id": "wake-gate/probe", "description": "A probe case with a float cap",
+            "requirements": ["WAKE-DEF-1"], "config": {"max_streak": 2.0},
+            "steps": [{"event": "reset_streak", "expect": {"streak": 0}}]}
+    (tmp_path / "probe.json").write_text(json.dumps({"machine": "wake-gate", "cases": [case]}))
+    code, _, output = conform("--adapter", REFERENCE, "--cases", str(tmp_path))
+    assert code == 2 and "integral number written as a float" in output
+
+
+@pytest.mark.parametrize("fault", ["crash", "hang", "not-json"])
+def test_faults_with_one_request_in_flight(fault: str, tmp_path: Path) -> None:
+    """PROTO-RUN-3: the window is the runner's choice; with one in flight the outcome is the same."""
+    code, report, output = conform("--adapter", faulty(fault, tmp_path / "once"), "--window", "1",
+                                   "--timeout", "1.5")
+    assert code == 1 and report is not None, output
+    assert outcome(report, TRIGGER_ID)["outcome"] == "error"
+    assert report["totals"]["pass"] == len(report["results"]) - 1
+
+
+def test_window_must_be_positive() -> None:
+    code, _, output = conform("--adapter", REFERENCE, "--window", "0")
+    assert code == 2 and "must be at least 1" in output

@@ -16,9 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import inboxspec.impl.wake_gate as wake_gate
+import pytest
 
 pytestmark = pytest.mark.slow
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from inboxspec.impl.wake_gate import (
     DEFAULT_CADENCE_FLOOR_MS,
     DEFAULT_MAX_STREAK,

@@ -1,0 +1,128 @@
+// The wake gate (spec/wake-gate.md), a dependency-free port for Node.js 20.
+// Requirement IDs in comments point into the spec.
+
+export const DEFAULT_MAX_STREAK = 10; // WAKE-DEF-1
+export const DEFAULT_CADENCE_FLOOR_MS = 30_000; // WAKE-DEF-1
+export const SCHEDULED_PREFIX = "[scheduled] "; // WAKE-SELF-1
+const OPTION_NAMES = [
+  "announce_requires_refusal", // WAKE-F1
+  "cadence_from_allowed_wakes", // WAKE-F2
+  "clamp_backwards_clock", // WAKE-F3
+  "reject_empty_batch", // WAKE-F4
+];
+
+export class WakeGateError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+const isNatural = (v) => Number.isSafeInteger(v) && v >= 0;
+const isNonEmptyString = (v) => typeof v === "string" && v.length > 0;
+
+// WAKE-MSG-1: exactly kind, from, to, text.
+export function parseMessage(raw) {
+  const ok =
+    raw !== null && typeof raw === "object" && !Array.isArray(raw) &&
+    Object.keys(raw).sort().join() === "from,kind,text,to" &&
+    isNonEmptyString(raw.kind) && isNonEmptyString(raw.from) && isNonEmptyString(raw.to) &&
+    typeof raw.text === "string";
+  if (!ok) throw new WakeGateError("invalid_message", "malformed message");
+  return raw;
+}
+
+export const isScheduledSelfMail = (m) => m.from === m.to && m.text.startsWith(SCHEDULED_PREFIX);
+
+const chatterReason = (streak, cap) =>
+  `inbox wake refused: ${streak} consecutive inbox wakes without user input (cap ${cap}); ` +
+  "the mail stays queued until the next user input";
+const selfSpinReason = (floorMs, cap) =>
+  "inbox wake refused: busy-spin guard: scheduled self-mail arrives faster than the " +
+  `${Math.floor(floorMs / 1000)}s cadence floor and the wake cap of ${cap} is reached; ` +
+  "the mail stays queued until the next user input";
+
+export class WakePolicy {
+  #streak = 0;
+  #lastSelfWakeMs = null;
+  #announced = false;
+  #refusedSinceRearm = false;
+
+  constructor({ max_streak = DEFAULT_MAX_STREAK, floor_ms = DEFAULT_CADENCE_FLOOR_MS, options = {}, ...rest } = {}) {
+    const bad = (why) => new WakeGateError("invalid_config", why);
+    if (Object.keys(rest).length) throw bad(`unknown config key(s): ${Object.keys(rest)}`);
+    if (!isNatural(max_streak) || !isNatural(floor_ms)) throw bad("cap and floor are non-negative integers");
+    if (options === null || typeof options !== "object" || Array.isArray(options)) throw bad("options is an object");
+    for (const [name, value] of Object.entries(options)) {
+      if (!OPTION_NAMES.includes(name) || typeof value !== "boolean") throw bad(`bad option ${name}`);
+    }
+    this.maxStreak = max_streak;
+    this.floorMs = floor_ms;
+    this.options = options;
+  }
+
+  get streak() { return this.#streak; }
+
+  setStreak(value) { // WAKE-HOST-1
+    if (!isNatural(value) || value === Number.MAX_SAFE_INTEGER) throw new WakeGateError("invalid_streak", "bad streak");
+    this.#streak = value;
+  }
+
+  setFloor(value) { // WAKE-HOST-2
+    if (!isNatural(value)) throw new WakeGateError("invalid_floor", "bad floor");
+    this.floorMs = value;
+  }
+
+  #isRapid(nowMs) { // WAKE-CAD-1, WAKE-CAD-2, WAKE-OPT-3
+    if (this.#lastSelfWakeMs === null) return false;
+    let elapsed = nowMs - this.#lastSelfWakeMs;
+    if (this.options.clamp_backwards_clock) elapsed = Math.max(0, elapsed);
+    return elapsed < this.floorMs;
+  }
+
+  decide(batch, { nowMs, pluginPending = false }) {
+    if (!isNatural(nowMs)) throw new WakeGateError("invalid_time", "bad now_ms");
+    if (!Array.isArray(batch) || typeof pluginPending !== "boolean") throw new WakeGateError("invalid_batch", "bad batch");
+    const messages = batch.map(parseMessage);
+    const decision = (lane, wake, countsAgainstCap, refusalCode = null, refusalReason = null) =>
+      ({ lane, wake, counts_against_cap: countsAgainstCap, refusal_code: refusalCode, refusal_reason: refusalReason });
+
+    if (messages.some((m) => m.kind === "user")) return decision("userInput", true, false); // WAKE-LANE-1
+    if (messages.length === 0 && !pluginPending && this.options.reject_empty_batch) {
+      throw new WakeGateError("empty_batch", "nothing pending"); // WAKE-OPT-4
+    }
+    const self = messages.some(isScheduledSelfMail); // WAKE-LANE-2..6
+    const lane = self ? "scheduledSelf" : "chatter";
+    const rapid = self && this.#isRapid(nowMs);
+    if (self && !this.options.cadence_from_allowed_wakes) this.#lastSelfWakeMs = nowMs; // WAKE-CAD-3
+
+    if (self && !rapid) { // WAKE-CAD-4
+      this.#lastSelfWakeMs = nowMs;
+      return decision(lane, true, false);
+    }
+    if (this.#streak >= this.maxStreak) { // WAKE-CAP-1, WAKE-CAD-5
+      this.#refusedSinceRearm = true;
+      return self
+        ? decision(lane, false, true, "self_spin_cap", selfSpinReason(this.floorMs, this.maxStreak))
+        : decision(lane, false, true, "chatter_cap", chatterReason(this.#streak, this.maxStreak));
+    }
+    if (self) this.#lastSelfWakeMs = nowMs; // WAKE-CAP-2, WAKE-CAD-6
+    this.#streak += 1;
+    this.#announced = false;
+    this.#refusedSinceRearm = false;
+    return decision(lane, true, true);
+  }
+
+  announceRefusal() { // WAKE-ANN-1, WAKE-ANN-2, WAKE-OPT-1
+    if (this.#announced) return false;
+    if (this.options.announce_requires_refusal && !this.#refusedSinceRearm) return false;
+    this.#announced = true;
+    return true;
+  }
+
+  resetStreak() { // WAKE-RESET-1
+    this.#streak = 0;
+    this.#announced = false;
+    this.#refusedSinceRearm = false;
+  }
+}

@@ -1,0 +1,69 @@
+"""Whole-tree checks: the Node port passes through the runner, the generated spec
+is current, the protocol's requirements are each demonstrated, and the code is
+lint- and type-clean."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inboxspec.spec_generate import generate
+from inboxspec.spec_index import REQUIREMENT, spec_text
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE = shutil.which("node")
+
+
+@pytest.mark.slow
+def test_node_port_passes_every_case() -> None:
+    if NODE is None:
+        if os.environ.get("CI"):
+            pytest.fail("node is required in CI: the example port must run")
+        pytest.skip("node is not installed")
+    adapter = ROOT / "conformance" / "ports" / "node" / "adapter.mjs"
+    process = subprocess.run(
+        [sys.executable, "-m", "inboxspec", "conform", "--json", "--adapter", f"{NODE} {adapter}"],
+        capture_output=True, text=True, timeout=300,
+    )
+    report = json.loads(process.stdout)
+    assert process.returncode == 0, process.stdout + process.stderr
+    assert report["totals"]["pass"] == len(report["results"]) and report["totals"]["skip"] == 0
+
+
+def test_generated_spec_sections_are_current() -> None:
+    drifts = generate(write=False)
+    assert not drifts, f"run `inboxspec spec generate`: {drifts}"
+
+
+def test_drift_is_detected(tmp_path: Path) -> None:
+    document = tmp_path / "wake-gate.md"
+    document.write_text(spec_text("wake-gate.md").replace("stateDiagram-v2", "stateDiagram-v1"))
+    assert [d.section for d in generate(tmp_path, write=False)] == ["wake-gate-diagram"]
+
+
+def test_every_protocol_requirement_is_demonstrated_by_a_runner_test() -> None:
+    ids = [m["id"] for m in REQUIREMENT.finditer(spec_text("conformance-protocol.md"))]
+    runner_tests = (ROOT / "tests" / "test_conform_runner.py").read_text()
+    missing = [i for i in ids if not re.search(rf"\b{i}\b", runner_tests)]
+    assert ids and not missing, missing
+
+
+@pytest.mark.slow
+def test_ruff_is_clean() -> None:
+    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    process = subprocess.run([ruff, "check", str(ROOT)], capture_output=True, text=True)
+    assert process.returncode == 0, process.stdout
+
+
+@pytest.mark.slow
+def test_mypy_strict_is_clean_on_impl_and_model() -> None:
+    process = subprocess.run([sys.executable, "-m", "mypy", "--strict", "impl", "model"],
+                             capture_output=True, text=True, cwd=ROOT)
+    assert process.returncode == 0, process.stdout
