@@ -93,7 +93,10 @@ def test_contract_finds_counterexample_in_broken_variant(contract: str, tmp_path
     function, fragment, broken = MUTANTS[contract]
     source = SOURCE.read_text(encoding="utf-8")
     assert source.count(fragment) == 1, f"mutation anchor drifted: {fragment!r}"
-    (tmp_path / "wake_gate_mutant.py").write_text(source.replace(fragment, broken), "utf-8")
+    # The copy lives outside the package, so its one relative import must become absolute.
+    mutant = source.replace(fragment, broken).replace(
+        "from .errors import", "from inboxspec.impl.errors import")
+    (tmp_path / "wake_gate_mutant.py").write_text(mutant, "utf-8")
     result = crosshair(f"wake_gate_mutant.{function}", cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     failing = {int(n) for n in re.findall(r"wake_gate_mutant\.py:(\d+): error", result.stdout)}
