@@ -1,0 +1,47 @@
+"""The wheel carries every data file the installed commands read.
+
+`inboxspec check` after a plain `pip install .` reads the spec, the cases and
+the protocol schemas from the installed package, so a package-data glob that
+misses a folder breaks the README's main job while an editable install hides it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA_FOLDERS = {"spec": "inboxspec/spec", "conformance": "inboxspec/conformance"}
+DATA_SUFFIXES = {".json", ".md", ".mjs"}
+
+
+@pytest.mark.slow
+def test_wheel_ships_every_data_file(tmp_path: Path) -> None:
+    # Build from a copy of the tracked files: a build/ folder left in the work
+    # tree by an earlier build would otherwise supply files the globs miss.
+    source = tmp_path / "source"
+    for path in subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                               check=True).stdout.splitlines():
+        if (ROOT / path).is_file():
+            (source / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / path, source / path)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(source)],
+        check=True, capture_output=True, timeout=600,
+    )
+    (wheel,) = tmp_path.glob("inboxspec-*.whl")
+    shipped = set(zipfile.ZipFile(wheel).namelist())
+    tracked = subprocess.run(["git", "ls-files", *DATA_FOLDERS], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.split()
+    expected = {
+        DATA_FOLDERS[path.split("/", 1)[0]] + "/" + path.split("/", 1)[1]
+        for path in tracked
+        if Path(path).suffix in DATA_SUFFIXES
+    }
+    assert expected and not expected - shipped, sorted(expected - shipped)
+    assert not [name for name in shipped if name.split("/", 1)[0] in {"model", "impl", "tests"}]
