@@ -192,3 +192,15 @@ def test_faults_with_one_request_in_flight(fault: str, tmp_path: Path) -> None:
 def test_window_must_be_positive() -> None:
     code, _, output = conform("--adapter", REFERENCE, "--window", "0")
     assert code == 2 and "must be at least 1" in output
+
+
+def test_broken_reference_fails_with_a_readable_diff() -> None:
+    """One changed wake rule (the floor boundary) is caught, and the diff says where."""
+    broken = f"{sys.executable} {Path(__file__).parent / 'adapters' / 'broken_reference_adapter.py'}"
+    process = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--adapter", broken],
+                             capture_output=True, text=True, timeout=120)
+    assert process.returncode == 1
+    block = process.stdout.split("FAIL wake-gate/defaults")[1].split("\nFAIL")[0]
+    assert "step 13 (decide" in block and '"now_ms": 60099' in block
+    assert 'expected {"counts_against_cap": false, "lane": "scheduledSelf"' in block
+    assert 'actual   {"counts_against_cap": true, "lane": "scheduledSelf"' in block
