@@ -13,7 +13,7 @@ independent descriptions of the same machine.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from statemachine import State, StateChart
@@ -31,13 +31,6 @@ class WakeGateModelOptions:
     cadence_from_allowed_wakes: bool = False  # WAKE-F2
     clamp_backwards_clock: bool = False  # WAKE-F3
     reject_empty_batch: bool = False  # WAKE-F4
-
-
-@dataclass
-class Output:
-    """The observable result of the last event, in the conformance output shape."""
-
-    values: dict[str, Any] = field(default_factory=dict)
 
 
 def _stay(states: Sequence[State], **kwargs: Any) -> TransitionList:
@@ -104,7 +97,7 @@ class WakeGateChart(StateChart["WakeGateChart"]):
         self.options = options or WakeGateModelOptions()
         self.streak = 0
         self.last_self_wake_ms: int | None = None
-        self.output = Output()
+        self.output: dict[str, Any] = {}
         super().__init__()
 
     # -- classification (WAKE-SELF-1, WAKE-LANE-1..6) -----------------------
@@ -112,10 +105,12 @@ class WakeGateChart(StateChart["WakeGateChart"]):
     @staticmethod
     def is_scheduled_self_mail(message: ModelMessage) -> bool:
         _kind, sender, recipient, text = message
-        return sender == recipient and text[: len(SCHEDULED_PREFIX)] == SCHEDULED_PREFIX
+        return sender == recipient and text.startswith(SCHEDULED_PREFIX)
 
     def _is_self_lane(self, batch: Sequence[ModelMessage]) -> bool:
-        return any(self.is_scheduled_self_mail(m) for m in batch)
+        # Inlined is_scheduled_self_mail: the explorer runs this on every decision.
+        return any(sender == recipient and text.startswith(SCHEDULED_PREFIX)
+                   for _kind, sender, recipient, text in batch)
 
     def _is_rapid(self, now_ms: int) -> bool:
         if self.last_self_wake_ms is None:
@@ -129,7 +124,7 @@ class WakeGateChart(StateChart["WakeGateChart"]):
 
     def user_input_always_wakes(self, batch: Sequence[ModelMessage]) -> bool:
         """WAKE-LANE-1."""
-        return any(kind == "user" for kind, *_ in batch)
+        return any(message[0] == "user" for message in batch)
 
     def empty_batch_is_rejected(self, batch: Sequence[ModelMessage], plugin_pending: bool) -> bool:
         """WAKE-F4 option."""
@@ -147,70 +142,64 @@ class WakeGateChart(StateChart["WakeGateChart"]):
         """WAKE-F1 option."""
         return self.options.announce_requires_refusal
 
-    # -- actions --------------------------------------------------------------
+    # -- actions ------------------------------------------------------------------
+    # Every action sets ``output``: the event's observable result in the
+    # conformance output shape, always with the streak after the event.
 
-    def _lane(self, batch: Sequence[ModelMessage]) -> str:
-        return "scheduledSelf" if self._is_self_lane(batch) else "chatter"
-
-    def _emit(self, **values: Any) -> None:
-        self.output = Output({**values, "streak": self.streak})
-
-    def _record_self_wake(self, batch: Sequence[ModelMessage], now_ms: int, allowed: bool) -> None:
-        """WAKE-CAD-3, or WAKE-F2's option: only allowed wakes set the cadence clock."""
-        if self._is_self_lane(batch) and (allowed or not self.options.cadence_from_allowed_wakes):
-            self.last_self_wake_ms = now_ms
+    def _decision(self, lane: str, wake: bool, counted: bool, code: str | None = None,
+                  reason: str | None = None) -> None:
+        self.output = {"lane": lane, "wake": wake, "counts_against_cap": counted,
+                       "refusal_code": code, "refusal_reason": reason, "streak": self.streak}
 
     def book_user_input(self) -> None:
-        self._emit(lane="userInput", wake=True, counts_against_cap=False,
-                   refusal_code=None, refusal_reason=None)
+        self._decision("userInput", True, False)
 
     def book_empty_rejection(self) -> None:
-        self._emit(error="empty_batch")
+        self.output = {"error": "empty_batch", "streak": self.streak}
 
-    def book_exempt_self_wake(self, batch: Sequence[ModelMessage], now_ms: int) -> None:
-        self._record_self_wake(batch, now_ms, allowed=True)
-        self._emit(lane="scheduledSelf", wake=True, counts_against_cap=False,
-                   refusal_code=None, refusal_reason=None)
+    def book_exempt_self_wake(self, now_ms: int) -> None:
+        self.last_self_wake_ms = now_ms  # WAKE-CAD-3 (an exempt wake is allowed: WAKE-OPT-2 too)
+        self._decision("scheduledSelf", True, False)
 
     def book_counted_wake(self, batch: Sequence[ModelMessage], now_ms: int) -> None:
-        self._record_self_wake(batch, now_ms, allowed=True)
+        self_lane = self._is_self_lane(batch)
+        if self_lane:
+            self.last_self_wake_ms = now_ms  # WAKE-CAD-3
         self.streak += 1
-        self._emit(lane=self._lane(batch), wake=True, counts_against_cap=True,
-                   refusal_code=None, refusal_reason=None)
+        self._decision("scheduledSelf" if self_lane else "chatter", True, True)
 
     def book_refusal(self, batch: Sequence[ModelMessage], now_ms: int) -> None:
-        self._record_self_wake(batch, now_ms, allowed=False)
-        lane = self._lane(batch)
-        if lane == "scheduledSelf":
-            code = "self_spin_cap"
+        if self._is_self_lane(batch):
+            # WAKE-CAD-3; WAKE-F2's option keeps the time of the last allowed wake instead.
+            if not self.options.cadence_from_allowed_wakes:
+                self.last_self_wake_ms = now_ms
             reason = (
                 "inbox wake refused: busy-spin guard: scheduled self-mail arrives faster than"
                 f" the {self.floor_ms // 1000}s cadence floor and the wake cap of"
                 f" {self.max_streak} is reached; the mail stays queued until the next user input"
             )
+            self._decision("scheduledSelf", False, True, "self_spin_cap", reason)
         else:
-            code = "chatter_cap"
             reason = (
                 f"inbox wake refused: {self.streak} consecutive inbox wakes without user input"
                 f" (cap {self.max_streak}); the mail stays queued until the next user input"
             )
-        self._emit(lane=lane, wake=False, counts_against_cap=True,
-                   refusal_code=code, refusal_reason=reason)
+            self._decision("chatter", False, True, "chatter_cap", reason)
 
     def announce_yes(self) -> None:
-        self._emit(announce=True)
+        self.output = {"announce": True, "streak": self.streak}
 
     def announce_no(self) -> None:
-        self._emit(announce=False)
+        self.output = {"announce": False, "streak": self.streak}
 
     def book_reset(self) -> None:
         self.streak = 0
-        self._emit()
+        self.output = {"streak": 0}
 
     def book_streak(self, value: int) -> None:
         self.streak = value
-        self._emit()
+        self.output = {"streak": value}
 
     def book_floor(self, value: int) -> None:
         self.floor_ms = value
-        self._emit()
+        self.output = {"streak": self.streak}

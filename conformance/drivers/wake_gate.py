@@ -105,7 +105,7 @@ class ModelSession:
             self.chart.send(event, value=args["value"])
         else:
             self.chart.send(event)
-        return dict(self.chart.output.values)
+        return dict(self.chart.output)
 
 
 def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

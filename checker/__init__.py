@@ -1,0 +1,1 @@
+"""Model checking: the compiled chart view, the explorer, findings and generated cases."""

@@ -1,0 +1,164 @@
+"""A python-statemachine chart, read once and fired directly on snapshot data.
+
+The explorer must explore the charts in ``model/`` themselves, not a second
+transition function that could drift from them. Plain ``send()`` dispatch is
+too slow for exhaustive exploration (a few thousand events a second), so this
+module reads each chart's definition once (its states, and per state and event
+the ordered transitions with their ``cond``/``unless`` guards and ``on``
+actions) and then calls the chart's *own* guard and action methods on a bare
+instance of the chart class that holds one snapshot's data.
+
+Only what the models use is supported: flat charts, guards and actions named
+by method, event keyword arguments injected by parameter name. Anything else
+(entry/exit callbacks, validators, boolean guard expressions, compound
+states) is refused when the chart is compiled, so a model that outgrows the
+compiler fails loudly instead of being explored wrongly.
+``tests/test_checker.py`` shows that this view and ``send()`` agree on every
+transition.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from statemachine import StateChart
+
+
+class ChartNotCompilable(Exception):
+    """The chart uses a python-statemachine feature the compiled view does not support."""
+
+
+@dataclass(frozen=True)
+class Callback:
+    function: Callable[..., Any]
+    parameters: tuple[str, ...]  # event keyword arguments it takes, in order
+    expected: bool = True  # for guards: True for `cond`, False for `unless`
+
+
+@dataclass(frozen=True)
+class CompiledTransition:
+    source: str
+    target: str
+    event: str
+    index: int  # position among the transitions of (source, event): which guard outcome fired
+    guards: tuple[Callback, ...]
+    actions: tuple[Callback, ...]
+    key: tuple[str, str, int] = ("", "", 0)  # (source, event, index), filled in by __post_init__
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", (self.source, self.event, self.index))
+
+    def describe(self) -> str:
+        guards = [("" if g.expected else "!") + g.function.__name__ for g in self.guards]
+        actions = [a.function.__name__ for a in self.actions]
+        guard_text = f" [{' and '.join(guards)}]" if guards else ""
+        action_text = f" / {', '.join(actions)}" if actions else ""
+        return f"{self.source} --{self.event}{guard_text}{action_text}--> {self.target}"
+
+
+class CompiledChart:
+    def __init__(self, chart: type[StateChart[Any]]) -> None:
+        self.chart = chart
+        self.initial: str = chart.initial_state.id  # type: ignore[union-attr]
+        self.states: tuple[str, ...] = tuple(s.id for s in chart.states_map.values())
+        self.events: tuple[str, ...] = tuple(e.id for e in chart._events)
+        self.table: dict[tuple[str, str], tuple[CompiledTransition, ...]] = {}
+        for state in chart.states_map.values():
+            if state.states or getattr(state, "parallel", False):
+                raise ChartNotCompilable(f"{chart.__name__}.{state.id}: compound states")
+            self._refuse_defined(state.enter, f"entry callbacks on {state.id}")
+            self._refuse_defined(state.exit, f"exit callbacks on {state.id}")
+            per_event: dict[str, list[CompiledTransition]] = {}
+            for transition in state.transitions:
+                self._refuse_defined(transition.validators, f"validators on {state.id}")
+                self._refuse_defined(transition.before, f"before callbacks on {state.id}")
+                self._refuse_defined(transition.after, f"after callbacks on {state.id}")
+                guards = tuple(self._callback(s, expected=bool(s.expected_value))
+                               for s in transition.cond if self._defined(s))
+                actions = tuple(self._callback(s) for s in transition.on if self._defined(s))
+                if not actions:
+                    # The explorer reads each step's output from the action that ran;
+                    # a transition without one would show the previous step's output.
+                    raise ChartNotCompilable(f"{chart.__name__}: {state.id} --{transition.events}--> "
+                                             f"{transition.target.id} has no action")
+                for event in transition.events:
+                    rows = per_event.setdefault(event, [])
+                    rows.append(CompiledTransition(state.id, transition.target.id, event,
+                                                   len(rows), guards, actions))
+            for event, rows in per_event.items():
+                self.table[(state.id, event)] = tuple(rows)
+        self.transitions: tuple[CompiledTransition, ...] = tuple(
+            row for rows in self.table.values() for row in rows)
+
+    def _defined(self, spec: Any) -> bool:
+        # Convention names (on_transition, on_decide, ...) apply only when the chart defines them.
+        return not spec.is_convention or hasattr(self.chart, spec.attr_name)
+
+    def _refuse_defined(self, specs: Any, what: str) -> None:
+        if any(self._defined(s) for s in specs):
+            raise ChartNotCompilable(f"{self.chart.__name__}: {what} are not supported")
+
+    def _callback(self, spec: Any, expected: bool = True) -> Callback:
+        name = spec.func
+        function = getattr(self.chart, name, None) if isinstance(name, str) else None
+        if not callable(function):
+            raise ChartNotCompilable(f"{self.chart.__name__}: callback {name!r} is not a method")
+        parameters = list(inspect.signature(function).parameters)[1:]
+        return Callback(function, tuple(parameters), expected)
+
+    def blank(self) -> Any:
+        """An object to hold one snapshot's data, with the chart's own methods and no engine.
+
+        It is an instance of a plain class carrying the functions defined in the
+        chart's class body, so that data writes skip StateChart.__setattr__ (which
+        only guards against shadowing a state name, and costs a third of the time).
+        """
+        # Dunder methods (``__init__`` above all) belong to the engine, not to the data.
+        methods = {name: value for name, value in vars(self.chart).items()
+                   if not name.startswith("__")
+                   and (inspect.isfunction(value) or isinstance(value, (staticmethod, classmethod)))}
+        holder = type(f"{self.chart.__name__}Data", (), methods)
+        return holder()
+
+    def bind(self, event: str, kwargs: Mapping[str, Any]) -> dict[str, tuple[BoundTransition, ...]]:
+        """Per source state, the transitions of one event with its arguments resolved once."""
+        bound: dict[str, tuple[BoundTransition, ...]] = {}
+        for state in self.states:
+            rows = []
+            for transition in self.table.get((state, event), ()):
+                guards = tuple((g.function, tuple(kwargs[p] for p in g.parameters), g.expected)
+                               for g in transition.guards)
+                actions = tuple((a.function, tuple(kwargs[p] for p in a.parameters))
+                                for a in transition.actions)
+                rows.append(BoundTransition(transition, guards, actions))
+            bound[state] = tuple(rows)
+        return bound
+
+    def fire(self, data: Any, state: str, event: str,
+             kwargs: Mapping[str, Any]) -> CompiledTransition:
+        """Select the first enabled transition, run its actions on ``data``; return it."""
+        return fire_bound(data, self.bind(event, kwargs)[state], state, event)
+
+
+@dataclass(frozen=True)
+class BoundTransition:
+    transition: CompiledTransition
+    guards: tuple[tuple[Callable[..., Any], tuple[Any, ...], bool], ...]
+    actions: tuple[tuple[Callable[..., Any], tuple[Any, ...]], ...]
+
+
+def fire_bound(data: Any, rows: tuple[BoundTransition, ...], state: str,
+               event: str) -> CompiledTransition:
+    """The explorer's inner loop: python-statemachine's selection rule, first enabled in order."""
+    for row in rows:
+        for function, args, expected in row.guards:
+            if bool(function(data, *args)) is not expected:
+                break
+        else:
+            for function, args in row.actions:
+                function(data, *args)
+            return row.transition
+    raise ChartNotCompilable(f"no transition for {event} in {state}")

@@ -1,0 +1,157 @@
+"""Breadth-first explicit-state exploration of a model chart.
+
+Every reachable snapshot within the machine's bounds is visited once (the
+snapshot tuple is its own canonical fingerprint). Each step fires the chart's
+own transitions through :mod:`inboxspec.checker.compiled`, and every named
+invariant is checked on every step. Because the search is breadth-first, the
+first violation found of an invariant is one of the shortest, and so is the
+first trace to each chart transition, which is what generated cases use.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from inboxspec.checker import wake_gate
+from inboxspec.checker.compiled import CompiledChart, CompiledTransition, fire_bound
+from inboxspec.model.wake_gate import WakeGateChart
+
+Snapshot = Any
+Step = tuple[Snapshot, Any, Snapshot, "dict[str, Any] | None"]
+
+
+@dataclass(frozen=True)
+class Machine:
+    """One explorable machine: its chart and its explorer description module."""
+
+    name: str
+    chart: CompiledChart
+    description: Any  # a module with the wake_gate.py interface
+
+
+MACHINES: dict[str, Callable[[], Machine]] = {
+    "wake-gate": lambda: Machine("wake-gate", CompiledChart(WakeGateChart), wake_gate),
+}
+
+
+def machine(name: str) -> Machine:
+    try:
+        return MACHINES[name]()
+    except KeyError:
+        raise ValueError(f"unknown machine {name!r}; known: {', '.join(MACHINES)}") from None
+
+
+@dataclass
+class Exploration:
+    machine: str
+    bounds: dict[str, Any]
+    options: dict[str, bool]
+    states: int = 0
+    transitions: int = 0
+    max_depth: int = 0
+    seconds: float = 0.0
+    violations: dict[str, list[Step]] = field(default_factory=dict)
+    coverage: dict[tuple[str, str, int], list[Step]] = field(default_factory=dict)
+    all_transitions: tuple[CompiledTransition, ...] = ()
+
+    @property
+    def states_per_second(self) -> float:
+        return self.states / self.seconds if self.seconds else float("inf")
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "machine": self.machine,
+            "bounds": {k: list(v) if isinstance(v, tuple) else v for k, v in self.bounds.items()},
+            "options": self.options,
+            "distinct_states": self.states,
+            "transitions": self.transitions,
+            "max_depth": self.max_depth,
+            "seconds": round(self.seconds, 4),
+            "states_per_second": round(self.states_per_second),
+            "violated": sorted(self.violations),
+            "chart_transitions_covered": f"{len(self.coverage)}/{len(self.all_transitions)}",
+        }
+
+
+def explore(name: str, bounds: dict[str, str] | None = None, options: dict[str, bool] | None = None,
+            progress: Callable[[int, int, float], None] | None = None) -> Exploration:
+    target = machine(name)
+    spec = target.description
+    parsed = spec.parse_bounds(bounds or {})
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(spec.OPTIONS))
+    if unknown:
+        raise ValueError(f"unknown {name} option(s): {', '.join(unknown)}; known: {', '.join(spec.OPTIONS)}")
+    chart = target.chart
+    data = chart.blank()
+    spec.constants(data, parsed, options)
+    actions = spec.alphabet(parsed)
+    bound = [None if a.clock is not None else chart.bind(a.event, a.kwargs) for a in actions]
+    invariants = spec.INVARIANTS
+    cap = parsed.get("max_streak")
+
+    result = Exploration(name, parsed, options, all_transitions=chart.transitions)
+    start = spec.initial(parsed)
+    # Per control state, per letter: the chart transitions with arguments bound,
+    # and the invariants that concern the letter (shared, so a violated one is dropped everywhere).
+    active_by_letter = [[inv for inv in invariants if inv.applies(a)] for a in actions]
+    bound = [None if a.clock is not None else chart.bind(a.event, a.kwargs) for a in actions]
+    letters = {
+        state: [(index, action, action.clock, None if b is None else b[state], active_by_letter[index])
+                for index, (action, b) in enumerate(zip(actions, bound, strict=True))]
+        for state in chart.states
+    }
+    load, store, move_clock = spec.load, spec.store, spec.move_clock
+    coverage, violations = result.coverage, result.violations
+    # parent[s] = (previous snapshot, letter index): the BFS tree, which gives shortest traces.
+    parent: dict[Snapshot, tuple[Snapshot, int] | None] = {start: None}
+    depth = {start: 0}
+    frontier = collections.deque([start])
+    began = last_report = time.perf_counter()
+    while frontier:
+        pre = frontier.popleft()
+        next_depth = depth[pre] + 1
+        state = pre[0]
+        for index, action, clock, rows, active in letters[state]:
+            if clock is not None:
+                post = move_clock(pre, clock)
+            else:
+                load(data, pre)
+                fired = fire_bound(data, rows, state, action.event)
+                post, output = store(data, fired.target), data.output
+                if fired.key not in coverage:
+                    coverage[fired.key] = _trace(parent, actions, pre) + [(pre, action, post, output)]
+                for invariant in active:
+                    if not invariant.holds(pre, post, output, cap):
+                        violations[invariant.name] = (
+                            _trace(parent, actions, pre) + [(pre, action, post, output)])
+                        active.remove(invariant)  # its shortest violation is recorded
+            if post not in parent:
+                parent[post] = (pre, index)
+                depth[post] = next_depth
+                frontier.append(post)
+        if progress is not None and time.perf_counter() - last_report > 0.25:
+            last_report = time.perf_counter()
+            progress(len(parent), next_depth, last_report - began)
+    result.seconds = time.perf_counter() - began
+    result.states = len(parent)
+    result.transitions = result.states * len(actions)
+    result.max_depth = max(depth.values())
+    return result
+
+
+def _trace(parent: dict[Snapshot, tuple[Snapshot, int] | None], actions: list[Any],
+           end: Snapshot) -> list[Step]:
+    """The BFS path to ``end``, as steps (outputs are filled in by ``replay`` when needed)."""
+    path: list[Step] = []
+    node = end
+    while (link := parent[node]) is not None:
+        previous, index = link
+        path.append((previous, actions[index], node, None))
+        node = previous
+    path.reverse()
+    return path
