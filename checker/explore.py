@@ -124,12 +124,15 @@ def explore(name: str, bounds: dict[str, str] | None = None, options: dict[str, 
                 fired = fire_bound(data, rows, state, action.event)
                 post, output = store(data, fired.target), data.output
                 if fired.key not in coverage:
-                    coverage[fired.key] = _trace(parent, actions, pre) + [(pre, action, post, output)]
+                    coverage[fired.key] = [*_trace(parent, actions, pre), (pre, action, post, output)]
                 for invariant in active:
                     if not invariant.holds(pre, post, output, cap):
+                        # The first violation met is a shortest one: record it, check no further.
                         violations[invariant.name] = (
-                            _trace(parent, actions, pre) + [(pre, action, post, output)])
-                        active.remove(invariant)  # its shortest violation is recorded
+                            [*_trace(parent, actions, pre), (pre, action, post, output)])
+                        for letter_invariants in active_by_letter:
+                            if invariant in letter_invariants:
+                                letter_invariants.remove(invariant)
             if post not in parent:
                 parent[post] = (pre, index)
                 depth[post] = next_depth
@@ -155,3 +158,51 @@ def _trace(parent: dict[Snapshot, tuple[Snapshot, int] | None], actions: list[An
         node = previous
     path.reverse()
     return path
+
+
+def edges(name: str, bounds: dict[str, str] | None = None, options: dict[str, bool] | None = None,
+          via: str = "compiled") -> dict[tuple[Snapshot, int], tuple[Snapshot, Any]]:
+    """The whole reachable transition relation, built either through the compiled
+    view or through plain python-statemachine ``send()`` on a real chart.
+
+    It exists to compare the two (tests) and to time plain dispatch (benchmarks);
+    the explorer itself uses the compiled view.
+    """
+    target = machine(name)
+    spec = target.description
+    parsed = spec.parse_bounds(bounds or {})
+    options = dict(options or {})
+    actions = spec.alphabet(parsed)
+    if via == "compiled":
+        data = target.chart.blank()
+        spec.constants(data, parsed, options)
+
+        def fire(pre: Snapshot, action: Any) -> tuple[Snapshot, Any]:
+            spec.load(data, pre)
+            fired = target.chart.fire(data, pre[0], action.event, action.kwargs)
+            return spec.store(data, fired.target), data.output
+    elif via == "dispatch":
+        real = target.chart.chart(**spec.chart_arguments(parsed, options))
+
+        def fire(pre: Snapshot, action: Any) -> tuple[Snapshot, Any]:
+            real.current_state_value = pre[0]
+            spec.load(real, pre)
+            real.send(action.event, **action.kwargs)
+            (state,) = real.configuration
+            return spec.store(real, state.id), real.output
+    else:
+        raise ValueError(f"via must be 'compiled' or 'dispatch', not {via!r}")
+    relation: dict[tuple[Snapshot, int], tuple[Snapshot, Any]] = {}
+    start = spec.initial(parsed)
+    seen = {start}
+    frontier = collections.deque([start])
+    while frontier:
+        pre = frontier.popleft()
+        for index, action in enumerate(actions):
+            post, output = ((spec.move_clock(pre, action.clock), None) if action.clock is not None
+                            else fire(pre, action))
+            relation[(pre, index)] = (post, output)
+            if post not in seen:
+                seen.add(post)
+                frontier.append(post)
+    return relation

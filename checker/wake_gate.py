@@ -29,6 +29,7 @@ from typing import Any
 from inboxspec.model.wake_gate import WakeGateModelOptions
 
 Snapshot = tuple[str, int, int | None, int]
+VARIABLES = ("control", "streak", "age", "floor_ms")  # the snapshot's fields, for ITF traces
 
 CHATTER = ("agent", "peer", "me", "hello")
 SELF = ("agent", "me", "me", "[scheduled] sweep")
@@ -98,6 +99,12 @@ def constants(data: Any, bounds: dict[str, Any], options: dict[str, bool]) -> No
     """What stays fixed for a whole exploration: the cap and the options."""
     data.max_streak = bounds["max_streak"]
     data.options = WakeGateModelOptions(**options)
+
+
+def chart_arguments(bounds: dict[str, Any], options: dict[str, bool]) -> dict[str, Any]:
+    """Constructor arguments of a real WakeGateChart for these bounds and options."""
+    return {"max_streak": bounds["max_streak"], "floor_ms": bounds["floors"][0],
+            "options": WakeGateModelOptions(**options)}
 
 
 def initial(bounds: dict[str, Any]) -> Snapshot:

@@ -56,7 +56,8 @@ def run_check() -> dict[str, Any]:
     for machine in spec_index.SPEC_DOCUMENTS:
         tallies[machine].requirements = len(spec_index.requirements(machine))
     drift = [f"{d.document.name}: {d.section}" for d in spec_generate.generate(write=False)]
-    ok = report.ok and not drift and all(
+    model_checks = run_model_checks()
+    ok = report.ok and not drift and not model_checks["problems"] and all(
         t.failed == 0 and t.model_failed == 0 and t.cases > 0 for t in tallies.values()
     )
     return {
@@ -64,7 +65,38 @@ def run_check() -> dict[str, Any]:
         "lint_problems": report.problems,
         "spec_drift": drift,
         "machines": {m: vars(t) for m, t in sorted(tallies.items())},
+        "explorer": model_checks,
     }
+
+
+def run_model_checks() -> dict[str, Any]:
+    """Default-bound exploration against the manifest, the findings, generated-case
+    drift, and a shallow refinement of every machine."""
+    from inboxspec.checker.findings import check_findings
+    from inboxspec.checker.generated_cases import write_or_check
+    from inboxspec.checker.manifest import check_manifest
+    from inboxspec.checker.refine import refine
+
+    problems, explorations = check_manifest()
+    findings = check_findings()
+    problems += [f"{f.finding}: property {f.invariant} "
+                 f"{'holds by default' if not f.fails_by_default else 'fails with ' + f.option}"
+                 for f in findings if not f.ok]
+    problems += write_or_check(write=False)
+    for machine in explorations:
+        refinement = refine(machine, REFINE_DEPTH)
+        if refinement.mismatch:
+            problems.append(f"{machine}: model and reference disagree: {' / '.join(refinement.mismatch)}")
+    return {
+        "problems": problems,
+        "explorations": {m: e.summary() for m, e in explorations.items()},
+        "findings": {m: {f.finding: f.ok for f in findings if f.machine == m} for m in explorations},
+        "refinement_depth": REFINE_DEPTH,
+    }
+
+
+# Every sequence of this many letters is compared; `inboxspec refine` goes deeper.
+REFINE_DEPTH = 3
 
 
 def print_report(result: dict[str, Any]) -> None:
@@ -84,6 +116,19 @@ def print_report(result: dict[str, Any]) -> None:
     for t in result["machines"].values():
         for failure in t["failures"]:
             print(f"FAIL {failure}")
+    explorer = result["explorer"]
+    print()
+    rows = [("machine", "states", "transitions", "depth", "seconds", "states/s", "findings")]
+    for machine, summary in explorer["explorations"].items():
+        found = list(explorer["findings"].get(machine, {}).values())
+        rows.append((machine, str(summary["distinct_states"]), str(summary["transitions"]),
+                     str(summary["max_depth"]), f"{summary['seconds']:.3f}",
+                     f"{summary['states_per_second']:,}", f"{sum(found)}/{len(found)} as expected"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+    for problem in explorer["problems"]:
+        print(f"explorer: {problem}")
     print("check: " + ("ok" if result["ok"] else "FAILED"))
 
 

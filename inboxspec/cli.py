@@ -77,9 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--spec-dir", type=Path, default=None)
     generate.set_defaults(func=_spec_generate)
 
+    from inboxspec.checker.commands import add_checker_parsers
     from inboxspec.conformance.runner import add_conform_parser
 
     add_conform_parser(commands)
+    add_checker_parsers(commands, cases_commands)
     return parser
 
 

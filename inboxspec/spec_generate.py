@@ -35,10 +35,14 @@ def spec_dir() -> Path:
 
 
 def sections() -> dict[str, str]:
+    from inboxspec.checker.findings import check_findings, render_markdown
+
     generated: dict[str, str] = {}
+    findings = check_findings()
     for machine, chart in CHARTS.items():
         generated[f"{machine}-diagram"] = "```mermaid\n" + format(chart, "mermaid") + "```\n"
         generated[f"{machine}-table"] = format(chart, "md")
+        generated[f"{machine}-findings"] = render_markdown(findings, machine)
     return generated
 
 

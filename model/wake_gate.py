@@ -152,16 +152,20 @@ class WakeGateChart(StateChart["WakeGateChart"]):
                        "refusal_code": code, "refusal_reason": reason, "streak": self.streak}
 
     def book_user_input(self) -> None:
+        """WAKE-LANE-1, WAKE-ANN-3."""
         self._decision("userInput", True, False)
 
     def book_empty_rejection(self) -> None:
+        """WAKE-OPT-4."""
         self.output = {"error": "empty_batch", "streak": self.streak}
 
     def book_exempt_self_wake(self, now_ms: int) -> None:
+        """WAKE-CAD-4, WAKE-ANN-3."""
         self.last_self_wake_ms = now_ms  # WAKE-CAD-3 (an exempt wake is allowed: WAKE-OPT-2 too)
         self._decision("scheduledSelf", True, False)
 
     def book_counted_wake(self, batch: Sequence[ModelMessage], now_ms: int) -> None:
+        """WAKE-CAP-2, WAKE-CAD-6."""
         self_lane = self._is_self_lane(batch)
         if self_lane:
             self.last_self_wake_ms = now_ms  # WAKE-CAD-3
@@ -169,6 +173,7 @@ class WakeGateChart(StateChart["WakeGateChart"]):
         self._decision("scheduledSelf" if self_lane else "chatter", True, True)
 
     def book_refusal(self, batch: Sequence[ModelMessage], now_ms: int) -> None:
+        """WAKE-CAP-1, WAKE-CAP-3, WAKE-CAD-5, WAKE-OUT-2."""
         if self._is_self_lane(batch):
             # WAKE-CAD-3; WAKE-F2's option keeps the time of the last allowed wake instead.
             if not self.options.cadence_from_allowed_wakes:
@@ -187,19 +192,24 @@ class WakeGateChart(StateChart["WakeGateChart"]):
             self._decision("chatter", False, True, "chatter_cap", reason)
 
     def announce_yes(self) -> None:
+        """WAKE-ANN-1."""
         self.output = {"announce": True, "streak": self.streak}
 
     def announce_no(self) -> None:
+        """WAKE-ANN-1."""
         self.output = {"announce": False, "streak": self.streak}
 
     def book_reset(self) -> None:
+        """WAKE-RESET-1."""
         self.streak = 0
         self.output = {"streak": 0}
 
     def book_streak(self, value: int) -> None:
+        """WAKE-HOST-1."""
         self.streak = value
         self.output = {"streak": value}
 
     def book_floor(self, value: int) -> None:
+        """WAKE-HOST-2."""
         self.floor_ms = value
         self.output = {"streak": self.streak}

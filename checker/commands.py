@@ -1,0 +1,168 @@
+"""The model-checking subcommands: explore, findings, refine, cases generate."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from inboxspec.checker.explore import MACHINES, explore, machine
+from inboxspec.checker.traces import concrete_steps, describe, model_disagreements, to_case, to_itf
+
+
+def _pairs(values: list[str], what: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for value in values:
+        name, equals, raw = value.partition("=")
+        if not equals or not name:
+            raise ValueError(f"{what} must look like NAME=VALUE, not {value!r}")
+        pairs[name] = raw
+    return pairs
+
+
+def _options(values: list[str]) -> dict[str, bool]:
+    parsed = {}
+    for name, raw in _pairs(values, "--option").items():
+        if raw.lower() not in ("true", "false"):
+            raise ValueError(f"option {name} is true or false, not {raw!r}")
+        parsed[name] = raw.lower() == "true"
+    return parsed
+
+
+def _progress(states: int, depth: int, seconds: float) -> None:
+    print(f"\r  {states:,} states, depth {depth}, {states / max(seconds, 1e-9):,.0f} states/s",
+          end="", file=sys.stderr, flush=True)
+
+
+def _explore(args: argparse.Namespace) -> int:
+    try:
+        options = _options(args.option)
+        result = explore(args.machine, _pairs(args.bound, "--bound"), options,
+                         progress=None if args.json or not sys.stderr.isatty() else _progress)
+    except ValueError as error:
+        print(f"inboxspec explore: {error}", file=sys.stderr)
+        return 2
+    if not args.json and sys.stderr.isatty():
+        print(file=sys.stderr)
+    description = machine(args.machine).description
+    summary = result.summary()
+    expected = {i.name for i in description.INVARIANTS
+                if i.finding is not None and not options.get(i.option or "", False)}
+    unexpected = sorted(set(result.violations) - expected)
+    summary["unexpected_violations"] = unexpected
+    summary["traces"] = {name: describe(trace) for name, trace in result.violations.items()}
+    chosen = args.invariant or (unexpected or sorted(result.violations) or [None])[0]
+    if (args.emit_case or args.emit_itf) and chosen not in result.violations:
+        print(f"inboxspec explore: no violation of {chosen!r} to emit", file=sys.stderr)
+        return 2
+    if args.emit_case:
+        invariant = next(i for i in description.INVARIANTS if i.name == chosen)
+        case = to_case(args.machine, f"{args.machine}/counterexample-{chosen.replace('_', '-')}",
+                       f"The shortest trace that breaks {chosen} replays with the reference's outputs",
+                       list(invariant.requirements), description.config(result.bounds, options),
+                       concrete_steps(description, result.violations[chosen]),
+                       features=[f"option:{o}" for o, on in options.items() if on] or None)
+        Path(args.emit_case).write_text(json.dumps({"machine": args.machine, "cases": [case]}, indent=2)
+                                        + "\n", encoding="utf-8")
+        summary["emitted_case"] = args.emit_case
+        summary["model_disagrees_with_reference_at_steps"] = model_disagreements(args.machine, case)
+    if args.emit_itf:
+        itf = to_itf(args.machine, description.VARIABLES, result.violations[chosen], chosen,
+                     description.initial(result.bounds))
+        Path(args.emit_itf).write_text(json.dumps(itf, indent=2) + "\n", encoding="utf-8")
+        summary["emitted_itf"] = args.emit_itf
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"{args.machine}: {result.states:,} distinct states, {result.transitions:,} transitions, "
+              f"max depth {result.max_depth}, {result.seconds:.3f}s, "
+              f"{result.states_per_second:,.0f} states/s")
+        print(f"bounds: {summary['bounds']}  options: {options or 'seed defaults'}")
+        print(f"chart transitions covered: {summary['chart_transitions_covered']}")
+        holding = [i.name for i in description.INVARIANTS if i.name not in result.violations]
+        print(f"invariants holding: {', '.join(holding) or 'none'}")
+        for name, trace in sorted(result.violations.items()):
+            kind = "UNEXPECTED violation" if name in unexpected else "expected failure (a finding)"
+            print(f"\n{kind}: {name}; shortest trace:")
+            print("\n".join(describe(trace)))
+        for key in ("emitted_case", "emitted_itf"):
+            if key in summary:
+                print(f"\nwrote {summary[key]}")
+        if summary.get("model_disagrees_with_reference_at_steps"):
+            print("note: the model's outputs differ from the reference's at steps "
+                  f"{summary['model_disagrees_with_reference_at_steps']}; the case expects the reference's")
+    return 1 if unexpected else 0
+
+
+def _findings(args: argparse.Namespace) -> int:
+    from inboxspec.checker.findings import check_findings
+
+    results = check_findings()
+    if args.json:
+        print(json.dumps([r.as_json() for r in results], indent=2))
+    else:
+        for r in results:
+            print(f"{r.finding} [{r.machine}] property {r.invariant} ({', '.join(r.requirements)})")
+            print(f"  seed default: {'fails' if r.fails_by_default else 'HOLDS (unexpected)'}; "
+                  f"with {r.option}: {'holds' if r.holds_with_option else 'FAILS (unexpected)'}")
+            print("\n".join("  " + line for line in r.trace))
+        print(f"findings: {sum(r.ok for r in results)}/{len(results)} as expected")
+    return 0 if all(r.ok for r in results) else 1
+
+
+def _refine(args: argparse.Namespace) -> int:
+    from inboxspec.checker.refine import refine
+
+    try:
+        result = refine(args.machine, args.depth, _options(args.option))
+    except ValueError as error:
+        print(f"inboxspec refine: {error}", file=sys.stderr)
+        return 2
+    report: dict[str, Any] = vars(result)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"{result.machine}: {result.sequences:,} sequences of {result.depth} letters, "
+              f"{result.steps:,} steps compared")
+        print("\n".join(result.mismatch) if result.mismatch else "model and reference agree")
+    return 1 if result.mismatch else 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from inboxspec.checker.generated_cases import write_or_check
+
+    problems = write_or_check(write=not args.check)
+    print("\n".join(problems) if problems else
+          ("generated cases are current" if args.check else "generated cases written"))
+    return 1 if problems else 0
+
+
+def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
+    explore_parser = commands.add_parser("explore", help="exhaustively explore a model chart")
+    explore_parser.add_argument("machine", choices=sorted(MACHINES))
+    explore_parser.add_argument("--bound", action="append", default=[], metavar="NAME=VALUE",
+                                help="an exploration bound (see `checker/<machine>.py`)")
+    explore_parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                                help="a finding option, true or false")
+    explore_parser.add_argument("--invariant", help="which violation to emit (default: the first)")
+    explore_parser.add_argument("--emit-case", metavar="FILE", help="write the trace as a case file")
+    explore_parser.add_argument("--emit-itf", metavar="FILE", help="write the trace as ITF JSON")
+    explore_parser.add_argument("--json", action="store_true")
+    explore_parser.set_defaults(func=_explore)
+
+    findings = commands.add_parser("findings", help="each finding: fails by default, holds with its option")
+    findings.add_argument("--json", action="store_true")
+    findings.set_defaults(func=_findings)
+
+    refine_parser = commands.add_parser("refine", help="model and reference agree on every short sequence")
+    refine_parser.add_argument("machine", choices=sorted(MACHINES))
+    refine_parser.add_argument("--depth", type=int, default=4)
+    refine_parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    refine_parser.add_argument("--json", action="store_true")
+    refine_parser.set_defaults(func=_refine)
+
+    generate = cases_commands.add_parser("generate", help="one case per chart transition")
+    generate.add_argument("--check", action="store_true", help="only report drift; exit 1 on it")
+    generate.set_defaults(func=_generate)

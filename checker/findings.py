@@ -1,0 +1,79 @@
+"""Findings as expected failures, tlaplus-style.
+
+Each finding's property is an invariant of its machine's explorer. Under the
+seed default it must fail, with a shortest trace; with the finding's option
+enabled it must hold. Both are checked by exhaustive exploration at the
+machine's default bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from inboxspec.checker.explore import MACHINES, explore, machine
+from inboxspec.checker.traces import concrete_steps, describe, to_case
+
+
+@dataclass
+class FindingResult:
+    machine: str
+    finding: str
+    invariant: str
+    requirements: tuple[str, ...]
+    option: str
+    fails_by_default: bool
+    holds_with_option: bool
+    trace: list[str]
+    case: dict[str, Any] | None
+
+    @property
+    def ok(self) -> bool:
+        return self.fails_by_default and self.holds_with_option
+
+    def as_json(self) -> dict[str, Any]:
+        return {"machine": self.machine, "finding": self.finding, "property": self.invariant,
+                "requirements": list(self.requirements), "option": self.option,
+                "fails_by_default": self.fails_by_default,
+                "holds_with_option": self.holds_with_option, "ok": self.ok,
+                "shortest_trace": self.trace, "as_case": self.case}
+
+
+def check_findings() -> list[FindingResult]:
+    results = []
+    for name in MACHINES:
+        description = machine(name).description
+        default = explore(name)
+        for invariant in description.INVARIANTS:
+            if invariant.finding is None:
+                continue
+            fixed = explore(name, options={invariant.option: True})
+            trace = default.violations.get(invariant.name)
+            case = None
+            if trace is not None:
+                steps = concrete_steps(description, trace)
+                case = to_case(name, f"{name}/finding-{invariant.finding.lower()}",
+                               f"The shortest trace that breaks {invariant.name} under the seed default",
+                               list(invariant.requirements), description.config(default.bounds, {}),
+                               steps)
+            results.append(FindingResult(
+                name, invariant.finding, invariant.name, invariant.requirements, invariant.option,
+                fails_by_default=trace is not None,
+                holds_with_option=invariant.name not in fixed.violations,
+                trace=describe(trace) if trace else [], case=case))
+    return results
+
+
+def render_markdown(results: list[FindingResult], machine_name: str) -> str:
+    """The generated findings section of a machine's spec document."""
+    lines = []
+    for result in results:
+        if result.machine != machine_name:
+            continue
+        verdict = "fails by default, holds with the option" if result.ok else "UNEXPECTED"
+        lines.append(f"**{result.finding}** `{result.invariant}` ({verdict}; option "
+                     f"`{result.option}`). Shortest trace at the default bounds:\n")
+        lines.append("```")
+        lines.extend(result.trace)
+        lines.append("```\n")
+    return "\n".join(lines)

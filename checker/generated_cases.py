@@ -1,0 +1,90 @@
+"""Generated conformance cases: one per chart transition.
+
+Every transition of every chart (source state, event, and which of the
+event's guarded transitions fired) gets a case: the shortest trace the
+explorer found to it, with concrete inputs and the reference's exact outputs.
+Transitions that need an option are reached with that option on and tagged
+with its feature. The cases cite the requirement IDs named in the docstrings
+of the transition's guards and actions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from inboxspec.checker.explore import MACHINES, explore, machine
+from inboxspec.checker.traces import concrete_steps, model_disagreements, to_case
+from inboxspec.conformance.casefiles import bundled_cases_dir
+
+REQUIREMENT_ID = re.compile(r"\b[A-Z]+-[A-Z]+-\d+\b")
+
+
+def _requirements(transition: Any) -> list[str]:
+    found: list[str] = []
+    for callback in (*transition.guards, *transition.actions):
+        for requirement in REQUIREMENT_ID.findall(callback.function.__doc__ or ""):
+            if requirement not in found:
+                found.append(requirement)
+    return found
+
+
+def generate(name: str) -> tuple[dict[str, Any], list[str]]:
+    """The generated case file of one machine, and the transitions no exploration reached."""
+    target = machine(name)
+    description = target.description
+    configurations: list[dict[str, bool]] = [{}] + [{option: True} for option in description.OPTIONS]
+    chosen: dict[tuple[str, str, int], tuple[dict[str, bool], list[Any], Any]] = {}
+    for options in configurations:
+        result = explore(name, options=options)
+        for key, trace in result.coverage.items():
+            if key not in chosen or len(trace) < len(chosen[key][1]):
+                chosen[key] = (options, trace, result.bounds)
+    cases = []
+    by_key = {t.key: t for t in target.chart.transitions}
+    for key in sorted(chosen):
+        options, trace, bounds = chosen[key]
+        transition = by_key[key]
+        source, event, index = key
+        slug = f"{source}-{event}-{index}".replace("_", "-")
+        case = to_case(
+            name, f"{name}/generated/{slug}",
+            f"Transition {transition.describe()} replays with exact outputs",
+            _requirements(transition), description.config(bounds, options),
+            concrete_steps(description, trace),
+            features=[f"option:{o}" for o in options] or None,
+        )
+        disagreements = model_disagreements(name, case)
+        if disagreements:
+            raise ValueError(f"{case['id']}: the model and the reference disagree at steps {disagreements}")
+        cases.append(case)
+    unreached = sorted(t.describe() for t in target.chart.transitions if t.key not in chosen)
+    return {"machine": name, "cases": cases}, unreached
+
+
+def generated_path(name: str, cases_dir: Path | None = None) -> Path:
+    return (cases_dir or bundled_cases_dir()) / name / "generated" / "transitions.json"
+
+
+def render(file: dict[str, Any]) -> str:
+    return json.dumps(file, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_or_check(write: bool, cases_dir: Path | None = None) -> list[str]:
+    """Regenerate (or, without ``write``, compare); return problems: drift and unreached transitions."""
+    problems: list[str] = []
+    for name in MACHINES:
+        file, unreached = generate(name)
+        problems.extend(f"{name}: no exploration reaches {t}" for t in unreached)
+        path = generated_path(name, cases_dir)
+        text = render(file)
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current != text:
+            if write:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+            else:
+                problems.append(f"{path}: generated cases are stale; run `inboxspec cases generate`")
+    return problems

@@ -1,0 +1,90 @@
+"""Explorer traces as people and other tools read them: text, conformance cases, ITF.
+
+A trace is a list of steps ``(pre, action, post, output)`` from the explorer.
+Turning it into a case needs concrete inputs (the machine's ``concretize``)
+and exact expected outputs. Those come from the reference implementation:
+a counterexample found in a (possibly broken) model then pins the behaviour
+the spec asks for along the trace that broke it. Where the model's own
+outputs differ from the reference's, ``model_disagreements`` says at which
+steps.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from inboxspec.conformance.drivers import DRIVERS, MODEL_DRIVERS
+
+Step = tuple[Any, Any, Any, "dict[str, Any] | None"]
+
+
+def describe(trace: list[Step]) -> list[str]:
+    """One line per step, in the spec's event names, with the chart's output."""
+    lines = []
+    for number, (_pre, action, post, output) in enumerate(trace, start=1):
+        shown = "" if output is None else "  -> " + json.dumps(output, sort_keys=True)
+        lines.append(f"{number:>3}. {action.label:<26} state {post}{shown}")
+    return lines
+
+
+def concrete_steps(description: Any, trace: list[Step]) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = description.concretize([(pre, a, post) for pre, a, post, _ in trace])
+    return steps
+
+
+def to_case(machine: str, case_id: str, description_text: str, requirements: list[str],
+            config: dict[str, Any], steps: list[dict[str, Any]],
+            features: list[str] | None = None) -> dict[str, Any]:
+    """A case whose expectations are the reference implementation's outputs."""
+    result = DRIVERS[machine](config, steps)
+    if "outputs" not in result:
+        raise ValueError(f"the reference rejects the config {config}: {result}")
+    case: dict[str, Any] = {"id": case_id, "description": description_text,
+                            "requirements": requirements}
+    if features:
+        case["features"] = features
+    case["config"] = config
+    case["steps"] = [{**step, "expect": expect}
+                     for step, expect in zip(steps, result["outputs"], strict=True)]
+    return case
+
+
+def model_disagreements(machine: str, case: dict[str, Any]) -> list[int]:
+    """Indices of steps where the model chart's output differs from the case's."""
+    inputs = [{k: v for k, v in s.items() if k in ("event", "args")} for s in case["steps"]]
+    modelled = MODEL_DRIVERS[machine](case["config"], inputs)["outputs"]
+    return [i for i, (step, got) in enumerate(zip(case["steps"], modelled, strict=True))
+            if json.dumps(step["expect"], sort_keys=True) != json.dumps(got, sort_keys=True)]
+
+
+def _itf_value(value: Any) -> Any:
+    """ITF encodes integers as {"#bigint": "n"} and options as tagged records."""
+    if isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return {"#bigint": str(value)}
+    if value is None:
+        return {"tag": "None", "value": {"#tup": []}}
+    if isinstance(value, (list, tuple)):
+        return [_itf_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _itf_value(v) for k, v in value.items()}
+    raise TypeError(f"no ITF encoding for {type(value).__name__}")
+
+
+def to_itf(machine: str, variables: tuple[str, ...], trace: list[Step], invariant: str,
+           initial: Any) -> dict[str, Any]:
+    """An ITF-style trace (Quint's Informal Trace Format): one record per state."""
+    states = [{"#meta": {"index": 0}, **{v: _itf_value(x) for v, x in zip(variables, initial, strict=True)},
+               "action": "init", "output": {}}]
+    for index, (_pre, action, post, output) in enumerate(trace, start=1):
+        record = {v: _itf_value(x) for v, x in zip(variables, post, strict=True)}
+        states.append({"#meta": {"index": index}, **record, "action": action.label,
+                       "output": _itf_value(output or {})})
+    return {
+        "#meta": {"format": "ITF", "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
+                  "source": f"inboxspec explore {machine}", "description": f"violates {invariant}"},
+        "vars": [*variables, "action", "output"],
+        "states": states,
+    }

@@ -1,0 +1,162 @@
+"""The model checker: the compiled view is the chart, traces are shortest, bugs are caught."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inboxspec.checker import wake_gate as description
+from inboxspec.checker.compiled import ChartNotCompilable, CompiledChart
+from inboxspec.checker.explore import edges, explore
+from inboxspec.checker.findings import check_findings
+from inboxspec.checker.generated_cases import write_or_check
+from inboxspec.checker.manifest import check_manifest
+from inboxspec.checker.refine import refine
+from inboxspec.impl import wake_gate as impl
+from inboxspec.model.wake_gate import WakeGateChart
+from statemachine import State, StateChart
+
+from inboxspec.cli import main
+
+CONFIGURATIONS = [{}] + [{option: True} for option in description.OPTIONS]
+BROKEN_ADAPTER = Path(__file__).parent / "adapters" / "broken_reference_adapter.py"
+
+
+@pytest.mark.parametrize("options", CONFIGURATIONS, ids=lambda o: next(iter(o), "default"))
+def test_compiled_view_agrees_with_send_on_every_transition(options: dict[str, bool]) -> None:
+    compiled = edges("wake-gate", options=options, via="compiled")
+    dispatched = edges("wake-gate", options=options, via="dispatch")
+    assert compiled == dispatched and len(compiled) > 1000
+
+
+def test_default_exploration_matches_the_manifest() -> None:
+    problems, explorations = check_manifest()
+    assert problems == []
+    assert explorations["wake-gate"].states == 160
+
+
+def test_manifest_notices_a_changed_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A chart that never re-arms on a counted wake reaches other states.
+    monkeypatch.setattr(WakeGateChart, "counted_wake_under_cap", lambda self: False)
+    problems, _ = check_manifest()
+    assert any("distinct_states" in p for p in problems)
+
+
+def sequence_violates(invariant: Any, letters: tuple[int, ...], relation: dict[Any, Any],
+                      actions: list[Any], start: Any) -> bool:
+    state = start
+    for index in letters:
+        post, output = relation[(state, index)]
+        if output is not None and invariant.applies(actions[index]) and not invariant.holds(
+                state, post, output, 3):
+            return True
+        state = post
+    return False
+
+
+def test_violation_traces_are_shortest() -> None:
+    result = explore("wake-gate")
+    relation = edges("wake-gate")
+    actions = description.alphabet(result.bounds)
+    start = description.initial(result.bounds)
+    for invariant in description.INVARIANTS:
+        trace = result.violations.get(invariant.name)
+        if trace is None:
+            continue
+        assert sequence_violates(invariant, tuple(actions.index(a) for _, a, _, _ in trace),
+                                 relation, actions, start)
+        for length in range(1, len(trace)):
+            for letters in itertools.product(range(len(actions)), repeat=length):
+                assert not sequence_violates(invariant, letters, relation, actions, start), (
+                    f"{invariant.name}: a {length}-step trace exists, the explorer gave {len(trace)}")
+
+
+def test_findings_fail_by_default_and_hold_with_their_options() -> None:
+    results = check_findings()
+    assert {r.finding for r in results} == {"WAKE-F1", "WAKE-F2", "WAKE-F3", "WAKE-F4"}
+    assert all(r.ok and r.trace for r in results)
+
+
+def test_injected_model_bug_becomes_a_case_that_separates_implementations(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # The injected bug: a self-wake exactly one floor later counts as rapid.
+    def rapid_at_the_floor(self: Any, now_ms: int) -> bool:
+        return self.last_self_wake_ms is not None and now_ms - self.last_self_wake_ms <= self.floor_ms
+
+    monkeypatch.setattr(WakeGateChart, "_is_rapid", rapid_at_the_floor)
+    case_file = tmp_path / "counterexample.json"
+    code = main(["explore", "wake-gate", "--emit-case", str(case_file), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["unexpected_violations"] == ["self_wake_a_floor_later_is_exempt"]
+    # Shortest: with the default zero floor, two self-wakes at the same instant.
+    assert len(report["traces"]["self_wake_a_floor_later_is_exempt"]) == 2
+    monkeypatch.undo()
+
+    def conform(adapter: str) -> int:
+        return subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--adapter", adapter,
+                               "--cases", str(case_file)], capture_output=True, timeout=120).returncode
+
+    assert conform(f"{sys.executable} -m inboxspec.conformance.adapter") == 0
+    assert conform(f"{sys.executable} {BROKEN_ADAPTER}") == 1
+
+
+def test_itf_trace_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    itf_file = tmp_path / "trace.itf.json"
+    main(["explore", "wake-gate", "--invariant", "zero_floor_self_wakes_are_exempt",
+          "--emit-itf", str(itf_file)])
+    capsys.readouterr()
+    itf = json.loads(itf_file.read_text())
+    assert itf["vars"] == ["control", "streak", "age", "floor_ms", "action", "output"]
+    assert [s["action"] for s in itf["states"]] == [
+        "init", "decide [self]", "clock: below floor", "decide [self]"]
+    assert itf["states"][-1]["streak"] == {"#bigint": "1"}
+
+
+def test_generated_cases_are_current_and_cover_every_transition() -> None:
+    assert write_or_check(write=False) == []
+
+
+@pytest.mark.parametrize("options", CONFIGURATIONS, ids=lambda o: next(iter(o), "default"))
+def test_refinement_to_depth_four(options: dict[str, bool]) -> None:
+    result = refine("wake-gate", 4, options)
+    assert result.mismatch == [] and result.sequences == 15**4
+
+
+def test_refinement_catches_a_changed_implementation_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(impl, "is_rapid", lambda last, now, rules: last is not None
+                        and now - last <= rules.floor_ms)
+    result = refine("wake-gate", 3)
+    assert result.mismatch and result.mismatch[-1].startswith("reference")
+
+
+def test_unsupported_chart_features_are_refused() -> None:
+    class WithEntryAction(StateChart):  # type: ignore[type-arg]
+        idle = State(initial=True)
+        busy = State()
+        go = idle.to(busy, on="note") | busy.to(idle, on="note")
+
+        def note(self) -> None: ...
+
+        def on_enter_busy(self) -> None: ...
+
+    with pytest.raises(ChartNotCompilable, match="entry callbacks"):
+        CompiledChart(WithEntryAction)
+
+
+BAD_EXPLORE_ARGUMENTS = [
+    ["--bound", "nope=1"],
+    ["--option", "clamp_backwards_clock=maybe"],
+    ["--bound", "max_streak=x"],
+    ["--emit-case", "/dev/null", "--invariant", "user_input_always_wakes"],  # it holds: nothing to emit
+]
+
+
+@pytest.mark.parametrize("arguments", BAD_EXPLORE_ARGUMENTS)
+def test_explore_rejects_bad_arguments(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", "wake-gate", *arguments]) == 2
+    assert "inboxspec explore:" in capsys.readouterr().err
