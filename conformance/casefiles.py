@@ -138,8 +138,10 @@ def case_from_trace(
 ) -> dict[str, Any]:
     """A case (JSON-ready) from a recorded trace whose steps carry ``expect``.
 
-    The lockstep tests and the explorer print counterexamples this way, so a
-    reviewer can paste them into ``conformance/cases/`` and cite requirements.
+    The lockstep tests print counterexamples this way, so a reviewer can paste
+    them into ``conformance/cases/``. Without ``requirements`` the case cites the
+    placeholder ``TODO-CITE-1``, which the linter rejects: a pasted case must
+    cite the requirements it checks before it can land.
     """
     return {
         "id": f"{machine}/{slug}",
