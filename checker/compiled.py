@@ -123,42 +123,57 @@ class CompiledChart:
         holder = type(f"{self.chart.__name__}Data", (), methods)
         return holder()
 
-    def bind(self, event: str, kwargs: Mapping[str, Any]) -> dict[str, tuple[BoundTransition, ...]]:
-        """Per source state, the transitions of one event with its arguments resolved once."""
-        bound: dict[str, tuple[BoundTransition, ...]] = {}
-        for state in self.states:
-            rows = []
-            for transition in self.table.get((state, event), ()):
-                guards = tuple((g.function, tuple(kwargs[p] for p in g.parameters), g.expected)
-                               for g in transition.guards)
-                actions = tuple((a.function, tuple(kwargs[p] for p in a.parameters))
-                                for a in transition.actions)
-                rows.append(BoundTransition(transition, guards, actions))
-            bound[state] = tuple(rows)
-        return bound
+    def bind(self, event: str, kwargs: Mapping[str, Any]) -> dict[str, Callable[[Any], CompiledTransition]]:
+        """Per source state, one generated function that fires ``event`` with these arguments.
+
+        The function tests the state's transitions for the event in document
+        order, as python-statemachine does, runs the first enabled one's actions
+        on ``data`` and returns the transition. Generating it (as dataclasses
+        generates ``__init__``) removes the interpretive loop from the explorer's
+        inner loop; the arguments are bound once, as constants.
+        """
+        return {state: _generate(self.chart.__name__, state, event,
+                                 self.table.get((state, event), ()), kwargs)
+                for state in self.states}
 
     def fire(self, data: Any, state: str, event: str,
              kwargs: Mapping[str, Any]) -> CompiledTransition:
         """Select the first enabled transition, run its actions on ``data``; return it."""
-        return fire_bound(data, self.bind(event, kwargs)[state], state, event)
+        return self.bind(event, kwargs)[state](data)
 
 
-@dataclass(frozen=True)
-class BoundTransition:
-    transition: CompiledTransition
-    guards: tuple[tuple[Callable[..., Any], tuple[Any, ...], bool], ...]
-    actions: tuple[tuple[Callable[..., Any], tuple[Any, ...]], ...]
+class NoTransition(ChartNotCompilable):
+    """No transition of the event is enabled in the state (the charts forbid that)."""
 
 
-def fire_bound(data: Any, rows: tuple[BoundTransition, ...], state: str,
-               event: str) -> CompiledTransition:
-    """The explorer's inner loop: python-statemachine's selection rule, first enabled in order."""
+def _generate(chart: str, state: str, event: str, rows: tuple[CompiledTransition, ...],
+              kwargs: Mapping[str, Any]) -> Callable[[Any], CompiledTransition]:
+    namespace: dict[str, Any] = {"NoTransition": NoTransition}
+    constants: dict[int, str] = {}
+
+    def constant(value: Any) -> str:
+        name = constants.setdefault(id(value), f"k{len(constants)}")
+        namespace[name] = value
+        return name
+
+    def call(callback: Callback) -> str:
+        arguments = ", ".join(["data", *(constant(kwargs[p]) for p in callback.parameters)])
+        return f"{constant(callback.function)}({arguments})"
+
+    lines = ["def fire(data):"]
     for row in rows:
-        for function, args, expected in row.guards:
-            if bool(function(data, *args)) is not expected:
-                break
-        else:
-            for function, args in row.actions:
-                function(data, *args)
-            return row.transition
-    raise ChartNotCompilable(f"no transition for {event} in {state}")
+        tests = [call(g) if g.expected else f"not {call(g)}" for g in row.guards]
+        indent = "    "
+        if tests:
+            lines.append(f"    if {' and '.join(tests)}:")
+            indent = "        "
+        lines.extend(f"{indent}{call(a)}" for a in row.actions)
+        lines.append(f"{indent}return {constant(row)}")
+        if not tests:
+            break  # an unguarded transition always fires; later ones are unreachable
+    else:
+        message = f"{chart}: no transition for {event} in {state}"
+        lines.append(f"    raise NoTransition({constant(message)})")
+    exec("\n".join(lines), namespace)
+    function: Callable[[Any], CompiledTransition] = namespace["fire"]
+    return function

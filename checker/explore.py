@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inboxspec.checker import wake_gate
-from inboxspec.checker.compiled import CompiledChart, CompiledTransition, fire_bound
+from inboxspec.checker.compiled import CompiledChart, CompiledTransition
 from inboxspec.model.wake_gate import WakeGateChart
 
 Snapshot = Any
@@ -109,41 +109,43 @@ def explore(name: str, bounds: dict[str, str] | None = None, options: dict[str, 
     coverage, violations = result.coverage, result.violations
     # parent[s] = (previous snapshot, letter index): the BFS tree, which gives shortest traces.
     parent: dict[Snapshot, tuple[Snapshot, int] | None] = {start: None}
-    depth = {start: 0}
-    frontier = collections.deque([start])
+    frontier = collections.deque([(start, 0)])
+    deepest = 0
     began = last_report = time.perf_counter()
     while frontier:
-        pre = frontier.popleft()
-        next_depth = depth[pre] + 1
+        pre, pre_depth = frontier.popleft()
+        next_depth = pre_depth + 1
         state = pre[0]
         for index, action, clock, rows, active in letters[state]:
             if clock is not None:
                 post = move_clock(pre, clock)
             else:
                 load(data, pre)
-                fired = fire_bound(data, rows, state, action.event)
+                fired = rows(data)
                 post, output = store(data, fired.target), data.output
+                # Only the last step is kept here; the BFS tree gives the rest afterwards.
                 if fired.key not in coverage:
-                    coverage[fired.key] = [*_trace(parent, actions, pre), (pre, action, post, output)]
+                    coverage[fired.key] = [(pre, action, post, output)]
                 for invariant in active:
                     if not invariant.holds(pre, post, output, cap):
                         # The first violation met is a shortest one: record it, check no further.
-                        violations[invariant.name] = (
-                            [*_trace(parent, actions, pre), (pre, action, post, output)])
+                        violations[invariant.name] = [(pre, action, post, output)]
                         for letter_invariants in active_by_letter:
                             if invariant in letter_invariants:
                                 letter_invariants.remove(invariant)
             if post not in parent:
                 parent[post] = (pre, index)
-                depth[post] = next_depth
-                frontier.append(post)
+                deepest = next_depth
+                frontier.append((post, next_depth))
         if progress is not None and time.perf_counter() - last_report > 0.25:
             last_report = time.perf_counter()
             progress(len(parent), next_depth, last_report - began)
     result.seconds = time.perf_counter() - began
+    for steps in (*coverage.values(), *violations.values()):
+        steps[:0] = _trace(parent, actions, steps[0][0])
     result.states = len(parent)
     result.transitions = result.states * len(actions)
-    result.max_depth = max(depth.values())
+    result.max_depth = deepest
     return result
 
 

@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from inboxspec.checker.compiled import fire_bound
 from inboxspec.checker.explore import machine
 from inboxspec.conformance.drivers.wake_gate import apply_step
 from inboxspec.impl.wake_gate import WakePolicy
@@ -65,7 +64,7 @@ def refine(name: str, depth: int, options: dict[str, bool] | None = None,
                     return False
                 continue
             spec.load(data, snapshot)
-            fired = fire_bound(data, bound[index][snapshot[0]], snapshot[0], action.event)
+            fired = bound[index][snapshot[0]](data)
             post, expected = spec.store(data, fired.target), dict(data.output)
             (step,) = spec.concretize([(snapshot, action, post)])
             if step["event"] == "decide":

@@ -14,8 +14,8 @@ Time abstraction
     with concrete times (``concretize``).
 
 Bounds (``--bound NAME=VALUE``)
-    ``max_streak``  the chart's cap (default 3);
-    ``floors``      the floors a host may set, comma-separated ms (default 0,2000);
+    ``max_streak``  the chart's cap (default 10, the seed's);
+    ``floors``      the floors a host may set, comma-separated ms (default 30000,0);
                     the first one is the configured floor;
     ``streaks``     values a host may set the streak to (default 0,cap+1).
 """
@@ -35,7 +35,8 @@ CHATTER = ("agent", "peer", "me", "hello")
 SELF = ("agent", "me", "me", "[scheduled] sweep")
 USER = ("user", "person", "me", "hi")
 
-DEFAULT_BOUNDS: dict[str, str] = {"max_streak": "3", "floors": "0,2000", "streaks": ""}
+# The seed's defaults (WAKE-DEF-1), plus the zero floor a host may set (WAKE-HOST-2).
+DEFAULT_BOUNDS: dict[str, str] = {"max_streak": "10", "floors": "30000,0", "streaks": ""}
 OPTIONS = tuple(WakeGateModelOptions.__dataclass_fields__)
 
 
@@ -90,8 +91,9 @@ def alphabet(bounds: dict[str, Any]) -> list[Action]:
     actions += [Action("announce_refusal", "announce_refusal"), Action("reset_streak", "reset_streak")]
     actions += [Action(f"set_streak {v}", "set_streak", {"value": v}) for v in bounds["streaks"]]
     actions += [Action(f"set_floor {v}", "set_floor", {"value": v}) for v in bounds["floors"]]
-    actions += [Action(f"clock: {c.replace('_', ' ')}", None, clock=c)
-                for c in ("below_floor", "at_floor", "backwards")]
+    actions += [Action(f"clock: last self-wake {offset}", None, clock=c)
+                for c, offset in (("below_floor", "+ floor - 1 ms"), ("at_floor", "+ floor"),
+                                  ("backwards", "- 1 ms"))]
     return actions
 
 

@@ -37,7 +37,7 @@ def test_compiled_view_agrees_with_send_on_every_transition(options: dict[str, b
 def test_default_exploration_matches_the_manifest() -> None:
     problems, explorations = check_manifest()
     assert problems == []
-    assert explorations["wake-gate"].states == 160
+    assert explorations["wake-gate"].states == 300
 
 
 def test_manifest_notices_a_changed_model(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,12 +48,12 @@ def test_manifest_notices_a_changed_model(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def sequence_violates(invariant: Any, letters: tuple[int, ...], relation: dict[Any, Any],
-                      actions: list[Any], start: Any) -> bool:
+                      actions: list[Any], start: Any, cap: int) -> bool:
     state = start
     for index in letters:
         post, output = relation[(state, index)]
         if output is not None and invariant.applies(actions[index]) and not invariant.holds(
-                state, post, output, 3):
+                state, post, output, cap):
             return True
         state = post
     return False
@@ -68,11 +68,12 @@ def test_violation_traces_are_shortest() -> None:
         trace = result.violations.get(invariant.name)
         if trace is None:
             continue
+        cap = result.bounds["max_streak"]
         assert sequence_violates(invariant, tuple(actions.index(a) for _, a, _, _ in trace),
-                                 relation, actions, start)
+                                 relation, actions, start, cap)
         for length in range(1, len(trace)):
             for letters in itertools.product(range(len(actions)), repeat=length):
-                assert not sequence_violates(invariant, letters, relation, actions, start), (
+                assert not sequence_violates(invariant, letters, relation, actions, start, cap), (
                     f"{invariant.name}: a {length}-step trace exists, the explorer gave {len(trace)}")
 
 
@@ -93,8 +94,8 @@ def test_injected_model_bug_becomes_a_case_that_separates_implementations(
     code = main(["explore", "wake-gate", "--emit-case", str(case_file), "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and report["unexpected_violations"] == ["self_wake_a_floor_later_is_exempt"]
-    # Shortest: with the default zero floor, two self-wakes at the same instant.
-    assert len(report["traces"]["self_wake_a_floor_later_is_exempt"]) == 2
+    # Shortest: a self-wake, the clock at exactly the floor, a self-wake (or the same with a zero floor).
+    assert len(report["traces"]["self_wake_a_floor_later_is_exempt"]) == 3
     monkeypatch.undo()
 
     def conform(adapter: str) -> int:
@@ -113,7 +114,7 @@ def test_itf_trace_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     itf = json.loads(itf_file.read_text())
     assert itf["vars"] == ["control", "streak", "age", "floor_ms", "action", "output"]
     assert [s["action"] for s in itf["states"]] == [
-        "init", "decide [self]", "clock: below floor", "decide [self]"]
+        "init", "decide [self]", "set_floor 0", "clock: last self-wake + floor - 1 ms", "decide [self]"]
     assert itf["states"][-1]["streak"] == {"#bigint": "1"}
 
 
