@@ -1,4 +1,14 @@
-"""Every fact in the wake-gate section of upstream-facts.md, pinned on the reference."""
+"""Every fact in the wake-gate section of upstream-facts.md, pinned on the reference.
+
+Facts about the gate itself each have a test below (the exact decision texts
+and lane names are pinned by the conformance cases, which `inboxspec check`
+runs). Facts about the surrounding host are outside the machine, as
+spec/wake-gate.md ("What this leaves out") says, and are not pinned here:
+the scheduler's delay syntax (`90s`, `25m`, ...), the receipts a host writes
+and persists, the CLI's one refusal line per episode (the host's use of
+`announce_refusal`, whose once-per-episode rule is pinned), the app's
+3-second poll, and the variant revision (prior art for WAKE-F1 and WAKE-F4).
+"""
 
 from __future__ import annotations
 
