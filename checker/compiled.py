@@ -5,8 +5,9 @@ transition function that could drift from them. Plain ``send()`` dispatch is
 too slow for exhaustive exploration (a few thousand events a second), so this
 module reads each chart's definition once (its states, and per state and event
 the ordered transitions with their ``cond``/``unless`` guards and ``on``
-actions) and then calls the chart's *own* guard and action methods on a bare
-instance of the chart class that holds one snapshot's data.
+actions), generates for each (state, event, arguments) a small function that
+applies python-statemachine's selection rule, and calls the chart's *own*
+guard and action methods on a plain object holding one snapshot's data.
 
 Only what the models use is supported: flat charts, guards and actions named
 by method, event keyword arguments injected by parameter name. Anything else
@@ -135,12 +136,6 @@ class CompiledChart:
         return {state: _generate(self.chart.__name__, state, event,
                                  self.table.get((state, event), ()), kwargs)
                 for state in self.states}
-
-    def fire(self, data: Any, state: str, event: str,
-             kwargs: Mapping[str, Any]) -> CompiledTransition:
-        """Select the first enabled transition, run its actions on ``data``; return it."""
-        return self.bind(event, kwargs)[state](data)
-
 
 class NoTransition(ChartNotCompilable):
     """No transition of the event is enabled in the state (the charts forbid that)."""

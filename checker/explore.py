@@ -178,10 +178,11 @@ def edges(name: str, bounds: dict[str, str] | None = None, options: dict[str, bo
     if via == "compiled":
         data = target.chart.blank()
         spec.constants(data, parsed, options)
+        bound = {a.label: target.chart.bind(a.event, a.kwargs) for a in actions if a.clock is None}
 
         def fire(pre: Snapshot, action: Any) -> tuple[Snapshot, Any]:
             spec.load(data, pre)
-            fired = target.chart.fire(data, pre[0], action.event, action.kwargs)
+            fired = bound[action.label][pre[0]](data)
             return spec.store(data, fired.target), data.output
     elif via == "dispatch":
         real = target.chart.chart(**spec.chart_arguments(parsed, options))
