@@ -102,13 +102,9 @@ class WakeGateChart(StateChart["WakeGateChart"]):
 
     # -- classification (WAKE-SELF-1, WAKE-LANE-1..6) -----------------------
 
-    @staticmethod
-    def is_scheduled_self_mail(message: ModelMessage) -> bool:
-        _kind, sender, recipient, text = message
-        return sender == recipient and text.startswith(SCHEDULED_PREFIX)
-
     def _is_self_lane(self, batch: Sequence[ModelMessage]) -> bool:
-        # Inlined is_scheduled_self_mail: the explorer runs this on every decision.
+        """WAKE-LANE-2: some message is scheduled self-mail (WAKE-SELF-1: addressed
+        from its own recipient mailbox, with the exact prefix)."""
         return any(sender == recipient and text.startswith(SCHEDULED_PREFIX)
                    for _kind, sender, recipient, text in batch)
 
@@ -127,7 +123,7 @@ class WakeGateChart(StateChart["WakeGateChart"]):
         return any(message[0] == "user" for message in batch)
 
     def empty_batch_is_rejected(self, batch: Sequence[ModelMessage], plugin_pending: bool) -> bool:
-        """WAKE-F4 option."""
+        """WAKE-OPT-4 (finding WAKE-F4)."""
         return self.options.reject_empty_batch and not batch and not plugin_pending
 
     def scheduled_self_wake_is_exempt(self, batch: Sequence[ModelMessage], now_ms: int) -> bool:
@@ -139,7 +135,7 @@ class WakeGateChart(StateChart["WakeGateChart"]):
         return self.streak < self.max_streak
 
     def announcement_requires_refusal(self) -> bool:
-        """WAKE-F1 option."""
+        """WAKE-OPT-1 (finding WAKE-F1)."""
         return self.options.announce_requires_refusal
 
     # -- actions ------------------------------------------------------------------
