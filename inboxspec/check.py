@@ -55,8 +55,9 @@ def run_check() -> dict[str, Any]:
                 tally.failures.append(f"{case.id} (model): {model_difference}")
     for machine in spec_index.SPEC_DOCUMENTS:
         tallies[machine].requirements = len(spec_index.requirements(machine))
-    drift = [f"{d.document.name}: {d.section}" for d in spec_generate.generate(write=False)]
-    model_checks = run_model_checks()
+    model_checks, findings = run_model_checks()
+    drift = [f"{d.document.name}: {d.section}"
+             for d in spec_generate.generate(write=False, findings=findings)]
     ok = report.ok and not drift and not model_checks["problems"] and all(
         t.failed == 0 and t.model_failed == 0 and t.cases > 0 for t in tallies.values()
     )
@@ -69,9 +70,10 @@ def run_check() -> dict[str, Any]:
     }
 
 
-def run_model_checks() -> dict[str, Any]:
+def run_model_checks() -> tuple[dict[str, Any], list[Any]]:
     """Default-bound exploration against the manifest, the findings, generated-case
-    drift, and a shallow refinement of every machine."""
+    drift, and a shallow refinement of every machine; also the findings themselves,
+    which the spec-drift check renders."""
     from inboxspec.checker.findings import check_findings
     from inboxspec.checker.generated_cases import write_or_check
     from inboxspec.checker.manifest import check_manifest
@@ -92,7 +94,7 @@ def run_model_checks() -> dict[str, Any]:
         "explorations": {m: e.summary() for m, e in explorations.items()},
         "findings": {m: {f.finding: f.ok for f in findings if f.machine == m} for m in explorations},
         "refinement_depth": REFINE_DEPTH,
-    }
+    }, findings
 
 
 # Every sequence of this many letters is compared; `inboxspec refine` goes deeper.

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from inboxspec.model.wake_gate import WakeGateChart
 
@@ -34,11 +35,12 @@ def spec_dir() -> Path:
     return Path(str(resources.files("inboxspec.spec")))
 
 
-def sections() -> dict[str, str]:
+def sections(findings: list[Any] | None = None) -> dict[str, str]:
+    """Every generated section; ``findings`` may be passed in when already computed."""
     from inboxspec.checker.findings import check_findings, render_markdown
 
     generated: dict[str, str] = {}
-    findings = check_findings()
+    findings = check_findings() if findings is None else findings
     for machine, chart in CHARTS.items():
         generated[f"{machine}-diagram"] = "```mermaid\n" + format(chart, "mermaid") + "```\n"
         generated[f"{machine}-table"] = format(chart, "md")
@@ -54,10 +56,11 @@ def render(text: str, generated: dict[str, str]) -> str:
     return MARKER.sub(replace, text)
 
 
-def generate(directory: Path | None = None, *, write: bool) -> list[Drift]:
+def generate(directory: Path | None = None, *, write: bool,
+             findings: list[Any] | None = None) -> list[Drift]:
     """Compare (and with ``write``, rewrite) every document; return what drifted."""
     drifts: list[Drift] = []
-    generated = sections()
+    generated = sections(findings)
     for document in sorted((directory or spec_dir()).glob("*.md")):
         text = document.read_text(encoding="utf-8")
         new = render(text, generated)
