@@ -12,9 +12,8 @@ import sys
 import traceback
 from typing import Any, TextIO
 
-from inboxspec.conformance.drivers import DRIVERS, FEATURES
-
 from inboxspec import __version__
+from inboxspec.conformance.drivers import DRIVERS, FEATURES
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any] | None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+
 from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess
 from inboxspec.conformance.casefiles import Case, CaseFileError, bundled_cases_dir, load_cases
 from inboxspec.conformance.compare import first_difference

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from inboxspec.conformance.casefiles import bundled_cases_dir, lint
 
 GOOD_CASE: dict[str, Any] = {

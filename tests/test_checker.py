@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from statemachine import State, StateChart
+
 from inboxspec.checker import wake_gate as description
 from inboxspec.checker.compiled import ChartNotCompilable, CompiledChart
 from inboxspec.checker.explore import edges, explore
@@ -17,11 +19,9 @@ from inboxspec.checker.findings import check_findings
 from inboxspec.checker.generated_cases import write_or_check
 from inboxspec.checker.manifest import check_manifest
 from inboxspec.checker.refine import refine
+from inboxspec.cli import main
 from inboxspec.impl import wake_gate as impl
 from inboxspec.model.wake_gate import WakeGateChart
-from statemachine import State, StateChart
-
-from inboxspec.cli import main
 
 CONFIGURATIONS = [{}] + [{option: True} for option in description.OPTIONS]
 BROKEN_ADAPTER = Path(__file__).parent / "adapters" / "broken_reference_adapter.py"

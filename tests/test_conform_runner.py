@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases
 
 pytestmark = pytest.mark.slow

@@ -16,8 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import inboxspec.impl.wake_gate as wake_gate
 import pytest
+
+import inboxspec.impl.wake_gate as wake_gate
 
 pytestmark = pytest.mark.slow
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from inboxspec.conformance.drivers.wake_gate import ModelSession, apply_step
 from inboxspec.impl.wake_gate import WakePolicy
 

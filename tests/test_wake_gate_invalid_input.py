@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from inboxspec.conformance.drivers.wake_gate import apply_step
 from inboxspec.impl.wake_gate import (
     GateOptions,

@@ -12,10 +12,10 @@ from typing import Any
 from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
 from inboxspec.conformance.casefiles import case_from_trace
 from inboxspec.conformance.drivers.wake_gate import ModelSession, apply_step
 from inboxspec.impl.wake_gate import WakePolicy
-
 from tests import wake_gate_strategies as ws
 
 # Model control state <-> (announced, refused_since_rearm) in the reference.

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
-from inboxspec.impl import wake_gate as wg
 
+from inboxspec.impl import wake_gate as wg
 from tests.test_wake_gate_lockstep import WakeGateLockstep
 
 original_decide = wg.decide

@@ -13,6 +13,7 @@ and persists, the CLI's one refusal line per episode (the host's use of
 from __future__ import annotations
 
 import pytest
+
 from inboxspec.impl.wake_gate import (
     DEFAULT_CADENCE_FLOOR_MS,
     DEFAULT_MAX_STREAK,

@@ -1,0 +1,42 @@
+"""`inboxspec check`, the main job: green on the tree, red when the reference or a model is wrong."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from inboxspec.check import run_check
+from inboxspec.cli import main
+from inboxspec.impl import wake_gate as impl
+from inboxspec.model.wake_gate import WakeGateChart
+
+
+def test_check_is_green_and_reports_every_part(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    tally = report["machines"]["wake-gate"]
+    assert tally["passed"] == tally["cases"] > 70 and tally["requirements"] > 30
+    assert report["explorer"]["explorations"]["wake-gate"]["distinct_states"] > 0
+    assert report["explorer"]["findings"]["wake-gate"] == {f"WAKE-F{n}": True for n in range(1, 5)}
+
+
+def test_a_changed_reference_rule_fails_the_check(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(impl, "is_rapid", lambda last, now, rules: last is not None
+                        and now - last <= rules.floor_ms)
+    assert main(["check"]) == 1
+    output = capsys.readouterr().out
+    assert "FAIL wake-gate/defaults" in output and "check: FAILED" in output
+
+
+def test_a_changed_model_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    def cap_off_by_one(self: Any) -> bool:
+        return bool(self.streak <= self.max_streak)
+
+    monkeypatch.setattr(WakeGateChart, "counted_wake_under_cap", cap_off_by_one)
+    report = run_check()
+    assert report["ok"] is False
+    assert report["machines"]["wake-gate"]["model_failed"] > 0
+    assert any("manifest" in p or "disagree" in p for p in report["explorer"]["problems"])
