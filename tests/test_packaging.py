@@ -45,3 +45,10 @@ def test_wheel_ships_every_data_file(tmp_path: Path) -> None:
     }
     assert expected and not expected - shipped, sorted(expected - shipped)
     assert not [name for name in shipped if name.split("/", 1)[0] in {"model", "impl", "tests"}]
+
+
+def test_no_top_level_folder_shadows_the_installed_package() -> None:
+    """`python -m inboxspec...` run from the repository puts it first on sys.path; a
+    folder named `inboxspec` there would hide the installed package's mapped
+    subpackages (inboxspec.impl, inboxspec.conformance, ...)."""
+    assert not (ROOT / "inboxspec").exists()
