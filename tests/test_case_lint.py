@@ -95,3 +95,13 @@ def test_integral_float_is_not_portable(tmp_path: Path) -> None:
     (tmp_path / "probe.json").write_text(json.dumps({"machine": "wake-gate", "cases": [GOOD_CASE]})
                                          .replace('"config": {}', '"config": {"max_streak": 2.0}'))
     assert "integral number written as a float (2.0)" in "\n".join(lint([tmp_path]).problems)
+
+
+def test_every_schema_is_valid_under_its_declared_draft() -> None:
+    import jsonschema
+
+    schemas = sorted((bundled_cases_dir().parent / "schemas").rglob("*.json"))
+    assert len(schemas) == 6
+    for path in schemas:
+        schema = json.loads(path.read_text())
+        jsonschema.validators.validator_for(schema).check_schema(schema)
