@@ -1,4 +1,4 @@
-"""The ``inboxspec`` command line.
+"""The inboxspec command line.
 
 Exit codes, for every subcommand: 0 clean, 1 a check failed, 2 the command
 could not run (bad arguments, unreadable input, unusable adapter).
