@@ -36,24 +36,22 @@ def requirements(machine: str) -> list[str]:
     return [m["id"] for m in REQUIREMENT.finditer(spec_text(SPEC_DOCUMENTS[machine]))]
 
 
-def requirement_texts(machine: str) -> dict[str, str]:
-    """Each requirement's list item, joined onto one line (for keyword checks)."""
-    text = spec_text(SPEC_DOCUMENTS[machine])
+def requirement_texts(text: str) -> dict[str, str]:
+    """Each requirement's list item in a spec text, joined onto one line."""
     starts = list(REQUIREMENT.finditer(text))
     items: dict[str, str] = {}
     for match in starts:
-        end = text.find("\n- ", match.end())
-        blank = text.find("\n\n", match.end())
-        stops = [p for p in (end, blank) if p != -1]
-        body = text[match.start() : min(stops) if stops else len(text)]
-        items[match["id"]] = " ".join(body.split())
+        stops = [p for p in (text.find("\n- ", match.end()), text.find("\n\n", match.end())) if p != -1]
+        items[match["id"]] = " ".join(text[match.start() : min(stops) if stops else len(text)].split())
     return items
+
+
+def keyword_problems(text: str) -> list[str]:
+    """Requirements that state no RFC 2119 keyword (spec/README.md says each one does)."""
+    return [f"{rid} has no MUST, SHOULD or MAY" for rid, item in requirement_texts(text).items()
+            if not KEYWORD.search(item)]
 
 
 def findings(machine: str) -> list[Finding]:
     text = spec_text(SPEC_DOCUMENTS[machine])
     return [Finding(m["id"], m["title"].strip()) for m in FINDING.finditer(text)]
-
-
-def all_requirements() -> dict[str, list[str]]:
-    return {machine: requirements(machine) for machine in SPEC_DOCUMENTS}

@@ -194,6 +194,9 @@ def lint(directories: Iterable[Path]) -> LintReport:
         cited.setdefault(case.machine, set()).update(case.requirements)
 
     for machine in sorted({c.machine for c in cases} & set(spec_index.SPEC_DOCUMENTS)):
+        document = spec_index.SPEC_DOCUMENTS[machine]
+        report.problems += [f"{document}: {problem}"
+                            for problem in spec_index.keyword_problems(spec_index.spec_text(document))]
         required = spec_index.requirements(machine)
         uncited = [r for r in required if r not in cited.get(machine, set())]
         report.coverage[machine] = (len(required) - len(uncited), len(required))
