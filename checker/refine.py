@@ -10,11 +10,11 @@ lockstep tests: it misses nothing short, where they reach deep.
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from inboxspec.checker.explore import machine
+from inboxspec.conformance.compare import canonical
 from inboxspec.conformance.drivers.wake_gate import apply_step
 from inboxspec.impl.wake_gate import WakePolicy
 
@@ -56,7 +56,7 @@ def refine(name: str, depth: int, options: dict[str, bool] | None = None,
         for index, action in enumerate(actions):
             if action.clock is not None:
                 post = spec.move_clock(snapshot, action.clock)
-                moved = now + (post[2] - snapshot[2] if snapshot[2] is not None else 0)
+                moved = now + spec.clock_delta(snapshot, post)
                 history.append(action.label)
                 ok = visit(post, policy, moved, remaining - 1)
                 history.pop()
@@ -73,7 +73,7 @@ def refine(name: str, depth: int, options: dict[str, bool] | None = None,
             actual = apply_step(forked, step)
             result.steps += 1
             history.append(f"{action.label} @{now}")
-            if json.dumps(expected, sort_keys=True) != json.dumps(actual, sort_keys=True):
+            if canonical(expected) != canonical(actual):
                 result.mismatch = [*history, f"model {expected}", f"reference {actual}"]
                 return False
             ok = visit(post, forked, now, remaining - 1)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from inboxspec.conformance.compare import canonical
 from inboxspec.conformance.drivers import DRIVERS, MODEL_DRIVERS
 
 Step = tuple[Any, Any, Any, "dict[str, Any] | None"]
@@ -55,7 +56,7 @@ def model_disagreements(machine: str, case: dict[str, Any]) -> list[int]:
     inputs = [{k: v for k, v in s.items() if k in ("event", "args")} for s in case["steps"]]
     modelled = MODEL_DRIVERS[machine](case["config"], inputs)["outputs"]
     return [i for i, (step, got) in enumerate(zip(case["steps"], modelled, strict=True))
-            if json.dumps(step["expect"], sort_keys=True) != json.dumps(got, sort_keys=True)]
+            if canonical(step["expect"]) != canonical(got)]
 
 
 def _itf_value(value: Any) -> Any:

@@ -197,6 +197,11 @@ def config(bounds: dict[str, Any], options: dict[str, bool]) -> dict[str, Any]:
     return result
 
 
+def clock_delta(pre: Snapshot, post: Snapshot) -> int:
+    """The real milliseconds of a clock move: only ``age`` changes, by exactly that much."""
+    return 0 if pre[2] is None or post[2] is None else post[2] - pre[2]
+
+
 def concretize(trace: list[tuple[Snapshot, Action, Snapshot]]) -> list[dict[str, Any]]:
     """Case steps (without expectations) that replay an abstract trace with real times.
 
@@ -208,8 +213,7 @@ def concretize(trace: list[tuple[Snapshot, Action, Snapshot]]) -> list[dict[str,
     steps: list[dict[str, Any]] = []
     for pre, action, post in trace:
         if action.clock is not None:
-            if pre[2] is not None and post[2] is not None:
-                now += post[2] - pre[2]
+            now += clock_delta(pre, post)
             continue
         if action.event == "decide":
             batch = [dict(zip(("kind", "from", "to", "text"), m, strict=True))
