@@ -1,0 +1,164 @@
+"""The machine frame: the one typed description of a machine that every tool reads.
+
+A machine is its model chart (``model/``), its reference implementation
+(``impl/``), its prose spec (``spec/``) and its cases
+(``conformance/cases/<name>/``). Everything else that inboxspec does with a
+machine (drive cases through the reference or the model, explore the chart,
+check findings, refine, generate cases and spec sections, fuzz a port, answer
+``start`` in the reference adapter) reads one :class:`Machine` from the
+registry in ``machines/__init__.py``. Generic code never names a machine's own
+vocabulary: what it needs to know is a field here.
+
+Time is part of each model. A chart keeps the current time as data and moves it
+by its own events (the wake gate's ``elapse``, a deadline's ``advance``); the
+explorer, the lockstep tests and the cases all move time through those same
+events, so there is no second transition function for the clock.
+
+Adding a machine is new files plus one entry in the registry; the checklist is
+``docs/adding-a-machine.md`` and ``tests/test_registry.py`` is its executable twin.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from statemachine import StateChart
+
+# A case runner takes (config, steps without expectations) and returns either
+# {"outputs": [...]} (one output per step) or {"config_error": code}.
+CaseRunner = Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]]], dict[str, Any]]
+
+# An explorer snapshot: the machine's canonical state fingerprint. It must be
+# hashable, and two snapshots that the invariants and the chart cannot tell
+# apart must be equal (symmetry reduction is the description's job: for
+# example, interchangeable message identities are renumbered in ``store``).
+Snapshot = Hashable
+
+# Parsed exploration bounds: whatever ``Explorer.parse_bounds`` returns.
+Bounds = Mapping[str, Any]
+
+# One explorer step: (snapshot before, letter, snapshot after, the chart's output).
+Step = tuple[Snapshot, "Action", Snapshot, "dict[str, Any] | None"]
+
+
+@dataclass(frozen=True)
+class Action:
+    """One letter of an exploration alphabet: a chart event with fixed arguments.
+
+    ``label`` is what a trace prints. ``kwargs`` are bound once, as constants,
+    when the explorer compiles the letter, so they must not depend on the state:
+    a letter that means "the oldest held message" names a position, not an id.
+    """
+
+    label: str
+    event: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """A named property checked on every explorer step of the letters it applies to.
+
+    ``applies`` is decided once per letter; ``holds(pre, post, output, bounds)``
+    runs on each step of such a letter. A finding's property names the finding
+    and the option under which it holds: under the seed default it is *expected*
+    to fail (tlaplus-style), with a shortest trace.
+    """
+
+    name: str
+    requirements: tuple[str, ...]
+    applies: Callable[[Action], bool]
+    holds: Callable[[Any, Any, Mapping[str, Any], Bounds], bool]
+    finding: str | None = None
+    option: str | None = None
+
+
+class Explorer(Protocol):
+    """What the bounded explorer, refinement and generated cases need of a machine.
+
+    ``data`` below is a bare object carrying the chart's methods and class
+    constants (see ``checker/compiled.py``): ``load`` writes a snapshot onto it,
+    the compiled chart fires one transition on it, and ``store`` reads the
+    canonical snapshot back.
+    """
+
+    # Snapshot field names, in order (ITF traces name the state variables so).
+    variables: tuple[str, ...]
+    # Bound names and their default values as written on the command line.
+    default_bounds: Mapping[str, str]
+    # The finding options, as the chart's options and the cases' `config.options` name them.
+    options: tuple[str, ...]
+    invariants: tuple[Invariant, ...]
+    # Events whose steps are not observable in a case (time passing between
+    # inputs that carry `now_ms`, say). Their transitions are explored and
+    # checked, but get no generated case of their own.
+    unobservable_events: frozenset[str]
+
+    def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
+        """Validate and parse ``--bound`` values (merged over the defaults); ValueError when bad."""
+        ...
+
+    def alphabet(self, bounds: Bounds) -> Sequence[Action]:
+        """Every letter the environment may send, within the bounds."""
+        ...
+
+    def chart_arguments(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
+        """Keyword arguments of the real chart's constructor for one exploration."""
+        ...
+
+    def constants(self, data: Any, bounds: Bounds, options: Mapping[str, bool]) -> None:
+        """Put what stays fixed for a whole exploration (caps, options) on ``data``."""
+        ...
+
+    def initial(self, bounds: Bounds) -> Snapshot:
+        ...
+
+    def load(self, data: Any, snapshot: Any) -> None:
+        """Write a snapshot's data onto ``data`` (a fresh copy of anything mutable)."""
+        ...
+
+    def store(self, data: Any, state: str) -> Snapshot:
+        """The canonical snapshot of ``data`` in control state ``state``."""
+        ...
+
+    def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
+        """The conformance ``config`` of an exploration."""
+        ...
+
+    def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
+        """Case steps (without expectations) that replay an abstract trace with concrete values.
+
+        Unobservable letters produce no step of their own; their effect shows in
+        the next observable step (time passing folds into its ``now_ms``).
+        """
+        ...
+
+
+# A random case from a machine's event grammar: (config, steps without expectations).
+Fuzzer = Callable[[random.Random], tuple[dict[str, Any], list[dict[str, Any]]]]
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Everything inboxspec knows about one machine, in one place."""
+
+    name: str  # as case files and the protocol name it: "wake-gate"
+    title: str
+    seed: str  # the seed document's file name
+    spec: Path  # its spec document
+    cases: Path  # its case directory (generated cases live in `generated/` below it)
+    manifest: Path  # what its default exploration must find (see checker/manifest.py)
+    chart: type[StateChart[Any]]
+    run_case: CaseRunner  # the reference implementation
+    run_model_case: CaseRunner  # the model chart (valid input only)
+    features: tuple[str, ...]  # features a port may declare unsupported
+    explorer: Explorer
+    fuzz: Fuzzer  # random cases for `conform --fuzz`
+
+    @property
+    def generated_cases(self) -> Path:
+        return self.cases / "generated" / "transitions.json"
