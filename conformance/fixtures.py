@@ -145,11 +145,20 @@ class FixturePool:
 
 
 def swap(directory: str, first: str, second: str) -> None:
-    """Exchange two paths inside a fixture directory (the writer proofs' ``swap_paths`` step)."""
+    """Exchange two paths inside a fixture directory (the writer proofs' ``swap_paths`` step).
+
+    When one of the two does not exist, the other is moved to its place.
+    """
     base = Path(directory)
     a = base.joinpath(*_safe_relative(first).parts)
     b = base.joinpath(*_safe_relative(second).parts)
     parking = base / ".swap-parking"
-    os.rename(a, parking)
-    os.rename(b, a)
-    os.rename(parking, b)
+    a_exists, b_exists = os.path.lexists(a), os.path.lexists(b)
+    if not a_exists and not b_exists:
+        raise FileNotFoundError(f"neither {first!r} nor {second!r} exists")
+    if a_exists:
+        os.rename(a, parking)
+    if b_exists:
+        os.rename(b, a)
+    if a_exists:
+        os.rename(parking, b)

@@ -493,7 +493,7 @@ def _active_read(env: Environment, home: str, own_root: str, options: Options) -
     env.require_home_floor(home)
     effective = env.read_effective(home)
     roots = effective.roots
-    if not roots:
+    if roots is None:  # an empty list is not "no roots": JavaScript's [] is truthy
         raise _fail("active locator", "unavailable")
     needed = required(env, home, own_root)
     if needed.own not in roots:
@@ -548,7 +548,7 @@ def preview(env: Environment, home: str, own_root: str, requested: Sequence[str]
     """WRITER-PREV-1..6: the person's view; never a claim, never an attestation."""
     effective = env.read_effective(home)
     mapped = effective.roots
-    if not mapped:
+    if mapped is None:
         raise _fail("active locator", "unavailable")
     selected = list(requested) if requested else list(mapped)
     expected = effective.writers
