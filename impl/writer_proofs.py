@@ -127,9 +127,9 @@ def writer_context_message(category: str, cause: str, phase: str, detail: str | 
                 "inspect sync-placement-writer-roots.json and the matching activation metadata with a "
                 "compatible recovery release, then run amem migrate --sync-placement --dry-run.")
     if category == "home floor":
-        return (f"Sync placement reader-floor proof is {cause} (home floor category); have the person inspect "
-                "formats.json and use a reader compatible with its recorded floor, then run amem migrate "
-                "--sync-placement --dry-run.")
+        return (f"Sync placement reader-floor proof is {cause} (home floor category); have the person "
+                "inspect formats.json and use a reader compatible with its recorded floor, then run "
+                "amem migrate --sync-placement --dry-run.")
     clause = f"; {FAILURE_DETAILS[detail]}" if detail else ""
     if phase == "initial":
         advice = ("upgrade or repair the managed amem install and its host exact pin, then rerun amem setup "
@@ -212,7 +212,7 @@ def _vocabulary(value: object, words: Sequence[str]) -> str | None:
 
 
 def safe_refusal(error: object, category: str, phase: str = "active") -> PlacementWriterContextError:
-    """WRITER-SAFE-1..4: a refusal rebuilt from an untrusted error, or the generic ``unavailable`` one.
+    """WRITER-SAFE-1..3: a refusal rebuilt from an untrusted error, or the generic ``unavailable`` one.
 
     post: __return__.phase == phase
     post: __return__.category in CATEGORIES
@@ -339,7 +339,8 @@ class Options:
         return cls(**{str(k): bool(v) for k, v in raw.items()})
 
 
-def _fail(category: str, cause: str, phase: str = "active", detail: str | None = None) -> PlacementWriterContextError:
+def _fail(category: str, cause: str, phase: str = "active",
+          detail: str | None = None) -> PlacementWriterContextError:
     return PlacementWriterContextError(category, cause, phase, detail)
 
 
@@ -445,7 +446,8 @@ class Attestation:
     legacy_sync_quiesced: bool = True
 
     def as_json(self) -> dict[str, Any]:
-        return {"writers": [w.as_json() for w in self.writers], "legacySyncQuiesced": self.legacy_sync_quiesced}
+        return {"writers": [w.as_json() for w in self.writers],
+                "legacySyncQuiesced": self.legacy_sync_quiesced}
 
 
 @dataclass

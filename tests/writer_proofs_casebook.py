@@ -1,3 +1,4 @@
+# ruff: noqa: E501, RUF005  (case data reads best one case to a line)
 """Builds the writer-proofs case files (``conformance/cases/writer-proofs/*.json``).
 
 Fixtures of real installs are verbose JSON, so the cases are written here as code: each case names
@@ -133,7 +134,7 @@ INITIAL_HOME = home(receipt=[])
 
 def measured(slug: str, description: str, requirements: list[str], entries: Entries,
              *roots: str) -> None:
-    case("measure", slug, description, ["WRITER-MEAS-1", "WRITER-COMP-2", *requirements],
+    case("measure", slug, description, ["WRITER-MEAS-1", "WRITER-COMP-2", "WRITER-MSG-2", *requirements],
          config(CLI + entries + INITIAL_HOME), [initial("cli", *roots)])
 
 
@@ -243,7 +244,8 @@ case("initial", "cli-not-declared", "Declared roots without the running CLI refu
 case("initial", "receipt-root-not-declared", "Declared roots without a receipt root refuse the setup receipt as missing",
      ["WRITER-COMP-3"], config(BASE + home(receipt=["rcpt"])), [initial("cli", "decl")])
 case("initial", "own-root-unreadable", "A running CLI root that does not resolve is unavailable and unreadable",
-     ["WRITER-REQ-1"], {**config(BASE + INITIAL_HOME), "own_root": f"{F}/gone"}, [initial("cli")])
+     ["WRITER-REQ-1", "WRITER-COMP-1"], {**config(BASE + INITIAL_HOME), "own_root": f"{F}/gone"},
+     [initial("cli")])
 case("initial", "receipt-unreadable", "A setup receipt that is not JSON is unavailable and unreadable",
      ["WRITER-REQ-1", "WRITER-HOME-1"], config(BASE + home(receipt_text="{writerRoots")), [initial()])
 case("initial", "receipt-root-unresolvable", "A receipt naming a root that does not resolve is unreadable",
@@ -255,7 +257,7 @@ case("initial", "floor-below", "A reader floor below 0.22.0 is unavailable",
 case("initial", "floor-not-plain", "A reader floor that is not a plain release is unavailable",
      ["WRITER-HOME-2", "WRITER-VER-1"], config(CLI + home(floor="0.22.0-rc.1")), [initial("cli")])
 case("initial", "attest-unchanged", "Attest on unchanged installs returns the writers with the quiescence claim",
-     ["WRITER-INIT-5", "WRITER-ATT-1"], config(BASE + home(receipt=["rcpt"])),
+     ["WRITER-INIT-5", "WRITER-ATT-1", "WRITER-COMP-4"], config(BASE + home(receipt=["rcpt"])),
      [initial("cli", "rcpt", "decl"), step("attest"), step("attest")])
 for slug, root, v2, category in [("cli", "cli", "cli-v2", "running CLI"), ("receipt", "rcpt", "rcpt-v2", "setup receipt"),
                                  ("declared", "decl", "decl-v2", "declared writer")]:
@@ -310,7 +312,7 @@ for slug, root, v2, category in [("cli", "cli", "cli-v2", "running CLI"), ("rece
          f"An active context whose {category} writer differs from the locator refuses it as changed",
          ["WRITER-ACT-5", "WRITER-ACT-7", "WRITER-MSG-1"],
          config(active_world() + CLI_V2 + RCPT_V2 + DECL_V2), [swap(root, v2), step("active")])
-    case("active", f"attest-after-{slug}-changed",
+    case("active", f"active-attest-after-{slug}-changed",
          f"Active attest after the {category} writer changed refuses it in the active phase",
          ["WRITER-ACT-7", "WRITER-ATT-1", "WRITER-SAFE-3"],
          config(active_world() + CLI_V2 + RCPT_V2 + DECL_V2), [step("active"), swap(root, v2), step("attest")])
@@ -331,7 +333,7 @@ case("active", "attest-floor-removed", "Active attest after formats.json vanishe
      ["WRITER-ACT-7", "WRITER-SAFE-3", "WRITER-HOME-2"], config(active_world() + [{"path": "attic", "type": "dir"}]),
      [step("active"), swap("home/formats.json", "attic/formats.json"), step("attest")])
 case("active", "attest-cli-broken", "Active attest after the running CLI broke keeps the measurement detail",
-     ["WRITER-ACT-7", "WRITER-SAFE-3"], config(active_world() + install("cli-old", "0.20.1")),
+     ["WRITER-ACT-7", "WRITER-SAFE-1", "WRITER-SAFE-3"], config(active_world() + install("cli-old", "0.20.1")),
      [step("active"), swap("cli", "cli-old"), step("attest")])
 case("active", "new-active-replaces-initial", "An active context replaces a held initial context",
      ["WRITER-SES-1"], config(active_world()), [initial("cli", "rcpt"), step("active")])
@@ -368,7 +370,7 @@ case("fences", "option-attest-requires-fences", "With attest_requires_fences an 
      [initial("cli"), step("attest"), step("hold_fences"), step("attest"), step("release_fences"), step("attest")])
 REORDERED = active_world(writers=[W_RCPT, W_CLI, W_DECL])
 case("fences", "seed-writer-order-refuses", "A locator listing unchanged writers in another order refuses as changed",
-     ["WRITER-ACT-5"], config(REORDERED), [step("active")])
+     ["WRITER-ACT-5", "WRITER-JSON-1"], config(REORDERED), [step("active")])
 case("fences", "option-compare-writers-by-id", "With compare_writers_by_id a reordered locator matches",
      ["WRITER-OPT-2"], config(REORDERED, {"compare_writers_by_id": True}), [step("active"), step("attest")])
 case("fences", "option-by-id-still-sees-change", "With compare_writers_by_id a changed writer still refuses",
