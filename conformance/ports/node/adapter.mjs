@@ -2,6 +2,10 @@
 // Run: inboxspec conform --adapter "node conformance/ports/node/adapter.mjs"
 import { createInterface } from "node:readline";
 import { WakeGateError, WakePolicy } from "./wake-gate.mjs";
+import * as writerProofs from "./writer-proofs.mjs";
+
+// Machines whose module exports FEATURES and runCase(case) -> result.
+const MODULES = { "writer-proofs": writerProofs };
 
 const FEATURES = {
   "wake-gate": [
@@ -39,7 +43,9 @@ function applyStep(policy, { event, args = {} }) {
   }
 }
 
-function runCase({ machine, config, steps }) {
+function runCase(testCase) {
+  const { machine, config, steps } = testCase;
+  if (MODULES[machine]) return MODULES[machine].runCase(testCase);
   if (machine !== "wake-gate") return null;
   let policy;
   try {
@@ -56,7 +62,8 @@ function handle(request) {
     return {
       ready: true, version: 1,
       implementation: { name: "inboxspec-node-example", version: "0.1.0", language: `javascript (node ${process.version})` },
-      machines: Object.keys(FEATURES), features: FEATURES,
+      machines: [...Object.keys(FEATURES), ...Object.keys(MODULES)],
+      features: { ...FEATURES, ...Object.fromEntries(Object.entries(MODULES).map(([name, m]) => [name, m.FEATURES])) },
     };
   }
   const { seq, case: testCase } = request;
