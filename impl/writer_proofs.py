@@ -202,7 +202,7 @@ def _genuine(error: object, cls: type) -> bool:
     real = type(error)
     if not issubclass(real, cls):
         return False
-    if real.__getattribute__ is not cls.__getattribute__:
+    if getattr(real, "__getattribute__") is not getattr(cls, "__getattribute__"):  # noqa: B009
         return False
     return not any("__getattr__" in vars(klass) for klass in real.__mro__)
 

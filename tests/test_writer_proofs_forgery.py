@@ -19,8 +19,13 @@ from inboxspec.impl.writer_proofs import (
     safe_refusal,
 )
 
-GENERIC = {"category": "declared writer", "cause": "unavailable", "phase": "initial", "detail": None,
-           "renewal_state": None}
+GENERIC = {
+    "category": "declared writer",
+    "cause": "unavailable",
+    "phase": "initial",
+    "detail": None,
+    "renewal_state": None,
+}
 
 
 def fields(refusal: PlacementWriterContextError) -> dict[str, Any]:
@@ -118,8 +123,12 @@ def test_genuine_refusal_is_rebuilt_in_the_given_phase() -> None:
     """WRITER-SAFE-3: own fields kept, phase replaced, unknown detail dropped."""
     genuine = PlacementWriterContextError("setup receipt", "changed", "active", "changed")
     assert fields(safe_refusal(genuine, "declared writer", "initial")) == {
-        "category": "setup receipt", "cause": "changed", "phase": "initial", "detail": "changed",
-        "renewal_state": None}
+        "category": "setup receipt",
+        "cause": "changed",
+        "phase": "initial",
+        "detail": "changed",
+        "renewal_state": None,
+    }
     genuine.detail = "root-kit"
     genuine.renewal_state = "later"
     assert fields(safe_refusal(genuine, "declared writer"))["detail"] is None
@@ -154,21 +163,33 @@ def renewal_bad_code() -> SharedWriterRevisionError:
     return error
 
 
-@pytest.mark.parametrize("forge", [lambda: RenewalProxy("pending"), RenewalProperty, RenewalSpoof, renewal_bad_code],
-                         ids=["proxy", "property", "spoofed __class__", "out-of-vocabulary code"])
+@pytest.mark.parametrize(
+    "forge",
+    [lambda: RenewalProxy("pending"), RenewalProperty, RenewalSpoof, renewal_bad_code],
+    ids=["proxy", "property", "spoofed __class__", "out-of-vocabulary code"],
+)
 def test_forged_renewal_becomes_the_generic_refusal(forge: Any) -> None:
     """WRITER-SAFE-1, WRITER-SAFE-2: only an own code of exactly pending or staging counts."""
     assert fields(safe_refusal(forge(), "active locator")) == {
-        "category": "active locator", "cause": "unavailable", "phase": "active", "detail": None,
-        "renewal_state": None}
+        "category": "active locator",
+        "cause": "unavailable",
+        "phase": "active",
+        "detail": None,
+        "renewal_state": None,
+    }
 
 
 @pytest.mark.parametrize("state", ["pending", "staging"])
 def test_genuine_renewal_is_the_writer_renewal_refusal(state: str) -> None:
     """WRITER-SAFE-2, WRITER-MSG-3."""
     refusal = safe_refusal(SharedWriterRevisionError(state), "active locator", "initial")
-    assert fields(refusal) == {"category": "writer renewal", "cause": "unavailable", "phase": "initial",
-                               "detail": None, "renewal_state": state}
+    assert fields(refusal) == {
+        "category": "writer renewal",
+        "cause": "unavailable",
+        "phase": "initial",
+        "detail": None,
+        "renewal_state": state,
+    }
     assert str(refusal) == str(SharedWriterRevisionError(state))
 
 
@@ -192,9 +213,11 @@ def failure_bad_detail() -> WriterMeasurementError:
     return error
 
 
-@pytest.mark.parametrize("forge", [lambda: FailureProxy("bound"), FailureProperty, failure_bad_detail,
-                                   lambda: ValueError("bound")],
-                         ids=["proxy", "property", "out-of-vocabulary detail", "foreign"])
+@pytest.mark.parametrize(
+    "forge",
+    [lambda: FailureProxy("bound"), FailureProperty, failure_bad_detail, lambda: ValueError("bound")],
+    ids=["proxy", "property", "out-of-vocabulary detail", "foreign"],
+)
 def test_forged_measurement_failure_is_not_extracted(forge: Any) -> None:
     """WRITER-COMP-2: a failure that is not genuine reads as unreadable, with no index."""
     assert extract_failure(forge()) is None

@@ -46,7 +46,9 @@ def chmod(mode: int, name: str) -> Callable[[Path], None]:
 
 
 def version(text: str) -> Callable[[Path], None]:
-    return lambda root: (root / "package.json").write_text(json.dumps({"name": "@staix/agent-mem", "version": text}))
+    return lambda root: (root / "package.json").write_text(
+        json.dumps({"name": "@staix/agent-mem", "version": text})
+    )
 
 
 BROKEN: dict[str, tuple[Callable[[Path], None], str]] = {
@@ -62,10 +64,14 @@ BROKEN: dict[str, tuple[Callable[[Path], None], str]] = {
     "0.21.0-rc.1": (version("0.21.0-rc.1"), "invalid-version"),
     "v0.21.0": (version("v0.21.0"), "invalid-version"),
     "0.21": (version("0.21"), "invalid-version"),
-    "wrong name": (lambda r: (r / "package.json").write_text('{"name": "amem", "version": "0.22.0"}'),
-                   "wrong-package"),
-    "package.json a symlink": (lambda r: ((r / "package.json").rename(r / "real.json"),
-                                          os.symlink("real.json", r / "package.json")), "unsafe-runtime"),
+    "wrong name": (
+        lambda r: (r / "package.json").write_text('{"name": "amem", "version": "0.22.0"}'),
+        "wrong-package",
+    ),
+    "package.json a symlink": (
+        lambda r: ((r / "package.json").rename(r / "real.json"), os.symlink("real.json", r / "package.json")),
+        "unsafe-runtime",
+    ),
 }
 
 
@@ -107,7 +113,9 @@ def test_file_rewritten_during_measurement_is_changed(tmp_path: Path) -> None:
     """WRITER-MEAS-7: through the hook between the two passes."""
     root = install(tmp_path / "w")
     with pytest.raises(WriterMeasurementError) as caught:
-        measure_root(str(root), between=lambda: (root / "src" / "index.ts").write_text("export const x = 1;\n"))
+        measure_root(
+            str(root), between=lambda: (root / "src" / "index.ts").write_text("export const x = 1;\n")
+        )
     assert caught.value.detail == "changed"
 
 
@@ -158,7 +166,10 @@ def test_running_cli_moved_between_required_reads(tmp_path: Path) -> None:
     with pytest.raises(PlacementWriterContextError) as caught:
         proofs.initial([str(current)])
     assert (caught.value.category, caught.value.cause_class, caught.value.detail) == (
-        "running CLI", "changed", "changed")
+        "running CLI",
+        "changed",
+        "changed",
+    )
 
 
 def test_receipt_changed_between_required_reads(tmp_path: Path) -> None:
@@ -183,8 +194,11 @@ def test_locator_not_current(tmp_path: Path, edit: str, cause: str) -> None:
     home = _home(tmp_path, [])
     pin = measure_root(str(cli)).pin
     locator = home / "sync-placement-writer-roots.json"
-    document = {"roots": [str(cli)], "writers": [{"writerId": str(cli), "version": "0.22.0", "pin": pin}],
-                "activation": {"generation": 1, "renewal": None}}
+    document = {
+        "roots": [str(cli)],
+        "writers": [{"writerId": str(cli), "version": "0.22.0", "pin": pin}],
+        "activation": {"generation": 1, "renewal": None},
+    }
     locator.write_text(json.dumps(document))
 
     def touch() -> None:

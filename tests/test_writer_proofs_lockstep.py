@@ -33,8 +33,9 @@ class WriterProofsLockstep(RuleBasedStateMachine):
         note(f"options: attest_requires_fences={fences}, compare_writers_by_id={by_id}")
         self.env = fakes.FakeEnvironment(World(None, None, None, None, "missing", None, (), ()))
         self.proofs = WriterProofs(self.env, fakes.HOME, fakes.OWN_ROOT, Options(fences, by_id))
-        self.chart = WriterProofsChart(own_root=fakes.OWN_ROOT,
-                                       options=WriterProofsModelOptions(fences, by_id))
+        self.chart = WriterProofsChart(
+            own_root=fakes.OWN_ROOT, options=WriterProofsModelOptions(fences, by_id)
+        )
         self.model_output: dict[str, Any] = {}
         self.impl_output: dict[str, Any] = {}
 

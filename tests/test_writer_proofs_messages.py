@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the seed's templates are long lines of text)
 """Every refusal message, for every combination of its fields, is the seed's template (WRITER-MSG-1..3).
 
 The templates below are transcribed from ``sync-placement-writer-context.ts`` in

@@ -109,14 +109,20 @@ REALS = ("/cli", "/decl", "/rcpt")
 SPELLINGS = ("/cli", "/decl", "/rcpt", "/alias", "rel", "/gone")
 DETAILS = ("below-minimum", "unreadable", "changed", "missing-runtime")
 
-_ok = st.tuples(st.just("ok"), st.sampled_from(("0.22.0", "0.22.1")), st.sampled_from(("sha256:a", "sha256:b")))
+_ok = st.tuples(
+    st.just("ok"), st.sampled_from(("0.22.0", "0.22.1")), st.sampled_from(("sha256:a", "sha256:b"))
+)
 _fault = st.tuples(st.just("fault"), st.sampled_from(DETAILS))
 # Mostly healthy installs, so that events get past the measurement to the later checks.
 installs = st.tuples(*(st.one_of(_ok, _ok, _ok, _fault) for _ in REALS))
 owns = st.sampled_from(("/cli", "/cli", "/cli", "/cli", "/decl", None))
 receipts = st.sampled_from(((), ("/rcpt",), ("/rcpt",), None))
-root_lists = st.one_of(st.just(()), st.just(("/cli", "/rcpt")), st.just(("/rcpt", "/cli", "/decl")),
-                       st.lists(st.sampled_from(SPELLINGS), max_size=3).map(tuple))
+root_lists = st.one_of(
+    st.just(()),
+    st.just(("/cli", "/rcpt")),
+    st.just(("/rcpt", "/cli", "/decl")),
+    st.lists(st.sampled_from(SPELLINGS), max_size=3).map(tuple),
+)
 
 
 @st.composite
@@ -124,10 +130,21 @@ def worlds(draw: st.DrawFn) -> World:
     own = draw(owns)
     receipt = draw(receipts)
     installed = dict(zip(REALS, draw(installs), strict=True))
-    paths = tuple(sorted([("/cli", "ok", "/cli"), ("/decl", "ok", "/decl"),
-                          ("/rcpt", *draw(st.sampled_from((("ok", "/rcpt"), ("ok", "/rcpt"), ("unresolved", ""))))),
-                          ("/alias", "ok", "/cli"), ("rel", "invalid", ""), ("/gone", "unresolved", "")]))
-    locator_kind = draw(st.sampled_from(("match", "match", "reordered", "stale", "none", "unavailable", "no-roots")))
+    paths = tuple(
+        sorted(
+            [
+                ("/cli", "ok", "/cli"),
+                ("/decl", "ok", "/decl"),
+                ("/rcpt", *draw(st.sampled_from((("ok", "/rcpt"), ("ok", "/rcpt"), ("unresolved", ""))))),
+                ("/alias", "ok", "/cli"),
+                ("rel", "invalid", ""),
+                ("/gone", "unresolved", ""),
+            ]
+        )
+    )
+    locator_kind = draw(
+        st.sampled_from(("match", "match", "reordered", "stale", "none", "unavailable", "no-roots"))
+    )
     locator: Locator | str | None
     if locator_kind == "none":
         locator = None
@@ -140,16 +157,22 @@ def worlds(draw: st.DrawFn) -> World:
             writers.reverse()
         elif locator_kind == "stale" and writers:
             writers[0] = (writers[0][0], "0.21.0", "sha256:old")
-        locator = Locator(None if locator_kind == "no-roots" else roots, tuple(writers),
-                          draw(st.sampled_from(("current", "current", "current", "changed", "missing", "pending",
-                                                "staging"))))
+        locator = Locator(
+            None if locator_kind == "no-roots" else roots,
+            tuple(writers),
+            draw(
+                st.sampled_from(("current", "current", "current", "changed", "missing", "pending", "staging"))
+            ),
+        )
     # Half the worlds move the running CLI root or the receipt while the measurement runs.
     racing = draw(st.sampled_from(("no", "own", "receipt")))
     return World(
-        own=own, own_after=draw(st.sampled_from(("/decl", None))) if racing == "own" else own,
+        own=own,
+        own_after=draw(st.sampled_from(("/decl", None))) if racing == "own" else own,
         receipt=receipt,
         receipt_after=draw(receipts.filter(lambda r: r != receipt)) if racing == "receipt" else receipt,
         floor=draw(st.sampled_from(("0.22.0", "0.22.0", "0.23.0", "missing", "unavailable"))),
-        locator=locator, paths=paths,
+        locator=locator,
+        paths=paths,
         installs=tuple(sorted(installed.items())),
     )
