@@ -75,6 +75,27 @@ def parse_release(text: object) -> tuple[int, int, int] | None:
     return numbers
 
 
+def first_fault(faults: frozenset[str]) -> str | None:
+    """WRITER-MEAS-4: the detail an install with these faults reports, or None when it has none.
+
+    Checked symbolically by CrossHair (tests/test_writer_proofs_crosshair.py).
+
+    post[]:
+        # an exceeded bound wins over every other fault
+        "bound" not in faults or __return__ == "bound"
+        # the reported detail is one of the install's faults
+        __return__ is None or __return__ in faults
+        # an install with a ranked fault always reports one
+        __return__ is not None or not any(detail in faults for detail in PRECEDENCE)
+        # an unsafe entry wins over a writable one
+        "unsafe-runtime" not in faults or __return__ in ("bound", "unsafe-runtime")
+    """
+    for detail in PRECEDENCE:
+        if detail in faults:
+            return detail
+    return None
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"not JSON: {name}")
 
@@ -234,9 +255,9 @@ def measure_root(real_root: str, between: Callable[[], None] | None = None) -> W
     files = {e.path for e in entries if e.kind == "file"}
     if any(required not in files for required in REQUIRED_RUNTIME):
         faults.add("missing-runtime")
-    for detail in PRECEDENCE:
-        if detail in faults:
-            raise WriterMeasurementError(detail)
+    detail = first_fault(frozenset(faults))
+    if detail is not None:
+        raise WriterMeasurementError(detail)
     assert version is not None
     inventory = [(e.path, e.kind, e.mode, e.size,
                   hashlib.sha256(contents[e.path]).hexdigest() if e.kind == "file" else "")

@@ -117,8 +117,6 @@ def renewal_message(state: str) -> str:
 def writer_context_message(category: str, cause: str, phase: str, detail: str | None = None,
                            renewal_state: str | None = None) -> str:
     """WRITER-MSG-1: the refusal message, a pure function of the refusal's fields.
-
-    post: "writer renewal" == category or cause in __return__
     """
     if category == "writer renewal":
         return renewal_message("staging" if renewal_state == "staging" else "pending")
@@ -212,11 +210,7 @@ def _vocabulary(value: object, words: Sequence[str]) -> str | None:
 
 
 def safe_refusal(error: object, category: str, phase: str = "active") -> PlacementWriterContextError:
-    """WRITER-SAFE-1..3: a refusal rebuilt from an untrusted error, or the generic ``unavailable`` one.
-
-    post: __return__.phase == phase
-    post: __return__.category in CATEGORIES
-    """
+    """WRITER-SAFE-1..3: a refusal rebuilt from an untrusted error, or the generic ``unavailable`` one."""
     if _genuine(error, SharedWriterRevisionError):
         present, code = _own_value(error, "code")
         state = _vocabulary(code, RENEWAL_STATES) if present else None
@@ -375,10 +369,11 @@ def required(env: Environment, home: str, own_root: str, phase: str = "active") 
 
 
 def root_category(root: str | None, needed: Required) -> str:
-    """WRITER-CAT-1.
+    """WRITER-CAT-1. Checked symbolically by CrossHair (tests/test_writer_proofs_crosshair.py).
 
-    post: __return__ in ("running CLI", "setup receipt", "declared writer")
-    post: (root != needed.own) or __return__ == "running CLI"
+    post[]:
+        # the running CLI's own root is always the running CLI category
+        root != needed.own or __return__ == "running CLI"
     """
     if root == needed.own:
         return "running CLI"
