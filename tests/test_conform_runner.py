@@ -6,6 +6,7 @@ Each test names the requirements of spec/conformance-protocol.md it shows.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -209,3 +210,147 @@ def test_broken_reference_fails_with_a_readable_diff() -> None:
     assert "step 13 (decide" in block and '"now_ms": 60099' in block
     assert 'expected {"counts_against_cap": false, "lane": "scheduledSelf"' in block
     assert 'actual   {"counts_against_cap": true, "lane": "scheduledSelf"' in block
+
+
+# Issue 9: attacks on the runner, each reproduced, each with its defined outcome.
+
+
+@pytest.mark.parametrize("fault", ["skip-all", "no-machines"])
+def test_a_run_that_executed_nothing_is_not_a_pass(fault: str) -> None:
+    """PROTO-EXEC-1 (attack 1): every case skipped is exit 2, never "ok"."""
+    code, report, output = conform("--adapter", faulty(fault))
+    assert code == 2, output
+    assert report is not None and report["ok"] is False and report["executed"] == 0
+    assert "no case was executed" in report["coverage_problems"][0]
+    assert report["machines"]["wake-gate"]["executed"] == 0
+    assert report["machines"]["wake-gate"]["skipped"] == len(report["results"]) > 0
+
+
+def test_selecting_nothing_is_not_a_pass(tmp_path: Path) -> None:
+    """PROTO-EXEC-1: --run matching nothing, or an empty case directory."""
+    code, report, output = conform("--adapter", REFERENCE, "--run", "no-such-case")
+    assert code == 2 and report is not None and report["executed"] == 0, output
+    code, report, output = conform("--adapter", REFERENCE, "--cases", str(tmp_path))
+    assert code == 2 and report is not None and "no case was executed" in output, output
+
+
+def test_report_counts_each_machine() -> None:
+    """PROTO-EXEC-1: executed, passed, failed, errored and skipped per machine."""
+    code, report, output = conform("--adapter", faulty("lie"), "--run", "wake-gate/announce-*",
+                                   "--run", "wake-gate/f1-*",
+                                   "--without-feature", "option:announce_requires_refusal")
+    assert code == 1 and report is not None, output
+    counts = report["machines"]["wake-gate"]
+    assert set(counts) >= {"executed", "passed", "failed", "errored", "skipped"}
+    assert counts["failed"] == 1 and counts["skipped"] >= 1
+    assert counts["executed"] == counts["passed"] + counts["failed"] + counts["errored"]
+
+
+def test_min_executed_demands_coverage() -> None:
+    """PROTO-EXEC-2."""
+    code, report, _ = conform("--adapter", REFERENCE, "--run", "wake-gate/f1-*", "--min-executed", "3")
+    assert code == 2 and report is not None
+    assert "fewer than --min-executed 3" in report["coverage_problems"][0]
+    code, _, _ = conform("--adapter", REFERENCE, "--run", "wake-gate/f[12]-*", "--min-executed", "3")
+    assert code == 0
+
+
+def test_duplicate_ids_make_the_run_unusable(tmp_path: Path) -> None:
+    """PROTO-CASES-1 (attack 3): conform refuses what `cases lint` refuses, with the same words."""
+    case = {"id": "wake-gate/probe", "description": "A probe case announces on a fresh gate",
+            "requirements": ["WAKE-ANN-2"], "config": {},
+            "steps": [{"event": "announce_refusal", "expect": {"announce": True, "streak": 0}}]}
+    other = {**case, "description": "Another probe case announces on a fresh gate"}
+    (tmp_path / "probe.json").write_text(json.dumps({"machine": "wake-gate", "cases": [case, other]}))
+    code, report, output = conform("--adapter", REFERENCE, "--cases", str(tmp_path))
+    assert code == 2 and "duplicate id" in output, output
+    assert report is not None and any("duplicate id" in p for p in report["problems"])
+    (tmp_path / "probe.json").write_text(json.dumps({"machine": "wake-gate", "cases": [
+        {**case, "requirements": ["WAKE-NOPE-1"]}]}))
+    code, _, output = conform("--adapter", REFERENCE, "--cases", str(tmp_path))
+    assert code == 2 and "cites WAKE-NOPE-1, which is not in spec/" in output, output
+
+
+def _megabyte_case(tmp_path: Path) -> Path:
+    from inboxspec.conformance.drivers import DRIVERS
+
+    steps = [{"event": "decide", "args": {"batch": [{"kind": "agent", "from": "a", "to": "b",
+                                                     "text": "x" * (1 << 20)}], "now_ms": 0}}]
+    expect = DRIVERS["wake-gate"]({}, steps)["outputs"]
+    case = {"id": "wake-gate/megabyte", "description": "A one-megabyte chatter message wakes",
+            "requirements": ["WAKE-CAP-2"], "config": {},
+            "steps": [{**steps[0], "expect": expect[0]}]}
+    (tmp_path / "big.json").write_text(json.dumps({"machine": "wake-gate", "cases": [case]}))
+    return tmp_path
+
+
+def test_writes_to_an_adapter_that_stopped_reading_are_bounded(tmp_path: Path) -> None:
+    """PROTO-FRAME-4 (attack 4): a 1 MB request to an adapter that never reads times out."""
+    import time
+
+    cases = _megabyte_case(tmp_path)
+    began = time.monotonic()
+    code, report, output = conform("--adapter", faulty("stop-reading"), "--cases", str(cases),
+                                   "--timeout", "2", timeout=60)
+    assert time.monotonic() - began < 30
+    assert code == 1 and report is not None, output
+    detail = outcome(report, "wake-gate/megabyte")["detail"]
+    assert detail.startswith("timeout") and "stopped reading its input" in detail
+    code, report, output = conform("--adapter", REFERENCE, "--cases", str(cases), timeout=60)
+    assert code == 0, output
+
+
+@pytest.mark.parametrize("fault", ["nan", "infinity", "huge-number", "deep"])
+def test_replies_that_are_not_plain_json_error_their_case(fault: str, tmp_path: Path) -> None:
+    """PROTO-VAL-3 (attacks 5 and 6): NaN, Infinity, 5000 digits, 100 000 levels: no traceback."""
+    code, report, output = conform("--adapter", faulty(fault, tmp_path / "once"))
+    assert code == 1 and report is not None, output
+    assert "Traceback" not in output
+    bad = outcome(report, TRIGGER_ID)
+    assert bad["outcome"] == "error" and bad["detail"].startswith("not-json: reply is not plain JSON")
+    assert report["totals"]["pass"] == len(report["results"]) - 1
+
+
+@pytest.mark.parametrize("literal", ["NaN", "[" * 100_000 + "]" * 100_000])
+def test_case_files_that_are_not_plain_json_make_the_run_unusable(literal: str, tmp_path: Path) -> None:
+    """PROTO-VAL-3: the case file is named with its path, and --json is still written."""
+    case = {"id": "wake-gate/probe", "description": "A probe case announces on a fresh gate",
+            "requirements": ["WAKE-ANN-2"], "config": {},
+            "steps": [{"event": "announce_refusal", "expect": {"announce": True, "streak": 0}}]}
+    text = json.dumps({"machine": "wake-gate", "cases": [case]})
+    text = text.replace('"streak": 0', f'"streak": {literal}')
+    (tmp_path / "probe.json").write_text(text)
+    code, report, output = conform("--adapter", REFERENCE, "--cases", str(tmp_path))
+    assert code == 2 and "Traceback" not in output, output
+    assert report is not None and f"{tmp_path / 'probe.json'}: not plain JSON" in report["unusable"]
+
+
+@pytest.mark.parametrize("fault", ["surrogate-detail", "surrogate-name"])
+@pytest.mark.parametrize("as_json", [True, False])
+def test_lone_surrogates_are_printed_escaped(fault: str, as_json: bool, tmp_path: Path) -> None:
+    """PROTO-VAL-4 (attack 7): in a detail or in implementation.name; both report forms."""
+    args = ["-m", "inboxspec", "conform", "--adapter", faulty(fault, tmp_path / "once")]
+    process = subprocess.run([sys.executable, *args, *(["--json"] if as_json else [])],
+                             capture_output=True, timeout=120,
+                             env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    stdout = process.stdout.decode("utf-8")  # strict: the output itself is valid UTF-8
+    assert b"Traceback" not in process.stderr, process.stderr
+    expected_code = 1 if fault == "surrogate-detail" else 0
+    assert process.returncode == expected_code, stdout
+    if as_json:
+        report = json.loads(stdout)
+        assert report["ok"] is (expected_code == 0)
+    else:
+        assert "\\ud800" in stdout or "\\udc80" in stdout
+
+
+def test_a_duplicated_reply_blames_the_case_answered_twice(tmp_path: Path) -> None:
+    """PROTO-RUN-4 (attack 8): the twice-answered case errors; the next case still passes."""
+    for window in ("16", "1"):
+        code, report, output = conform("--adapter", faulty("duplicate", tmp_path / f"once{window}"),
+                                       "--window", window)
+        assert code == 1 and report is not None, output
+        bad = outcome(report, TRIGGER_ID)
+        assert bad["outcome"] == "error" and bad["detail"].startswith("duplicate-reply"), bad
+        assert report["totals"]["error"] == 1
+        assert report["totals"]["pass"] == len(report["results"]) - 1
