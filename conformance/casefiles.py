@@ -20,8 +20,9 @@ from typing import Any
 
 import jsonschema
 
-from inboxspec import spec_index
+from inboxspec import machines
 from inboxspec.conformance.plainjson import NotPlainJSON, parse_plain_json
+from inboxspec.spec import index as spec_index
 
 SHOULD = re.compile(r"\bshould\b", re.IGNORECASE)
 
@@ -75,6 +76,11 @@ class LintReport:
 
 def bundled_cases_dir() -> Path:
     return Path(str(resources.files("inboxspec.conformance").joinpath("cases")))
+
+
+def registered_case_dirs() -> list[Path]:
+    """Every registered machine's case directory: the suite that `check` and `conform` run."""
+    return [machine.cases for machine in machines.all_machines()]
 
 
 def schema() -> dict[str, Any]:
@@ -202,10 +208,10 @@ def lint(directories: Iterable[Path]) -> LintReport:
     for case in cases:
         cited.setdefault(case.machine, set()).update(case.requirements)
 
-    for machine in sorted({c.machine for c in cases} & set(spec_index.SPEC_DOCUMENTS)):
-        document = spec_index.SPEC_DOCUMENTS[machine]
-        report.problems += [f"{document}: {problem}"
-                            for problem in spec_index.keyword_problems(spec_index.spec_text(document))]
+    for machine in sorted({c.machine for c in cases} & set(machines.REGISTRY)):
+        document = machines.get(machine).spec
+        report.problems += [f"{document.name}: {problem}"
+                            for problem in spec_index.keyword_problems(spec_index.machine_spec_text(machine))]
         required = spec_index.requirements(machine)
         uncited = [r for r in required if r not in cited.get(machine, set())]
         report.coverage[machine] = (len(required) - len(uncited), len(required))
@@ -231,7 +237,7 @@ def case_problems(cases: Iterable[Case]) -> list[str]:
         seen_ids.setdefault(case.id, case.source)
         if not case.id.startswith(case.machine + "/"):
             problems.append(f"{where}: id must start with '{case.machine}/'")
-        if case.machine not in spec_index.SPEC_DOCUMENTS:
+        if case.machine not in machines.REGISTRY:
             problems.append(f"{where}: unknown machine {case.machine!r}")
             continue
         if SHOULD.search(case.description):

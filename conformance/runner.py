@@ -36,7 +36,7 @@ from typing import Any
 import fastjsonschema
 
 from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess
-from inboxspec.conformance.casefiles import Case, CaseFileError, bundled_cases_dir, load_cases
+from inboxspec.conformance.casefiles import Case, CaseFileError, load_cases, registered_case_dirs
 from inboxspec.conformance.compare import first_difference
 
 PROTOCOL_VERSION = 1
@@ -460,7 +460,7 @@ def _command(args: argparse.Namespace) -> int:
     _safe_output()
     coverage = Coverage(require=tuple(args.require), min_executed=args.min_executed)
     try:
-        targets = _registered_machines(args.require) if args.require or args.fuzz else []
+        targets = _registered_machines(args.require)
         progress = not args.json and sys.stderr.isatty()
         if args.fuzz is not None:
             from inboxspec.conformance.fuzz import conform_fuzz
@@ -470,7 +470,7 @@ def _command(args: argparse.Namespace) -> int:
                                   max_line_bytes=args.max_line_bytes, window=args.window,
                                   without_features=args.without_feature, coverage=coverage)
         else:
-            cases = load_cases(args.cases or [bundled_cases_dir()])
+            cases = load_cases(args.cases or registered_case_dirs())
             selection = Selection(run=args.run, skip=args.skip, features=args.feature,
                                   without_features=args.without_feature,
                                   expected_failures=[g for f in args.skip_file

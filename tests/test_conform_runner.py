@@ -272,11 +272,11 @@ def test_duplicate_ids_make_the_run_unusable(tmp_path: Path) -> None:
 
 
 def _megabyte_case(tmp_path: Path) -> Path:
-    from inboxspec.conformance.drivers import DRIVERS
+    from inboxspec import machines
 
     steps = [{"event": "decide", "args": {"batch": [{"kind": "agent", "from": "a", "to": "b",
                                                      "text": "x" * (1 << 20)}], "now_ms": 0}}]
-    expect = DRIVERS["wake-gate"]({}, steps)["outputs"]
+    expect = machines.get("wake-gate").run_case({}, steps)["outputs"]
     case = {"id": "wake-gate/megabyte", "description": "A one-megabyte chatter message wakes",
             "requirements": ["WAKE-CAP-2"], "config": {},
             "steps": [{**steps[0], "expect": expect[0]}]}
