@@ -89,7 +89,7 @@ class AdapterProcess:
     def _drain_stderr(self, stream: IO[bytes]) -> None:
         # Adapters may log freely; only a bounded tail is kept, for error context.
         try:
-            for chunk in iter(lambda: stream.read1(65536), b""):
+            for chunk in iter(lambda: os.read(stream.fileno(), 65536), b""):
                 with self._stderr_lock:
                     self._stderr_tail.append(chunk)
                     self._stderr_size += len(chunk)

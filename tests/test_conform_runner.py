@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -354,3 +355,94 @@ def test_a_duplicated_reply_blames_the_case_answered_twice(tmp_path: Path) -> No
         assert bad["outcome"] == "error" and bad["detail"].startswith("duplicate-reply"), bad
         assert report["totals"]["error"] == 1
         assert report["totals"]["pass"] == len(report["results"]) - 1
+
+
+# Random differential testing (issue 9, attack 2).
+
+LOOKUP = f"{sys.executable} {Path(__file__).parent / 'adapters' / 'lookup_adapter.py'}"
+NODE = shutil.which("node")
+NODE_PORT = Path(__file__).resolve().parents[1] / "conformance" / "ports" / "node"
+# The bundled case that kills the Node mutant below; the fuzz test runs without it.
+MUTANT_KILLER = "wake-gate/counted-wake-clears-an-unannounced-refusal"
+
+
+def test_an_adapter_that_looks_the_answers_up_passes_the_cases_but_not_the_fuzz() -> None:
+    """PROTO-FUZZ-1: random cases under fresh ids exist in no file."""
+    code, report, output = conform("--adapter", LOOKUP)
+    assert code == 0 and report is not None and report["totals"]["fail"] == 0, output
+    code, report, output = conform("--adapter", LOOKUP, "--fuzz", "20", "--seed", "1")
+    assert code == 1 and report is not None, output
+    assert report["totals"]["error"] == 20
+    assert all(r["id"].startswith("wake-gate/fuzz-1-") for r in report["results"])
+
+
+def test_fuzz_passes_the_reference() -> None:
+    """PROTO-FUZZ-1: expected outputs come from the reference, so it agrees with itself."""
+    code, report, output = conform("--adapter", REFERENCE, "--fuzz", "300", "--seed", "7")
+    assert code == 0 and report is not None, output
+    assert report["machines"]["wake-gate"]["executed"] == 300
+    assert report["fuzz"] == {"seed": 7, "count": 300, "shrunk": []}
+
+
+@pytest.mark.skipif(NODE is None and not os.environ.get("CI"), reason="node is not installed")
+def test_fuzz_passes_the_node_port() -> None:
+    code, report, output = conform("--adapter", f"{NODE} {NODE_PORT / 'adapter.mjs'}",
+                                   "--fuzz", "300", "--seed", "7")
+    assert code == 0 and report is not None, output
+
+
+def _node_mutant(tmp_path: Path) -> str:
+    """The Node port with one rule changed: a counted wake leaves the refusal flag set."""
+    port = tmp_path / "node-mutant"
+    shutil.copytree(NODE_PORT, port)
+    source = port / "wake-gate.mjs"
+    rule = "    this.#refusedSinceRearm = false;\n    return decision(lane, true, true);"
+    text = source.read_text()
+    assert text.count(rule) == 1
+    source.write_text(text.replace(rule, "    return decision(lane, true, true);"))
+    return f"{NODE} {port / 'adapter.mjs'}"
+
+
+@pytest.mark.skipif(NODE is None and not os.environ.get("CI"), reason="node is not installed")
+def test_fuzz_catches_a_node_mutant_that_the_bundled_cases_miss(tmp_path: Path) -> None:
+    """PROTO-FUZZ-1, PROTO-FUZZ-3: one changed rule, invisible to every other bundled case."""
+    mutant = _node_mutant(tmp_path)
+    code, report, output = conform("--adapter", mutant, "--skip", MUTANT_KILLER)
+    assert code == 0 and report is not None, output
+    code, report, output = conform("--adapter", mutant, "--run", MUTANT_KILLER)
+    assert code == 1, output
+
+    code, report, output = conform("--adapter", mutant, "--fuzz", "2000", "--seed", "1")
+    assert code == 1 and report is not None, output
+    (shrunk,) = report["fuzz"]["shrunk"]
+    assert shrunk["steps"] < shrunk["original_steps"]
+    case_file = shrunk["case_file"]
+    (case,) = case_file["cases"]
+    assert case["steps"][-1]["event"] == "announce_refusal"
+    assert case["steps"][-1]["expect"]["announce"] is False
+    assert case["config"]["options"] == {"announce_requires_refusal": True}
+    assert len(case["steps"]) <= 6 and "TODO-CITE-1" not in case["requirements"]
+
+    # Ready to commit: conform loads it (lint's rules), the reference passes it, the mutant fails it.
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "found.json").write_text(json.dumps(case_file, indent=2))
+    assert conform("--adapter", REFERENCE, "--cases", str(cases))[0] == 0
+    assert conform("--adapter", mutant, "--cases", str(cases))[0] == 1
+
+
+@pytest.mark.skipif(NODE is None and not os.environ.get("CI"), reason="node is not installed")
+def test_fuzz_is_deterministic_for_a_seed(tmp_path: Path) -> None:
+    """PROTO-FUZZ-2: the same seed sends the same cases and shrinks to the same case file."""
+    mutant = _node_mutant(tmp_path)
+    runs = [conform("--adapter", mutant, "--fuzz", "300", "--seed", "2")[1] for _ in range(2)]
+    other = conform("--adapter", mutant, "--fuzz", "300", "--seed", "3")[1]
+    assert runs[0] is not None and runs[1] is not None and other is not None
+
+    def essence(report: dict[str, Any]) -> Any:
+        return ([(r["id"], r["outcome"], r["detail"]) for r in report["results"]],
+                report["fuzz"]["shrunk"])
+
+    assert essence(runs[0]) == essence(runs[1])
+    assert runs[0]["fuzz"]["shrunk"], "seed 2 finds the mutant"
+    assert essence(other) != essence(runs[0])
