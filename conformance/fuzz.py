@@ -55,6 +55,10 @@ from inboxspec.conformance.runner import (
 
 # Candidate runs allowed while shrinking one failure (each is one round trip).
 DEFAULT_SHRINK_BUDGET = 1000
+# Wall-clock cap on shrinking one failure: an adapter that hangs on every
+# candidate costs a --timeout each. Shrinking is deterministic unless this cap
+# cuts it short, which the report then says (``cut_short``).
+DEFAULT_SHRINK_SECONDS = 120.0
 # Failures shrunk and printed per machine; the rest are listed by id.
 SHRUNK_PER_MACHINE = 1
 
@@ -114,11 +118,13 @@ class Shrunk:
     original_steps: int
     candidates_tried: int
     case_file: dict[str, Any]
+    cut_short: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {"failure": self.original.case.id, "detail": self.result.detail,
                 "original_steps": self.original_steps, "steps": len(self.result.case.steps),
-                "candidates_tried": self.candidates_tried, "case_file": self.case_file}
+                "candidates_tried": self.candidates_tried, "cut_short": self.cut_short,
+                "case_file": self.case_file}
 
 
 @dataclass
@@ -149,7 +155,8 @@ class _Sender:
 
 def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int, *,
          timeout: float, window: int, without_features: Sequence[str] = (),
-         shrink_budget: int = DEFAULT_SHRINK_BUDGET) -> FuzzRun:
+         shrink_budget: int = DEFAULT_SHRINK_BUDGET,
+         shrink_seconds: float = DEFAULT_SHRINK_SECONDS) -> FuzzRun:
     """Run ``count`` random cases per target through the adapter and shrink failures."""
     run = FuzzRun()
     sender = _Sender(session, timeout, window, first_seq=0)
@@ -172,7 +179,7 @@ def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int,
         run.results.extend(results)
         failures = [r for r in results if r.outcome in (FAIL, ERROR)]
         for failure in failures[:SHRUNK_PER_MACHINE]:
-            run.shrunk.append(_shrink(sender, target, failure, seed, shrink_budget))
+            run.shrunk.append(_shrink(sender, target, failure, seed, shrink_budget, shrink_seconds))
     return run
 
 
@@ -193,13 +200,28 @@ def signature(result: CaseResult) -> tuple[Any, ...]:
     return result.outcome, result.detail.split(":", 1)[0]
 
 
-def _still_failing(sender: _Sender, target: FuzzTarget, original: Case, budget: list[int],
+@dataclass
+class _Budget:
+    candidates: int
+    deadline: float
+    cut_short: bool = False
+
+    def spend(self) -> bool:
+        if self.candidates <= 0:
+            return False
+        if time.monotonic() > self.deadline:
+            self.cut_short = True
+            return False
+        self.candidates -= 1
+        return True
+
+
+def _still_failing(sender: _Sender, target: FuzzTarget, original: Case, budget: _Budget,
                    wanted: tuple[Any, ...], config: dict[str, Any],
                    steps: list[dict[str, Any]]) -> CaseResult | None:
-    if budget[0] <= 0:
+    if not budget.spend():
         return None
-    budget[0] -= 1
-    case = expected_case(target, f"{original.id}-shrink-{budget[0]}", original.description,
+    case = expected_case(target, f"{original.id}-shrink-{budget.candidates}", original.description,
                          config, steps, original.source)
     (result,) = sender.run([case])
     return result if result.outcome in (FAIL, ERROR) and signature(result) == wanted else None
@@ -304,9 +326,9 @@ def _simplify(fails: Callable[[dict[str, Any], list[dict[str, Any]]], CaseResult
 
 
 def _shrink(sender: _Sender, target: FuzzTarget, failure: CaseResult, seed: int,
-            budget_total: int) -> Shrunk:
+            budget_total: int, seconds: float) -> Shrunk:
     original = failure.case
-    budget = [budget_total]
+    budget = _Budget(budget_total, time.monotonic() + seconds)
     config = copy.deepcopy(original.config)
     steps = [{k: v for k, v in s.items() if k in ("event", "args")} for s in original.steps]
 
@@ -323,12 +345,13 @@ def _shrink(sender: _Sender, target: FuzzTarget, failure: CaseResult, seed: int,
         before = (config, steps)
         steps, result = _ddmin(fails_steps, steps, result)
         config, steps, result = _simplify(fails_both, config, steps, result)
-        if (config, steps) == before or budget[0] <= 0:
+        if (config, steps) == before or budget.candidates <= 0 or budget.cut_short:
             break
     final = expected_case(target, f"{original.id}", original.description, config, steps,
                           original.source)
     return Shrunk(failure, CaseResult(final, result.outcome, result.detail), len(original.steps),
-                  budget_total - budget[0], case_file(target, final, seed, result.detail))
+                  budget_total - budget.candidates, case_file(target, final, seed, result.detail),
+                  budget.cut_short)
 
 
 FAILING_STEP = re.compile(r"^step (\d+) ")
@@ -385,14 +408,16 @@ def _citations(target: FuzzTarget, case: Case, detail: str) -> list[str]:
 def conform_fuzz(command: str, targets: Sequence[FuzzTarget], count: int, seed: int, *,
                  timeout: float, start_timeout: float, max_line_bytes: int, window: int,
                  without_features: Sequence[str] = (), coverage: Coverage | None = None,
-                 shrink_budget: int = DEFAULT_SHRINK_BUDGET) -> RunReport:
+                 shrink_budget: int = DEFAULT_SHRINK_BUDGET,
+                 shrink_seconds: float = DEFAULT_SHRINK_SECONDS) -> RunReport:
     """The fuzz run as a report like any other, with the shrunk failures under ``fuzz``."""
     began = time.monotonic()
     session = Session(command, start_timeout, max_line_bytes)
     session.start()
     try:
         run = fuzz(session, targets, count, seed, timeout=timeout, window=window,
-                   without_features=without_features, shrink_budget=shrink_budget)
+                   without_features=without_features, shrink_budget=shrink_budget,
+                   shrink_seconds=shrink_seconds)
     finally:
         session.stop()
     extra = {"fuzz": {"seed": seed, "count": count,

@@ -426,8 +426,9 @@ def print_report(report: RunReport) -> None:
     if report.restarts:
         print(f"\nadapter restarted {report.restarts} time(s)")
     for shrunk in report.extra.get("fuzz", {}).get("shrunk", []):
+        cut = ", cut short by --shrink-seconds" if shrunk["cut_short"] else ""
         print(f"\nSHRUNK {shrunk['failure']}: {shrunk['original_steps']} steps down to "
-              f"{shrunk['steps']} ({shrunk['candidates_tried']} candidates tried); "
+              f"{shrunk['steps']} ({shrunk['candidates_tried']} candidates tried{cut}); "
               f"still failing with:\n  {shrunk['detail']}")
         print("  as a case file, ready for conformance/cases/ (check its requirements):")
         print(json.dumps(shrunk["case_file"], indent=2, ensure_ascii=False))
@@ -468,7 +469,8 @@ def _command(args: argparse.Namespace) -> int:
             report = conform_fuzz(args.adapter, targets, args.fuzz, args.seed, timeout=args.timeout,
                                   start_timeout=args.start_timeout,
                                   max_line_bytes=args.max_line_bytes, window=args.window,
-                                  without_features=args.without_feature, coverage=coverage)
+                                  without_features=args.without_feature, coverage=coverage,
+                                  shrink_seconds=args.shrink_seconds)
         else:
             cases = load_cases(args.cases or registered_case_dirs())
             selection = Selection(run=args.run, skip=args.skip, features=args.feature,
@@ -529,6 +531,8 @@ def add_conform_parser(commands: Any) -> None:
                              "printed as case files")
     parser.add_argument("--seed", type=_natural_int, default=0,
                         help="seed of --fuzz (default %(default)s); a seed gives the same cases")
+    parser.add_argument("--shrink-seconds", type=float, default=120.0,
+                        help="wall-clock cap on shrinking one fuzz failure (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="machine-readable report")
     parser.set_defaults(func=_command)
 

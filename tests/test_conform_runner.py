@@ -446,3 +446,18 @@ def test_fuzz_is_deterministic_for_a_seed(tmp_path: Path) -> None:
     assert essence(runs[0]) == essence(runs[1])
     assert runs[0]["fuzz"]["shrunk"], "seed 2 finds the mutant"
     assert essence(other) != essence(runs[0])
+
+
+def test_shrinking_a_hang_is_capped_in_time() -> None:
+    """PROTO-FUZZ-3: an adapter that hangs on every candidate cannot stretch the run."""
+    import time
+
+    hang = f"{sys.executable} {FAULTY} hang fuzz-1-3"
+    began = time.monotonic()
+    code, report, output = conform("--adapter", hang, "--fuzz", "5", "--seed", "1", "--timeout", "1",
+                                   "--shrink-seconds", "3")
+    assert time.monotonic() - began < 30
+    assert code == 1 and report is not None, output
+    assert outcome(report, "wake-gate/fuzz-1-3")["detail"].startswith("timeout")
+    (shrunk,) = report["fuzz"]["shrunk"]
+    assert shrunk["cut_short"] is True and shrunk["detail"].startswith("timeout")
