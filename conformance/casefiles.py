@@ -94,7 +94,10 @@ def case_files(directories: Iterable[Path]) -> list[Path]:
     for directory in directories:
         if not directory.exists():
             raise CaseFileError(f"{directory}: no such case directory")
-        files.extend(sorted(directory.rglob("*.json")) if directory.is_dir() else [directory])
+        try:
+            files.extend(sorted(directory.rglob("*.json")) if directory.is_dir() else [directory])
+        except OSError as error:
+            raise CaseFileError(f"{directory}: cannot list case files: {error}") from error
     return files
 
 

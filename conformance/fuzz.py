@@ -49,6 +49,7 @@ from inboxspec.conformance.runner import (
     Coverage,
     RunReport,
     Session,
+    UnusableRun,
     run_cases,
     unsupported_reason,
 )
@@ -164,10 +165,14 @@ def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int,
         rng = machine_rng(seed, target.name)
         cases = []
         for index in range(1, count + 1):
-            config, steps = target.fuzz(rng)
-            cases.append(expected_case(target, f"{target.name}/fuzz-{seed}-{index}",
-                                       f"Random trace {index} of conform --fuzz --seed {seed}",
-                                       config, steps, f"fuzz seed {seed}"))
+            try:
+                config, steps = target.fuzz(rng)
+                cases.append(expected_case(target, f"{target.name}/fuzz-{seed}-{index}",
+                                           f"Random trace {index} of conform --fuzz --seed {seed}",
+                                           config, steps, f"fuzz seed {seed}"))
+            except Exception as error:  # a bug of inboxspec's own, not of the port
+                raise UnusableRun(f"{target.name}: the generator or the reference failed on random "
+                                  f"case {index} of seed {seed}: {type(error).__name__}: {error}") from error
         to_send = []
         for case in cases:
             reason = unsupported_reason(session, case, without_features)

@@ -466,6 +466,12 @@ def _command(args: argparse.Namespace) -> int:
         if args.fuzz is not None:
             from inboxspec.conformance.fuzz import conform_fuzz
 
+            fixed = [flag for flag, given in (("--cases", args.cases), ("--run", args.run),
+                                              ("--skip", args.skip), ("--feature", args.feature),
+                                              ("--skip-file", args.skip_file)) if given]
+            if fixed:
+                raise UnusableRun(f"--fuzz sends random cases; it does not take {', '.join(fixed)}")
+
             report = conform_fuzz(args.adapter, targets, args.fuzz, args.seed, timeout=args.timeout,
                                   start_timeout=args.start_timeout,
                                   max_line_bytes=args.max_line_bytes, window=args.window,

@@ -461,3 +461,25 @@ def test_shrinking_a_hang_is_capped_in_time() -> None:
     assert outcome(report, "wake-gate/fuzz-1-3")["detail"].startswith("timeout")
     (shrunk,) = report["fuzz"]["shrunk"]
     assert shrunk["cut_short"] is True and shrunk["detail"].startswith("timeout")
+
+
+def test_fuzz_takes_no_case_selection() -> None:
+    code, report, output = conform("--adapter", REFERENCE, "--fuzz", "5", "--run", "wake-gate/*")
+    assert code == 2 and report is not None and "does not take --run" in report["unusable"], output
+
+
+def test_a_broken_generator_is_an_unusable_run(monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """PROTO-FUZZ-1: a bug of inboxspec's own is exit 2 with a message, never a traceback."""
+    from dataclasses import replace
+
+    from inboxspec import machines
+    from inboxspec.cli import main
+
+    def broken(rng: Any) -> Any:
+        raise KeyError("no such event")
+
+    monkeypatch.setitem(machines.REGISTRY, "wake-gate", replace(machines.get("wake-gate"), fuzz=broken))
+    code = main(["conform", "--adapter", REFERENCE, "--fuzz", "3", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 2 and "the generator or the reference failed on random case 1" in report["unusable"]
