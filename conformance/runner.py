@@ -77,8 +77,8 @@ RUN_REPLY = _protocol_validator("run-reply.schema.json")
 def _protocol_problem(validate: Callable[[Any], Any], message: Any) -> str | None:
     try:
         validate(message)
-    except fastjsonschema.JsonSchemaException as error:
-        return str(error)
+    except fastjsonschema.JsonSchemaValueException as error:
+        return str(error.message)
     return None
 
 
