@@ -1,5 +1,6 @@
 """The cases of conformance/cases/wake-gate/survivors.json each kill a mutant of the
-reference that every other bundled case lets through (issue 9, attack 10)."""
+reference that every other bundled case lets through (issue 9, attack 10; the
+last two were found by `conform --fuzz` against mutants of the Node port)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,13 @@ def counted_wake_keeps_refusal_flag(state: Any, summary: Any, now: int, rules: A
     return decision, after
 
 
+def counted_self_wake_keeps_old_time(state: Any, summary: Any, now: int, rules: Any) -> Any:
+    decision, after = original_decide(state, summary, now, rules)
+    if decision.wake and decision.counts_against_cap and rules.options.cadence_from_allowed_wakes:
+        after = replace(after, last_self_wake_ms=state.last_self_wake_ms)
+    return decision, after
+
+
 def tuple_messages(raw: object) -> Any:
     if isinstance(raw, list) and len(raw) == 4:  # read as (kind, from, to, text), as the model does
         return wg.Message(*raw)
@@ -55,6 +63,8 @@ original_from_config = wg.WakePolicy.from_config
 MUTANTS: dict[str, tuple[Any, str, Callable[..., Any]]] = {
     "counted-wake-sets-refusal-flag": (wg, "decide", counted_wake_sets_refusal_flag),
     "counted-wake-keeps-refusal-flag": (wg, "decide", counted_wake_keeps_refusal_flag),
+    "counted-self-wake-keeps-old-time": (wg, "decide", counted_self_wake_keeps_old_time),
+    "reset-keeps-announcement": (wg, "reset", lambda state: replace(state, streak=0)),
     "tuple-messages": (driver, "parse_message", tuple_messages),
     "only-texts-rejected": (driver, "parse_message", only_texts_rejected),
     "options-or-empty": (wg.WakePolicy, "from_config", options_or_empty),
