@@ -2,7 +2,8 @@
 
 For a machine of the registry, this finds the reference implementation modules
 its case runner calls (every ``inboxspec.impl.*`` module that ``Machine.run_case``'s
-module imports from), applies one small change at a time to their source, and
+module imports from, and in that driver module itself the functions that
+``run_case`` reaches), applies one small change at a time to their source, and
 replays every bundled case of the machine through the mutated reference. A
 mutant is *killed* when some case fails, raises or hangs, and *survives*
 otherwise. Survivors are listed for triage; those judged equivalent (no case
@@ -170,9 +171,44 @@ def implementation_modules(machine: Any) -> list[str]:
     return sorted(found)
 
 
-def mutants_of(module: str) -> list[Mutant]:
-    source = Path(importlib.util.find_spec(module).origin).read_text(encoding="utf-8")  # type: ignore[arg-type, union-attr]
-    tree = ast.parse(source)
+def _source(module: str) -> str:
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None, module
+    return Path(spec.origin).read_text(encoding="utf-8")
+
+
+def reachable_definitions(module: str, entry: str) -> frozenset[str]:
+    """The top-level functions and classes of ``module`` that ``entry`` names, transitively.
+
+    In a driver module this is the encoding of the protocol (how a step becomes
+    calls and the result becomes an output), and not what sits beside it there
+    (the model session, the random generator) that no case runs on the reference.
+    """
+    tree = ast.parse(_source(module))
+    definitions = {node.name: node for node in tree.body
+                   if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+    reached: set[str] = set()
+    todo = [entry]
+    while todo:
+        name = todo.pop()
+        if name in reached or name not in definitions:
+            continue
+        reached.add(name)
+        todo.extend(node.id for node in ast.walk(definitions[name]) if isinstance(node, ast.Name))
+    return frozenset(reached)
+
+
+def mutation_targets(machine: Any) -> list[Mutant]:
+    """Every mutant of a machine's reference: its impl modules, and its driver's reachable part."""
+    mutants = [m for module in implementation_modules(machine) for m in mutants_of(module)]
+    driver = machine.run_case.__module__
+    reached = reachable_definitions(driver, machine.run_case.__name__)
+    return mutants + mutants_of(driver, reached)
+
+
+def mutants_of(module: str, definitions: frozenset[str] | None = None) -> list[Mutant]:
+    """The mutants of a module; with ``definitions``, only inside those top-level definitions."""
+    tree = ast.parse(_source(module))
     skipped = _skipped_nodes(tree)
     names = _qualnames(tree)
     seen: Counter[str] = Counter()
@@ -180,8 +216,10 @@ def mutants_of(module: str) -> list[Mutant]:
     for index, node in enumerate(ast.walk(tree)):
         if id(node) in skipped:
             continue
+        qualname = names.get(id(node), "<module>")
+        if definitions is not None and qualname.split(".")[0] not in definitions:
+            continue
         for operator, description in _operators(node):
-            qualname = names.get(id(node), "<module>")
             key = f"{module}:{qualname}:{operator}"
             seen[key] += 1
             mutants.append(Mutant(f"{key}#{seen[key]}", module, getattr(node, "lineno", 0),
@@ -190,8 +228,7 @@ def mutants_of(module: str) -> list[Mutant]:
 
 
 def mutated_source(mutant: Mutant) -> ast.Module:
-    source = Path(importlib.util.find_spec(mutant.module).origin).read_text(encoding="utf-8")  # type: ignore[arg-type, union-attr]
-    tree = ast.parse(source)
+    tree = ast.parse(_source(mutant.module))
     nodes = list(ast.walk(tree))
     target = nodes[mutant.node_index]
     replacement = _mutate_node(target, mutant.operator)
@@ -311,7 +348,7 @@ def score(machine_name: str, timeout: float = 20.0, only: Sequence[str] = (),
     machine = machines.get(machine_name)
     equivalents = load_equivalents(machine_name)
     killed, survived, equivalent = [], [], []
-    mutants = [m for module in implementation_modules(machine) for m in mutants_of(module)]
+    mutants = mutation_targets(machine)
     if only:
         mutants = [m for m in mutants if m.id in only]
     for number, mutant in enumerate(mutants, start=1):
@@ -352,9 +389,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = args.machines or machines.names()
     if args.list:
         for name in names:
-            for module in implementation_modules(machines.get(name)):
-                for mutant in mutants_of(module):
-                    print(f"{mutant.id}  (line {mutant.line}: {mutant.description})")
+            for mutant in mutation_targets(machines.get(name)):
+                print(f"{mutant.id}  (line {mutant.line}: {mutant.description})")
         return 0
     scores = [score(name, args.timeout, args.only, progress=not args.json and sys.stderr.isatty())
               for name in names]
