@@ -496,3 +496,31 @@ def test_a_broken_generator_is_an_unusable_run(monkeypatch: pytest.MonkeyPatch,
     code = main(["conform", "--adapter", REFERENCE, "--fuzz", "3", "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 2 and "the generator or the reference failed on random case 1" in report["unusable"]
+
+
+TOY = Path(__file__).parent / "adapters" / "toy_adapter.py"
+
+
+def test_fuzz_is_generic_over_the_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """PROTO-FUZZ-1, PROTO-FUZZ-3: a machine only the tests know (tests/toy_machine.py) fuzzes alike."""
+    from inboxspec import machines
+    from inboxspec.cli import main
+    from tests import toy_machine
+
+    entry = toy_machine.make_machine(tmp_path / "runner")
+    monkeypatch.setitem(machines.REGISTRY, entry.name, entry)
+    args = ["conform", "--fuzz", "50", "--seed", "3", "--require", "toy-lease", "--json"]
+    code = main([*args, "--adapter", f"{sys.executable} {TOY} {tmp_path / 'good'}"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    assert report["machines"]["toy-lease"]["executed"] == report["machines"]["wake-gate"]["executed"] == 50
+
+    code = main([*args, "--adapter", f"{sys.executable} {TOY} {tmp_path / 'mutant'} expire-late"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["machines"]["wake-gate"]["failed"] == 0
+    (shrunk,) = report["fuzz"]["shrunk"]
+    (case,) = shrunk["case_file"]["cases"]
+    assert shrunk["case_file"]["machine"] == "toy-lease"
+    assert [s["event"] for s in case["steps"]] == ["acquire", "advance"]
+    assert case["steps"][-1] == {"event": "advance", "args": {"ms": 100}, "expect": {"expired": True}}
