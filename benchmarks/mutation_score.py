@@ -263,12 +263,21 @@ class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         exec(compile(self.tree, self.origin, "exec"), module.__dict__)
 
 
+HARNESS = "harness: "
+
+
+class MutationHarnessError(RuntimeError):
+    """The benchmark itself could not run a mutant (not a kill, not a survival)."""
+
+
 def _cases_kill(machine_name: str) -> str | None:
     """In a fresh import of inboxspec: the first case that fails, or None."""
     from inboxspec import machines
     from inboxspec.conformance.casefiles import load_cases
     from inboxspec.conformance.compare import first_difference
 
+    if machine_name not in machines.REGISTRY:  # registered at run time, by a test say
+        return HARNESS + f"{machine_name} is not in a fresh import of the registry"
     machine = machines.get(machine_name)
     for case in load_cases([machine.cases]):
         try:
@@ -310,6 +319,8 @@ def run_mutant(machine_name: str, mutant: Mutant, timeout: float) -> str | None:
     if os.WIFSIGNALED(status):
         return f"timeout or signal {os.WTERMSIG(status)}"
     text = b"".join(chunks).decode("utf-8", "replace")
+    if text.startswith(HARNESS):
+        raise MutationHarnessError(text[len(HARNESS):])
     return text or None
 
 

@@ -69,3 +69,16 @@ def test_mutants_do_not_leak_into_the_parent() -> None:
     mutation_score.score("wake-gate", only=[f"{WAKE}:is_rapid:Lt->LtE#1"])
     assert wake_gate.is_rapid is before
     assert wake_gate.is_rapid(0, 30_000, wake_gate.GateRules(1, 30_000, wake_gate.GateOptions())) is False
+
+
+def test_a_machine_the_fresh_registry_lacks_is_a_harness_error(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not a false kill: mutants run in a fresh import, where a test's machine is unknown."""
+    from tests import toy_machine
+
+    entry = toy_machine.make_machine(tmp_path)
+    monkeypatch.setitem(machines.REGISTRY, entry.name, entry)
+    (first, *_) = mutation_score.mutation_targets(entry)
+    assert first.module == "tests.toy_machine"
+    with pytest.raises(mutation_score.MutationHarnessError):
+        mutation_score.score("toy-lease", only=[first.id])
