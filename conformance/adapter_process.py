@@ -81,6 +81,7 @@ class AdapterProcess:
         # Request bytes not yet taken by the adapter, and whether it closed its stdin.
         self._outgoing = bytearray()
         self._stdin_broken: str | None = None
+        self._stdin_watched = False
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._stdout_fd, selectors.EVENT_READ)
         # stdout is read in the caller's thread (no hand-off per reply); stderr,
@@ -153,13 +154,13 @@ class AdapterProcess:
 
     def _watch_stdin(self) -> None:
         """Select on stdin exactly while there is something to write to it."""
-        if self._stdin_fd is None:
+        if self._stdin_fd is None or bool(self._outgoing) == self._stdin_watched:
             return
-        registered = self._stdin_fd in self._selector.get_map()
-        if self._outgoing and not registered:
+        if self._outgoing:
             self._selector.register(self._stdin_fd, selectors.EVENT_WRITE)
-        elif not self._outgoing and registered:
+        else:
             self._selector.unregister(self._stdin_fd)
+        self._stdin_watched = bool(self._outgoing)
 
     def _pump(self) -> None:
         """Write as much of the queued requests as the pipe takes now, never blocking."""
