@@ -42,7 +42,7 @@ def test_garbage_is_rejected_or_valid_and_never_half_applied(event: str, args: d
     output = apply_step(policy, {"event": event, "args": args})
     if "error" in output:
         assert (policy.state, policy.floor_ms) == before
-        assert output["error"] in {"invalid_time", "invalid_batch", "invalid_message",
+        assert output["error"] in {"invalid_argument", "invalid_time", "invalid_batch", "invalid_message",
                                    "invalid_streak", "invalid_floor"}
 
 

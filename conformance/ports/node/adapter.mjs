@@ -12,12 +12,22 @@ const FEATURES = {
   ],
 };
 
+// WAKE-IF-2: each event's arguments; any other name is invalid_argument (WAKE-IF-3).
+const EVENT_ARGUMENTS = {
+  decide: ["batch", "now_ms", "plugin_pending"], announce_refusal: [], reset_streak: [],
+  set_streak: ["value"], set_floor: ["value"],
+};
+
 // One step of a wake-gate case; a typed error becomes {error: code} with the unchanged streak.
 function applyStep(policy, { event, args = {} }) {
+  if (!Object.hasOwn(EVENT_ARGUMENTS, event)) throw new Error(`unknown event ${event}`);
+  if (args === null || typeof args !== "object" || Array.isArray(args)) throw new Error("args is not an object");
   try {
+    const extra = Object.keys(args).filter((name) => !EVENT_ARGUMENTS[event].includes(name));
+    if (extra.length) throw new WakeGateError("invalid_argument", `unknown argument(s) ${extra}`);
     switch (event) {
-      case "decide":
-        return { ...policy.decide(args.batch, { nowMs: args.now_ms, pluginPending: args.plugin_pending ?? false }), streak: policy.streak };
+      case "decide": // a missing plugin_pending is false; a null one is invalid (WAKE-IF-3)
+        return { ...policy.decide(args.batch, { nowMs: args.now_ms, pluginPending: "plugin_pending" in args ? args.plugin_pending : false }), streak: policy.streak };
       case "announce_refusal":
         return { announce: policy.announceRefusal(), streak: policy.streak };
       case "reset_streak":
