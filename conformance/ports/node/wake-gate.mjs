@@ -131,3 +131,61 @@ export class WakePolicy {
     this.#refusedSinceRearm = false;
   }
 }
+
+// -- the harness protocol's view of this machine (adapter.mjs registers it) --
+
+export const FEATURES = [
+  "option:announce_requires_refusal",
+  "option:cadence_from_allowed_wakes",
+  "option:clamp_backwards_clock",
+  "option:reject_empty_batch",
+];
+
+// WAKE-IF-2: each event's arguments; any other name is invalid_argument (WAKE-IF-3).
+const EVENT_ARGUMENTS = {
+  decide: ["batch", "now_ms", "plugin_pending"], announce_refusal: [], reset_streak: [],
+  set_streak: ["value"], set_floor: ["value"],
+};
+
+// One step of a wake-gate case; a typed error becomes {error: code} with the unchanged streak.
+function applyStep(policy, { event, args = {} }) {
+  if (!Object.hasOwn(EVENT_ARGUMENTS, event)) throw new Error(`unknown event ${event}`);
+  if (args === null || typeof args !== "object" || Array.isArray(args)) throw new Error("args is not an object");
+  try {
+    const extra = Object.keys(args).filter((name) => !EVENT_ARGUMENTS[event].includes(name));
+    if (extra.length) throw new WakeGateError("invalid_argument", `unknown argument(s) ${extra}`);
+    switch (event) {
+      case "decide": // a missing plugin_pending is false; a null one is invalid (WAKE-IF-3)
+        return { ...policy.decide(args.batch, { nowMs: args.now_ms, pluginPending: "plugin_pending" in args ? args.plugin_pending : false }), streak: policy.streak };
+      case "announce_refusal":
+        return { announce: policy.announceRefusal(), streak: policy.streak };
+      case "reset_streak":
+        policy.resetStreak();
+        break;
+      case "set_streak":
+        policy.setStreak(args.value);
+        break;
+      case "set_floor":
+        policy.setFloor(args.value);
+        break;
+      default:
+        throw new Error(`unknown event ${event}`);
+    }
+    return { streak: policy.streak };
+  } catch (error) {
+    if (error instanceof WakeGateError) return { error: error.code, streak: policy.streak };
+    throw error;
+  }
+}
+
+// The port's side of one case: config and steps in, {outputs} or {config_error} out.
+export function runCase(config, steps) {
+  let policy;
+  try {
+    policy = new WakePolicy(config);
+  } catch (error) {
+    if (error instanceof WakeGateError) return { config_error: error.code };
+    throw error;
+  }
+  return { outputs: steps.map((step) => applyStep(policy, step)) };
+}
