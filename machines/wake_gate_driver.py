@@ -2,6 +2,11 @@
 
 The reference adapter, ``inboxspec check``, refinement and the lockstep tests
 all go through it, so there is one encoding of every output.
+
+The reference driver only translates: it rejects argument names the event
+does not define (``invalid_argument``, first in the fault order of WAKE-IF-5)
+and hands every value to ``WakePolicy`` unchanged, which checks the rest of
+the fault order itself. The model driver takes valid steps only.
 """
 
 from __future__ import annotations
@@ -11,12 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inboxspec.impl.wake_gate import (
-    InvalidBatch,
-    Message,
+    InvalidArgument,
     WakeDecision,
     WakeGateError,
     WakePolicy,
-    parse_message,
 )
 from inboxspec.model.wake_gate import (
     DEFAULT_FLOOR_MS,
@@ -46,22 +49,47 @@ def encode_decision(decision: WakeDecision, streak: int) -> dict[str, Any]:
     }
 
 
-def _parse_batch(raw: object) -> list[Message]:
-    if not isinstance(raw, list):
-        raise InvalidBatch(f"batch must be a list, got {type(raw).__name__}")
-    return [parse_message(item) for item in raw]
+# WAKE-IF-2: the arguments each event defines. A missing argument is taken as
+# null (and rejected as its type's error), except `plugin_pending`, which
+# defaults to false; an argument not listed here is `invalid_argument`.
+EVENT_ARGUMENTS: dict[str, frozenset[str]] = {
+    "decide": frozenset({"batch", "now_ms", "plugin_pending"}),
+    "announce_refusal": frozenset(),
+    "reset_streak": frozenset(),
+    "set_streak": frozenset({"value"}),
+    "set_floor": frozenset({"value"}),
+}
+
+
+def _arg(args: Mapping[str, Any], name: str, default: Any = None) -> Any:
+    """An argument's raw JSON value; a missing one is null unless it has a default."""
+    return args.get(name, default)
 
 
 def apply_step(policy: WakePolicy, step: Mapping[str, Any]) -> dict[str, Any]:
-    """Apply one step; a typed error becomes ``{"error": code}`` with the unchanged streak."""
+    """Apply one step; a typed error becomes ``{"error": code}`` with the unchanged streak.
+
+    An unknown event or an ``args`` that is not an object is a malformed
+    request, not machine input: it raises ``ValueError`` and the adapter
+    answers ``errored`` (PROTO-MAL-2).
+    """
     event = step.get("event")
-    args = step.get("args", {})
+    raw_args = step.get("args", {})
+    if event not in EVENT_ARGUMENTS:
+        raise ValueError(f"unknown wake-gate event {event!r}")
+    if not isinstance(raw_args, Mapping):
+        raise ValueError(f"args must be an object, got {type(raw_args).__name__}")
+    # Values go to the API unchecked: it validates them, in the fault order.
+    args: Mapping[str, Any] = raw_args
     try:
+        extra = sorted(str(name) for name in args if name not in EVENT_ARGUMENTS[event])
+        if extra:
+            raise InvalidArgument(f"{event} takes no argument(s) {', '.join(extra)}")
         if event == "decide":
             decision = policy.decide(
-                _parse_batch(args.get("batch")),
-                now_ms=args.get("now_ms"),
-                plugin_pending=args.get("plugin_pending", False),
+                _arg(args, "batch"),
+                now_ms=_arg(args, "now_ms"),
+                plugin_pending=_arg(args, "plugin_pending", False),
             )
             return encode_decision(decision, policy.streak)
         if event == "announce_refusal":
@@ -69,11 +97,9 @@ def apply_step(policy: WakePolicy, step: Mapping[str, Any]) -> dict[str, Any]:
         if event == "reset_streak":
             policy.reset_streak()
         elif event == "set_streak":
-            policy.streak = args.get("value")
+            policy.streak = _arg(args, "value")
         elif event == "set_floor":
-            policy.floor_ms = args.get("value")
-        else:
-            raise ValueError(f"unknown wake-gate event {event!r}")
+            policy.floor_ms = _arg(args, "value")
     except WakeGateError as error:
         return {"error": error.code, "streak": policy.streak}
     return {"streak": policy.streak}
@@ -90,9 +116,13 @@ def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> d
 class ModelSession:
     """Valid steps applied to the model chart, in the same output shape.
 
-    The model has no input validation (it describes behaviour, not parsing),
-    so this takes only steps the reference accepts. A step's ``now_ms`` becomes
-    the chart's own ``elapse`` event, then the decision.
+    Valid input only: the model has no input validation (it describes
+    behaviour, not parsing), so it has no fault order either. Callers give it
+    only configs and steps the reference accepts; an invalid step here is a
+    caller's bug with an undefined result. (The one error output it produces,
+    ``empty_batch``, is behaviour: WAKE-OPT-4 rejects a well-formed step.) A
+    step's ``now_ms`` becomes the chart's own ``elapse`` event, then the
+    decision.
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
