@@ -167,8 +167,31 @@ def _random_message(rng: random.Random) -> dict[str, Any]:
     return {"kind": kind, "from": sender, "to": recipient, "text": rng.choice(_TEXTS)}
 
 
+# Faults a step may carry (WAKE-IF-5), each alone or with others, so that ports
+# meet the fault order on random traces too. About one step in ten has some.
+_FAULTS: tuple[tuple[str, Any], ...] = (
+    ("batch", "not a list"),
+    ("batch", [{"kind": "agent", "from": "me", "to": "me"}]),
+    ("batch", [None]),
+    ("now_ms", -1),
+    ("now_ms", 2**53),
+    ("now_ms", 1.5),
+    ("plugin_pending", None),
+    ("plugin_pending", 1),
+    ("pluginPending", True),
+)
+
+
+def _with_faults(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
+    faulty = dict(args)
+    for name, value in rng.sample(_FAULTS, rng.choice((1, 1, 2, 3))):
+        faulty[name] = value
+    return faulty
+
+
 def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A random valid config and 1 to 30 steps of the wake gate's event grammar."""
+    """A random valid config and 1 to 30 steps of the wake gate's event grammar,
+    about one step in ten with one to three faults."""
     max_streak = rng.choice((0, 1, 2, 3, 10))
     floor = rng.choice((0, 1, 1000, 30_000))
     config: dict[str, Any] = {"max_streak": max_streak, "floor_ms": floor}
@@ -185,13 +208,15 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                                     "now_ms": now}
             if rng.random() < 0.3:
                 args["plugin_pending"] = rng.random() < 0.5
+            if rng.random() < 0.1:
+                args = _with_faults(rng, args)
             steps.append({"event": "decide", "args": args})
         elif roll < 0.75:
             steps.append({"event": "announce_refusal"})
         elif roll < 0.85:
             steps.append({"event": "reset_streak"})
         elif roll < 0.93:
-            value = rng.choice((0, 1, max_streak, max_streak + 1))
+            value = rng.choice((0, 1, max_streak, max_streak + 1, -1, 2**53 - 1, True))
             steps.append({"event": "set_streak", "args": {"value": value}})
         else:
             steps.append({"event": "set_floor", "args": {"value": rng.choice((0, 1, 1000, 30_000))}})
