@@ -373,10 +373,13 @@ NODE_MUTANTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "    this.#streak = 0;\n    this.#announced = false;\n",
         "    this.#streak = 0;\n",
         ("wake-gate/re-arm-only-at-reset-and-counted-wakes", "wake-gate/one-announcement-per-episode")),
+    # Only survivors.json's case kills it among the cases; the generator lands
+    # time moves a floor after the last self-mail so that random traces do too.
+    "counted-self-wake-keeps-old-time": (
+        "    if (self) this.#lastSelfWakeMs = nowMs; // WAKE-CAP-2, WAKE-CAD-6\n",
+        "",
+        ("wake-gate/option-counted-self-wake-records-time",)),
 }
-# Not here: dropping `if (self) this.#lastSelfWakeMs = nowMs;` from the counted branch.
-# Only survivors.json's option-counted-self-wake-records-time kills it among the
-# cases, and the wake gate's generator reaches it in about one case in 10 000.
 
 
 def test_an_adapter_that_looks_the_answers_up_passes_the_cases_but_not_the_fuzz() -> None:
