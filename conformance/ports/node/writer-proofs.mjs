@@ -522,8 +522,10 @@ class Session {
   }
 }
 
-// A writer-proofs case; the runner has materialised config.fixture and passes fixture_dir.
-export function runCase({ config, steps, fixture_dir: fixtureDir }) {
+// A writer-proofs case; the runner has materialised config.fixture, and the adapter passes its
+// directory as config.fixture_dir (PROTO-FIX-2).
+export function runCase(config, steps) {
+  const fixtureDir = isObject(config) ? config.fixture_dir : undefined;
   let session;
   try {
     // Without a fixture (a config-error case, say) paths resolve inside an empty directory.
