@@ -120,8 +120,8 @@ def apply_step(proofs: WriterProofs, step: Mapping[str, Any], directory: str) ->
     event = step.get("event")
     args = step.get("args", {})
     try:
-        if event not in EVENT_ARGS:
-            raise InvalidArgument(f"unknown writer-proofs event {event!r}")
+        if event not in EVENT_ARGS:  # not a step of this machine: the case errors (PROTO-MAL-2)
+            raise ValueError(f"unknown writer-proofs event {event!r}")
         if not isinstance(args, Mapping):
             raise InvalidArgument("args must be an object")
         extra = sorted(str(k) for k in args if k not in EVENT_ARGS[str(event)])

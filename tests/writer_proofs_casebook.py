@@ -392,11 +392,11 @@ for slug, cfg, text in [
 case("invalid", "bad-arguments", "Bad arguments are typed errors that change nothing",
      ["WRITER-ERR-2", "WRITER-IF-2", "WRITER-IF-5", "WRITER-IF-3"], config(CLI + home()),
      [initial("cli"), step("initial", roots=None), step("initial", roots=f"{F}/cli"), step("initial", roots=[7]),
-      step("preview", requested={"a": 1}), step("attest", now=1), step("launch"), step("attest")])
+      step("preview", requested={"a": 1}), step("attest", now=1), step("attest")])
 case("invalid", "attest-without-context", "Attest without a context is a no_context error",
      ["WRITER-ERR-3"], config(CLI + home()), [step("attest")])
-case("invalid", "multi-fault-unknown-event-first", "An unknown event with bad arguments reports the unknown event",
-     ["WRITER-IF-4"], config(CLI + home()), [step("attest_all", roots=None)])
+case("invalid", "multi-fault-three-in-one-step", "An extra argument is reported before no context and unheld fences",
+     ["WRITER-IF-4", "WRITER-OPT-1"], config(CLI + home(), {"attest_requires_fences": True}), [step("attest", roots=[])])
 case("invalid", "multi-fault-extra-argument-first", "An extra argument is reported before a bad roots list",
      ["WRITER-IF-4"], config(CLI + home()), [step("initial", roots=None, fast=True)])
 case("invalid", "multi-fault-no-context-before-fences", "Attest with no context and no fences reports no_context",
@@ -407,6 +407,7 @@ case("invalid", "swap-is-harness-only", "A swap changes the fixture and nothing 
 
 FEATURED = {"option-attest-requires-fences": ["option:attest_requires_fences"],
             "multi-fault-no-context-before-fences": ["option:attest_requires_fences"],
+            "multi-fault-three-in-one-step": ["option:attest_requires_fences"],
             "option-compare-writers-by-id": ["option:compare_writers_by_id"],
             "option-by-id-still-sees-change": ["option:compare_writers_by_id"]}
 

@@ -508,7 +508,7 @@ class Session {
     const event = step.event, args = own(step, "args") ? step.args : {};
     let body;
     try {
-      if (!own(EVENT_ARGS, event)) throw new WriterProofsError("invalid_argument", `unknown event ${event}`);
+      if (!own(EVENT_ARGS, event)) throw new Error(`unknown writer-proofs event ${event}`); // the case errors (PROTO-MAL-2)
       if (!isObject(args)) throw new WriterProofsError("invalid_argument", "args must be an object");
       if (Object.keys(args).some((k) => !EVENT_ARGS[event].includes(k))) throw new WriterProofsError("invalid_argument", "extra argument");
       body = this.body(event, args);
