@@ -37,8 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from inboxspec.conformance import fixtures
-from inboxspec.machines import writer_proofs_driver
+from inboxspec.machines import fixtures, writer_proofs_driver
 from inboxspec.machines.frame import Action, Bounds, Invariant, Machine
 from inboxspec.model.writer_proofs import World, WriterProofsChart, WriterProofsModelOptions
 
@@ -191,7 +190,7 @@ PHASES = {"no_context": None, "initial_context": "initial", "active_context": "a
 
 
 class WriterProofsExplorer:
-    variables = ("control", "fences", "kept")
+    variables: tuple[str, ...] = ("control", "fences", "kept")
     default_bounds: Mapping[str, str] = {"alphabet": "lean"}
     options = tuple(WriterProofsModelOptions.__dataclass_fields__)
     invariants = INVARIANTS

@@ -20,7 +20,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from inboxspec.conformance import fixtures
 from inboxspec.impl import writer_fs
 from inboxspec.impl.writer_fs import FilesystemEnvironment
 from inboxspec.impl.writer_proofs import (
@@ -33,6 +32,7 @@ from inboxspec.impl.writer_proofs import (
     WriterProofs,
     WriterProofsError,
 )
+from inboxspec.machines import fixtures
 from inboxspec.model.writer_proofs import Install, Locator, World, WriterProofsChart, WriterProofsModelOptions
 
 PLACEHOLDER = fixtures.PLACEHOLDER

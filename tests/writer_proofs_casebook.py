@@ -46,8 +46,8 @@ def install(path: str, version: Any = "0.22.0", *, name: Any = "@staix/agent-mem
 
 def pin_of(entries: Entries, root: str) -> str:
     """The pin of an install, measured for real (pins do not depend on where the root is)."""
-    from inboxspec.conformance.fixtures import materialised
     from inboxspec.impl.writer_fs import measure_root
+    from inboxspec.machines.fixtures import materialised
 
     with materialised({"entries": entries}) as directory:
         return measure_root(f"{directory}/{root}").pin
