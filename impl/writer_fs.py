@@ -85,10 +85,6 @@ def first_fault(faults: frozenset[str]) -> str | None:
         "bound" not in faults or __return__ == "bound"
         # the reported detail is one of the install's faults
         __return__ is None or __return__ in faults
-        # an install with a ranked fault always reports one
-        __return__ is not None or not any(detail in faults for detail in PRECEDENCE)
-        # an unsafe entry wins over a writable one
-        "unsafe-runtime" not in faults or __return__ in ("bound", "unsafe-runtime")
     """
     for detail in PRECEDENCE:
         if detail in faults:
