@@ -18,6 +18,7 @@ KEYWORD = re.compile(r"\b(MUST|SHOULD|MAY)\b")
 # Machine name (as used in case files) -> spec document.
 SPEC_DOCUMENTS = {
     "wake-gate": "wake-gate.md",
+    "idle-subscriptions": "idle-subscriptions.md",
 }
 
 

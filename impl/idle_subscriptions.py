@@ -317,7 +317,7 @@ class IdleSubscriptions:
         self.next_subscription += 1
         priors = [o for o in self.outstanding.values() if o.target == target]
         pushed_out = None
-        if len(priors) >= self.config.priors_kept:
+        if priors and len(priors) >= self.config.priors_kept:
             oldest = priors[0]  # IDLE-REQ-3: the oldest prior is forgotten
             del self.outstanding[oldest.subscription]
             pushed_out = oldest.subscription

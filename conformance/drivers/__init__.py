@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from inboxspec.conformance.drivers import wake_gate
+from inboxspec.conformance.drivers import idle_subscriptions, wake_gate
 
 # A case runner takes (config, steps without expectations) and returns either
 # {"outputs": [...]} or {"config_error": code}.
@@ -19,6 +19,7 @@ CaseRunner = Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]]], dict[str
 
 DRIVERS: dict[str, CaseRunner] = {
     "wake-gate": wake_gate.run_case,
+    "idle-subscriptions": idle_subscriptions.run_case,
 }
 
 # The same cases replayed on the model charts (valid-input cases only).
@@ -28,4 +29,5 @@ MODEL_DRIVERS: dict[str, CaseRunner] = {
 
 FEATURES: dict[str, list[str]] = {
     "wake-gate": wake_gate.FEATURES,
+    "idle-subscriptions": idle_subscriptions.FEATURES,
 }
