@@ -270,7 +270,7 @@ def _optional_text(value: object, name: str) -> str | None:
 
 
 def read_answer(answer: object) -> tuple[str, int | None, str | None]:
-    """IDLE-REQ-6: a target's answer as (kind, finished_at, detail); unrecognised forms read as unavailable."""
+    """IDLE-REQ-6: an answer as (kind, finished_at, detail); unrecognised forms read as unavailable."""
     if isinstance(answer, Mapping) and set(answer) <= {"kind", "finished_at", "detail"}:
         kind = answer.get("kind")
         finished_at = answer.get("finished_at")

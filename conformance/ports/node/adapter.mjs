@@ -2,6 +2,7 @@
 // Run: inboxspec conform --adapter "node conformance/ports/node/adapter.mjs"
 import { createInterface } from "node:readline";
 import { WakeGateError, WakePolicy } from "./wake-gate.mjs";
+import * as idleSubscriptions from "./idle-subscriptions.mjs";
 
 const FEATURES = {
   "wake-gate": [
@@ -10,6 +11,7 @@ const FEATURES = {
     "option:clamp_backwards_clock",
     "option:reject_empty_batch",
   ],
+  "idle-subscriptions": idleSubscriptions.FEATURES,
 };
 
 // One step of a wake-gate case; a typed error becomes {error: code} with the unchanged streak.
@@ -40,6 +42,7 @@ function applyStep(policy, { event, args = {} }) {
 }
 
 function runCase({ machine, config, steps }) {
+  if (machine === "idle-subscriptions") return idleSubscriptions.runCase(config, steps);
   if (machine !== "wake-gate") return null;
   let policy;
   try {
