@@ -6,8 +6,8 @@ the requirement IDs in comments point there.
 Theory of operation
 -------------------
 Every session runs both halves. The **requester half** keeps the table of
-its outstanding subscriptions to other sessions: a subscribe answers the send
-verdict ``sent`` (with a new subscription id) or ``cap`` (nothing sent); it
+its outstanding subscriptions to other sessions: a subscribe (with an id the
+host chose) answers the send verdict ``sent`` or ``cap`` (nothing sent); it
 keeps at most ``priors_kept`` earlier outstanding subscriptions to the same
 target and forgets the oldest one past that; its own timer resolves a
 subscription as ``expired`` when it reaches the TTL; the first recognised
@@ -76,6 +76,12 @@ class TargetClosed(IdleSubscriptionError):
     """A turn event after the target exited or shut down (IDLE-ERR-4)."""
 
     code = "target_closed"
+
+
+class DuplicateSubscription(IdleSubscriptionError):
+    """A subscription id the requester half already holds (IDLE-ERR-6)."""
+
+    code = "duplicate_subscription"
 
 
 class TurnInProgress(IdleSubscriptionError):
@@ -219,7 +225,6 @@ class Effects:
 @dataclass(frozen=True)
 class SubscribeResult:
     verdict: str  # "sent" or "cap" (IDLE-REQ-1)
-    subscription: int | None
     pushed_out: int | None
     effects: Effects
 
@@ -288,9 +293,8 @@ class IdleSubscriptions:
     def __init__(self, config: IdleConfig | None = None) -> None:
         self.config = config or IdleConfig()
         self.now_ms = self.config.start_ms
-        # Requester half (insertion order is sending order, and ids ascend with it).
+        # Requester half (insertion order is sending order).
         self.outstanding: dict[int, Outstanding] = {}
-        self.next_subscription = 1
         # Target half (insertion order is arrival order).
         self.subscribers: dict[str, Subscriber] = {}
         self.phase = Phase.IDLE
@@ -306,15 +310,18 @@ class IdleSubscriptions:
 
     # -- requester half -------------------------------------------------------------
 
-    def subscribe(self, target: object, label: object = None) -> SubscribeResult:
+    def subscribe(self, target: object, subscription: object, label: object = None) -> SubscribeResult:
         """IDLE-REQ-1..3: the send verdict for a new subscription to ``target``."""
         target = _address(target, "target")
+        if not is_safe_natural(subscription):
+            raise InvalidArgument(f"subscription must be an integer in [0, 2**53 - 1], got {subscription!r}")
+        assert isinstance(subscription, int)
         label = _optional_text(label, "label")
+        if subscription in self.outstanding:
+            raise DuplicateSubscription(f"subscription {subscription} is already outstanding")
         effects = Effects()
         if len(self.outstanding) >= self.config.outstanding_cap:
-            return SubscribeResult("cap", None, None, effects)  # IDLE-REQ-1: nothing is sent
-        subscription = self.next_subscription
-        self.next_subscription += 1
+            return SubscribeResult("cap", None, effects)  # IDLE-REQ-1: nothing is sent
         priors = [o for o in self.outstanding.values() if o.target == target]
         pushed_out = None
         if priors and len(priors) >= self.config.priors_kept:
@@ -325,7 +332,7 @@ class IdleSubscriptions:
                 effects.notices.append(self._render(oldest, "unavailable", None, None))
         self.outstanding[subscription] = Outstanding(
             subscription, target, label_or_unnamed(label, target), self.now_ms)
-        return SubscribeResult("sent", subscription, pushed_out, effects)
+        return SubscribeResult("sent", pushed_out, effects)
 
     def receive_notice(self, subscription: object, answer: object) -> tuple[bool, Effects]:
         """IDLE-REQ-5/6: a target's answer resolves an outstanding subscription, or is ignored."""
@@ -368,6 +375,9 @@ class IdleSubscriptions:
         if self.phase is Phase.SHUT_DOWN:
             effects.sent.append(SentNotice(requester, subscription, "unavailable"))
             return AddSubscriberResult(False, None, None, effects)
+        current = self.subscribers.get(requester)
+        if current is not None and current.subscription == subscription:
+            return AddSubscriberResult(True, None, None, effects)  # IDLE-TGT-5: a retransmission
         displaced = None
         older = self.subscribers.pop(requester, None)
         if older is not None:  # IDLE-TGT-2
@@ -446,7 +456,7 @@ class IdleSubscriptions:
         self.now_ms = now_ms
         effects = Effects()
         ttl = self.config.ttl_ms
-        # 1. The requester's own timer (IDLE-REQ-4), in subscription order.
+        # 1. The requester's own timer (IDLE-REQ-4), in sending order.
         for held in [o for o in self.outstanding.values() if o.sent_at + ttl <= now_ms]:
             del self.outstanding[held.subscription]
             effects.notices.append(self._render(held, "expired", None, None))

@@ -1,4 +1,4 @@
-"""The idle-subscriptions driver: case JSON in, ``IdleSubscriptions`` calls, output JSON out.
+"""The idle-subscriptions driver: case JSON in, ``IdleSubscriptions`` (or chart) calls, output JSON out.
 
 The output shapes and the order in which a step's faults are checked are the
 spec's Interface section (spec/idle-subscriptions.md, IDLE-IF-*).
@@ -6,6 +6,7 @@ spec's Interface section (spec/idle-subscriptions.md, IDLE-IF-*).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,16 +27,18 @@ from inboxspec.impl.idle_subscriptions import (
     SubscribeResult,
     is_safe_natural,
 )
+from inboxspec.model import idle_subscriptions as model
+from inboxspec.model.idle_subscriptions import IdleModelOptions, IdleSubscriptionsChart
 
-FEATURES = [
+FEATURES = (
     "option:notify_pushed_out",
     "option:fire_when_already_idle",
     "option:fire_on_release",
-]
+)
 
 # Each event's arguments, in the order their faults are checked (IDLE-IF-3).
 ARGUMENTS: dict[str, tuple[str, ...]] = {
-    "subscribe": ("target", "label"),
+    "subscribe": ("target", "subscription", "label"),
     "receive_notice": ("subscription", "notice"),
     "add_subscriber": ("requester", "subscription", "parity"),
     "turn_started": (),
@@ -127,9 +130,9 @@ def apply_step(machine: IdleSubscriptions, step: Mapping[str, Any]) -> dict[str,
 
 def _machine_event(machine: IdleSubscriptions, event: str, args: Mapping[str, Any]) -> dict[str, Any]:
     if event == "subscribe":
-        sub: SubscribeResult = machine.subscribe(args.get("target"), args.get("label"))
-        return {"verdict": sub.verdict, "subscription": sub.subscription,
-                "pushed_out": sub.pushed_out, **encode_effects(sub.effects)}
+        sub: SubscribeResult = machine.subscribe(args.get("target"), args.get("subscription"),
+                                                 args.get("label"))
+        return {"verdict": sub.verdict, "pushed_out": sub.pushed_out, **encode_effects(sub.effects)}
     if event == "receive_notice":
         resolved, effects = machine.receive_notice(args.get("subscription"), args.get("notice"))
         return {"resolved": resolved, **encode_effects(effects)}
@@ -157,3 +160,101 @@ def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> d
     except IdleSubscriptionError as error:
         return {"config_error": error.code}
     return {"outputs": [apply_step(machine, step) for step in steps]}
+
+
+# -- the model chart, in the same output shape ---------------------------------------
+
+
+class ModelSession:
+    """Valid steps applied to the model chart (``model/idle_subscriptions.py``).
+
+    The model has no input validation, so this takes only steps the reference
+    accepts. A step ``advance`` with ``now_ms`` becomes the chart's
+    ``advance(ms=now_ms - clock)``; the helpers run the model's own helpers.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        settings = {k: v for k, v in config.items() if k != "options"}
+        self.chart = IdleSubscriptionsChart(settings, IdleModelOptions(**(config.get("options") or {})))
+
+    def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
+        event = step["event"]
+        args = {k: v for k, v in step.get("args", {}).items() if v is not None}
+        if event in HELPERS:
+            return _model_helper(event, args)
+        if event == "advance":
+            self.chart.send("advance", ms=args["now_ms"] - self.chart.now_ms)
+        elif event == "subscribe":
+            self.chart.send(event, peer=args["target"], subscription=args["subscription"],
+                            label=args.get("label"))
+        else:
+            self.chart.send(event, **args)
+        return dict(self.chart.output)
+
+
+def _model_helper(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    offset = args.get("utc_offset_min", 0)
+    if event == "sanitise_label":
+        return {"label": model.label(args["raw"])}
+    if event == "is_notice_kind":
+        return {"is_kind": args.get("value") in ("idle", "exited", "unavailable", "expired")
+                and isinstance(args.get("value"), str)}
+    if event == "format_clock":
+        return {"clock": model.clock(args.get("epoch_ms"), offset)}
+    if event == "describe_subscription":
+        return {"text": model.describe(args["address"], args.get("detail_shared", False))}
+    return {"text": model.notice_text(args["kind"], args["label"], args.get("finished_at"),
+                                      args.get("detail"), offset)}
+
+
+def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    session = ModelSession(config)
+    return {"outputs": [session.apply(step) for step in steps]}
+
+
+# -- random cases for `conform --fuzz` ----------------------------------------------------
+# Small caps and times near the deadlines, so that short random traces meet
+# the caps, the push-outs, the displacements, the debounce and the back-off.
+
+
+def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A random valid config and 1 to 30 steps of the machine's event grammar."""
+    config: dict[str, Any] = {"ttl_ms": rng.choice((5, 40, 43_200_000)),
+                              "debounce_ms": rng.choice((0, 3, 750)),
+                              "held_backoff_ms": rng.choice((1, 7, 30_000)),
+                              "outstanding_cap": rng.choice((0, 1, 2, 3)),
+                              "priors_kept": rng.choice((0, 1, 3)),
+                              "subscriber_cap": rng.choice((0, 1, 2, 32)),
+                              "last_turn_text_seat": rng.random() < 0.5,
+                              "reader_utc_offset_min": rng.choice((0, -300, 330))}
+    options = {name: True for name in IdleModelOptions.__dataclass_fields__ if rng.random() < 0.25}
+    if options:
+        config["options"] = options
+    now = 0
+    steps: list[dict[str, Any]] = []
+    for _ in range(rng.randint(1, 30)):
+        roll = rng.random()
+        if roll < 0.25:
+            now += rng.choice((0, 1, config["debounce_ms"], config["held_backoff_ms"], config["ttl_ms"], 29))
+            steps.append({"event": "advance", "args": {"now_ms": now}})
+        elif roll < 0.4:
+            steps.append({"event": "subscribe", "args": {"target": rng.choice(("s1", "s2")),
+                                                         "subscription": rng.randrange(5), "label": "Peer"}})
+        elif roll < 0.5:
+            answer = rng.choice(({"kind": "idle", "finished_at": now, "detail": "done"}, {"kind": "exited"},
+                                 {"kind": "unavailable"}, {"kind": "expired"}, "idle"))
+            steps.append({"event": "receive_notice", "args": {"subscription": rng.randrange(5),
+                                                              "notice": answer}})
+        elif roll < 0.65:
+            steps.append({"event": "add_subscriber", "args": {"requester": rng.choice("abc"),
+                                                              "subscription": rng.randrange(3),
+                                                              "parity": rng.random() < 0.5}})
+        elif roll < 0.75:
+            steps.append({"event": "turn_started"})
+        elif roll < 0.85:
+            steps.append({"event": "turn_finished", "args": {"last_turn_text": rng.choice((None, "ok «x»"))}})
+        elif roll < 0.95:
+            steps.append({"event": "set_held", "args": {"count": rng.choice((0, 0, 1, 2))}})
+        else:
+            steps.append({"event": rng.choice(("exit", "shutdown"))})
+    return config, steps

@@ -6,7 +6,9 @@ disagree on would make two ports sanitise one label differently. So the
 classes are explicit code-point ranges, generated once from one stated Unicode
 version (the pinned ``unicodedata2`` package) into one table per language:
 
-- ``impl/idle_label_table.py`` for the reference implementation;
+- ``impl/idle_label_table.py`` for the reference implementation, and the same
+  text as ``model/idle_label_table.py`` for the model, which imports nothing
+  from ``impl``;
 - ``conformance/ports/node/idle-label-table.mjs`` for the Node port.
 
 Run ``python spec/tools/idle_label_table.py`` to rewrite both, or with
@@ -34,6 +36,7 @@ WHITE_SPACE = (
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON_TABLE = ROOT / "impl" / "idle_label_table.py"
+MODEL_TABLE = ROOT / "model" / "idle_label_table.py"  # the model's own copy: it imports nothing from impl
 NODE_TABLE = ROOT / "conformance" / "ports" / "node" / "idle-label-table.mjs"
 
 
@@ -83,7 +86,8 @@ def node_text(ranges: list[tuple[int, int]]) -> str:
 
 def main(argv: list[str]) -> int:
     ranges = space_ranges()
-    wanted = {PYTHON_TABLE: python_text(ranges), NODE_TABLE: node_text(ranges)}
+    wanted = {PYTHON_TABLE: python_text(ranges), MODEL_TABLE: python_text(ranges),
+              NODE_TABLE: node_text(ranges)}
     if "--check" in argv:
         stale = [str(p.relative_to(ROOT)) for p, text in wanted.items()
                  if not p.exists() or p.read_text(encoding="utf-8") != text]

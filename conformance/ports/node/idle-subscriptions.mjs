@@ -163,7 +163,6 @@ export class IdleSubscriptions {
     this.options = options;
     this.now = c.start_ms;
     this.outstanding = new Map(); // id -> {id, target, label, sentAt}
-    this.nextId = 1;
     this.subscribers = new Map(); // requester -> {requester, subscription, addedAt, parity}
     this.phase = "idle";
     this.fireAt = null;
@@ -184,11 +183,12 @@ export class IdleSubscriptions {
       text: renderCrossSessionIdleNotice(kind, held.label, time, shown, this.c.reader_utc_offset_min) };
   }
 
-  subscribe({ target, label = null }, fx) { // IDLE-REQ-1..3
+  subscribe({ target, subscription: id, label = null }, fx) { // IDLE-REQ-1..3
     if (!isAddress(target)) fail("invalid_argument", "target");
+    if (!isNatural(id)) fail("invalid_argument", "subscription");
     if (label !== null && typeof label !== "string") fail("invalid_argument", "label");
-    if (this.outstanding.size >= this.c.outstanding_cap) return { verdict: "cap", subscription: null, pushed_out: null };
-    const id = this.nextId++;
+    if (this.outstanding.has(id)) fail("duplicate_subscription", "outstanding");
+    if (this.outstanding.size >= this.c.outstanding_cap) return { verdict: "cap", pushed_out: null };
     const priors = [...this.outstanding.values()].filter((o) => o.target === target);
     let pushedOut = null;
     if (priors.length && priors.length >= this.c.priors_kept) {
@@ -198,7 +198,7 @@ export class IdleSubscriptions {
       if (this.options.notify_pushed_out) fx.notices.push(this.render(oldest, "unavailable", null, null));
     }
     this.outstanding.set(id, { id, target, label: labelOrUnnamed(label, target), sentAt: this.now });
-    return { verdict: "sent", subscription: id, pushed_out: pushedOut };
+    return { verdict: "sent", pushed_out: pushedOut };
   }
 
   receiveNotice({ subscription, notice = null }, fx) { // IDLE-REQ-5..7
@@ -221,6 +221,10 @@ export class IdleSubscriptions {
     const refused = { accepted: false, displaced: null, announcement: null };
     if (this.phase === "exited") { answer(requester, subscription, "exited", this.closedAt); return refused; }
     if (this.phase === "shut_down") { answer(requester, subscription, "unavailable"); return refused; }
+    const current = this.subscribers.get(requester);
+    if (current !== undefined && current.subscription === subscription) { // IDLE-TGT-5
+      return { accepted: true, displaced: null, announcement: null };
+    }
     let displaced = null;
     const older = this.subscribers.get(requester);
     if (older !== undefined) {
@@ -330,7 +334,7 @@ export class IdleSubscriptions {
 // -- the case driver (IDLE-IF-*, IDLE-OUT-*) ----------------------------------------------
 
 const ARGUMENTS = {
-  subscribe: ["target", "label"], receive_notice: ["subscription", "notice"],
+  subscribe: ["target", "subscription", "label"], receive_notice: ["subscription", "notice"],
   add_subscriber: ["requester", "subscription", "parity"], turn_started: [], turn_finished: ["last_turn_text"],
   set_held: ["count"], exit: [], shutdown: [], advance: ["now_ms"],
   sanitise_label: ["raw"], format_clock: ["epoch_ms", "utc_offset_min"],
