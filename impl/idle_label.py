@@ -17,6 +17,7 @@ import bisect
 import re
 from typing import Final
 
+from .idle_errors import InvalidArgument
 from .idle_label_table import SPACE_RANGES
 
 PEER_IDLE_LABEL_MAX: Final = 100  # IDLE-LABEL-4: in code points
@@ -34,6 +35,8 @@ NOTICE_TAIL: Final = (
 CLOCK_PLACEHOLDER: Final = "--:--"  # IDLE-CLOCK-2
 UNNAMED_LABEL: Final = "(unnamed session)"  # IDLE-TEXT-6
 MINUTE_MS: Final = 60_000
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+MAX_UTC_OFFSET_MIN: Final = 1439  # IDLE-CLOCK-1: strictly less than a day either way
 DAY_MINUTES: Final = 1440
 
 _LOWS: Final = tuple(low for low, _ in SPACE_RANGES)
@@ -48,6 +51,23 @@ def _class_pattern() -> re.Pattern[str]:
 
 
 _SPACE_RUN: Final = _class_pattern()
+_SURROGATE_PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def join_surrogate_pairs(raw: str) -> str:
+    """IDLE-LABEL-1: a high surrogate followed by a low one is the code point they encode.
+
+    A Python string can hold the two halves as separate code points; JSON and
+    UTF-16 languages cannot tell them from the pair, so neither may the sanitiser.
+    """
+    if _SURROGATE_PAIR.search(raw) is None:
+        return raw
+    return raw.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def is_safe_natural(value: object) -> bool:
+    # bool is an int subclass; True is not a time or a count.
+    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
 
 
 def maps_to_space(char: str) -> bool:
@@ -119,8 +139,10 @@ def peer_idle_notice_label(raw: str) -> str | None:
     post: __return__ is None or __return__ == __return__.strip(" ")
     post: __return__ is None or "  " not in __return__
     """
+    if not isinstance(raw, str):
+        raise InvalidArgument(f"a label must be a string, got {type(raw).__name__}")
     # IDLE-LABEL-1/2: every class member becomes a space, runs of spaces one space, no leading space.
-    normal = _SPACE_RUN.sub(" ", raw).lstrip(" ")
+    normal = _SPACE_RUN.sub(" ", join_surrogate_pairs(raw)).lstrip(" ")
     # IDLE-LABEL-3: the stack pass only matters when the phrase occurs; the pass is linear either way.
     if PREFIX_PHRASE in normal.translate(_ASCII_LOWER):
         normal = _remove_phrase(normal)
@@ -131,7 +153,7 @@ def peer_idle_notice_label(raw: str) -> str | None:
 
 def sanitise_by_definition(raw: str) -> str | None:
     """IDLE-LABEL-1..6 as the spec writes them, one code point at a time (the tests' oracle)."""
-    mapped = "".join(" " if maps_to_space(c) else c for c in raw)
+    mapped = "".join(" " if maps_to_space(c) else c for c in join_surrogate_pairs(raw))
     normal = _remove_phrase(mapped)
     capped = normal.rstrip(" ")[:PEER_IDLE_LABEL_MAX].rstrip(" ")
     return capped or None
@@ -150,6 +172,10 @@ def format_peer_notice_clock(epoch_ms: int | None, utc_offset_min: int) -> str:
     post: len(__return__) == 5 and __return__[2] == ":"
     post: __return__ == "--:--" or (__return__[:2] < "24" and __return__[3:] < "60")
     """
+    if epoch_ms is not None and not is_safe_natural(epoch_ms):
+        raise InvalidArgument(f"epoch_ms must be an integer in [0, 2**53 - 1] or None, got {epoch_ms!r}")
+    if type(utc_offset_min) is not int or abs(utc_offset_min) > MAX_UTC_OFFSET_MIN:
+        raise InvalidArgument(f"utc_offset_min must be an integer in [-1439, 1439], got {utc_offset_min!r}")
     if epoch_ms is None:
         return CLOCK_PLACEHOLDER
     minutes = (epoch_ms - epoch_ms % MINUTE_MS) // MINUTE_MS + utc_offset_min
@@ -170,6 +196,12 @@ def label_or_unnamed(*candidates: str | None) -> str:
 def render_idle_notice(kind: str, label: str, finished_at: int | None, detail: str | None,
                        utc_offset_min: int) -> str:
     """``renderCrossSessionIdleNotice``: the model-facing line of one notice (IDLE-TEXT-1..4)."""
+    if not is_peer_idle_notice_kind(kind):
+        raise InvalidArgument(f"not an idle notice kind: {kind!r}")
+    if not isinstance(label, str) or not label:
+        raise InvalidArgument(f"label must be a non-empty string, got {label!r}")
+    if detail is not None and not isinstance(detail, str):
+        raise InvalidArgument(f"detail must be a string or None, got {detail!r}")
     clock = format_peer_notice_clock(finished_at, utc_offset_min)
     if kind == "idle":
         body = f'Session "{label}" went idle at {clock}.'
@@ -179,15 +211,15 @@ def render_idle_notice(kind: str, label: str, finished_at: int | None, detail: s
         body = f'Session "{label}" exited at {clock}; it will not go idle again.'
     elif kind == "unavailable":
         body = f'Session "{label}" is not holding your idle subscription: {PEER_IDLE_UNAVAILABLE_CAUSES}.'
-    elif kind == "expired":
-        body = f'Your idle subscription to session "{label}" expired with no answer from it.'
     else:
-        raise ValueError(f"not an idle notice kind: {kind!r}")
+        body = f'Your idle subscription to session "{label}" expired with no answer from it.'
     return f"{NOTICE_TAG} {body} {NOTICE_TAIL}"
 
 
 def describe_peer_idle_subscription(address: str, detail_shared: bool) -> str:
     """``describePeerIdleSubscription``: the host-facing line when a peer subscribes (IDLE-TEXT-7)."""
+    if not isinstance(address, str) or type(detail_shared) is not bool:
+        raise InvalidArgument("address must be a string and detail_shared true or false")
     who = label_or_unnamed(address)
     if detail_shared:
         shared = "it is told the time and a one-line detail of the last turn"

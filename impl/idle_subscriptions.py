@@ -36,9 +36,20 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from .errors import InboxSpecError
+from .idle_errors import (
+    DuplicateSubscription,
+    IdleSubscriptionError,
+    InvalidArgument,
+    InvalidConfig,
+    InvalidTime,
+    NoTurnInProgress,
+    TargetClosed,
+    TurnInProgress,
+)
 from .idle_label import (
+    MAX_UTC_OFFSET_MIN,
     describe_peer_idle_subscription,
+    is_safe_natural,
     label_or_unnamed,
     peer_idle_notice_label,
     render_idle_notice,
@@ -51,45 +62,12 @@ PEER_IDLE_OUTSTANDING_CAP = 32
 PEER_IDLE_PRIORS_KEPT = 3
 PEER_IDLE_FIRE_DEBOUNCE_MS = 750
 PEER_IDLE_HELD_BACKOFF_MS = 30_000
-MAX_SAFE_INTEGER = 2**53 - 1
-MAX_UTC_OFFSET_MIN = 1439  # IDLE-CLOCK-1: strictly less than a day either way
+
+__all__ = [
+    "DuplicateSubscription", "IdleSubscriptionError", "InvalidArgument", "InvalidConfig", "InvalidTime",
+    "NoTurnInProgress", "TargetClosed", "TurnInProgress",
+]
 RECOGNISED_ANSWERS = ("idle", "exited", "unavailable")  # IDLE-REQ-6
-
-
-class IdleSubscriptionError(InboxSpecError):
-    code: ClassVar[str] = "invalid_argument"
-
-
-class InvalidConfig(IdleSubscriptionError):
-    code = "invalid_config"
-
-
-class InvalidArgument(IdleSubscriptionError):
-    code = "invalid_argument"
-
-
-class InvalidTime(IdleSubscriptionError):
-    code = "invalid_time"
-
-
-class TargetClosed(IdleSubscriptionError):
-    """A turn event after the target exited or shut down (IDLE-ERR-4)."""
-
-    code = "target_closed"
-
-
-class DuplicateSubscription(IdleSubscriptionError):
-    """A subscription id the requester half already holds (IDLE-ERR-6)."""
-
-    code = "duplicate_subscription"
-
-
-class TurnInProgress(IdleSubscriptionError):
-    code = "turn_in_progress"
-
-
-class NoTurnInProgress(IdleSubscriptionError):
-    code = "no_turn"
 
 
 class Phase(StrEnum):
@@ -104,11 +82,6 @@ class Phase(StrEnum):
 
 
 CLOSED = (Phase.EXITED, Phase.SHUT_DOWN)
-
-
-def is_safe_natural(value: object) -> bool:
-    # bool is an int subclass; True is not a time or a count.
-    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
 
 
 @dataclass(frozen=True)

@@ -55,8 +55,14 @@ def label(raw: str) -> str | None:
 
     Memoised: it is pure, and the explorer asks for the same few labels a million times.
     """
-    pieces: list[str] = []
+    points: list[str] = []
     for char in raw:
+        if points and "\ud800" <= points[-1] <= "\udbff" and "\udc00" <= char <= "\udfff":
+            # A high and a low surrogate in a row are the one code point they encode.
+            char = chr(0x10000 + ((ord(points.pop()) - 0xD800) << 10) + (ord(char) - 0xDC00))
+        points.append(char)
+    pieces: list[str] = []
+    for char in points:
         mapped = " " if in_space_class(char) else char
         if mapped == " " and (not pieces or pieces[-1] == " "):
             continue
@@ -450,8 +456,8 @@ class IdleSubscriptionsChart(StateChart["IdleSubscriptionsChart"]):
         """IDLE-HELD-2: re-checks every back-off after the due time, until one lies after now."""
         self.now_ms += ms
         assert self.fire_at is not None
-        while self.fire_at <= self.now_ms:
-            self.fire_at += self.held_backoff_ms
+        # The first re-check after now, of those every back-off after the due time.
+        self.fire_at += ((self.now_ms - self.fire_at) // self.held_backoff_ms + 1) * self.held_backoff_ms
         self.phase = "backing_off"
         notices, swept = self._expire_and_sweep(self.now_ms)
         self._emit(notices, [], swept)
