@@ -101,8 +101,8 @@ def test_helpers_raise_only_typed_errors(helper: str, arguments: list[Any]) -> N
         assert "argument" in str(error)  # a wrong number of arguments, Python's own check
 
 
-EVENTS = ["subscribe", "receive_notice", "add_subscriber", "turn_started", "turn_finished", "set_held", "exit",
-          "shutdown", "advance"]
+EVENTS = ["subscribe", "receive_notice", "add_subscriber", "turn_started", "turn_finished", "set_held",
+          "exit", "shutdown", "advance"]
 NAMES = ["target", "subscription", "label", "notice", "requester", "parity", "last_turn_text", "count",
          "now_ms", "extra"]
 
