@@ -107,6 +107,7 @@ def _advance(k: int, lower: str) -> int:
 def _remove_phrase(mapped: str) -> str:
     """IDLE-LABEL-2/3: one left-to-right pass with a stack, linear in the input.
 
+
     Spaces collapse as they arrive: a space is pushed only onto a buffer that
     is not empty and does not end with one. Each pushed code point carries the
     length of the longest prefix of the phrase that the buffer now ends with
@@ -135,9 +136,8 @@ def _remove_phrase(mapped: str) -> str:
 def peer_idle_notice_label(raw: str) -> str | None:
     """``peerIdleNoticeLabel``: a label or detail line made safe for a notice (IDLE-LABEL-1..6).
 
-    post: __return__ is None or 0 < len(__return__) <= 100
-    post: __return__ is None or __return__ == __return__.strip(" ")
-    post: __return__ is None or "  " not in __return__
+    Its properties are checked by hypothesis (tests/test_idle_subscriptions_label.py);
+    CrossHair checks the phrase removal it relies on (``_remove_phrase``).
     """
     if not isinstance(raw, str):
         raise InvalidArgument(f"a label must be a string, got {type(raw).__name__}")
@@ -165,13 +165,7 @@ def is_peer_idle_notice_kind(value: object) -> bool:
 
 
 def format_peer_notice_clock(epoch_ms: int | None, utc_offset_min: int) -> str:
-    """``formatPeerNoticeClock``: ``HH:MM``, 24-hour, at a fixed UTC offset (IDLE-CLOCK-1..3).
-
-    pre: epoch_ms is None or 0 <= epoch_ms
-    pre: -1439 <= utc_offset_min <= 1439
-    post: len(__return__) == 5 and __return__[2] == ":"
-    post: __return__ == "--:--" or (__return__[:2] < "24" and __return__[3:] < "60")
-    """
+    """``formatPeerNoticeClock``: ``HH:MM``, 24-hour, at a fixed UTC offset (IDLE-CLOCK-1..3)."""
     if epoch_ms is not None and not is_safe_natural(epoch_ms):
         raise InvalidArgument(f"epoch_ms must be an integer in [0, 2**53 - 1] or None, got {epoch_ms!r}")
     if type(utc_offset_min) is not int or abs(utc_offset_min) > MAX_UTC_OFFSET_MIN:

@@ -247,6 +247,50 @@ def _optional_text(value: object, name: str) -> str | None:
     return value
 
 
+def must_push_out(priors: int, priors_kept: int) -> bool:
+    """IDLE-REQ-3: whether a new subscription pushes out the oldest of ``priors`` to its target.
+
+    The new subscription makes every outstanding one to the same target a
+    prior; the oldest goes only when keeping it would exceed ``priors_kept``.
+
+    pre: 0 <= priors_kept
+    pre: 0 <= priors <= priors_kept + 1
+    post[]:
+        # the priors kept never exceed the bound
+        priors - int(__return__) <= priors_kept
+        # a prior is pushed out only when the bound needs it
+        not __return__ or priors > priors_kept
+    """
+    return priors > priors_kept
+
+
+def next_fire(fire_at: int, held: int, now_ms: int, backoff_ms: int) -> tuple[int | None, int]:
+    """A due fire's fate at ``now_ms``: (the fire time, or None; the next ``fire_at``).
+
+    IDLE-HELD-2: with nothing held the fire happens at its due time; with
+    messages held it re-checks every back-off after the due time, and the next
+    re-check is the first one after now. The contracts are checked by CrossHair
+    (tests/test_idle_subscriptions_crosshair.py).
+
+    pre: 0 <= fire_at <= now_ms
+    pre: 0 <= held
+    pre: 1 <= backoff_ms
+    post[]:
+        # no fire while messages are held
+        __return__[0] is None or held == 0
+        # a fire happens at its due time
+        __return__[0] is None or __return__[0] == fire_at
+        # a due fire with nothing held is never lost
+        held > 0 or __return__[0] is not None
+        # a held fire is re-checked after now, on the back-off grid
+        held == 0 or (now_ms < __return__[1] <= now_ms + backoff_ms and (__return__[1] - fire_at) % backoff_ms == 0)
+    """  # noqa: E501
+    if held == 0:
+        return fire_at, fire_at
+    checks = (now_ms - fire_at) // backoff_ms + 1
+    return None, fire_at + checks * backoff_ms
+
+
 def read_answer(answer: object) -> tuple[str, int | None, str | None]:
     """IDLE-REQ-6: an answer as (kind, finished_at, detail); unrecognised forms read as unavailable."""
     if isinstance(answer, Mapping) and set(answer) <= {"kind", "finished_at", "detail"}:
@@ -297,7 +341,7 @@ class IdleSubscriptions:
             return SubscribeResult("cap", None, effects)  # IDLE-REQ-1: nothing is sent
         priors = [o for o in self.outstanding.values() if o.target == target]
         pushed_out = None
-        if priors and len(priors) >= self.config.priors_kept:
+        if must_push_out(len(priors), self.config.priors_kept):
             oldest = priors[0]  # IDLE-REQ-3: the oldest prior is forgotten
             del self.outstanding[oldest.subscription]
             pushed_out = oldest.subscription
@@ -453,13 +497,10 @@ class IdleSubscriptions:
         assert self.fire_at is not None
         if self.fire_at > now_ms:
             return None
-        if self.held == 0:
-            return self.fire_at
-        # IDLE-HELD-2: held at the check: re-check every back-off until after now.
-        backoff = self.config.held_backoff_ms
-        checks = (now_ms - self.fire_at) // backoff + 1
-        self.phase, self.fire_at = Phase.BACKING_OFF, self.fire_at + checks * backoff
-        return None
+        fire, self.fire_at = next_fire(self.fire_at, self.held, now_ms, self.config.held_backoff_ms)
+        if fire is None:
+            self.phase = Phase.BACKING_OFF
+        return fire
 
     def _idle_answer(self, subscriber: Subscriber) -> SentNotice:
         shared = self.config.last_turn_text_seat and subscriber.parity  # IDLE-DETAIL-1

@@ -42,7 +42,9 @@ Time
 Bounds (``--bound NAME=VALUE``), and why each suffices
     ``outstanding_cap`` (2)  the requester cap; 2 is the least that shows a cap
                               refusal next to a kept prior;
-    ``priors_kept`` (1)      priors per target; 1 shows a push-out within cap 2;
+    ``priors_kept`` (0)      priors per target; 0 shows a push-out within cap 2
+                              (``--bound outstanding_cap=3 --bound
+                              priors_kept=1`` keeps one prior);
     ``subscriber_cap`` (1)   the target cap; 1 shows the cap refusal and the
                               displacement; 2 (``--bound subscriber_cap=2``)
                               also shows a fire answering two subscribers;
@@ -166,7 +168,7 @@ def _age(now: int, at: int | None) -> int | None:
 class IdleSubscriptionsExplorer:
     variables = ("state", "outstanding", "subscribers", "fire_in", "finish_age", "detail", "held",
                  "closed_age")
-    default_bounds: Mapping[str, str] = {"outstanding_cap": "2", "priors_kept": "1", "subscriber_cap": "1",
+    default_bounds: Mapping[str, str] = {"outstanding_cap": "2", "priors_kept": "0", "subscriber_cap": "1",
                                          "ttl_ms": "2", "debounce_ms": "1", "held_backoff_ms": "2"}
     options = tuple(IdleModelOptions.__dataclass_fields__)
     invariants = INVARIANTS

@@ -318,7 +318,7 @@ class IdleSubscriptionsChart(StateChart["IdleSubscriptionsChart"]):
         priors = [row for row in self.outstanding if row[1] == peer]
         notices = []
         pushed_out = None
-        if priors and len(priors) >= self.priors_kept:
+        if len(priors) > self.priors_kept:
             oldest = priors[0]
             self.outstanding = tuple(row for row in self.outstanding if row is not oldest)
             pushed_out = oldest[0]

@@ -191,7 +191,7 @@ export class IdleSubscriptions {
     if (this.outstanding.size >= this.c.outstanding_cap) return { verdict: "cap", pushed_out: null };
     const priors = [...this.outstanding.values()].filter((o) => o.target === target);
     let pushedOut = null;
-    if (priors.length && priors.length >= this.c.priors_kept) {
+    if (priors.length > this.c.priors_kept) { // keep at most priors_kept earlier ones
       const oldest = priors[0];
       this.outstanding.delete(oldest.id);
       pushedOut = oldest.id;
