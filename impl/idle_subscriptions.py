@@ -312,6 +312,8 @@ class IdleSubscriptions:
         self.now_ms = self.config.start_ms
         # Requester half (insertion order is sending order).
         self.outstanding: dict[int, Outstanding] = {}
+        # Per target, its outstanding ids in sending order: priors without a table scan.
+        self._by_target: dict[str, list[int]] = {}
         # Target half (insertion order is arrival order).
         self.subscribers: dict[str, Subscriber] = {}
         self.phase = Phase.IDLE
@@ -339,16 +341,16 @@ class IdleSubscriptions:
         effects = Effects()
         if len(self.outstanding) >= self.config.outstanding_cap:
             return SubscribeResult("cap", None, effects)  # IDLE-REQ-1: nothing is sent
-        priors = [o for o in self.outstanding.values() if o.target == target]
+        priors = self._by_target.get(target, [])
         pushed_out = None
         if must_push_out(len(priors), self.config.priors_kept):
-            oldest = priors[0]  # IDLE-REQ-3: the oldest prior is forgotten
-            del self.outstanding[oldest.subscription]
+            oldest = self._forget(priors[0])  # IDLE-REQ-3: the oldest prior is forgotten
             pushed_out = oldest.subscription
             if self.config.options.notify_pushed_out:  # IDLE-OPT-1
                 effects.notices.append(self._render(oldest, "unavailable", None, None))
         self.outstanding[subscription] = Outstanding(
             subscription, target, label_or_unnamed(label, target), self.now_ms)
+        self._by_target.setdefault(target, []).append(subscription)
         return SubscribeResult("sent", pushed_out, effects)
 
     def receive_notice(self, subscription: object, answer: object) -> tuple[bool, Effects]:
@@ -357,12 +359,20 @@ class IdleSubscriptions:
             raise InvalidArgument(f"subscription must be an integer in [0, 2**53 - 1], got {subscription!r}")
         assert isinstance(subscription, int)
         effects = Effects()
-        held = self.outstanding.pop(subscription, None)
-        if held is None:
+        if subscription not in self.outstanding:
             return False, effects  # IDLE-REQ-7: unknown, resolved or expired
+        held = self._forget(subscription)
         kind, finished_at, detail = read_answer(answer)
         effects.notices.append(self._render(held, kind, finished_at, detail))
         return True, effects
+
+    def _forget(self, subscription: int) -> Outstanding:
+        held = self.outstanding.pop(subscription)
+        ids = self._by_target[held.target]
+        ids.remove(subscription)
+        if not ids:
+            del self._by_target[held.target]
+        return held
 
     def _render(self, held: Outstanding, kind: str, finished_at: int | None,
                 detail: str | None) -> RenderedNotice:
@@ -474,14 +484,25 @@ class IdleSubscriptions:
         effects = Effects()
         ttl = self.config.ttl_ms
         # 1. The requester's own timer (IDLE-REQ-4), in sending order.
-        for held in [o for o in self.outstanding.values() if o.sent_at + ttl <= now_ms]:
-            del self.outstanding[held.subscription]
-            effects.notices.append(self._render(held, "expired", None, None))
+        # Tables are in time order (the clock never goes back), so each scan stops at the first
+        # entry that is not due: an advance costs what falls due, not the table's size.
+        due = []
+        for row in self.outstanding.values():
+            if row.sent_at + ttl > now_ms:
+                break
+            due.append(row.subscription)
+        for subscription in due:
+            effects.notices.append(self._render(self._forget(subscription), "expired", None, None))
         # 2. The target's fire, if one falls due by now (IDLE-FIRE-3, IDLE-HELD-2).
         fire = self._due_fire(now_ms)
         # 3. Sweeps up to the fire (or to now), then the fire (IDLE-TGT-3, IDLE-TIME-2).
         sweep_until = now_ms if fire is None else fire
-        for subscriber in [s for s in self.subscribers.values() if s.added_at + ttl <= sweep_until]:
+        gone = []
+        for subscriber in self.subscribers.values():
+            if subscriber.added_at + ttl > sweep_until:
+                break
+            gone.append(subscriber)
+        for subscriber in gone:
             del self.subscribers[subscriber.requester]
             effects.swept.append(Swept(subscriber.requester, subscriber.subscription))
         if fire is not None:
