@@ -92,7 +92,7 @@ def _answered(output: Mapping[str, Any]) -> list[tuple[str, int]]:
 
 
 def _tables_within_caps(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
-    return len(post[1]) <= bounds["outstanding_cap"] and len(post[2]) <= bounds["subscriber_cap"]
+    return bool(len(post[1]) <= bounds["outstanding_cap"] and len(post[2]) <= bounds["subscriber_cap"])
 
 
 def _priors_within_bound(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
@@ -166,8 +166,8 @@ def _age(now: int, at: int | None) -> int | None:
 
 
 class IdleSubscriptionsExplorer:
-    variables = ("state", "outstanding", "subscribers", "fire_in", "finish_age", "detail", "held",
-                 "closed_age")
+    variables: tuple[str, ...] = ("state", "outstanding", "subscribers", "fire_in", "finish_age", "detail",
+                                  "held", "closed_age")
     default_bounds: Mapping[str, str] = {"outstanding_cap": "2", "priors_kept": "0", "subscriber_cap": "1",
                                          "ttl_ms": "2", "debounce_ms": "1", "held_backoff_ms": "2"}
     options = tuple(IdleModelOptions.__dataclass_fields__)

@@ -11,21 +11,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inboxspec.impl.idle_label import (
+    MAX_UTC_OFFSET_MIN,
     describe_peer_idle_subscription,
     format_peer_notice_clock,
     is_peer_idle_notice_kind,
+    is_safe_natural,
     peer_idle_notice_label,
     render_idle_notice,
 )
 from inboxspec.impl.idle_subscriptions import (
-    MAX_UTC_OFFSET_MIN,
     AddSubscriberResult,
     Effects,
     IdleSubscriptionError,
     IdleSubscriptions,
     InvalidArgument,
     SubscribeResult,
-    is_safe_natural,
 )
 from inboxspec.model import idle_subscriptions as model
 from inboxspec.model.idle_subscriptions import IdleModelOptions, IdleSubscriptionsChart
@@ -104,7 +104,7 @@ def _helper(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
         raise InvalidArgument("finished_at must be an integer in [0, 2**53 - 1] or null")
     if detail is not None and not isinstance(detail, str):
         raise InvalidArgument("detail must be a string or null")
-    return {"text": render_idle_notice(kind, label, finished_at, detail, offset)}
+    return {"text": render_idle_notice(str(kind), label, finished_at, detail, offset)}
 
 
 def apply_step(machine: IdleSubscriptions, step: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,8 +7,8 @@ properties, which hypothesis checks far faster
 (tests/test_idle_subscriptions_label.py).
 CI runs them with a bounded budget per condition
 (``INBOXSPEC_CROSSHAIR_BUDGET``, seconds, default 1 here); each contract is
-also shown to bite: a copy of the module with one deliberate bug yields a
-counterexample on that contract's line.
+also shown to bite: a copy of the module with one deliberate bug, and only
+that contract left, yields a counterexample on that contract's line.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import inboxspec.impl.idle_subscriptions as idle_subscriptions
-from tests.test_crosshair import CROSSHAIR, contract_line
+from tests.test_crosshair import CROSSHAIR, contract_line, only_contract
 
 pytestmark = pytest.mark.slow
 
@@ -84,11 +84,12 @@ def test_contract_finds_counterexample_in_broken_variant(contract: str, tmp_path
     source = Path(module.__file__).read_text(encoding="utf-8")
     assert source.count(fragment) == 1, f"mutation anchor drifted: {fragment!r}"
     # The copy lives outside the package, so its relative imports must become absolute.
+    # Only the contract under test stays, so the run checks one condition.
     mutant = re.sub(r"^from \.(\w+) import", r"from inboxspec.impl.\1 import",
-                    source.replace(fragment, broken), flags=re.MULTILINE)
+                    only_contract(source.replace(fragment, broken), contract), flags=re.MULTILINE)
     name = f"{Path(module.__file__).stem}_mutant"
     (tmp_path / f"{name}.py").write_text(mutant, "utf-8")
     result = crosshair(f"{name}.{function}", budget="4", cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     failing = {int(n) for n in re.findall(rf"{name}\.py:(\d+): error", result.stdout)}
-    assert contract_line(source, contract) in failing, result.stdout
+    assert contract_line(mutant, contract) in failing, result.stdout
