@@ -44,13 +44,15 @@ Bounds (``--bound NAME=VALUE``), and why each suffices
                               refusal next to a kept prior;
     ``priors_kept`` (0)      priors per target; 0 shows a push-out within cap 2
                               (``--bound outstanding_cap=3 --bound
-                              priors_kept=1`` keeps one prior);
+                              priors_kept=1`` keeps one prior: 22 581 states);
     ``subscriber_cap`` (1)   the target cap; 1 shows the cap refusal and the
-                              displacement; 2 (``--bound subscriber_cap=2``)
-                              also shows a fire answering two subscribers;
+                              displacement; 2 (``--bound subscriber_cap=2``,
+                              19 475 states) also shows a fire answering two
+                              subscribers;
     ``ttl_ms`` (2), ``debounce_ms`` (1), ``held_backoff_ms`` (2): see Time;
                               ``--bound ttl_ms=3`` separates the TTL from the
-                              first re-check (9 214 states instead of 3 667).
+                              first re-check (9 214 states; 3 667 at the
+                              defaults).
 """
 
 from __future__ import annotations
