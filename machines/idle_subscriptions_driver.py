@@ -81,7 +81,8 @@ def _helper(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
         return {"label": peer_idle_notice_label(raw)}
     if event == "is_notice_kind":
         return {"is_kind": is_peer_idle_notice_kind(args.get("value"))}
-    offset = args.get("utc_offset_min", 0)
+    # IDLE-IF-1: an absent and a null optional argument both take the default.
+    offset = 0 if args.get("utc_offset_min") is None else args["utc_offset_min"]
     if type(offset) is not int or abs(offset) > MAX_UTC_OFFSET_MIN:
         raise InvalidArgument("utc_offset_min must be an integer in [-1439, 1439]")
     if event == "format_clock":
@@ -90,7 +91,8 @@ def _helper(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
             raise InvalidArgument("epoch_ms must be an integer in [0, 2**53 - 1] or null")
         return {"clock": format_peer_notice_clock(epoch, offset)}
     if event == "describe_subscription":
-        address, shared = args.get("address"), args.get("detail_shared", False)
+        address = args.get("address")
+        shared = False if args.get("detail_shared") is None else args["detail_shared"]
         if not isinstance(address, str) or type(shared) is not bool:
             raise InvalidArgument("address is a string and detail_shared a boolean")
         return {"text": describe_peer_idle_subscription(address, shared)}
@@ -193,7 +195,7 @@ class ModelSession:
 
 
 def _model_helper(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    offset = args.get("utc_offset_min", 0)
+    offset = args.get("utc_offset_min") or 0
     if event == "sanitise_label":
         return {"label": model.label(args["raw"])}
     if event == "is_notice_kind":
@@ -202,7 +204,7 @@ def _model_helper(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
     if event == "format_clock":
         return {"clock": model.clock(args.get("epoch_ms"), offset)}
     if event == "describe_subscription":
-        return {"text": model.describe(args["address"], args.get("detail_shared", False))}
+        return {"text": model.describe(args["address"], bool(args.get("detail_shared")))}
     return {"text": model.notice_text(args["kind"], args["label"], args.get("finished_at"),
                                       args.get("detail"), offset)}
 
