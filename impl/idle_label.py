@@ -98,7 +98,16 @@ def _ascii_lower(char: str) -> str:
 
 
 def _advance(k: int, lower: str) -> int:
-    """The KMP step: the matched prefix length after one more (ASCII-lowered) code point."""
+    """The KMP step: the matched prefix length after one more (ASCII-lowered) code point.
+
+    pre: 0 <= k < 16
+    pre: len(lower) == 1
+    post[]:
+        # the match is a prefix of the phrase that ends with the new code point
+        0 <= __return__ <= 16 and (__return__ == 0 or "peer idle notice"[__return__ - 1] == lower)
+        # a match that continues grows by exactly one
+        lower != "peer idle notice"[k] or __return__ == k + 1
+    """
     while k and lower != PREFIX_PHRASE[k]:
         k = _FAILURE[k - 1]
     return k + 1 if lower == PREFIX_PHRASE[k] else 0

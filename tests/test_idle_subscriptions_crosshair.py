@@ -2,8 +2,9 @@
 
 The contracts are the PEP 316 docstrings of ``must_push_out`` (the priors
 bound, IDLE-REQ-3) and ``next_fire`` (the held-messages back-off, IDLE-HELD-2)
-in ``impl/idle_subscriptions.py``. The sanitiser's properties are string
-properties, which hypothesis checks far faster
+in ``impl/idle_subscriptions.py``, and ``_advance`` (the sanitiser's
+phrase-matching step, IDLE-LABEL-3) in ``impl/idle_label.py``. The
+sanitiser's whole-string properties are checked by hypothesis, far faster
 (tests/test_idle_subscriptions_label.py).
 CI runs them with a bounded budget per condition
 (``INBOXSPEC_CROSSHAIR_BUDGET``, seconds, default 1 here); each contract is
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+import inboxspec.impl.idle_label as idle_label
 import inboxspec.impl.idle_subscriptions as idle_subscriptions
 from tests.test_crosshair import CROSSHAIR, contract_line, only_contract
 
@@ -40,6 +42,8 @@ def crosshair(target: str, budget: str, cwd: Path | None = None) -> subprocess.C
 
 def test_contracts_hold() -> None:
     result = crosshair("inboxspec.impl.idle_subscriptions", budget=BUDGET)
+    assert result.returncode == 0, result.stdout + result.stderr
+    result = crosshair("inboxspec.impl.idle_label._advance", budget=BUDGET)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -74,6 +78,16 @@ MUTANTS = {
         idle_subscriptions, "must_push_out",
         "    return priors > priors_kept\n",
         "    return priors >= priors_kept\n",
+    ),
+    "the match is a prefix of the phrase that ends with the new code point": (
+        idle_label, "_advance",
+        "    return k + 1 if lower == PREFIX_PHRASE[k] else 0\n",
+        "    return k + 1 if lower == PREFIX_PHRASE[k] or lower == \"x\" else 0\n",
+    ),
+    "a match that continues grows by exactly one": (
+        idle_label, "_advance",
+        "    while k and lower != PREFIX_PHRASE[k]:\n",
+        "    while k and lower != \"z\":\n",
     ),
 }
 
