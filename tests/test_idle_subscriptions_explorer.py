@@ -53,3 +53,13 @@ def test_default_exploration_reaches(situation: str,
                                      relation: list[tuple[Any, str, Any, dict[str, Any]]]) -> None:
     matches = SITUATIONS[situation]
     assert any(matches(pre, letter, post, out) for pre, letter, post, out in relation), situation
+
+
+def test_compiled_view_and_send_agree_on_every_transition() -> None:
+    """The explorer fires the chart's own guards and actions: at small bounds, every
+    transition of the compiled view equals python-statemachine's own ``send()``."""
+    for options in ({}, {"fire_when_already_idle": True}, {"fire_on_release": True}):
+        bounds = {"outstanding_cap": "1", "ttl_ms": "1"}
+        compiled = edges("idle-subscriptions", bounds, options)
+        assert compiled == edges("idle-subscriptions", bounds, options, via="dispatch")
+        assert len(compiled) > 1000
