@@ -91,6 +91,7 @@ class IdleOptions:
     notify_pushed_out: bool = False  # IDLE-F1
     fire_when_already_idle: bool = False  # IDLE-F2
     fire_on_release: bool = False  # IDLE-F3
+    answers_from_target_only: bool = False  # IDLE-F4
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -353,14 +354,22 @@ class IdleSubscriptions:
         self._by_target.setdefault(target, []).append(subscription)
         return SubscribeResult("sent", pushed_out, effects)
 
-    def receive_notice(self, subscription: object, answer: object) -> tuple[bool, Effects]:
-        """IDLE-REQ-5/6: a target's answer resolves an outstanding subscription, or is ignored."""
+    def receive_notice(self, subscription: object, answer: object,
+                       sender: object = None) -> tuple[bool, Effects]:
+        """IDLE-REQ-5..8: a target's answer resolves an outstanding subscription, or is ignored.
+
+        ``sender`` is the session the answer came from (the spec's ``from``).
+        """
         if not is_safe_natural(subscription):
             raise InvalidArgument(f"subscription must be an integer in [0, 2**53 - 1], got {subscription!r}")
         assert isinstance(subscription, int)
+        sender = _optional_text(sender, "from")
         effects = Effects()
         if subscription not in self.outstanding:
             return False, effects  # IDLE-REQ-7: unknown, resolved or expired
+        if (self.config.options.answers_from_target_only
+                and sender != self.outstanding[subscription].target):
+            return False, effects  # IDLE-OPT-4: not the target's answer
         held = self._forget(subscription)
         kind, finished_at, detail = read_answer(answer)
         effects.notices.append(self._render(held, kind, finished_at, detail))

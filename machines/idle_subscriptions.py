@@ -138,6 +138,15 @@ def _idle_target_answers(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], 
     return not (out.get("accepted") and pre[0] == "idle" and pre[6] == 0) or bool(post[0] == "settling")
 
 
+def _only_the_target_resolves(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
+    return out.get("resolved") is not True
+
+
+def _foreign_answer(action: Action) -> bool:
+    return action.event == "receive_notice" and action.kwargs["sender"] != TARGETS[0] and (
+        action.kwargs["subscription"] == 1)
+
+
 def _unheld_target_near_fire(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
     return bool(post[0] != "backing_off" or post[6] > 0 or post[3] <= bounds["debounce_ms"])
 
@@ -160,6 +169,9 @@ INVARIANTS: tuple[Invariant, ...] = (
               finding="IDLE-F2", option="fire_when_already_idle"),
     Invariant("unheld_target_is_near_its_fire", ("IDLE-OPT-3", "IDLE-HELD-3"), _every,
               _unheld_target_near_fire, finding="IDLE-F3", option="fire_on_release"),
+    # Id 1 always belongs to the first target, so its answer from the second never may resolve it.
+    Invariant("only_the_target_resolves_its_subscription", ("IDLE-OPT-4", "IDLE-REQ-8"), _foreign_answer,
+              _only_the_target_resolves, finding="IDLE-F4", option="answers_from_target_only"),
 )
 
 
@@ -200,10 +212,15 @@ class IdleSubscriptionsExplorer:
         owners = [(TARGETS[0] if i <= bounds["outstanding_cap"] else TARGETS[1], i) for i in ids]
         actions = [Action(f"subscribe {t} #{i}", "subscribe", {"peer": t, "subscription": i, "label": LABEL})
                    for t, i in owners]
-        actions += [Action(f"receive_notice #{i} idle", "receive_notice",
-                           {"subscription": i,
+        owner = dict((i, t) for t, i in owners)
+        actions += [Action(f"receive_notice #{i} idle from {owner[i]}", "receive_notice",
+                           {"subscription": i, "sender": owner[i],
                             "notice": {"kind": "idle", "finished_at": 0, "detail": DETAIL}})
                     for i in ids]
+        # An answer for the first target's first id, from the other target (finding IDLE-F4).
+        actions += [Action(f"receive_notice #1 idle from {TARGETS[1]}", "receive_notice",
+                           {"subscription": 1, "sender": TARGETS[1],
+                            "notice": {"kind": "idle", "finished_at": 0, "detail": DETAIL}})]
         actions += [Action(f"add_subscriber {r} #1", "add_subscriber",
                            {"requester": r, "subscription": 1, "parity": r == "a"}) for r in requesters]
         actions += [Action("add_subscriber a #2", "add_subscriber",
@@ -290,6 +307,10 @@ class IdleSubscriptionsExplorer:
             elif action.event == "subscribe":
                 kwargs = dict(action.kwargs)
                 steps.append({"event": "subscribe", "args": {"target": kwargs.pop("peer"), **kwargs}})
+            elif action.event == "receive_notice":
+                kwargs = dict(action.kwargs)
+                sender = kwargs.pop("sender")
+                steps.append({"event": "receive_notice", "args": {**kwargs, "from": sender}})
             elif action.kwargs:
                 steps.append({"event": action.event, "args": dict(action.kwargs)})
             else:

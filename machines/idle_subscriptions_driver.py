@@ -34,12 +34,13 @@ FEATURES = (
     "option:notify_pushed_out",
     "option:fire_when_already_idle",
     "option:fire_on_release",
+    "option:answers_from_target_only",
 )
 
 # Each event's arguments, in the order their faults are checked (IDLE-IF-3).
 ARGUMENTS: dict[str, tuple[str, ...]] = {
     "subscribe": ("target", "subscription", "label"),
-    "receive_notice": ("subscription", "notice"),
+    "receive_notice": ("subscription", "notice", "from"),
     "add_subscriber": ("requester", "subscription", "parity"),
     "turn_started": (),
     "turn_finished": ("last_turn_text",),
@@ -136,7 +137,8 @@ def _machine_event(machine: IdleSubscriptions, event: str, args: Mapping[str, An
                                                  args.get("label"))
         return {"verdict": sub.verdict, "pushed_out": sub.pushed_out, **encode_effects(sub.effects)}
     if event == "receive_notice":
-        resolved, effects = machine.receive_notice(args.get("subscription"), args.get("notice"))
+        resolved, effects = machine.receive_notice(args.get("subscription"), args.get("notice"),
+                                                   args.get("from"))
         return {"resolved": resolved, **encode_effects(effects)}
     if event == "add_subscriber":
         added: AddSubscriberResult = machine.add_subscriber(
@@ -186,6 +188,10 @@ class ModelSession:
             return _model_helper(event, args)
         if event == "advance":
             self.chart.send("advance", ms=args["now_ms"] - self.chart.now_ms)
+        elif event == "receive_notice":
+            # `from` is a Python keyword; the chart calls the argument `sender`.
+            self.chart.send(event, subscription=args["subscription"], notice=args.get("notice"),
+                            sender=args.get("from"))
         elif event == "subscribe":
             self.chart.send(event, peer=args["target"], subscription=args["subscription"],
                             label=args.get("label"))
@@ -246,7 +252,8 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             answer = rng.choice(({"kind": "idle", "finished_at": now, "detail": "done"}, {"kind": "exited"},
                                  {"kind": "unavailable"}, {"kind": "expired"}, "idle"))
             steps.append({"event": "receive_notice", "args": {"subscription": rng.randrange(5),
-                                                              "notice": answer}})
+                                                              "notice": answer,
+                                                              "from": rng.choice(("s1", "s2", None))}})
         elif roll < 0.65:
             steps.append({"event": "add_subscriber", "args": {"requester": rng.choice("abc"),
                                                               "subscription": rng.randrange(3),

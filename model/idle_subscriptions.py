@@ -132,6 +132,7 @@ class IdleModelOptions:
     notify_pushed_out: bool = False  # IDLE-F1
     fire_when_already_idle: bool = False  # IDLE-F2
     fire_on_release: bool = False  # IDLE-F3
+    answers_from_target_only: bool = False  # IDLE-F4
 
 
 # Table rows as the model keeps them (tuples, so a snapshot can hold them as they are).
@@ -173,7 +174,8 @@ class IdleSubscriptionsChart(StateChart["IdleSubscriptionsChart"]):
         | _stay(_all, on="book_sent")
     )
     receive_notice = (
-        _stay(_all, cond="subscription_is_outstanding", on="book_resolution")
+        _stay(_all, cond="answer_is_not_the_targets", on="book_ignored")
+        | _stay(_all, cond="subscription_is_outstanding", on="book_resolution")
         | _stay(_all, on="book_ignored")
     )
     add_subscriber = (
@@ -239,6 +241,11 @@ class IdleSubscriptionsChart(StateChart["IdleSubscriptionsChart"]):
     def subscription_is_outstanding(self, subscription: int) -> bool:
         """IDLE-ERR-6 (subscribe) and IDLE-REQ-5/7 (receive_notice)."""
         return any(row[0] == subscription for row in self.outstanding)
+
+    def answer_is_not_the_targets(self, subscription: int, sender: str | None) -> bool:
+        """IDLE-OPT-4 (finding IDLE-F4); IDLE-REQ-8 otherwise."""
+        return self.options.answers_from_target_only and any(
+            row[0] == subscription and row[1] != sender for row in self.outstanding)
 
     def outstanding_table_is_full(self) -> bool:
         """IDLE-REQ-1."""

@@ -40,3 +40,11 @@ def test_f3_release_waits_a_back_off_by_default_and_rearms_with_the_option() -> 
         machine.set_held(0)
         assert not machine.advance(answered_at - 1).sent
         assert [s.kind for s in machine.advance(answered_at).sent] == ["idle"]
+
+
+def test_f4_any_sender_resolves_by_default_and_only_the_target_with_the_option() -> None:
+    for option, resolved in ((False, True), (True, False)):
+        machine = IdleSubscriptions(IdleConfig(options=IdleOptions(answers_from_target_only=option)))
+        machine.subscribe("s2", 1, "Builder")
+        assert machine.receive_notice(1, {"kind": "idle", "finished_at": 0}, "s3")[0] is resolved
+    assert machine.receive_notice(1, {"kind": "idle", "finished_at": 0}, "s2")[0] is True

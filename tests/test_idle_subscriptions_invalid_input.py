@@ -103,8 +103,8 @@ def test_helpers_raise_only_typed_errors(helper: str, arguments: list[Any]) -> N
 
 EVENTS = ["subscribe", "receive_notice", "add_subscriber", "turn_started", "turn_finished", "set_held",
           "exit", "shutdown", "advance"]
-NAMES = ["target", "subscription", "label", "notice", "requester", "parity", "last_turn_text", "count",
-         "now_ms", "extra"]
+NAMES = ["target", "subscription", "label", "notice", "from", "requester", "parity", "last_turn_text",
+         "count", "now_ms", "extra"]
 
 
 @given(event=st.sampled_from(EVENTS), args=st.dictionaries(st.sampled_from(NAMES), values, max_size=4))

@@ -29,7 +29,7 @@ answers = st.sampled_from([
 ])
 options = st.fixed_dictionaries({}, optional={
     "notify_pushed_out": st.booleans(), "fire_when_already_idle": st.booleans(),
-    "fire_on_release": st.booleans()})
+    "fire_on_release": st.booleans(), "answers_from_target_only": st.booleans()})
 
 
 class IdleSubscriptionsLockstep(RuleBasedStateMachine):
@@ -70,9 +70,9 @@ class IdleSubscriptionsLockstep(RuleBasedStateMachine):
     def subscribe(self, target_: str, subscription: int, label: str | None) -> None:
         self._step("subscribe", target=target_, subscription=subscription, label=label)
 
-    @rule(subscription=ids, notice=answers)
-    def receive_notice(self, subscription: int, notice: Any) -> None:
-        self._step("receive_notice", subscription=subscription, notice=notice)
+    @rule(subscription=ids, notice=answers, sender=st.sampled_from([None, "s1", "s2"]))
+    def receive_notice(self, subscription: int, notice: Any, sender: str | None) -> None:
+        self._step("receive_notice", subscription=subscription, notice=notice, **{"from": sender})
 
     @rule(requester=st.sampled_from(["a", "b", "c", "d"]), subscription=st.integers(0, 2),
           parity=st.sampled_from([None, False, True]))

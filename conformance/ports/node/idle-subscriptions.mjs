@@ -3,13 +3,16 @@
 // Strings are handled as code points (for..of), never as UTF-16 units (IDLE-LABEL-4).
 import { SPACE_RANGES } from "./idle-label-table.mjs";
 
-export const FEATURES = ["option:notify_pushed_out", "option:fire_when_already_idle", "option:fire_on_release"];
+export const FEATURES = [
+  "option:notify_pushed_out", "option:fire_when_already_idle", "option:fire_on_release",
+  "option:answers_from_target_only",
+];
 
 const DEFAULTS = { // IDLE-CONF-1, IDLE-DEF-1
   start_ms: 0, ttl_ms: 43_200_000, outstanding_cap: 32, priors_kept: 3, subscriber_cap: 32,
   debounce_ms: 750, held_backoff_ms: 30_000, reader_utc_offset_min: 0, last_turn_text_seat: false,
 };
-const OPTION_NAMES = ["notify_pushed_out", "fire_when_already_idle", "fire_on_release"];
+const OPTION_NAMES = ["notify_pushed_out", "fire_when_already_idle", "fire_on_release", "answers_from_target_only"];
 const LABEL_MAX = 100;
 const KINDS = ["idle", "exited", "unavailable", "expired"];
 const CAUSES = "it is shutting down, its subscription table is full, a newer subscription displaced this one, " +
@@ -201,10 +204,12 @@ export class IdleSubscriptions {
     return { verdict: "sent", pushed_out: pushedOut };
   }
 
-  receiveNotice({ subscription, notice = null }, fx) { // IDLE-REQ-5..7
+  receiveNotice({ subscription, notice = null, from = null }, fx) { // IDLE-REQ-5..8
     if (!isNatural(subscription)) fail("invalid_argument", "subscription");
+    if (from !== null && typeof from !== "string") fail("invalid_argument", "from");
     const held = this.outstanding.get(subscription);
     if (held === undefined) return { resolved: false };
+    if (this.options.answers_from_target_only && from !== held.target) return { resolved: false }; // IDLE-OPT-4
     this.outstanding.delete(subscription);
     const { kind, finishedAt, detail } = readAnswer(notice);
     fx.notices.push(this.render(held, kind, finishedAt, detail));
@@ -334,7 +339,7 @@ export class IdleSubscriptions {
 // -- the case driver (IDLE-IF-*, IDLE-OUT-*) ----------------------------------------------
 
 const ARGUMENTS = {
-  subscribe: ["target", "subscription", "label"], receive_notice: ["subscription", "notice"],
+  subscribe: ["target", "subscription", "label"], receive_notice: ["subscription", "notice", "from"],
   add_subscriber: ["requester", "subscription", "parity"], turn_started: [], turn_finished: ["last_turn_text"],
   set_held: ["count"], exit: [], shutdown: [], advance: ["now_ms"],
   sanitise_label: ["raw"], format_clock: ["epoch_ms", "utc_offset_min"],
