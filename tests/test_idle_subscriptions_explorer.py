@@ -58,7 +58,7 @@ def test_default_exploration_reaches(situation: str,
 def test_compiled_view_and_send_agree_on_every_transition() -> None:
     """The explorer fires the chart's own guards and actions: at small bounds, every
     transition of the compiled view equals python-statemachine's own ``send()``."""
-    for options in ({}, {"fire_when_already_idle": True}, {"fire_on_release": True}):
+    for options in ({}, {"fire_when_already_idle": True, "answers_from_target_only": True}):
         bounds = {"outstanding_cap": "1", "ttl_ms": "1"}
         compiled = edges("idle-subscriptions", bounds, options)
         assert compiled == edges("idle-subscriptions", bounds, options, via="dispatch")
