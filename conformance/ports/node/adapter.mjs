@@ -2,10 +2,12 @@
 // Run: inboxspec conform --adapter "node conformance/ports/node/adapter.mjs"
 import { createInterface } from "node:readline";
 import * as wakeGate from "./wake-gate.mjs";
+import * as idleSubscriptions from "./idle-subscriptions.mjs";
 
 // One line per machine: each module exports FEATURES and runCase(config, steps).
 const MACHINES = {
   "wake-gate": wakeGate,
+  "idle-subscriptions": idleSubscriptions,
 };
 const FEATURES = Object.fromEntries(Object.entries(MACHINES).map(([name, m]) => [name, m.FEATURES]));
 
