@@ -53,8 +53,8 @@ def test_toy_machine_runs_through_every_tool(toy: Any, tmp_path: Path) -> None:
     assert refine("toy-lease", 4, {"cap_renewals": True}).mismatch == []
 
     # generated cases, manifest and spec sections, written then checked current.
-    assert any("stale" in p for p in write_or_check(write=False))
-    write_or_check(write=True)
+    assert any("stale" in p for p in write_or_check(write=False, only=["toy-lease"]))
+    write_or_check(write=True, only=["toy-lease"])
     generated = json.loads(toy.generated_cases.read_text())
     assert {c["id"] for c in generated["cases"]} >= {"toy-lease/generated/held-advance-0"}
     write_manifest("toy-lease")
@@ -70,7 +70,7 @@ def test_toy_machine_runs_through_every_tool(toy: Any, tmp_path: Path) -> None:
 
 
 def test_check_explores_each_distinct_configuration_once(toy: Any, tmp_path: Path) -> None:
-    write_or_check(write=True)
+    write_or_check(write=True, only=["toy-lease"])
     write_manifest("toy-lease")
     spec_sections.generate(tmp_path / "spec", write=True)
     report = run_check()
@@ -80,7 +80,7 @@ def test_check_explores_each_distinct_configuration_once(toy: Any, tmp_path: Pat
 
 def test_a_broken_toy_reference_fails_check_and_refine(toy: Any, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    write_or_check(write=True)
+    write_or_check(write=True, only=["toy-lease"])
     write_manifest("toy-lease")
     spec_sections.generate(tmp_path / "spec", write=True)
     monkeypatch.setattr(toy_machine, "TTL_MS", 101)  # the reference reads it; the chart has its own
