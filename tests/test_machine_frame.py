@@ -30,6 +30,16 @@ from tests import toy_machine
 
 @pytest.fixture
 def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A temporary registry holding the toy alone: every tool then works on it
+    (and `check` costs the toy's time, not every real machine's)."""
+    entry = toy_machine.make_machine(tmp_path)
+    monkeypatch.setattr(machines, "REGISTRY", {entry.name: entry})
+    return entry
+
+
+@pytest.fixture
+def toy_among_the_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The toy registered beside the real machines: one more entry, nothing else."""
     entry = toy_machine.make_machine(tmp_path)
     monkeypatch.setitem(machines.REGISTRY, entry.name, entry)
     return entry
@@ -96,9 +106,10 @@ def test_a_machine_without_a_manifest_is_a_problem_not_a_crash(toy: Any) -> None
     assert any("toy-lease: no manifest" in p for p in problems)
 
 
-def test_cli_lists_registered_machines(toy: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_lists_registered_machines(toy_among_the_rest: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explore", "toy-lease", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["machine"] == "toy-lease"
+    assert "toy-lease" in machines.names() and "wake-gate" in machines.names()
 
 
 def test_unknown_machine_is_a_typed_error() -> None:
