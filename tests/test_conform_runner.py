@@ -527,6 +527,8 @@ def test_fuzz_is_generic_over_the_registry(tmp_path: Path, monkeypatch: pytest.M
     assert shrunk["case_file"]["machine"] == "toy-lease"
     assert [s["event"] for s in case["steps"]] == ["acquire", "advance"]
     assert case["steps"][-1] == {"event": "advance", "args": {"ms": 100}, "expect": {"expired": True}}
+
+
 FIXTURE_SPY = """
 import json, os, sys
 from inboxspec.conformance.adapter import handle
