@@ -114,9 +114,9 @@ _ok = st.tuples(
 )
 _fault = st.tuples(st.just("fault"), st.sampled_from(DETAILS))
 # Mostly healthy installs, so that events get past the measurement to the later checks.
-installs = st.tuples(*(st.one_of(_ok, _ok, _ok, _fault) for _ in REALS))
-owns = st.sampled_from(("/cli", "/cli", "/cli", "/cli", "/decl", None))
-receipts = st.sampled_from(((), ("/rcpt",), ("/rcpt",), None))
+installs = st.tuples(*(st.one_of(_ok, _ok, _ok, _ok, _ok, _ok, _fault) for _ in REALS))
+owns = st.sampled_from(("/cli", "/cli", "/cli", "/cli", "/cli", "/decl", None))
+receipts = st.sampled_from(((), ("/rcpt",), ("/rcpt",), ("/rcpt",), None))
 root_lists = st.one_of(
     st.just(()),
     st.just(("/cli", "/rcpt")),
@@ -168,9 +168,15 @@ def worlds(draw: st.DrawFn) -> World:
     racing = draw(st.sampled_from(("no", "own", "receipt")))
     return World(
         own=own,
-        own_after=draw(st.sampled_from(("/decl", None))) if racing == "own" else own,
+        own_after=draw(st.sampled_from(("/decl", "/decl", None))) if racing == "own" else own,
         receipt=receipt,
-        receipt_after=draw(receipts.filter(lambda r: r != receipt)) if racing == "receipt" else receipt,
+        receipt_after=draw(
+            st.sampled_from(((), ("/rcpt",), ("/decl",)) if receipt != () else (("/rcpt",),)).filter(
+                lambda r: r != receipt
+            )
+        )
+        if racing == "receipt"
+        else receipt,
         floor=draw(st.sampled_from(("0.22.0", "0.22.0", "0.23.0", "missing", "unavailable"))),
         locator=locator,
         paths=paths,
