@@ -196,8 +196,10 @@ class FakeRunner:
         self.clock = clock
         self.source = source
         self.launches = 0
+        self.last_capacity: Capacity | None = None
 
     def launch(self, capacity: Capacity | None) -> FakeJob:
+        self.last_capacity = capacity
         script = self.scripts[self.launches] if self.launches < len(self.scripts) else JobScript("unavailable")
         self.launches += 1
         if script.outcome == "launch_runtime":
@@ -256,7 +258,11 @@ class Session:
         callers = args.get("callers", 1)
         before = self.runner.launches
         copies = self.cache.snapshot(self.clock.now_ms, callers=callers)
-        return {"snapshot": copies[0], "callers": callers, "launched": self.runner.launches > before}
+        launched = None
+        if self.runner.launches > before:
+            memo = self.runner.last_capacity
+            launched = {"capacity": memo.until if memo is not None else None}
+        return {"snapshot": copies[0], "callers": callers, "launched": launched}
 
     def advance(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _only(args, ("now_ms",), InvalidTime)
