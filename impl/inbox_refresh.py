@@ -270,7 +270,8 @@ def backoff_ms(failure_count: int) -> int:
     post: 1000 <= __return__ <= 300000
     post: failure_count >= 10 or __return__ == 1000 * 2 ** (failure_count - 1)
     """
-    return min(MAX_BACKOFF_MS, 1000 * 2 ** min(19, failure_count - 1))
+    delay: int = 1000 * 2 ** min(19, failure_count - 1)
+    return min(MAX_BACKOFF_MS, delay)
 
 
 def next_failure_count(count: int) -> int:
@@ -309,7 +310,7 @@ def bounded_rows(rows: Sequence[dict[str, Any]], total: int) -> tuple[list[dict[
     actual = [row for row in rows if row.get("id") != OVERFLOW_ID]
     hint = next((row for row in rows if row.get("id") == OVERFLOW_ID), None)
     more = max(0, total - len(actual))
-    return (actual + [hint] if hint is not None and more > 0 else actual), more
+    return ([*actual, hint] if hint is not None and more > 0 else actual), more
 
 
 def items_bytes(items: Sequence[Mapping[str, Any]]) -> int:
@@ -321,9 +322,9 @@ def is_valid_expiry(value: object) -> bool:
     """REFRESH-ACC-2: null, or a finite non-negative number (booleans are not numbers)."""
     if value is None:
         return True
-    if type(value) not in (int, float):
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
         return False
-    return math.isfinite(value) and value >= 0  # type: ignore[arg-type]
+    return math.isfinite(value) and value >= 0
 
 
 def _days_to_civil(days: int) -> tuple[int, int, int]:
@@ -363,7 +364,8 @@ def log_line(error: JobError, blocked_group: int | None) -> str:
         return str(error)
     if isinstance(error, CleanupUnresolved):
         group = blocked_group if blocked_group is not None else "unknown"
-        return f"amem: inbox group {group} cleanup unresolved; snapshots will observe recovery without signalling it."
+        return (f"amem: inbox group {group} cleanup unresolved;"
+                " snapshots will observe recovery without signalling it.")
     return LOG_FAILED
 
 
@@ -492,7 +494,7 @@ class InboxRefreshCache:
             shown = [item for item in actual if item.get("id") not in removed]
             total = overflow_total(len(shown), len(actual), old.more, len(removed), change.added)
             hint = next((item for item in old.items if item.get("id") == OVERFLOW_ID), None)
-            old.items, old.more = bounded_rows(shown + [hint] if hint is not None else shown, total)
+            old.items, old.more = bounded_rows([*shown, hint] if hint is not None else shown, total)
         if change.capacity:
             s.capacity = None
 

@@ -23,9 +23,9 @@ from inboxspec.impl.inbox_refresh import (
     InboxRefreshCache,
     InboxRefreshError,
     InvalidArgument,
+    Invalidation,
     InvalidCallers,
     InvalidConfig,
-    Invalidation,
     InvalidInvalidation,
     InvalidTime,
     JobError,
@@ -40,6 +40,7 @@ from inboxspec.impl.inbox_refresh import (
     is_safe_natural,
     is_valid_time,
 )
+from inboxspec.model.inbox_refresh import InboxRefreshChart, RefreshModelOptions, Script
 
 FEATURES = (
     "option:refreshing_only_when_runnable",
@@ -157,8 +158,10 @@ class FakeJob:
         self.policy = policy
         self.sources = sources
         self.cancel_unresolved = False
+        self.settled = False
 
     def outcome(self) -> JobResult | JobError:
+        self.settled = True
         s = self.script
         if s.outcome == "result":
             assert s.computation is not None
@@ -181,7 +184,7 @@ class FakeJob:
         return "gone" if self.clock.now_ms >= self.due_ms + self.script.reap_ms else "alive"
 
     def cancel(self) -> None:
-        if self.clock.now_ms < self.due_ms:  # still running
+        if not self.settled:  # still running: the script says what cancelling proves
             if self.script.cancel == "unresolved":
                 self.cancel_unresolved = True
                 raise CleanupUnresolved(self.script.group)
@@ -200,7 +203,8 @@ class FakeRunner:
 
     def launch(self, capacity: Capacity | None) -> FakeJob:
         self.last_capacity = capacity
-        script = self.scripts[self.launches] if self.launches < len(self.scripts) else JobScript("unavailable")
+        scripted = self.launches < len(self.scripts)
+        script = self.scripts[self.launches] if scripted else JobScript("unavailable")
         self.launches += 1
         if script.outcome == "launch_runtime":
             raise RuntimeFailure(script.message)
@@ -394,3 +398,47 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         else:
             steps.append({"event": kind})
     return config, steps
+
+
+# -- the model chart, in the same output shape ------------------------------------
+
+class ModelSession:
+    """Valid steps applied to the model chart.
+
+    The model has no input validation (it describes behaviour, not parsing),
+    so this takes only steps the reference accepts. ``advance(now_ms)`` is the
+    chart's ``advance(now_ms - clock)``; the boolean form of ``invalidate`` is
+    its record form.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.chart = InboxRefreshChart(
+            scripts=[Script.from_json(j) for j in config.get("jobs", [])],
+            start_ms=config.get("start_ms", 0), max_items=config.get("max_items", 50),
+            max_bytes=config.get("max_bytes", 65536), deny=config.get("deny", []),
+            options=RefreshModelOptions(**(config.get("options") or {})))
+
+    def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
+        args = dict(step.get("args", {}))
+        event = step["event"]
+        if event == "snapshot":
+            self.chart.send(event, callers=args.get("callers", 1))
+        elif event == "advance":
+            self.chart.send(event, ms=args["now_ms"] - self.chart.now_ms)
+        elif event == "invalidate":
+            if "value" in args:
+                args = {"hard": args["value"], "capacity": args["value"]}
+            self.chart.send(event, hard=args.get("hard", False), capacity=args.get("capacity", False),
+                            remove_ids=tuple(args.get("remove_ids", ())), added=args.get("added", 0))
+        elif event == "edit_sources":
+            self.chart.send(event, hard=args.get("hard", False))
+        elif event == "set_readable":
+            self.chart.send(event, value=args["value"])
+        else:
+            self.chart.send(event)
+        return copy.deepcopy(self.chart.output)
+
+
+def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    session = ModelSession(config)
+    return {"outputs": [session.apply(step) for step in steps]}

@@ -275,9 +275,10 @@ class FakeSource {
 
 class FakeJob {
   constructor(script, clock, policy, sources) {
-    Object.assign(this, { script, clock, policy, sources, due: clock.now + script.duration, cancelUnresolved: false });
+    Object.assign(this, { script, clock, policy, sources, due: clock.now + script.duration, cancelUnresolved: false, settled: false });
   }
   outcome() {
+    this.settled = true;
     const s = this.script;
     switch (s.outcome) {
       case "result": {
@@ -295,7 +296,7 @@ class FakeJob {
     return this.clock.now >= this.due + this.script.reap ? "gone" : "alive";
   }
   cancel() {
-    if (this.clock.now < this.due) {
+    if (!this.settled) { // still running: the script says what cancelling proves
       if (this.script.cancel === "unresolved") { this.cancelUnresolved = true; throw new CleanupUnresolved(this.script.group); }
       return;
     }
