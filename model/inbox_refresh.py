@@ -481,19 +481,19 @@ class InboxRefreshChart(StateChart["InboxRefreshChart"]):
         self.output = {"log": []}
 
     def book_edit(self, hard: bool) -> None:
-        """The fake source: an edit raises the version, a hard one the layout too."""
+        """The fake source: an edit raises the version, a hard one the layout too (REFRESH-SNAP-1)."""
         self.version += 1
         if hard:
             self.layout += 1
         self.output = {"log": []}
 
     def book_policy_change(self) -> None:
-        """The fake source's policy revision rises by one."""
+        """The fake source's policy revision rises by one (REFRESH-SNAP-1)."""
         self.world_policy += 1
         self.output = {"log": []}
 
     def book_readable(self, value: bool) -> None:
-        """The fake source becomes readable or unreadable."""
+        """The fake source becomes readable or unreadable (REFRESH-SNAP-5)."""
         self.readable = value
         self.output = {"log": []}
 
