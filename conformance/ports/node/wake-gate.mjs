@@ -126,3 +126,51 @@ export class WakePolicy {
     this.#refusedSinceRearm = false;
   }
 }
+
+// -- the harness protocol's view of this machine (adapter.mjs registers it) --
+
+export const FEATURES = [
+  "option:announce_requires_refusal",
+  "option:cadence_from_allowed_wakes",
+  "option:clamp_backwards_clock",
+  "option:reject_empty_batch",
+];
+
+// One step of a wake-gate case; a typed error becomes {error: code} with the unchanged streak.
+function applyStep(policy, { event, args = {} }) {
+  try {
+    switch (event) {
+      case "decide":
+        return { ...policy.decide(args.batch, { nowMs: args.now_ms, pluginPending: args.plugin_pending ?? false }), streak: policy.streak };
+      case "announce_refusal":
+        return { announce: policy.announceRefusal(), streak: policy.streak };
+      case "reset_streak":
+        policy.resetStreak();
+        break;
+      case "set_streak":
+        policy.setStreak(args.value);
+        break;
+      case "set_floor":
+        policy.setFloor(args.value);
+        break;
+      default:
+        throw new Error(`unknown event ${event}`);
+    }
+    return { streak: policy.streak };
+  } catch (error) {
+    if (error instanceof WakeGateError) return { error: error.code, streak: policy.streak };
+    throw error;
+  }
+}
+
+// The port's side of one case: config and steps in, {outputs} or {config_error} out.
+export function runCase(config, steps) {
+  let policy;
+  try {
+    policy = new WakePolicy(config);
+  } catch (error) {
+    if (error instanceof WakeGateError) return { config_error: error.code };
+    throw error;
+  }
+  return { outputs: steps.map((step) => applyStep(policy, step)) };
+}
