@@ -99,9 +99,10 @@ class InboxRefreshLockstep(RuleBasedStateMachine):
 
     @rule(form=st.sampled_from(["soft", "true", "false", "hard", "capacity", "remove", "added"]))
     def invalidate(self, form: str) -> None:
-        args = {"soft": {}, "true": {"value": True}, "false": {"value": False}, "hard": {"hard": True},
-                "capacity": {"capacity": True}, "remove": {"remove_ids": ["c1", "x", "x"]},
-                "added": {"added": 2}}[form]
+        forms: dict[str, dict[str, Any]] = {
+            "soft": {}, "true": {"value": True}, "false": {"value": False}, "hard": {"hard": True},
+            "capacity": {"capacity": True}, "remove": {"remove_ids": ["c1", "x", "x"]}, "added": {"added": 2}}
+        args = forms[form]
         self._step("invalidate", **args)
 
     @rule(hard=st.booleans())
