@@ -107,7 +107,11 @@ class ProcessJob:
         self._changed = self._moved = False
         self._payload: dict[str, Any] | None = None
         self._timers: list[threading.Timer] = []
+        # When each phase ended, on the runner's clock (the benchmark reads them).
         self.launched_at = runner.clock()
+        self.ready_at: float | None = None
+        self.exited_at: float | None = None
+        self.cleaned_at: float | None = None
         env = {**os.environ, "INBOXSPEC_WORKER_HASH": runner.hash or ""}
         if runner.files is not None:
             env["INBOXSPEC_WORKER_FILES"] = os.pathsep.join(str(p) for p in runner.files)
@@ -173,6 +177,8 @@ class ProcessJob:
     def _clean(self) -> None:
         with self._lock:
             self.cleaned = self.exited = True
+            if self.cleaned_at is None:
+                self.cleaned_at = self._runner.clock()
         self._clear()
         self._ended.set()
 
@@ -191,6 +197,7 @@ class ProcessJob:
         code = self.process.wait()
         with self._lock:
             self.exited = True
+            self.exited_at = self._runner.clock()
         self._clear()
         if self.cleaned:
             return
@@ -243,6 +250,7 @@ class ProcessJob:
             self.terminate()
             return
         self.ready = True
+        self.ready_at = self._runner.clock()
         request = {"type": "run", "base": self._base,
                    "capacity": None if self._capacity is None else {"until": self._capacity.until}}
         try:
