@@ -11,7 +11,32 @@ const MACHINES = {
 };
 const FEATURES = Object.fromEntries(Object.entries(MACHINES).map(([name, m]) => [name, m.FEATURES]));
 
+// PROTO-MAL-1/2: a request that cannot be run still gets one reply, echoing seq and id when readable.
+function errored(request, message) {
+  const seq = request?.seq ?? null;
+  const id = typeof request?.case?.id === "string" ? request.case.id : "";
+  return { seq, id, errored: { message } };
+}
+
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+// Where a run request breaks run.schema.json, or null (PROTO-MAL-2).
+function runRequestProblem(request) {
+  if (!("seq" in request)) return "run request has no seq";
+  const testCase = request.case;
+  if (!isObject(testCase)) return "run request has no case object";
+  if (typeof testCase.id !== "string" || typeof testCase.machine !== "string") return "case id or machine is not a string";
+  if (!isObject(testCase.config)) return "case config is missing or not an object";
+  if (!Array.isArray(testCase.steps)) return "case steps is missing or not a list";
+  for (const [number, step] of testCase.steps.entries()) {
+    if (!isObject(step) || typeof step.event !== "string") return `step ${number} is not an object with a string event`;
+    if ("args" in step && !isObject(step.args)) return `step ${number} args is not an object`;
+  }
+  return null;
+}
+
 function handle(request) {
+  if (!isObject(request)) return errored(null, "request is not a JSON object");
   if (request.cmd === "start") {
     return {
       ready: true, version: 1,
@@ -19,6 +44,9 @@ function handle(request) {
       machines: Object.keys(FEATURES), features: FEATURES,
     };
   }
+  if (request.cmd !== "run") return errored(request, `unknown command ${JSON.stringify(request.cmd)}`);
+  const problem = runRequestProblem(request);
+  if (problem) return errored(request, `malformed run request: ${problem}`);
   const { seq, case: testCase } = request;
   const reply = { seq, id: testCase.id };
   try {
@@ -31,8 +59,15 @@ function handle(request) {
 }
 
 const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-for await (const line of lines) {
-  const request = JSON.parse(line);
-  if (request.cmd === "stop") break;
+for await (const line of lines) { // every line is a request, a blank one too (PROTO-MAL-1)
+  let request;
+  try {
+    request = JSON.parse(line);
+  } catch (error) {
+    process.stdout.write(JSON.stringify(errored(null, `request is not JSON: ${error.message}`)) + "\n");
+    continue;
+  }
+  if (isObject(request) && request.cmd === "stop") break;
+  // JSON.stringify escapes a lone surrogate as \udXXX, so the line stays UTF-8 (PROTO-MAL-3).
   process.stdout.write(JSON.stringify(handle(request)) + "\n");
 }
