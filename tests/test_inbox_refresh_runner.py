@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,6 +90,24 @@ def run_one(runner: ProcessRunner, groups: Groups) -> tuple[ProcessJob, object]:
     job = runner.launch(None)
     groups.append(job.pid)
     return job, job.outcome(timeout=5)
+
+
+def through_cache(runner: ProcessRunner, base: Path, groups: Groups) -> tuple[str, dict[str, Any], list[str]]:
+    """One job through the cache: how it settled, the next snapshot's status item, the log."""
+    cache, lines = cache_with(runner, base)
+    cache.snapshot(0)
+    job = cache.running_job
+    assert isinstance(job, ProcessJob)
+    groups.append(job.pid)
+    outcome = job.outcome(timeout=5)
+    assert outcome is not None
+    settled = cache.settle(job, outcome, 1).settled
+    (snap,) = cache.snapshot(2)
+    return settled, snap["items"][0], lines
+
+
+UNAVAILABLE = "Refresh is paused; it will retry after the cooldown."
+FAILED = ["amem: inbox refresh failed; bounded backoff applies"]
 
 
 def cache_with(runner: ProcessRunner, base: Path) -> tuple[InboxRefreshCache, list[str]]:
@@ -278,3 +297,26 @@ def test_every_runner_requirement_is_named_by_a_test() -> None:
             stem, number = first.rsplit("-", 1)
             named.update(f"{stem}-{n}" for n in range(int(number), int(last or number) + 1))
     assert ids and ids <= named, sorted(ids - named)
+
+
+@pytest.mark.parametrize("mode", ["crash", "garbage", "forged_pid", "forged_group", "forged_signature"])
+def test_failed_worker_leaves_the_seed_status(base: Path, groups: Groups, mode: str) -> None:
+    """RUNNER-MSG-1, RUNNER-MSG-3: a worker that ends without a result is a failure with back-off."""
+    settled, status, lines = through_cache(faulty(base, mode, groups, work_ms=5000), base, groups)
+    assert (settled, status["id"], status["detail"]) == ("failure", "inbox:unavailable", UNAVAILABLE)
+    assert lines == FAILED
+
+
+def test_moved_worker_leaves_the_seed_status(base: Path, groups: Groups) -> None:
+    """RUNNER-HASH-2: the restart message is the status detail and the log line."""
+    settled, status, lines = through_cache(faulty(base, "moved", groups), base, groups)
+    assert (settled, status["id"], status["detail"], lines) == (
+        "runtime", "inbox:unavailable", WORKER_CHANGED, [WORKER_CHANGED])
+
+
+def test_deadline_leaves_the_seed_status(base: Path, groups: Groups) -> None:
+    """RUNNER-DEAD-1: a worker that never gets ready blocks the cache as an unresolved cleanup."""
+    settled, status, lines = through_cache(faulty(base, "hang_before_ready", groups), base, groups)
+    assert (settled, status["id"], status["detail"]) == ("cleanup", "inbox:unavailable", UNAVAILABLE)
+    assert len(lines) == 1 and lines[0].endswith("cleanup unresolved; snapshots will observe recovery "
+                                                 "without signalling it.")
