@@ -281,7 +281,12 @@ def test_failing_worker_sends_nothing_but_failed(base: Path, groups: Groups,
     (base / "inbox" / "c1.json").write_text("{not json with /secret/path")
     seen: list[dict[str, object]] = []
     handle = ProcessJob._handle
-    monkeypatch.setattr(ProcessJob, "_handle", lambda self, m: (seen.append(m), handle(self, m))[1])
+
+    def recording(self: ProcessJob, message: dict[str, Any]) -> None:
+        seen.append(message)
+        handle(self, message)
+
+    monkeypatch.setattr(ProcessJob, "_handle", recording)
     job, outcome = run_one(make(base, groups), groups)
     assert isinstance(outcome, WorkerUnavailable) and wait_gone(job.pid)
     assert [m["type"] for m in seen] == ["ready", "failed"] and seen[-1] == {"type": "failed"}
