@@ -106,6 +106,25 @@ def _field(snapshot: Any, name: str) -> Any:
     return snapshot[_AT[name]]
 
 
+class RefreshSnapshot(tuple[Any, ...]):
+    """A snapshot (a plain tuple of ``VARIABLES``) that prints only what differs from a fresh cache."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        values = dict(zip(VARIABLES, self, strict=True))
+        parts = [f"{values['control']} @{values['now']}"]
+        if values["items"] is not None:
+            ids = [item["id"] for item in json.loads(values["items"])]
+            parts.append(f"cache {ids} more {values['more']}" + (" stale" if values["stale"] else ""))
+        parts += ["pending"] if values["pending"] else []
+        parts += [] if values["readable"] else ["unreadable"]
+        for name in ("error", "failures", "retry_at", "job", "job_due", "blocked_job", "blocked_group"):
+            if values[name] not in (None, 0, False):
+                parts.append(f"{name}={values[name]}")
+        return "(" + ", ".join(parts) + ")"
+
+
 def _relative(remembered: tuple[int, int] | None, version: int, layout: int) -> tuple[int, int] | None:
     if remembered is None:
         return None
@@ -255,7 +274,7 @@ class InboxRefreshExplorer:
         stamp_policy, stamp_sources = data.job_stamp
         job_stamp = ((0 if stamp_policy == data.world_policy else -1),
                      _relative(stamp_sources, version, layout)) if data.job is not None else (0, (0, 0))
-        return (
+        return RefreshSnapshot((
             state, now, data.readable,
             None if data.items is None else json.dumps(data.items, sort_keys=True),
             data.more, data.expires,
@@ -275,7 +294,7 @@ class InboxRefreshExplorer:
             None if data.blocked_job is None else cycle.index(data.blocked_job),
             data.blocked_due if data.blocked_job is not None else 0, data.blocked_group,
             data.blocked_forever,
-        )
+        ))
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         result: dict[str, Any] = {"deny": ["secret"],
