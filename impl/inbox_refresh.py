@@ -31,7 +31,7 @@ import copy
 import json
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal, Protocol
 
 from .errors import InboxSpecError
@@ -414,7 +414,6 @@ class RefreshState:
     overflow_at: Any = None
     shown: str = ""  # the kind the last snapshot showed: ready, stale, refreshing, unavailable
     shown_at: int = 0
-    launches: int = field(default=0)
 
 
 class InboxRefreshCache:
@@ -514,23 +513,21 @@ class InboxRefreshCache:
             s.blocked_group = None
             s.error = None
 
-    def _refresh(self) -> bool:
+    def _refresh(self) -> None:
         s = self._s
         if s.closed or s.running or s.blocked or not s.pending or not self._allowed():
-            return False
+            return
         s.last_launch = s.now_ms
         s.pending = False
         s.error = None
         s.error_detail = None
-        s.launches += 1
         try:
             job = self._runner.launch(s.capacity)
         except JobError as error:
             s.last_duration = 0
             self._failed(error, None)
-            return True
+            return
         s.running = _Running(job, s.generation, s.now_ms)
-        return True
 
     def _failed(self, error: JobError, job: Job | None) -> None:
         """The seed's ``failed``: count, back off, classify, log (REFRESH-BACK)."""

@@ -237,10 +237,9 @@ class Session:
         self.source = FakeSource(deny)
         self.runner = FakeRunner(scripts, self.clock, self.source)
         self.lines: list[str] = []
-        self.cache = InboxRefreshCache(self.runner, self.source, now_ms=start,
-                                       max_items=config.get("max_items", 50),
-                                       max_bytes=config.get("max_bytes", 65536),
-                                       options=options, log=self.lines.append)
+        bounds = {key: config[key] for key in ("max_items", "max_bytes") if key in config}
+        self.cache = InboxRefreshCache(self.runner, self.source, now_ms=start, options=options,
+                                       log=self.lines.append, **bounds)
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
         self.lines.clear()
