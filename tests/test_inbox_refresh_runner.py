@@ -39,10 +39,13 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 
 FAULTY = str(Path(__file__).with_name("refresh_workers") / "faulty_worker.py")
 Groups = list[int | ProcessRunner]
+# Short enough to keep the suite fast; the other tests keep 5 s, so a loaded
+# machine starting Python slowly cannot turn their worker into a deadline.
+DEADLINE_MS = 600
 
 
 def make(base: Path, groups: Groups, *, argv: list[str] | None = None, files: list[Path] | None = None,
-         work_ms: int = 600) -> ProcessRunner:
+         work_ms: int = 5000) -> ProcessRunner:
     """A runner with deadlines shortened for tests, whose jobs the ``groups`` fixture cleans up."""
     runner = ProcessRunner(base, argv=argv, files=files, work_ms=work_ms, reap_ms=300, kill_grace_ms=100)
     groups.append(runner)
@@ -82,7 +85,7 @@ def base(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def faulty(base: Path, mode: str, groups: Groups, work_ms: int = 600) -> ProcessRunner:
+def faulty(base: Path, mode: str, groups: Groups, work_ms: int = 5000) -> ProcessRunner:
     return make(base, groups, argv=[sys.executable, FAULTY, mode], work_ms=work_ms)
 
 
@@ -134,7 +137,7 @@ def test_real_worker_result_is_accepted(base: Path, groups: Groups) -> None:
 def test_worker_that_ignores_term_is_killed_at_the_deadline(base: Path, groups: Groups) -> None:
     """RUNNER-DEAD-1, RUNNER-SIG-1: TERM is ignored, KILL follows the grace; the cache blocks, then
     recovers."""
-    runner = faulty(base, "ignore_term", groups)
+    runner = faulty(base, "ignore_term", groups, work_ms=DEADLINE_MS)
     cache, lines = cache_with(runner, base)
     cache.snapshot(0)
     job = cache.running_job
@@ -142,7 +145,7 @@ def test_worker_that_ignores_term_is_killed_at_the_deadline(base: Path, groups: 
     groups.append(job.pid)
     outcome = job.outcome(timeout=5)
     assert isinstance(outcome, DeadlineExceeded) and outcome.group == job.pid
-    assert cache.settle(job, outcome, 600).settled == "cleanup"
+    assert cache.settle(job, outcome, DEADLINE_MS).settled == "cleanup"
     assert lines == [f"amem: inbox group {job.pid} cleanup unresolved; snapshots will observe "
                      "recovery without signalling it."]
     assert wait_gone(job.pid)
@@ -178,7 +181,7 @@ def test_grandchild_left_in_the_group_is_cleanup_unresolved(base: Path, groups: 
 
 def test_worker_that_hangs_before_ready_hits_the_deadline(base: Path, groups: Groups) -> None:
     """RUNNER-DEAD-1: no ready, no job; the deadline ends it and TERM kills it."""
-    job, outcome = run_one(faulty(base, "hang_before_ready", groups), groups)
+    job, outcome = run_one(faulty(base, "hang_before_ready", groups, work_ms=DEADLINE_MS), groups)
     assert isinstance(outcome, DeadlineExceeded)
     assert wait_gone(job.pid) and job.process.wait(timeout=5) == -signal.SIGTERM
 
@@ -321,7 +324,8 @@ def test_moved_worker_leaves_the_seed_status(base: Path, groups: Groups) -> None
 
 def test_deadline_leaves_the_seed_status(base: Path, groups: Groups) -> None:
     """RUNNER-DEAD-1: a worker that never gets ready blocks the cache as an unresolved cleanup."""
-    settled, status, lines = through_cache(faulty(base, "hang_before_ready", groups), base, groups)
+    runner = faulty(base, "hang_before_ready", groups, work_ms=DEADLINE_MS)
+    settled, status, lines = through_cache(runner, base, groups)
     assert (settled, status["id"], status["detail"]) == ("cleanup", "inbox:unavailable", UNAVAILABLE)
     assert len(lines) == 1 and lines[0].endswith("cleanup unresolved; snapshots will observe recovery "
                                                  "without signalling it.")

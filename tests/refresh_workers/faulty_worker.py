@@ -33,6 +33,8 @@ RESULT = {"type": "result", "sources": ["v", "l"], "computation": {
 
 
 def main(mode: str) -> None:
+    if mode == "ignore_term":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if mode == "hang_before_ready":
         time.sleep(60)
         return
@@ -53,7 +55,6 @@ def main(mode: str) -> None:
     if not sys.stdin.readline():
         return
     if mode == "ignore_term":
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         time.sleep(60)
     elif mode == "grandchild":
         if os.fork() == 0:  # stays in the group after the leader exits
