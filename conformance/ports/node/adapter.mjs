@@ -3,11 +3,13 @@
 import { createInterface } from "node:readline";
 import * as wakeGate from "./wake-gate.mjs";
 import * as idleSubscriptions from "./idle-subscriptions.mjs";
+import * as inboxRefresh from "./inbox-refresh.mjs";
 
 // One line per machine: each module exports FEATURES and runCase(config, steps).
 const MACHINES = {
   "wake-gate": wakeGate,
   "idle-subscriptions": idleSubscriptions,
+  "inbox-refresh": inboxRefresh,
 };
 const FEATURES = Object.fromEntries(Object.entries(MACHINES).map(([name, m]) => [name, m.FEATURES]));
 
