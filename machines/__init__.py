@@ -7,7 +7,7 @@ Adding a machine is one line in ``REGISTRY`` (docs/adding-a-machine.md).
 
 from __future__ import annotations
 
-from inboxspec.machines import idle_subscriptions, wake_gate, writer_proofs
+from inboxspec.machines import idle_subscriptions, inbox_refresh, wake_gate, writer_proofs
 from inboxspec.machines.frame import Machine
 
 REGISTRY: dict[str, Machine] = {
@@ -16,6 +16,7 @@ REGISTRY: dict[str, Machine] = {
         wake_gate.MACHINE,
         idle_subscriptions.MACHINE,
         writer_proofs.MACHINE,
+        inbox_refresh.MACHINE,
     )
 }
 
