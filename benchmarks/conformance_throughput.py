@@ -19,9 +19,9 @@ import statistics
 import sys
 import time
 
+from inboxspec import machines
 from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases
 from inboxspec.conformance.compare import first_difference
-from inboxspec.conformance.drivers import DRIVERS
 from inboxspec.conformance.runner import DEFAULT_WINDOW, PASS, Session, run_cases
 
 
@@ -30,7 +30,7 @@ def in_process(cases: list, rounds: int) -> float:
     began = time.perf_counter()
     for _ in range(rounds):
         for case in cases:
-            result = DRIVERS[case.machine](case.config, case.inputs)
+            result = machines.get(case.machine).run_case(case.config, case.inputs)
             assert first_difference(case, result) is None, case.id
             steps += len(case.steps)
     return steps / (time.perf_counter() - began)

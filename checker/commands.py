@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from inboxspec.checker.explore import MACHINES, explore, machine
+from inboxspec import machines
+from inboxspec.checker.explore import explore
 from inboxspec.checker.traces import concrete_steps, describe, model_disagreements, to_case, to_itf
 
 
@@ -46,9 +47,18 @@ def _explore(args: argparse.Namespace) -> int:
         return 2
     if not args.json and sys.stderr.isatty():
         print(file=sys.stderr)
-    description = machine(args.machine).description
+    explorer = machines.get(args.machine).explorer
     summary = result.summary()
-    expected = {i.name for i in description.INVARIANTS
+    if args.write_manifest:
+        from inboxspec.checker.manifest import write_manifest
+
+        if args.bound or options:
+            print("inboxspec explore: --write-manifest records the default bounds and options only",
+                  file=sys.stderr)
+            return 2
+        write_manifest(args.machine)
+        summary["wrote_manifest"] = str(machines.get(args.machine).manifest)
+    expected = {i.name for i in explorer.invariants
                 if i.finding is not None and not options.get(i.option or "", False)}
     unexpected = sorted(set(result.violations) - expected)
     summary["unexpected_violations"] = unexpected
@@ -58,19 +68,19 @@ def _explore(args: argparse.Namespace) -> int:
         print(f"inboxspec explore: no violation of {chosen!r} to emit", file=sys.stderr)
         return 2
     if args.emit_case:
-        invariant = next(i for i in description.INVARIANTS if i.name == chosen)
+        invariant = next(i for i in explorer.invariants if i.name == chosen)
         case = to_case(args.machine, f"{args.machine}/counterexample-{chosen.replace('_', '-')}",
                        f"The shortest trace that breaks {chosen} replays with the reference's outputs",
-                       list(invariant.requirements), description.config(result.bounds, options),
-                       concrete_steps(description, result.violations[chosen]),
+                       list(invariant.requirements), explorer.config(result.bounds, options),
+                       concrete_steps(explorer, result.violations[chosen]),
                        features=[f"option:{o}" for o, on in options.items() if on] or None)
         Path(args.emit_case).write_text(json.dumps({"machine": args.machine, "cases": [case]}, indent=2)
                                         + "\n", encoding="utf-8")
         summary["emitted_case"] = args.emit_case
         summary["model_disagrees_with_reference_at_steps"] = model_disagreements(args.machine, case)
     if args.emit_itf:
-        itf = to_itf(args.machine, description.VARIABLES, result.violations[chosen], chosen,
-                     description.initial(result.bounds))
+        itf = to_itf(args.machine, explorer.variables, result.violations[chosen], chosen,
+                     explorer.initial(result.bounds))
         Path(args.emit_itf).write_text(json.dumps(itf, indent=2) + "\n", encoding="utf-8")
         summary["emitted_itf"] = args.emit_itf
     if args.json:
@@ -81,13 +91,13 @@ def _explore(args: argparse.Namespace) -> int:
               f"{result.states_per_second:,.0f} states/s")
         print(f"bounds: {summary['bounds']}  options: {options or 'seed defaults'}")
         print(f"chart transitions covered: {summary['chart_transitions_covered']}")
-        holding = [i.name for i in description.INVARIANTS if i.name not in result.violations]
+        holding = [i.name for i in explorer.invariants if i.name not in result.violations]
         print(f"invariants holding: {', '.join(holding) or 'none'}")
         for name, trace in sorted(result.violations.items()):
             kind = "UNEXPECTED violation" if name in unexpected else "expected failure (a finding)"
             print(f"\n{kind}: {name}; shortest trace:")
             print("\n".join(describe(trace)))
-        for key in ("emitted_case", "emitted_itf"):
+        for key in ("emitted_case", "emitted_itf", "wrote_manifest"):
             if key in summary:
                 print(f"\nwrote {summary[key]}")
         if summary.get("model_disagrees_with_reference_at_steps"):
@@ -141,14 +151,16 @@ def _generate(args: argparse.Namespace) -> int:
 
 def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
     explore_parser = commands.add_parser("explore", help="exhaustively explore a model chart")
-    explore_parser.add_argument("machine", choices=sorted(MACHINES))
+    explore_parser.add_argument("machine", choices=machines.names())
     explore_parser.add_argument("--bound", action="append", default=[], metavar="NAME=VALUE",
-                                help="an exploration bound (see `checker/<machine>.py`)")
+                                help="an exploration bound (see the machine's `machines/<name>.py`)")
     explore_parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                                 help="a finding option, true or false")
     explore_parser.add_argument("--invariant", help="which violation to emit (default: the first)")
     explore_parser.add_argument("--emit-case", metavar="FILE", help="write the trace as a case file")
     explore_parser.add_argument("--emit-itf", metavar="FILE", help="write the trace as ITF JSON")
+    explore_parser.add_argument("--write-manifest", action="store_true",
+                                help="record this default exploration as the machine's manifest")
     explore_parser.add_argument("--json", action="store_true")
     explore_parser.set_defaults(func=_explore)
 
@@ -157,7 +169,7 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
     findings.set_defaults(func=_findings)
 
     refine_parser = commands.add_parser("refine", help="model and reference agree on every short sequence")
-    refine_parser.add_argument("machine", choices=sorted(MACHINES))
+    refine_parser.add_argument("machine", choices=machines.names())
     refine_parser.add_argument("--depth", type=int, default=4)
     refine_parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     refine_parser.add_argument("--json", action="store_true")

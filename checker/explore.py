@@ -1,54 +1,38 @@
 """Breadth-first explicit-state exploration of a model chart.
 
-Every reachable snapshot within the machine's bounds is visited once (the
-snapshot tuple is its own canonical fingerprint). Each step fires the chart's
-own transitions through :mod:`inboxspec.checker.compiled`, and every named
-invariant is checked on every step. Because the search is breadth-first, the
-first violation found of an invariant is one of the shortest, and so is the
-first trace to each chart transition, which is what generated cases use.
+Every reachable snapshot within the machine's bounds is visited once. A
+snapshot is the machine's canonical fingerprint (``Explorer.store``), so states
+that differ only in interchangeable identities are one state. Each step fires
+the chart's own transitions through :mod:`inboxspec.checker.compiled` (time
+included: it moves through the chart's own events), and every named invariant
+is checked on every step of the letters it applies to. Because the search is
+breadth-first, the first violation found of an invariant is one of the
+shortest, and so is the first trace to each chart transition, which is what
+generated cases use.
+
+Nothing here names a machine's vocabulary: what the search needs of a machine
+is its :class:`~inboxspec.machines.frame.Explorer`.
 """
 
 from __future__ import annotations
 
 import collections
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from inboxspec.checker import wake_gate
+from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart, CompiledTransition
-from inboxspec.model.wake_gate import WakeGateChart
+from inboxspec.machines.frame import Action, Bounds, Explorer, Invariant, Snapshot, Step
 
-Snapshot = Any
-Step = tuple[Snapshot, Any, Snapshot, "dict[str, Any] | None"]
-
-
-@dataclass(frozen=True)
-class Machine:
-    """One explorable machine: its chart and its explorer description module."""
-
-    name: str
-    chart: CompiledChart
-    description: Any  # a module with the wake_gate.py interface
-
-
-MACHINES: dict[str, Callable[[], Machine]] = {
-    "wake-gate": lambda: Machine("wake-gate", CompiledChart(WakeGateChart), wake_gate),
-}
-
-
-def machine(name: str) -> Machine:
-    try:
-        return MACHINES[name]()
-    except KeyError:
-        raise ValueError(f"unknown machine {name!r}; known: {', '.join(MACHINES)}") from None
+Progress = Callable[[int, int, float], None]
 
 
 @dataclass
 class Exploration:
     machine: str
-    bounds: dict[str, Any]
+    bounds: Bounds
     options: dict[str, bool]
     states: int = 0
     transitions: int = 0
@@ -77,62 +61,66 @@ class Exploration:
         }
 
 
-def explore(name: str, bounds: dict[str, str] | None = None, options: dict[str, bool] | None = None,
-            progress: Callable[[int, int, float], None] | None = None) -> Exploration:
-    target = machine(name)
-    spec = target.description
-    parsed = spec.parse_bounds(bounds or {})
-    options = dict(options or {})
-    unknown = sorted(set(options) - set(spec.OPTIONS))
+def parse_options(explorer: Explorer, machine: str, options: Mapping[str, bool] | None) -> dict[str, bool]:
+    chosen = dict(options or {})
+    unknown = sorted(set(chosen) - set(explorer.options))
     if unknown:
-        raise ValueError(f"unknown {name} option(s): {', '.join(unknown)}; known: {', '.join(spec.OPTIONS)}")
-    chart = target.chart
-    data = chart.blank()
-    spec.constants(data, parsed, options)
-    actions = spec.alphabet(parsed)
-    bound = [None if a.clock is not None else chart.bind(a.event, a.kwargs) for a in actions]
-    invariants = spec.INVARIANTS
-    cap = parsed.get("max_streak")
+        raise ValueError(f"unknown {machine} option(s): {', '.join(unknown)}; "
+                         f"known: {', '.join(explorer.options) or 'none'}")
+    return chosen
 
-    result = Exploration(name, parsed, options, all_transitions=chart.transitions)
-    start = spec.initial(parsed)
-    # Per control state, per letter: the chart transitions with arguments bound,
-    # and the invariants that concern the letter (shared, so a violated one is dropped everywhere).
-    active_by_letter = [[inv for inv in invariants if inv.applies(a)] for a in actions]
-    bound = [None if a.clock is not None else chart.bind(a.event, a.kwargs) for a in actions]
+
+def compiled_chart(name: str) -> CompiledChart:
+    return CompiledChart(machines.get(name).chart)
+
+
+def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,
+            progress: Progress | None = None) -> Exploration:
+    entry = machines.get(name)
+    explorer = entry.explorer
+    parsed = explorer.parse_bounds(bounds or {})
+    chosen = parse_options(explorer, name, options)
+    chart = CompiledChart(entry.chart)
+    data = chart.blank()
+    explorer.constants(data, parsed, chosen)
+    actions = list(explorer.alphabet(parsed))
+
+    result = Exploration(name, parsed, chosen, all_transitions=chart.transitions)
+    start = explorer.initial(parsed)
+    # Per letter: the invariants that concern it (shared lists, so that a
+    # violated invariant is dropped from every letter at once).
+    active_by_letter: list[list[Invariant]] = [
+        [inv for inv in explorer.invariants if inv.applies(a)] for a in actions]
+    bound = [chart.bind(a.event, a.kwargs) for a in actions]
     letters = {
-        state: [(index, action, action.clock, None if b is None else b[state], active_by_letter[index])
-                for index, (action, b) in enumerate(zip(actions, bound, strict=True))]
+        state: [(index, action, fire[state], active_by_letter[index])
+                for index, (action, fire) in enumerate(zip(actions, bound, strict=True))]
         for state in chart.states
     }
-    load, store, move_clock = spec.load, spec.store, spec.move_clock
+    load, store = explorer.load, explorer.store
     coverage, violations = result.coverage, result.violations
     # parent[s] = (previous snapshot, letter index): the BFS tree, which gives shortest traces.
     parent: dict[Snapshot, tuple[Snapshot, int] | None] = {start: None}
-    frontier = collections.deque([(start, 0)])
+    frontier: collections.deque[tuple[Any, int]] = collections.deque([(start, 0)])
     deepest = 0
     began = last_report = time.perf_counter()
     while frontier:
         pre, pre_depth = frontier.popleft()
         next_depth = pre_depth + 1
-        state = pre[0]
-        for index, action, clock, rows, active in letters[state]:
-            if clock is not None:
-                post = move_clock(pre, clock)
-            else:
-                load(data, pre)
-                fired = rows(data)
-                post, output = store(data, fired.target), data.output
-                # Only the last step is kept here; the BFS tree gives the rest afterwards.
-                if fired.key not in coverage:
-                    coverage[fired.key] = [(pre, action, post, output)]
-                for invariant in active:
-                    if not invariant.holds(pre, post, output, cap):
-                        # The first violation met is a shortest one: record it, check no further.
-                        violations[invariant.name] = [(pre, action, post, output)]
-                        for letter_invariants in active_by_letter:
-                            if invariant in letter_invariants:
-                                letter_invariants.remove(invariant)
+        for index, action, fire, active in letters[pre[0]]:
+            load(data, pre)
+            fired = fire(data)
+            post, output = store(data, fired.target), data.output
+            # Only the last step is kept here; the BFS tree gives the rest afterwards.
+            if fired.key not in coverage:
+                coverage[fired.key] = [(pre, action, post, output)]
+            for invariant in active:
+                if not invariant.holds(pre, post, output, parsed):
+                    # The first violation met is a shortest one: record it, check no further.
+                    violations[invariant.name] = [(pre, action, post, output)]
+                    for letter_invariants in active_by_letter:
+                        if invariant in letter_invariants:
+                            letter_invariants.remove(invariant)
             if post not in parent:
                 parent[post] = (pre, index)
                 deepest = next_depth
@@ -149,9 +137,9 @@ def explore(name: str, bounds: dict[str, str] | None = None, options: dict[str, 
     return result
 
 
-def _trace(parent: dict[Snapshot, tuple[Snapshot, int] | None], actions: list[Any],
+def _trace(parent: Mapping[Snapshot, tuple[Snapshot, int] | None], actions: Sequence[Action],
            end: Snapshot) -> list[Step]:
-    """The BFS path to ``end``, as steps (outputs are filled in by ``replay`` when needed)."""
+    """The BFS path to ``end``, as steps (the chart outputs of earlier steps are not kept)."""
     path: list[Step] = []
     node = end
     while (link := parent[node]) is not None:
@@ -162,7 +150,24 @@ def _trace(parent: dict[Snapshot, tuple[Snapshot, int] | None], actions: list[An
     return path
 
 
-def edges(name: str, bounds: dict[str, str] | None = None, options: dict[str, bool] | None = None,
+class Explorations:
+    """Explorations memoised by (machine, bounds, options), so that one run of
+    ``check`` explores each distinct configuration once."""
+
+    def __init__(self) -> None:
+        self._done: dict[tuple[Any, ...], Exploration] = {}
+        self.runs = 0
+
+    def get(self, name: str, bounds: Mapping[str, str] | None = None,
+            options: Mapping[str, bool] | None = None) -> Exploration:
+        key = (name, tuple(sorted((bounds or {}).items())), tuple(sorted((options or {}).items())))
+        if key not in self._done:
+            self.runs += 1
+            self._done[key] = explore(name, bounds, options)
+        return self._done[key]
+
+
+def edges(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,
           via: str = "compiled") -> dict[tuple[Snapshot, int], tuple[Snapshot, Any]]:
     """The whole reachable transition relation, built either through the compiled
     view or through plain python-statemachine ``send()`` on a real chart.
@@ -170,40 +175,43 @@ def edges(name: str, bounds: dict[str, str] | None = None, options: dict[str, bo
     It exists to compare the two (tests) and to time plain dispatch (benchmarks);
     the explorer itself uses the compiled view.
     """
-    target = machine(name)
-    spec = target.description
-    parsed = spec.parse_bounds(bounds or {})
-    options = dict(options or {})
-    actions = spec.alphabet(parsed)
+    entry = machines.get(name)
+    explorer = entry.explorer
+    parsed = explorer.parse_bounds(bounds or {})
+    chosen = parse_options(explorer, name, options)
+    actions = list(explorer.alphabet(parsed))
+    fire: Callable[[Snapshot, Action], tuple[Snapshot, Any]]
     if via == "compiled":
-        data = target.chart.blank()
-        spec.constants(data, parsed, options)
-        bound = {a.label: target.chart.bind(a.event, a.kwargs) for a in actions if a.clock is None}
+        chart = CompiledChart(entry.chart)
+        data = chart.blank()
+        explorer.constants(data, parsed, chosen)
+        bound = {a.label: chart.bind(a.event, a.kwargs) for a in actions}
 
-        def fire(pre: Snapshot, action: Any) -> tuple[Snapshot, Any]:
-            spec.load(data, pre)
-            fired = bound[action.label][pre[0]](data)
-            return spec.store(data, fired.target), data.output
+        def fire(pre: Snapshot, action: Action) -> tuple[Snapshot, Any]:
+            explorer.load(data, pre)
+            fired = bound[action.label][pre[0]](data)  # type: ignore[index]
+            return explorer.store(data, fired.target), data.output
     elif via == "dispatch":
-        real = target.chart.chart(**spec.chart_arguments(parsed, options))
+        real = entry.chart(**explorer.chart_arguments(parsed, chosen))
+        # What `constants` adds beyond the constructor (derived bounds) goes on the real chart too.
+        explorer.constants(real, parsed, chosen)
 
-        def fire(pre: Snapshot, action: Any) -> tuple[Snapshot, Any]:
-            real.current_state_value = pre[0]
-            spec.load(real, pre)
+        def fire(pre: Snapshot, action: Action) -> tuple[Snapshot, Any]:
+            real.current_state_value = pre[0]  # type: ignore[index]
+            explorer.load(real, pre)
             real.send(action.event, **action.kwargs)
             (state,) = real.configuration
-            return spec.store(real, state.id), real.output
+            return explorer.store(real, state.id), real.output  # type: ignore[attr-defined]
     else:
         raise ValueError(f"via must be 'compiled' or 'dispatch', not {via!r}")
     relation: dict[tuple[Snapshot, int], tuple[Snapshot, Any]] = {}
-    start = spec.initial(parsed)
+    start = explorer.initial(parsed)
     seen = {start}
     frontier = collections.deque([start])
     while frontier:
         pre = frontier.popleft()
         for index, action in enumerate(actions):
-            post, output = ((spec.move_clock(pre, action.clock), None) if action.clock is not None
-                            else fire(pre, action))
+            post, output = fire(pre, action)
             relation[(pre, index)] = (post, output)
             if post not in seen:
                 seen.add(post)

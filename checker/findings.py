@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from inboxspec.checker.explore import MACHINES, explore, machine
+from inboxspec import machines
+from inboxspec.checker.explore import Explorations
 from inboxspec.checker.traces import concrete_steps, describe, to_case
 
 
@@ -39,22 +40,23 @@ class FindingResult:
                 "shortest_trace": self.trace, "as_case": self.case}
 
 
-def check_findings() -> list[FindingResult]:
+def check_findings(explorations: Explorations | None = None) -> list[FindingResult]:
+    explorations = explorations or Explorations()
     results = []
-    for name in MACHINES:
-        description = machine(name).description
-        default = explore(name)
-        for invariant in description.INVARIANTS:
-            if invariant.finding is None:
+    for entry in machines.all_machines():
+        name, explorer = entry.name, entry.explorer
+        default = explorations.get(name)
+        for invariant in explorer.invariants:
+            if invariant.finding is None or invariant.option is None:
                 continue
-            fixed = explore(name, options={invariant.option: True})
+            fixed = explorations.get(name, options={invariant.option: True})
             trace = default.violations.get(invariant.name)
             case = None
             if trace is not None:
-                steps = concrete_steps(description, trace)
+                steps = concrete_steps(explorer, trace)
                 case = to_case(name, f"{name}/finding-{invariant.finding.lower()}",
                                f"The shortest trace that breaks {invariant.name} under the seed default",
-                               list(invariant.requirements), description.config(default.bounds, {}),
+                               list(invariant.requirements), explorer.config(default.bounds, {}),
                                steps)
             results.append(FindingResult(
                 name, invariant.finding, invariant.name, invariant.requirements, invariant.option,

@@ -5,24 +5,28 @@ event's guarded transitions fired) gets a case: the shortest trace the
 explorer found to it, with concrete inputs and the reference's exact outputs.
 Transitions that need an option are reached with that option on and tagged
 with its feature. The cases cite the requirement IDs named in the docstrings
-of the transition's guards and actions.
+of the transition's guards and actions. Transitions of events that a case
+cannot observe (``Explorer.unobservable_events``: time passing between inputs
+that carry their own time) are explored and checked but get no case: their
+effect shows in the next observable step, which has its own.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
-from inboxspec.checker.explore import MACHINES, explore, machine
+from inboxspec import machines
+from inboxspec.checker.compiled import CompiledTransition
+from inboxspec.checker.explore import Explorations, compiled_chart
 from inboxspec.checker.traces import concrete_steps, model_disagreements, to_case
-from inboxspec.conformance.casefiles import bundled_cases_dir
+from inboxspec.machines.frame import Step
 
 REQUIREMENT_ID = re.compile(r"\b[A-Z]+-[A-Z]+-\d+\b")
 
 
-def _requirements(transition: Any) -> list[str]:
+def requirements_of(transition: CompiledTransition) -> list[str]:
     found: list[str] = []
     for callback in (*transition.guards, *transition.actions):
         for requirement in REQUIREMENT_ID.findall(callback.function.__doc__ or ""):
@@ -31,20 +35,23 @@ def _requirements(transition: Any) -> list[str]:
     return found
 
 
-def generate(name: str) -> tuple[dict[str, Any], list[str]]:
+def generate(name: str, explorations: Explorations | None = None) -> tuple[dict[str, Any], list[str]]:
     """The generated case file of one machine, and the transitions no exploration reached."""
-    target = machine(name)
-    description = target.description
-    configurations: list[dict[str, bool]] = [{}] + [{option: True} for option in description.OPTIONS]
-    chosen: dict[tuple[str, str, int], tuple[dict[str, bool], list[Any], Any]] = {}
+    explorations = explorations or Explorations()
+    explorer = machines.get(name).explorer
+    chart = compiled_chart(name)
+    configurations: list[dict[str, bool]] = [{}] + [{option: True} for option in explorer.options]
+    chosen: dict[tuple[str, str, int], tuple[dict[str, bool], list[Step], Any]] = {}
     for options in configurations:
-        result = explore(name, options=options)
+        result = explorations.get(name, options=options)
         for key, trace in result.coverage.items():
             if key not in chosen or len(trace) < len(chosen[key][1]):
                 chosen[key] = (options, trace, result.bounds)
     cases = []
-    by_key = {t.key: t for t in target.chart.transitions}
+    by_key = {t.key: t for t in chart.transitions}
     for key in sorted(chosen):
+        if key[1] in explorer.unobservable_events:
+            continue
         options, trace, bounds = chosen[key]
         transition = by_key[key]
         source, event, index = key
@@ -52,33 +59,31 @@ def generate(name: str) -> tuple[dict[str, Any], list[str]]:
         case = to_case(
             name, f"{name}/generated/{slug}",
             f"Transition {transition.describe()} replays with exact outputs",
-            _requirements(transition), description.config(bounds, options),
-            concrete_steps(description, trace),
+            requirements_of(transition), explorer.config(bounds, options),
+            concrete_steps(explorer, trace),
             features=[f"option:{o}" for o in options] or None,
         )
         disagreements = model_disagreements(name, case)
         if disagreements:
             raise ValueError(f"{case['id']}: the model and the reference disagree at steps {disagreements}")
         cases.append(case)
-    unreached = sorted(t.describe() for t in target.chart.transitions if t.key not in chosen)
+    unreached = sorted(t.describe() for t in chart.transitions if t.key not in chosen)
     return {"machine": name, "cases": cases}, unreached
-
-
-def generated_path(name: str, cases_dir: Path | None = None) -> Path:
-    return (cases_dir or bundled_cases_dir()) / name / "generated" / "transitions.json"
 
 
 def render(file: dict[str, Any]) -> str:
     return json.dumps(file, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_or_check(write: bool, cases_dir: Path | None = None) -> list[str]:
+def write_or_check(write: bool, explorations: Explorations | None = None) -> list[str]:
     """Regenerate (or, without ``write``, compare); return problems: drift and unreached transitions."""
+    explorations = explorations or Explorations()
     problems: list[str] = []
-    for name in MACHINES:
-        file, unreached = generate(name)
+    for entry in machines.all_machines():
+        name = entry.name
+        file, unreached = generate(name, explorations)
         problems.extend(f"{name}: no exploration reaches {t}" for t in unreached)
-        path = generated_path(name, cases_dir)
+        path = entry.generated_cases
         text = render(file)
         current = path.read_text(encoding="utf-8") if path.exists() else None
         if current != text:

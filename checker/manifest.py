@@ -1,51 +1,67 @@
 """The explorer's manifest: what each machine's default exploration must find.
 
-Like tlaplus/Examples' manifest.json, ``checker/manifest.json`` records per
-machine the default bounds, the distinct-state and transition counts, and
-which properties are expected to fail (the findings' properties). A change to
-a model that alters any of them fails the check until the manifest is
-deliberately updated (``inboxspec explore MACHINE --json`` prints the figures).
+Like tlaplus/Examples' manifest.json, each machine's manifest file (its
+registry entry's ``manifest``, under ``checker/manifests/``) records the
+default bounds, the distinct-state and transition counts, the depth, which
+properties are expected to fail (the findings' properties) and how many chart
+transitions the default bounds leave unreached. A change to a model that
+alters any of them fails the check until the manifest is deliberately
+updated: ``inboxspec explore MACHINE --write-manifest`` writes the figures.
 """
 
 from __future__ import annotations
 
 import json
-from importlib import resources
 from typing import Any
 
-from inboxspec.checker.explore import MACHINES, Exploration, explore
+from inboxspec import machines
+from inboxspec.checker.explore import Exploration, Explorations
+from inboxspec.machines.frame import Machine
 
 
-def load_manifest() -> dict[str, Any]:
-    text = resources.files("inboxspec.checker").joinpath("manifest.json").read_text(encoding="utf-8")
-    manifest: dict[str, Any] = json.loads(text)
+def load_manifest(entry: Machine) -> dict[str, Any] | None:
+    if not entry.manifest.exists():
+        return None
+    manifest: dict[str, Any] = json.loads(entry.manifest.read_text(encoding="utf-8"))
     return manifest
 
 
-def check_manifest() -> tuple[list[str], dict[str, Exploration]]:
-    """Explore every machine at its default bounds; return (problems, explorations)."""
-    manifest = load_manifest()
+def manifest_row(result: Exploration, bounds: dict[str, str]) -> dict[str, Any]:
+    return {
+        "bounds": bounds,
+        "distinct_states": result.states,
+        "transitions": result.transitions,
+        "max_depth": result.max_depth,
+        "expected_failures": sorted(result.violations),
+        "uncovered_transitions_at_default": len(result.all_transitions) - len(result.coverage),
+    }
+
+
+def write_manifest(name: str) -> dict[str, Any]:
+    """Explore at the default bounds and write what was found as the machine's manifest."""
+    entry = machines.get(name)
+    bounds = dict(entry.explorer.default_bounds)
+    row = manifest_row(Explorations().get(name, bounds), bounds)
+    entry.manifest.write_text(json.dumps(row, indent=2) + "\n", encoding="utf-8")
+    return row
+
+
+def check_manifest(explorations: Explorations | None = None) -> tuple[list[str], dict[str, Exploration]]:
+    """Explore every machine at its manifest's bounds; return (problems, explorations)."""
+    explorations = explorations or Explorations()
     problems: list[str] = []
-    explorations: dict[str, Exploration] = {}
-    for name in MACHINES:
-        entry = manifest.get(name)
-        if entry is None:
-            problems.append(f"{name}: no manifest entry")
+    results: dict[str, Exploration] = {}
+    for entry in machines.all_machines():
+        name = entry.name
+        manifest = load_manifest(entry)
+        if manifest is None:
+            problems.append(f"{name}: no manifest at {entry.manifest} "
+                            f"(write it with `inboxspec explore {name} --write-manifest`)")
             continue
-        result = explore(name, entry.get("bounds", {}))
-        explorations[name] = result
-        for key, actual in (("distinct_states", result.states), ("transitions", result.transitions),
-                            ("max_depth", result.max_depth)):
-            if entry[key] != actual:
-                problems.append(f"{name}: {key} is {actual}, the manifest says {entry[key]}")
-        expected = sorted(entry["expected_failures"])
-        if sorted(result.violations) != expected:
-            problems.append(f"{name}: violated {sorted(result.violations)}, "
-                            f"the manifest expects {expected}")
-        uncovered = len(result.all_transitions) - len(result.coverage)
-        if entry.get("uncovered_transitions_at_default", 0) != uncovered:
-            problems.append(f"{name}: {uncovered} chart transitions unreachable by default, "
-                            f"the manifest says {entry.get('uncovered_transitions_at_default', 0)}")
-    for name in sorted(set(manifest) - set(MACHINES)):
-        problems.append(f"{name}: in the manifest but not explorable")
-    return problems, explorations
+        result = explorations.get(name, manifest.get("bounds", {}))
+        results[name] = result
+        actual = manifest_row(result, manifest.get("bounds", {}))
+        for key, value in actual.items():
+            if key != "bounds" and manifest.get(key) != value:
+                problems.append(f"{name}: {key} is {value}, the manifest says {manifest.get(key)}")
+    return problems, results

@@ -14,10 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from inboxspec import machines
 from inboxspec.conformance.compare import canonical
-from inboxspec.conformance.drivers import DRIVERS, MODEL_DRIVERS
-
-Step = tuple[Any, Any, Any, "dict[str, Any] | None"]
+from inboxspec.machines.frame import Explorer, Step
 
 
 def describe(trace: list[Step]) -> list[str]:
@@ -29,16 +28,15 @@ def describe(trace: list[Step]) -> list[str]:
     return lines
 
 
-def concrete_steps(description: Any, trace: list[Step]) -> list[dict[str, Any]]:
-    steps: list[dict[str, Any]] = description.concretize([(pre, a, post) for pre, a, post, _ in trace])
-    return steps
+def concrete_steps(explorer: Explorer, trace: list[Step]) -> list[dict[str, Any]]:
+    return explorer.concretize([(pre, a, post) for pre, a, post, _ in trace])
 
 
 def to_case(machine: str, case_id: str, description_text: str, requirements: list[str],
             config: dict[str, Any], steps: list[dict[str, Any]],
             features: list[str] | None = None) -> dict[str, Any]:
     """A case whose expectations are the reference implementation's outputs."""
-    result = DRIVERS[machine](config, steps)
+    result = machines.get(machine).run_case(config, steps)
     if "outputs" not in result:
         raise ValueError(f"the reference rejects the config {config}: {result}")
     case: dict[str, Any] = {"id": case_id, "description": description_text,
@@ -54,7 +52,7 @@ def to_case(machine: str, case_id: str, description_text: str, requirements: lis
 def model_disagreements(machine: str, case: dict[str, Any]) -> list[int]:
     """Indices of steps where the model chart's output differs from the case's."""
     inputs = [{k: v for k, v in s.items() if k in ("event", "args")} for s in case["steps"]]
-    modelled = MODEL_DRIVERS[machine](case["config"], inputs)["outputs"]
+    modelled = machines.get(machine).run_model_case(case["config"], inputs)["outputs"]
     return [i for i, (step, got) in enumerate(zip(case["steps"], modelled, strict=True))
             if canonical(step["expect"]) != canonical(got)]
 

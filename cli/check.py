@@ -12,10 +12,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from inboxspec import spec_generate, spec_index
-from inboxspec.conformance.casefiles import Case, bundled_cases_dir, lint, load_cases
+from inboxspec import machines
+from inboxspec.checker import spec_sections
+from inboxspec.checker.explore import Explorations
+from inboxspec.conformance.casefiles import Case, lint, load_cases, registered_case_dirs
 from inboxspec.conformance.compare import first_difference
-from inboxspec.conformance.drivers import DRIVERS, MODEL_DRIVERS
+from inboxspec.spec import index as spec_index
 
 
 @dataclass
@@ -34,30 +36,31 @@ def _has_error_step(case: Case) -> bool:
 
 
 def run_check() -> dict[str, Any]:
-    report = lint([bundled_cases_dir()])
+    report = lint(registered_case_dirs())
     tallies: dict[str, MachineTally] = defaultdict(MachineTally)
-    for case in load_cases([bundled_cases_dir()]) if report.ok else []:
+    for case in load_cases(registered_case_dirs()) if report.ok else []:
+        entry = machines.get(case.machine)
         tally = tallies[case.machine]
         tally.cases += 1
-        actual = DRIVERS[case.machine](case.config, case.inputs)
+        actual = entry.run_case(case.config, case.inputs)
         difference = first_difference(case, actual)
         if difference is None:
             tally.passed += 1
         else:
             tally.failed += 1
             tally.failures.append(f"{case.id}: {difference}")
-        if case.machine in MODEL_DRIVERS and not _has_error_step(case):
+        if not _has_error_step(case):
             tally.model_checked += 1
-            modelled = MODEL_DRIVERS[case.machine](case.config, case.inputs)
+            modelled = entry.run_model_case(case.config, case.inputs)
             model_difference = first_difference(case, modelled)
             if model_difference is not None:
                 tally.model_failed += 1
                 tally.failures.append(f"{case.id} (model): {model_difference}")
-    for machine in spec_index.SPEC_DOCUMENTS:
+    for machine in machines.names():
         tallies[machine].requirements = len(spec_index.requirements(machine))
     model_checks, findings = run_model_checks()
     drift = [f"{d.document.name}: {d.section}"
-             for d in spec_generate.generate(write=False, findings=findings)]
+             for d in spec_sections.generate(write=False, findings=findings)]
     ok = report.ok and not drift and not model_checks["problems"] and all(
         t.failed == 0 and t.model_failed == 0 and t.cases > 0 for t in tallies.values()
     )
@@ -79,12 +82,15 @@ def run_model_checks() -> tuple[dict[str, Any], list[Any]]:
     from inboxspec.checker.manifest import check_manifest
     from inboxspec.checker.refine import refine
 
-    problems, explorations = check_manifest()
-    findings = check_findings()
+    # Manifest, findings and generated cases share one memo: each distinct
+    # (machine, bounds, options) is explored once per run.
+    memo = Explorations()
+    problems, explorations = check_manifest(memo)
+    findings = check_findings(memo)
     problems += [f"{f.finding}: property {f.invariant} "
                  f"{'holds by default' if not f.fails_by_default else 'fails with ' + f.option}"
                  for f in findings if not f.ok]
-    problems += write_or_check(write=False)
+    problems += write_or_check(write=False, explorations=memo)
     for machine in explorations:
         refinement = refine(machine, REFINE_DEPTH)
         if refinement.mismatch:
@@ -94,6 +100,7 @@ def run_model_checks() -> tuple[dict[str, Any], list[Any]]:
         "explorations": {m: e.summary() for m, e in explorations.items()},
         "findings": {m: {f.finding: f.ok for f in findings if f.machine == m} for m in explorations},
         "refinement_depth": REFINE_DEPTH,
+        "distinct_explorations": memo.runs,
     }, findings
 
 

@@ -16,10 +16,10 @@ from inboxspec import __version__
 
 
 def _cases_lint(args: argparse.Namespace) -> int:
-    from inboxspec.conformance.casefiles import CaseFileError, bundled_cases_dir, lint
+    from inboxspec.conformance.casefiles import CaseFileError, lint, registered_case_dirs
 
     try:
-        report = lint(args.cases or [bundled_cases_dir()])
+        report = lint(args.cases or registered_case_dirs())
     except CaseFileError as error:
         print(f"inboxspec: {error}", file=sys.stderr)
         return 2
@@ -36,7 +36,7 @@ def _cases_lint(args: argparse.Namespace) -> int:
 
 
 def _spec_generate(args: argparse.Namespace) -> int:
-    from inboxspec.spec_generate import generate
+    from inboxspec.checker.spec_sections import generate
 
     drifts = generate(args.spec_dir, write=not args.check)
     for drift in drifts:

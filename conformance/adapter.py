@@ -12,8 +12,7 @@ import sys
 import traceback
 from typing import Any, TextIO
 
-from inboxspec import __version__
-from inboxspec.conformance.drivers import DRIVERS, FEATURES
+from inboxspec import __version__, machines
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any] | None:
@@ -24,17 +23,17 @@ def handle(request: dict[str, Any]) -> dict[str, Any] | None:
             "version": 1,
             "implementation": {"name": "inboxspec-reference", "version": __version__,
                                "language": "python"},
-            "machines": sorted(DRIVERS),
-            "features": FEATURES,
+            "machines": machines.names(),
+            "features": {m.name: list(m.features) for m in machines.all_machines()},
         }
     if command == "run":
         case = request["case"]
         reply: dict[str, Any] = {"seq": request.get("seq"), "id": case.get("id")}
-        driver = DRIVERS.get(case.get("machine"))
-        if driver is None:
+        entry = machines.REGISTRY.get(case.get("machine"))
+        if entry is None:
             return {**reply, "skipped": {"reason": f"machine {case.get('machine')!r} not implemented"}}
         try:
-            return {**reply, "result": driver(case["config"], case["steps"])}
+            return {**reply, "result": entry.run_case(case["config"], case["steps"])}
         except Exception as error:  # an adapter reports its own bugs, it does not die of them
             return {**reply, "errored": {"message": f"{type(error).__name__}: {error}",
                                          "context": {"traceback": traceback.format_exc()}}}

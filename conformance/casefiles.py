@@ -20,7 +20,8 @@ from typing import Any
 
 import jsonschema
 
-from inboxspec import spec_index
+from inboxspec import machines
+from inboxspec.spec import index as spec_index
 
 SHOULD = re.compile(r"\bshould\b", re.IGNORECASE)
 
@@ -66,6 +67,11 @@ class LintReport:
 
 def bundled_cases_dir() -> Path:
     return Path(str(resources.files("inboxspec.conformance").joinpath("cases")))
+
+
+def registered_case_dirs() -> list[Path]:
+    """Every registered machine's case directory: the suite that `check` and `conform` run."""
+    return [machine.cases for machine in machines.all_machines()]
 
 
 def schema() -> dict[str, Any]:
@@ -172,7 +178,7 @@ def lint(directories: Iterable[Path]) -> LintReport:
         seen_ids.setdefault(case.id, case.source)
         if not case.id.startswith(case.machine + "/"):
             report.problems.append(f"{where}: id must start with '{case.machine}/'")
-        if case.machine not in spec_index.SPEC_DOCUMENTS:
+        if case.machine not in machines.REGISTRY:
             report.problems.append(f"{where}: unknown machine {case.machine!r}")
             continue
         if SHOULD.search(case.description):
@@ -193,10 +199,10 @@ def lint(directories: Iterable[Path]) -> LintReport:
                 report.problems.append(f"{where}: cites {requirement}, which is not in spec/")
         cited.setdefault(case.machine, set()).update(case.requirements)
 
-    for machine in sorted({c.machine for c in cases} & set(spec_index.SPEC_DOCUMENTS)):
-        document = spec_index.SPEC_DOCUMENTS[machine]
-        report.problems += [f"{document}: {problem}"
-                            for problem in spec_index.keyword_problems(spec_index.spec_text(document))]
+    for machine in sorted({c.machine for c in cases} & set(machines.REGISTRY)):
+        document = machines.get(machine).spec
+        report.problems += [f"{document.name}: {problem}"
+                            for problem in spec_index.keyword_problems(spec_index.machine_spec_text(machine))]
         required = spec_index.requirements(machine)
         uncited = [r for r in required if r not in cited.get(machine, set())]
         report.coverage[machine] = (len(required) - len(uncited), len(required))

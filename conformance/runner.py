@@ -29,7 +29,7 @@ from typing import Any
 import fastjsonschema
 
 from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess
-from inboxspec.conformance.casefiles import Case, CaseFileError, bundled_cases_dir, load_cases
+from inboxspec.conformance.casefiles import Case, CaseFileError, load_cases, registered_case_dirs
 from inboxspec.conformance.compare import first_difference
 
 PROTOCOL_VERSION = 1
@@ -336,7 +336,7 @@ def print_report(report: RunReport) -> None:
 
 def _command(args: argparse.Namespace) -> int:
     try:
-        cases = load_cases(args.cases or [bundled_cases_dir()])
+        cases = load_cases(args.cases or registered_case_dirs())
         selection = Selection(run=args.run, skip=args.skip, features=args.feature,
                               without_features=args.without_feature,
                               expected_failures=[g for f in args.skip_file

@@ -1,7 +1,10 @@
 """The wake gate as an explicit state chart (spec/wake-gate.md).
 
-Control states are the refusal-episode states; the streak, the last
-self-wake time and the floor are the chart's data. Every guard is named after
+Control states are the refusal-episode states; the streak, the clock, the
+last self-wake time and the floor are the chart's data. Time is the chart's
+own event: ``elapse(ms)`` moves the clock (a negative ``ms`` is a wall clock
+stepped back), and ``decide`` reads it. A conformance step ``decide`` with
+``now_ms`` is the chart's ``elapse(now_ms - clock)`` then ``decide``. Every guard is named after
 the requirement it encodes, and the transitions of one event are listed in
 the order the spec's first-match rules are applied: python-statemachine takes
 the first enabled transition in document order.
@@ -20,6 +23,10 @@ from statemachine import State, StateChart
 from statemachine.transition_list import TransitionList
 
 SCHEDULED_PREFIX = "[scheduled] "
+# WAKE-DEF-1, written here again rather than imported: a changed default in
+# the implementation must show up as a disagreement with the model.
+DEFAULT_MAX_STREAK = 10
+DEFAULT_FLOOR_MS = 30_000
 
 # A message as the model sees it: (kind, sender, recipient, text).
 ModelMessage = tuple[str, str, str, str]
@@ -84,18 +91,21 @@ class WakeGateChart(StateChart["WakeGateChart"]):
 
     set_floor = _stay(_all, on="book_floor")
 
+    elapse = _stay(_all, on="book_elapse")
+
     del _all
 
     def __init__(
         self,
-        max_streak: int = 10,
-        floor_ms: int = 30_000,
+        max_streak: int = DEFAULT_MAX_STREAK,
+        floor_ms: int = DEFAULT_FLOOR_MS,
         options: WakeGateModelOptions | None = None,
     ) -> None:
         self.max_streak = max_streak
         self.floor_ms = floor_ms
         self.options = options or WakeGateModelOptions()
         self.streak = 0
+        self.now_ms = 0
         self.last_self_wake_ms: int | None = None
         self.output: dict[str, Any] = {}
         super().__init__()
@@ -108,10 +118,10 @@ class WakeGateChart(StateChart["WakeGateChart"]):
         return any(sender == recipient and text.startswith(SCHEDULED_PREFIX)
                    for _kind, sender, recipient, text in batch)
 
-    def _is_rapid(self, now_ms: int) -> bool:
+    def _is_rapid(self) -> bool:
         if self.last_self_wake_ms is None:
             return False
-        elapsed = now_ms - self.last_self_wake_ms
+        elapsed = self.now_ms - self.last_self_wake_ms
         if self.options.clamp_backwards_clock:
             elapsed = max(elapsed, 0)
         return elapsed < self.floor_ms
@@ -126,9 +136,9 @@ class WakeGateChart(StateChart["WakeGateChart"]):
         """WAKE-OPT-4 (finding WAKE-F4)."""
         return self.options.reject_empty_batch and not batch and not plugin_pending
 
-    def scheduled_self_wake_is_exempt(self, batch: Sequence[ModelMessage], now_ms: int) -> bool:
+    def scheduled_self_wake_is_exempt(self, batch: Sequence[ModelMessage]) -> bool:
         """WAKE-LANE-2 and WAKE-CAD-4."""
-        return self._is_self_lane(batch) and not self._is_rapid(now_ms)
+        return self._is_self_lane(batch) and not self._is_rapid()
 
     def counted_wake_under_cap(self) -> bool:
         """WAKE-CAP-2 and WAKE-CAD-6 (WAKE-CAP-1 and WAKE-CAD-5 otherwise)."""
@@ -155,25 +165,25 @@ class WakeGateChart(StateChart["WakeGateChart"]):
         """WAKE-OPT-4."""
         self.output = {"error": "empty_batch", "streak": self.streak}
 
-    def book_exempt_self_wake(self, now_ms: int) -> None:
+    def book_exempt_self_wake(self) -> None:
         """WAKE-CAD-4, WAKE-ANN-3."""
-        self.last_self_wake_ms = now_ms  # WAKE-CAD-3 (an exempt wake is allowed: WAKE-OPT-2 too)
+        self.last_self_wake_ms = self.now_ms  # WAKE-CAD-3 (an exempt wake is allowed: WAKE-OPT-2 too)
         self._decision("scheduledSelf", True, False)
 
-    def book_counted_wake(self, batch: Sequence[ModelMessage], now_ms: int) -> None:
+    def book_counted_wake(self, batch: Sequence[ModelMessage]) -> None:
         """WAKE-CAP-2, WAKE-CAD-6."""
         self_lane = self._is_self_lane(batch)
         if self_lane:
-            self.last_self_wake_ms = now_ms  # WAKE-CAD-3
+            self.last_self_wake_ms = self.now_ms  # WAKE-CAD-3
         self.streak += 1
         self._decision("scheduledSelf" if self_lane else "chatter", True, True)
 
-    def book_refusal(self, batch: Sequence[ModelMessage], now_ms: int) -> None:
+    def book_refusal(self, batch: Sequence[ModelMessage]) -> None:
         """WAKE-CAP-1, WAKE-CAP-3, WAKE-CAD-5, WAKE-OUT-2."""
         if self._is_self_lane(batch):
             # WAKE-CAD-3; WAKE-F2's option keeps the time of the last allowed wake instead.
             if not self.options.cadence_from_allowed_wakes:
-                self.last_self_wake_ms = now_ms
+                self.last_self_wake_ms = self.now_ms
             reason = (
                 "inbox wake refused: busy-spin guard: scheduled self-mail arrives faster than"
                 f" the {self.floor_ms // 1000}s cadence floor and the wake cap of"
@@ -208,4 +218,9 @@ class WakeGateChart(StateChart["WakeGateChart"]):
     def book_floor(self, value: int) -> None:
         """WAKE-HOST-2."""
         self.floor_ms = value
+        self.output = {"streak": self.streak}
+
+    def book_elapse(self, ms: int) -> None:
+        """Time passes between inputs (the clock that `now_ms` reads, WAKE-CAD-1)."""
+        self.now_ms += ms
         self.output = {"streak": self.streak}

@@ -108,9 +108,9 @@ def test_every_schema_is_valid_under_its_declared_draft() -> None:
 
 
 def test_requirements_without_an_rfc2119_keyword_are_reported() -> None:
-    from inboxspec.spec_index import keyword_problems, spec_text
+    from inboxspec.spec.index import keyword_problems, machine_spec_text, spec_text
 
-    assert keyword_problems(spec_text("wake-gate.md")) == []
+    assert keyword_problems(machine_spec_text("wake-gate")) == []
     assert keyword_problems(spec_text("conformance-protocol.md")) == []
     text = "- **WAKE-X-1** The gate MUST wake.\n- **WAKE-X-2** The gate wakes,\n  always.\n"
     assert keyword_problems(text) == ["WAKE-X-2 has no MUST, SHOULD or MAY"]

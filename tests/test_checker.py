@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from statemachine import State, StateChart
 
-from inboxspec.checker import wake_gate as description
 from inboxspec.checker.compiled import ChartNotCompilable, CompiledChart
 from inboxspec.checker.explore import edges, explore
 from inboxspec.checker.findings import check_findings
@@ -21,9 +20,11 @@ from inboxspec.checker.manifest import check_manifest
 from inboxspec.checker.refine import refine
 from inboxspec.cli import main
 from inboxspec.impl import wake_gate as impl
+from inboxspec.machines.wake_gate import MACHINE
 from inboxspec.model.wake_gate import WakeGateChart
 
-CONFIGURATIONS = [{}] + [{option: True} for option in description.OPTIONS]
+description = MACHINE.explorer
+CONFIGURATIONS = [{}] + [{option: True} for option in description.options]
 BROKEN_ADAPTER = Path(__file__).parent / "adapters" / "broken_reference_adapter.py"
 
 
@@ -37,7 +38,7 @@ def test_compiled_view_agrees_with_send_on_every_transition(options: dict[str, b
 def test_default_exploration_matches_the_manifest() -> None:
     problems, explorations = check_manifest()
     assert problems == []
-    assert explorations["wake-gate"].states == 300
+    assert explorations["wake-gate"].states == 240
 
 
 def test_manifest_notices_a_changed_model(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,12 +49,12 @@ def test_manifest_notices_a_changed_model(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def sequence_violates(invariant: Any, letters: tuple[int, ...], relation: dict[Any, Any],
-                      actions: list[Any], start: Any, cap: int) -> bool:
+                      actions: list[Any], start: Any, bounds: Any) -> bool:
     state = start
     for index in letters:
         post, output = relation[(state, index)]
         if output is not None and invariant.applies(actions[index]) and not invariant.holds(
-                state, post, output, cap):
+                state, post, output, bounds):
             return True
         state = post
     return False
@@ -62,18 +63,18 @@ def sequence_violates(invariant: Any, letters: tuple[int, ...], relation: dict[A
 def test_violation_traces_are_shortest() -> None:
     result = explore("wake-gate")
     relation = edges("wake-gate")
-    actions = description.alphabet(result.bounds)
+    actions = list(description.alphabet(result.bounds))
     start = description.initial(result.bounds)
-    for invariant in description.INVARIANTS:
+    for invariant in description.invariants:
         trace = result.violations.get(invariant.name)
         if trace is None:
             continue
-        cap = result.bounds["max_streak"]
+        bounds = result.bounds
         assert sequence_violates(invariant, tuple(actions.index(a) for _, a, _, _ in trace),
-                                 relation, actions, start, cap)
+                                 relation, actions, start, bounds)
         for length in range(1, len(trace)):
             for letters in itertools.product(range(len(actions)), repeat=length):
-                assert not sequence_violates(invariant, letters, relation, actions, start, cap), (
+                assert not sequence_violates(invariant, letters, relation, actions, start, bounds), (
                     f"{invariant.name}: a {length}-step trace exists, the explorer gave {len(trace)}")
 
 
@@ -86,8 +87,8 @@ def test_findings_fail_by_default_and_hold_with_their_options() -> None:
 def test_injected_model_bug_becomes_a_case_that_separates_implementations(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     # The injected bug: a self-wake exactly one floor later counts as rapid.
-    def rapid_at_the_floor(self: Any, now_ms: int) -> bool:
-        return self.last_self_wake_ms is not None and now_ms - self.last_self_wake_ms <= self.floor_ms
+    def rapid_at_the_floor(self: Any) -> bool:
+        return self.last_self_wake_ms is not None and self.now_ms - self.last_self_wake_ms <= self.floor_ms
 
     monkeypatch.setattr(WakeGateChart, "_is_rapid", rapid_at_the_floor)
     case_file = tmp_path / "counterexample.json"
@@ -114,7 +115,7 @@ def test_itf_trace_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     itf = json.loads(itf_file.read_text())
     assert itf["vars"] == ["control", "streak", "age", "floor_ms", "action", "output"]
     assert [s["action"] for s in itf["states"]] == [
-        "init", "decide [self]", "set_floor 0", "clock: last self-wake + floor - 1 ms", "decide [self]"]
+        "init", "decide [self]", "set_floor 0", "elapse -1 ms", "decide [self]"]
     assert itf["states"][-1]["streak"] == {"#bigint": "1"}
 
 
@@ -125,7 +126,8 @@ def test_generated_cases_are_current_and_cover_every_transition() -> None:
 @pytest.mark.parametrize("options", CONFIGURATIONS, ids=lambda o: next(iter(o), "default"))
 def test_refinement_to_depth_four(options: dict[str, bool]) -> None:
     result = refine("wake-gate", 4, options)
-    assert result.mismatch == [] and result.sequences == 15**4
+    assert result.mismatch == [] and result.sequences == len(description.alphabet(
+        description.parse_bounds({}))) ** 4
 
 
 def test_refinement_catches_a_changed_implementation_rule(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from inboxspec.spec_generate import generate
-from inboxspec.spec_index import REQUIREMENT, spec_text
+from inboxspec.checker.spec_sections import generate
+from inboxspec.spec.index import REQUIREMENT, spec_text
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")

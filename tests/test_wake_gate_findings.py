@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from inboxspec.conformance.drivers.wake_gate import ModelSession, apply_step
 from inboxspec.impl.wake_gate import WakePolicy
+from inboxspec.machines.wake_gate_driver import ModelSession, apply_step
 
 SELF = {"kind": "agent", "from": "me", "to": "me", "text": "[scheduled] sweep"}
 CHATTER = {"kind": "agent", "from": "peer", "to": "me", "text": "hello"}
@@ -94,6 +94,6 @@ def test_finding_fails_by_default_and_holds_with_option(
 
 
 def test_every_spec_finding_is_demonstrated() -> None:
-    from inboxspec import spec_index
+    from inboxspec.spec import index as spec_index
 
     assert {f.id for f in spec_index.findings("wake-gate")} == set(FINDINGS)

@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inboxspec.conformance.drivers.wake_gate import apply_step
 from inboxspec.impl.wake_gate import (
     GateOptions,
     InvalidConfig,
@@ -17,6 +16,7 @@ from inboxspec.impl.wake_gate import (
     WakeGateError,
     WakePolicy,
 )
+from inboxspec.machines.wake_gate_driver import apply_step
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),

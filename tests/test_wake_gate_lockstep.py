@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from inboxspec.conformance.casefiles import case_from_trace
-from inboxspec.conformance.drivers.wake_gate import ModelSession, apply_step
+from inboxspec.conformance.compare import canonical
 from inboxspec.impl.wake_gate import WakePolicy
+from inboxspec.machines.wake_gate_driver import ModelSession, apply_step
 from tests import wake_gate_strategies as ws
 
 # Model control state <-> (announced, refused_since_rearm) in the reference.
@@ -48,7 +49,7 @@ class WakeGateLockstep(RuleBasedStateMachine):
         self.impl_output = apply_step(self.impl, step)
         self.trace.append({**step, "expect": self.model_output})
         note(f"{event} {json.dumps(args)} -> model {self.model_output} / impl {self.impl_output}")
-        if self.model_output != self.impl_output:
+        if canonical(self.model_output) != canonical(self.impl_output):
             case = case_from_trace("wake-gate", "lockstep-counterexample", self.config, self.trace)
             note("as a conformance case:\n" + json.dumps(case, indent=2))
 
@@ -76,7 +77,8 @@ class WakeGateLockstep(RuleBasedStateMachine):
     @precondition(lambda self: self.model_output is not None)
     @invariant()
     def outputs_agree(self) -> None:
-        assert self.model_output == self.impl_output
+        # As JSON, the way `conform` compares: in Python `True == 1` and `1 == 1.0`.
+        assert canonical(self.model_output) == canonical(self.impl_output)
 
     @invariant()
     def streaks_agree(self) -> None:

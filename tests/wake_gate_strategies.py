@@ -30,9 +30,15 @@ self_mail = st.builds(
     st.sampled_from(MAILBOXES),
     st.sampled_from(["", "sweep"]),
 )
+# Self-addressed mail with every near-miss text: the prefix rule's edges.
+self_addressed = st.builds(
+    lambda box, text: {"kind": "agent", "from": box, "to": box, "text": text},
+    st.sampled_from(MAILBOXES),
+    st.sampled_from(TEXTS),
+)
 foreign_mail = st.just({"kind": "agent", "from": "peer", "to": "me", "text": "hello"})
 user_mail = st.just({"kind": "user", "from": "person", "to": "me", "text": "hi"})
-messages = st.one_of(self_mail, foreign_mail, user_mail, any_message)
+messages = st.one_of(self_mail, self_addressed, foreign_mail, user_mail, any_message)
 batches = st.lists(messages, max_size=3)
 # Clock moves, including backwards. The names are relative to the current
 # floor, so that exact boundaries (now - last == floor) come up often.

@@ -3,6 +3,7 @@
 The spec is Markdown written for people; this module is the one place that
 knows its conventions (spec/README.md): a requirement is a list item that
 starts with a bold ID, a finding is a level-3 heading ``### MACHINE-FN: title``.
+Each machine's document is named by its registry entry.
 """
 
 from __future__ import annotations
@@ -11,15 +12,11 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
+from inboxspec import machines
+
 REQUIREMENT = re.compile(r"^\s*- \*\*(?P<id>[A-Z]+(?:-[A-Z0-9]+)+)\*\*", re.MULTILINE)
 FINDING = re.compile(r"^### (?P<id>[A-Z]+-F\d+): (?P<title>.+)$", re.MULTILINE)
 KEYWORD = re.compile(r"\b(MUST|SHOULD|MAY)\b")
-
-# Machine name (as used in case files) -> spec document.
-SPEC_DOCUMENTS = {
-    "wake-gate": "wake-gate.md",
-}
-
 
 @dataclass(frozen=True)
 class Finding:
@@ -28,12 +25,17 @@ class Finding:
 
 
 def spec_text(document: str) -> str:
+    """A document of the spec folder by file name (the protocol pages, say)."""
     return resources.files("inboxspec.spec").joinpath(document).read_text(encoding="utf-8")
+
+
+def machine_spec_text(machine: str) -> str:
+    return machines.get(machine).spec.read_text(encoding="utf-8")
 
 
 def requirements(machine: str) -> list[str]:
     """The requirement IDs of one machine, in document order."""
-    return [m["id"] for m in REQUIREMENT.finditer(spec_text(SPEC_DOCUMENTS[machine]))]
+    return [m["id"] for m in REQUIREMENT.finditer(machine_spec_text(machine))]
 
 
 def requirement_texts(text: str) -> dict[str, str]:
@@ -53,5 +55,5 @@ def keyword_problems(text: str) -> list[str]:
 
 
 def findings(machine: str) -> list[Finding]:
-    text = spec_text(SPEC_DOCUMENTS[machine])
+    text = machine_spec_text(machine)
     return [Finding(m["id"], m["title"].strip()) for m in FINDING.finditer(text)]

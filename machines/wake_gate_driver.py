@@ -1,13 +1,16 @@
-"""The wake-gate driver: case JSON in, ``WakePolicy`` calls, output JSON out."""
+"""The wake-gate driver: case JSON in, ``WakePolicy`` (or chart) calls, output JSON out.
+
+The reference adapter, ``inboxspec check``, refinement and the lockstep tests
+all go through it, so there is one encoding of every output.
+"""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inboxspec.impl.wake_gate import (
-    DEFAULT_CADENCE_FLOOR_MS,
-    DEFAULT_MAX_STREAK,
     InvalidBatch,
     Message,
     WakeDecision,
@@ -15,16 +18,21 @@ from inboxspec.impl.wake_gate import (
     WakePolicy,
     parse_message,
 )
-from inboxspec.model.wake_gate import WakeGateChart, WakeGateModelOptions
+from inboxspec.model.wake_gate import (
+    DEFAULT_FLOOR_MS,
+    DEFAULT_MAX_STREAK,
+    WakeGateChart,
+    WakeGateModelOptions,
+)
 
 # One feature per finding option: a port that has not implemented an option
 # declares the feature unsupported and its cases are skipped, not failed.
-FEATURES = [
+FEATURES = (
     "option:announce_requires_refusal",
     "option:cadence_from_allowed_wakes",
     "option:clamp_backwards_clock",
     "option:reject_empty_batch",
-]
+)
 
 
 def encode_decision(decision: WakeDecision, streak: int) -> dict[str, Any]:
@@ -83,15 +91,15 @@ class ModelSession:
     """Valid steps applied to the model chart, in the same output shape.
 
     The model has no input validation (it describes behaviour, not parsing),
-    so this takes only steps the reference accepts. The lockstep tests and the
-    explorer use it; their traces are lists of case steps.
+    so this takes only steps the reference accepts. A step's ``now_ms`` becomes
+    the chart's own ``elapse`` event, then the decision.
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.chart = WakeGateChart(
             max_streak=config.get("max_streak", DEFAULT_MAX_STREAK),
-            floor_ms=config.get("floor_ms", DEFAULT_CADENCE_FLOOR_MS),
-            options=WakeGateModelOptions(**config.get("options", {})),
+            floor_ms=config.get("floor_ms", DEFAULT_FLOOR_MS),
+            options=WakeGateModelOptions(**(config.get("options") or {})),
         )
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
@@ -99,8 +107,8 @@ class ModelSession:
         event = step["event"]
         if event == "decide":
             batch = [(m["kind"], m["from"], m["to"], m["text"]) for m in args["batch"]]
-            self.chart.send(event, batch=batch, plugin_pending=args.get("plugin_pending", False),
-                            now_ms=args["now_ms"])
+            self.chart.send("elapse", ms=args["now_ms"] - self.chart.now_ms)
+            self.chart.send(event, batch=batch, plugin_pending=args.get("plugin_pending", False))
         elif event in ("set_streak", "set_floor"):
             self.chart.send(event, value=args["value"])
         else:
@@ -111,3 +119,50 @@ class ModelSession:
 def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     session = ModelSession(config)
     return {"outputs": [session.apply(step) for step in steps]}
+
+
+# -- random cases for `conform --fuzz` ------------------------------------------
+# Messages and times are drawn near the rules' edges (the prefix with one
+# character off, self-mail to another mailbox, times a floor apart) so that
+# short random traces meet the branches the fixed cases pin.
+
+_TEXTS = ("[scheduled] sweep", "[scheduled]sweep", "[Scheduled] sweep", " [scheduled] x", "hello", "")
+_MAILBOXES = ("me", "peer", "me/child-1")
+
+
+def _random_message(rng: random.Random) -> dict[str, Any]:
+    recipient = rng.choice(_MAILBOXES)
+    sender = recipient if rng.random() < 0.6 else rng.choice(_MAILBOXES)
+    kind = "user" if rng.random() < 0.1 else "agent"
+    return {"kind": kind, "from": sender, "to": recipient, "text": rng.choice(_TEXTS)}
+
+
+def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A random valid config and 1 to 30 steps of the wake gate's event grammar."""
+    max_streak = rng.choice((0, 1, 2, 3, 10))
+    floor = rng.choice((0, 1, 1000, 30_000))
+    config: dict[str, Any] = {"max_streak": max_streak, "floor_ms": floor}
+    options = {name: True for name in WakeGateModelOptions.__dataclass_fields__ if rng.random() < 0.25}
+    if options:
+        config["options"] = options
+    now = rng.randrange(0, 10_000_000)
+    steps: list[dict[str, Any]] = []
+    for _ in range(rng.randint(1, 30)):
+        roll = rng.random()
+        if roll < 0.6:
+            now = max(0, now + rng.choice((0, 1, -1, floor - 1, floor, floor + 1, 5 * floor + 7)))
+            args: dict[str, Any] = {"batch": [_random_message(rng) for _ in range(rng.choice((0, 1, 1, 2)))],
+                                    "now_ms": now}
+            if rng.random() < 0.3:
+                args["plugin_pending"] = rng.random() < 0.5
+            steps.append({"event": "decide", "args": args})
+        elif roll < 0.75:
+            steps.append({"event": "announce_refusal"})
+        elif roll < 0.85:
+            steps.append({"event": "reset_streak"})
+        elif roll < 0.93:
+            value = rng.choice((0, 1, max_streak, max_streak + 1))
+            steps.append({"event": "set_streak", "args": {"value": value}})
+        else:
+            steps.append({"event": "set_floor", "args": {"value": rng.choice((0, 1, 1000, 30_000))}})
+    return config, steps

@@ -1,0 +1,96 @@
+"""Writes the generated sections of each machine's spec document from its model.
+
+Diagrams come from python-statemachine's own formatter (``format(Chart,
+"mermaid")``), so the spec cannot show a machine other than the one the
+tests run. The transition table is read from the compiled chart, h2-style:
+each row names the guards and actions that decide it and the requirements
+their docstrings cite, so every row says which rule justifies it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from inboxspec import machines
+
+MARKER = re.compile(
+    r"(<!-- BEGIN GENERATED: (?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)",
+    re.DOTALL,
+)
+
+
+@dataclass(frozen=True)
+class Drift:
+    document: Path
+    section: str
+
+
+def spec_dir() -> Path:
+    return Path(str(resources.files("inboxspec.spec")))
+
+
+def transition_table(name: str) -> str:
+    """One row per chart transition, in document order, with the requirements behind it."""
+    from inboxspec.checker.explore import compiled_chart
+    from inboxspec.checker.generated_cases import requirements_of
+
+    rows = ["| State | Event | Guard | Action | Target | Requirements |",
+            "|---|---|---|---|---|---|"]
+    for transition in compiled_chart(name).transitions:
+        guards = " and ".join(("" if g.expected else "not ") + g.function.__name__ for g in transition.guards)
+        actions = ", ".join(a.function.__name__ for a in transition.actions)
+        rows.append(f"| {transition.source} | {transition.event} | {guards or '(always)'} | {actions} "
+                    f"| {transition.target} | {', '.join(requirements_of(transition)) or '(none)'} |")
+    return "\n".join(rows) + "\n"
+
+
+def sections(findings: list[Any] | None = None) -> dict[str, str]:
+    """Every generated section; ``findings`` may be passed in when already computed."""
+    from inboxspec.checker.findings import check_findings, render_markdown
+
+    generated: dict[str, str] = {}
+    findings = check_findings() if findings is None else findings
+    for entry in machines.all_machines():
+        name = entry.name
+        generated[f"{name}-diagram"] = "```mermaid\n" + format(entry.chart, "mermaid") + "```\n"
+        generated[f"{name}-table"] = transition_table(name)
+        generated[f"{name}-findings"] = render_markdown(findings, name)
+    return generated
+
+
+def render(text: str, generated: dict[str, str]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        body = generated.get(match["name"], match["body"])
+        return match.group(1) + body + match.group(4)
+
+    return MARKER.sub(replace, text)
+
+
+def generate(directory: Path | None = None, *, write: bool,
+             findings: list[Any] | None = None) -> list[Drift]:
+    """Compare (and with ``write``, rewrite) every machine's document; return what drifted.
+
+    ``directory`` replaces the folder of every document (a copy of ``spec/``,
+    say); the documents it does not hold are left out.
+    """
+    drifts: list[Drift] = []
+    generated = sections(findings)
+    documents = [entry.spec for entry in machines.all_machines()]
+    if directory is not None:
+        documents = [directory / d.name for d in documents if (directory / d.name).exists()]
+    for document in sorted(documents):
+        text = document.read_text(encoding="utf-8")
+        new = render(text, generated)
+        if new != text:
+            drifts.extend(
+                Drift(document, m["name"])
+                for m in MARKER.finditer(text)
+                if m["body"] != generated.get(m["name"], m["body"])
+            )
+            if write:
+                document.write_text(new, encoding="utf-8")
+    return drifts

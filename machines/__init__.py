@@ -1,0 +1,38 @@
+"""The machine registry: one typed description per machine (see ``frame.py``).
+
+Every tool looks machines up here at call time, so a test can register a
+machine of its own for the duration of a test (``monkeypatch.setitem``).
+Adding a machine is one line in ``REGISTRY`` (docs/adding-a-machine.md).
+"""
+
+from __future__ import annotations
+
+from inboxspec.machines import wake_gate
+from inboxspec.machines.frame import Machine
+
+REGISTRY: dict[str, Machine] = {
+    entry.name: entry
+    for entry in (
+        wake_gate.MACHINE,
+    )
+}
+
+
+class UnknownMachine(ValueError):
+    """A machine name that is not in the registry."""
+
+
+def get(name: str) -> Machine:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(REGISTRY))
+        raise UnknownMachine(f"unknown machine {name!r}; known: {known}") from None
+
+
+def names() -> list[str]:
+    return sorted(REGISTRY)
+
+
+def all_machines() -> list[Machine]:
+    return [REGISTRY[name] for name in sorted(REGISTRY)]
