@@ -1,8 +1,7 @@
 """Peer delivery at one recipient session as an explicit state chart (spec/peer-delivery.md).
 
-Control states say how full the held buffer is: ``empty``, ``holding`` (some
-entries, below the cap) and ``full`` (at the cap, where the next hold
-evicts). The buffer itself, the box count, the clock, the recipient's
+Control states say how full the held buffer is: ``open`` (below the cap)
+and ``full`` (at the cap, where the next hold evicts). The buffer itself, the box count, the clock, the recipient's
 standing and the ``dialogExpiry`` in force are the chart's data. Every guard
 is named after the requirement it encodes, and the transitions of one event
 are listed in the spec's first-match order: python-statemachine takes the
@@ -34,6 +33,26 @@ Entry = tuple[int, str, "str | None", str, str, "int | None"]
 
 
 @dataclass(frozen=True)
+class Position:
+    """A held entry named by its place in the buffer (1 = oldest) rather than its ticket.
+
+    Explorers bind event arguments once, as constants, so a letter that means
+    "approve the oldest held message" cannot name a ticket; the chart resolves
+    the position against its own buffer. A position past the end names a
+    ticket that is not held.
+    """
+
+    index: int
+
+
+@dataclass(frozen=True)
+class After:
+    """A time named as a delay after the chart's clock, for the same reason."""
+
+    ms: int
+
+
+@dataclass(frozen=True)
 class PeerDeliveryModelOptions:
     fair_eviction: bool = False  # PEER-F1
     release_respects_box_cap: bool = False  # PEER-F2
@@ -55,57 +74,44 @@ class PeerDeliveryChart(StateChart["PeerDeliveryChart"]):
     atomic_configuration_update = False
     catch_errors_as_events = False
 
-    empty = State(initial=True)
-    holding = State()
+    open = State(initial=True)
     full = State()
 
-    _all = (empty, holding, full)
+    _all = (open, full)
 
     send_message = (
         _stay(_all, cond="box_is_full_at_send_station", on="book_queue_full")
         | _stay(_all, cond="ingress_guard_drops", on="book_drop")
         | _stay(_all, cond="recipient_refuses", on="book_refusal")
         | _stay(_all, cond="judged_delivered", on="book_delivery")
-        | empty.to(full, cond="hold_fills_buffer", on="book_hold")
-        | empty.to(holding, on="book_hold")
-        | holding.to(full, cond="hold_fills_buffer", on="book_hold")
-        | holding.to.itself(internal=True, on="book_hold")
+        | open.to(full, cond="hold_fills_buffer", on="book_hold")
+        | open.to.itself(internal=True, on="book_hold")
         | full.to.itself(internal=True, on="book_hold_evicting")
     )
 
     approve = (
         _stay(_all, cond="ticket_is_not_held", on="book_not_held")
-        | _stay((holding, full), cond="release_waits_for_box", on="book_box_full")
-        | holding.to(empty, cond="last_entry_leaves", on="book_approval")
-        | holding.to.itself(internal=True, on="book_approval")
-        | full.to(empty, cond="last_entry_leaves", on="book_approval")
-        | full.to(holding, on="book_approval")
+        | _stay(_all, cond="release_waits_for_box", on="book_box_full")
+        | open.to.itself(internal=True, on="book_approval")
+        | full.to(open, on="book_approval")
     )
 
     deny = (
         _stay(_all, cond="ticket_is_not_held", on="book_not_held")
-        | holding.to(empty, cond="last_entry_leaves", on="book_denial")
-        | holding.to.itself(internal=True, on="book_denial")
-        | full.to(empty, cond="last_entry_leaves", on="book_denial")
-        | full.to(holding, on="book_denial")
+        | open.to.itself(internal=True, on="book_denial")
+        | full.to(open, on="book_denial")
     )
 
     advance = (
-        empty.to.itself(internal=True, on="book_expiries")
-        | holding.to(empty, cond="nothing_left_after_expiry", on="book_expiries")
-        | holding.to.itself(internal=True, on="book_expiries")
+        open.to.itself(internal=True, on="book_expiries")
         | full.to.itself(internal=True, cond="nothing_due", on="book_expiries")
-        | full.to(empty, cond="nothing_left_after_expiry", on="book_expiries")
-        | full.to(holding, on="book_expiries")
+        | full.to(open, on="book_expiries")
     )
 
     drain = (
-        empty.to.itself(internal=True, on="book_drain")
-        | holding.to(empty, cond="nothing_left_after_drain", on="book_drain")
-        | holding.to.itself(internal=True, on="book_drain")
+        open.to.itself(internal=True, on="book_drain")
         | full.to.itself(internal=True, cond="nothing_leaves_at_drain", on="book_drain")
-        | full.to(empty, cond="nothing_left_after_drain", on="book_drain")
-        | full.to(holding, on="book_drain")
+        | full.to(open, on="book_drain")
     )
 
     set_recipient = _stay(_all, on="book_recipient")
@@ -152,6 +158,16 @@ class PeerDeliveryChart(StateChart["PeerDeliveryChart"]):
             return "held", "mode-mismatch"
         return "delivered", None
 
+    def _ticket(self, ticket: int | Position) -> int:
+        if not isinstance(ticket, Position):
+            return ticket
+        if ticket.index <= len(self.held):
+            return self.held[ticket.index - 1][0]
+        return self.next_ticket + ticket.index
+
+    def _instant(self, now_ms: int | After) -> int:
+        return self.now_ms + now_ms.ms if isinstance(now_ms, After) else now_ms
+
     def _deadline(self, cause: str) -> int | None:
         """PEER-EXP-4 (and PEER-OPT-3)."""
         arms = cause in REVIEW or self.options.deadline_for_waiting_holds
@@ -196,33 +212,23 @@ class PeerDeliveryChart(StateChart["PeerDeliveryChart"]):
         """PEER-HOLD-1."""
         return len(self.held) + 1 >= self.held_cap
 
-    def ticket_is_not_held(self, ticket: int) -> bool:
+    def ticket_is_not_held(self, ticket: int | Position) -> bool:
         """PEER-HOLD-4."""
-        return all(entry[0] != ticket for entry in self.held)
+        wanted = self._ticket(ticket)
+        return all(entry[0] != wanted for entry in self.held)
 
     def release_waits_for_box(self) -> bool:
         """PEER-OPT-2 (finding PEER-F2)."""
         return self.options.release_respects_box_cap and self.box >= self.box_cap
 
-    def last_entry_leaves(self) -> bool:
-        """PEER-HOLD-3."""
-        return len(self.held) == 1
-
-    def nothing_due(self, now_ms: int) -> bool:
+    def nothing_due(self, now_ms: int | After) -> bool:
         """PEER-TIME-1."""
-        return all(e[5] is None or e[5] > now_ms for e in self.held)
-
-    def nothing_left_after_expiry(self, now_ms: int) -> bool:
-        """PEER-TIME-1."""
-        return all(e[5] is not None and e[5] <= now_ms for e in self.held)
+        instant = self._instant(now_ms)
+        return all(e[5] is None or e[5] > instant for e in self.held)
 
     def nothing_leaves_at_drain(self) -> bool:
         """PEER-DRAIN-2."""
         return all(outcome == "held" for _e, outcome, _c in self._drain_outcomes())
-
-    def nothing_left_after_drain(self) -> bool:
-        """PEER-DRAIN-2."""
-        return all(outcome != "held" for _e, outcome, _c in self._drain_outcomes())
 
     # -- actions: each sets ``output`` in the conformance output shape -------------------
 
@@ -297,25 +303,26 @@ class PeerDeliveryChart(StateChart["PeerDeliveryChart"]):
         """PEER-OPT-2."""
         self._emit([], error="box_full")
 
-    def _remove(self, ticket: int) -> Entry:
-        entry = next(e for e in self.held if e[0] == ticket)
+    def _remove(self, ticket: int | Position) -> Entry:
+        wanted = self._ticket(ticket)
+        entry = next(e for e in self.held if e[0] == wanted)
         self.held.remove(entry)
         return entry
 
-    def book_approval(self, ticket: int) -> None:
+    def book_approval(self, ticket: int | Position) -> None:
         """PEER-HOLD-3, PEER-HOLD-5."""
         entry = self._remove(ticket)
         self.box += 1
         self._emit([self._receipt(entry[0], entry[1], "delivered")])
 
-    def book_denial(self, ticket: int) -> None:
+    def book_denial(self, ticket: int | Position) -> None:
         """PEER-HOLD-3."""
         entry = self._remove(ticket)
         self._emit([self._receipt(entry[0], entry[1], "denied")])
 
-    def book_expiries(self, now_ms: int) -> None:
+    def book_expiries(self, now_ms: int | After) -> None:
         """PEER-TIME-1, PEER-TIME-2, PEER-DRAIN-3."""
-        self.now_ms = now_ms
+        now_ms = self.now_ms = self._instant(now_ms)
         due = [e for e in self.held if e[5] is not None and e[5] <= now_ms]
         self.held = [e for e in self.held if e[5] is None or e[5] > now_ms]
         self._emit([self._receipt(e[0], e[1], "expired") for e in due])
