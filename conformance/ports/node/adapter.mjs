@@ -2,6 +2,10 @@
 // Run: inboxspec conform --adapter "node conformance/ports/node/adapter.mjs"
 import { createInterface } from "node:readline";
 import { WakeGateError, WakePolicy } from "./wake-gate.mjs";
+import * as peerDelivery from "./peer-delivery.mjs";
+
+// Ports of further machines: each module exports NAME, FEATURES and runCase(config, steps).
+const PORTS = Object.fromEntries([peerDelivery].map((port) => [port.NAME, port]));
 
 const FEATURES = {
   "wake-gate": [
@@ -10,6 +14,7 @@ const FEATURES = {
     "option:clamp_backwards_clock",
     "option:reject_empty_batch",
   ],
+  ...Object.fromEntries(Object.values(PORTS).map((port) => [port.NAME, port.FEATURES])),
 };
 
 // One step of a wake-gate case; a typed error becomes {error: code} with the unchanged streak.
@@ -40,6 +45,7 @@ function applyStep(policy, { event, args = {} }) {
 }
 
 function runCase({ machine, config, steps }) {
+  if (Object.hasOwn(PORTS, machine)) return PORTS[machine].runCase(config, steps);
   if (machine !== "wake-gate") return null;
   let policy;
   try {
