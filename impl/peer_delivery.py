@@ -28,7 +28,9 @@ only :meth:`PeerDelivery.advance` moves the clock. Bad input raises a
 
 from __future__ import annotations
 
+import heapq
 import unicodedata
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, Final
@@ -244,10 +246,9 @@ class ResolvedDialogExpiry:
 
 @dataclass(frozen=True)
 class StepResult:
-    """What one stateful event produced, and the state after it."""
+    """What one stateful event produced (the buffer itself is ``PeerDelivery.held``)."""
 
     receipts: tuple[Receipt, ...]
-    held: tuple[HeldEntry, ...]
     box: int
     ticket: int | None = None
     send_error: str | None = None
@@ -256,15 +257,20 @@ class StepResult:
 
 # -- pure core --------------------------------------------------------------------------
 
-def resolve_dialog_expiry(raw: object) -> ResolvedDialogExpiry:
+# What a host may hand over as a setting: anything JSON can say, or nothing at all.
+RawSetting = str | int | float | bool | None | list[Any] | dict[str, Any] | _Absent
+
+
+def resolve_dialog_expiry(raw: RawSetting) -> ResolvedDialogExpiry:
     """PEER-EXP-2: absent (:data:`ABSENT`), null or "default" give the default, not invalid.
 
     post: __return__.value in ("60s", "5m", "10m", "never")
-    post: __return__.invalid == (raw is not ABSENT and raw is not None and raw != "default" and not (type(raw) is str and raw in ("60s", "5m", "10m", "never")))
+    post: __return__.invalid == (not isinstance(raw, str) and raw is not ABSENT and raw is not None or isinstance(raw, str) and raw not in ("default", "60s", "5m", "10m", "never"))
     """  # noqa: E501
-    if type(raw) is str and raw in DIALOG_EXPIRY_MS:
+    # isinstance, not type(): JSON only ever gives plain str, and symbolic checkers proxy str.
+    if isinstance(raw, str) and raw in DIALOG_EXPIRY_MS:
         return ResolvedDialogExpiry(raw, DIALOG_EXPIRY_MS[raw], invalid=False)
-    invalid = not (raw is ABSENT or raw is None or (type(raw) is str and raw == "default"))
+    invalid = not (raw is ABSENT or raw is None or (isinstance(raw, str) and raw == "default"))
     return ResolvedDialogExpiry(DIALOG_EXPIRY_DEFAULT, DIALOG_EXPIRY_MS[DIALOG_EXPIRY_DEFAULT], invalid)
 
 
@@ -311,59 +317,46 @@ def judge(facts: MessageFacts, recipient: Recipient, max_hops: int, at_ingress: 
     return Verdict("delivered")
 
 
-def eviction_position(senders: Sequence[str], fair: bool) -> int:
-    """PEER-HOLD-2 (the oldest) or PEER-OPT-1 (the oldest of the sender holding the most).
+def admit(senders: tuple[str, ...], cap: int, fair: bool) -> int | None:
+    """Which entry a hold evicts: ``senders`` is the buffer's senders after the append.
 
-    pre: len(senders) > 0
-    post[]:
-        0 <= __return__ < len(senders)
-        # without the option, eviction takes the oldest
-        fair or __return__ == 0
-        # with it, the evicted sender holds at least as many entries as any other
-        not fair or all(senders.count(senders[__return__]) >= senders.count(s) for s in senders)
-    """
-    if not fair:
-        return 0
-    most = max(senders.count(s) for s in senders)
-    return next(i for i, s in enumerate(senders) if senders.count(s) == most)
-
-
-def hold(entries: tuple[HeldEntry, ...], entry: HeldEntry, cap: int,
-         fair: bool) -> tuple[tuple[HeldEntry, ...], HeldEntry | None]:
-    """Append a hold; past the cap, evict one entry (PEER-HOLD-1/2).
+    None while the buffer fits (PEER-HOLD-1); otherwise the oldest entry
+    (PEER-HOLD-2), or with ``fair`` the oldest of the sender holding the most
+    (PEER-OPT-1).
 
     pre: cap >= 1
-    pre: len(entries) <= cap
+    pre: 1 <= len(senders) <= cap + 1
     post[]:
         # the buffer never exceeds its cap
-        len(__return__[0]) <= cap
-        # nothing is lost: every entry is kept or evicted
-        len(__return__[0]) + (__return__[1] is not None) == len(entries) + 1
-        # without the option, the evicted entry is the oldest
-        fair or __return__[1] is None or __return__[1] == entries[0]
-    """
-    grown = (*entries, entry)
-    if len(grown) <= cap:
-        return grown, None
-    position = eviction_position([e.facts.sender for e in grown], fair)
-    return grown[:position] + grown[position + 1:], grown[position]
+        len(senders) - (__return__ is not None) <= cap
+        # an entry is evicted only past the cap, and never the new one
+        (__return__ is None) == (len(senders) <= cap) and __return__ != len(senders) - 1
+        # without the option, eviction takes the oldest
+        fair or __return__ is None or __return__ == 0
+        # with it, the evicted sender holds at least as many entries as any other
+        not fair or __return__ is None or all(senders.count(senders[__return__]) >= senders.count(s) for s in senders)
+    """  # noqa: E501
+    if len(senders) <= cap:
+        return None
+    if not fair:
+        return 0
+    counts = Counter(senders)
+    most = max(counts.values())
+    return next(i for i, s in enumerate(senders) if counts[s] == most)
 
 
-def expire_due(entries: tuple[HeldEntry, ...],
-               now_ms: int) -> tuple[tuple[HeldEntry, ...], tuple[HeldEntry, ...]]:
-    """PEER-TIME-1: the entries whose deadline has come leave, in buffer order.
+def due_positions(deadlines: tuple[int | None, ...], now_ms: int) -> tuple[int, ...]:
+    """PEER-TIME-1: the buffer positions whose deadline has come, in buffer order.
 
     post[]:
-        # nothing is lost
-        len(__return__[0]) + len(__return__[1]) == len(entries)
         # only an entry with a deadline that has come expires
-        all(e.deadline_ms is not None and e.deadline_ms <= now_ms for e in __return__[1])
+        all(deadlines[i] is not None and deadlines[i] <= now_ms for i in __return__)
         # no entry whose deadline has come stays
-        all(e.deadline_ms is None or e.deadline_ms > now_ms for e in __return__[0])
+        all(d is None or d > now_ms for i, d in enumerate(deadlines) if i not in __return__)
+        # in buffer order, each once
+        list(__return__) == sorted(set(__return__))
     """
-    due = tuple(e for e in entries if e.deadline_ms is not None and e.deadline_ms <= now_ms)
-    kept = tuple(e for e in entries if e.deadline_ms is None or e.deadline_ms > now_ms)
-    return kept, due
+    return tuple(i for i, deadline in enumerate(deadlines) if deadline is not None and deadline <= now_ms)
 
 
 def arms_deadline(cause: str, options: DeliveryOptions) -> bool:
@@ -460,27 +453,27 @@ def render_dropped_notice(count: int, recipients: Sequence[str] = (),
 def is_receipt_state(value: object) -> bool:
     """PEER-RCPT-4: only members, whatever the type.
 
-    post: __return__ == (type(value) is str and value in ("held", "denied", "expired", "delivered", "refused", "dropped"))
+    post: __return__ == (isinstance(value, str) and value in ("held", "denied", "expired", "delivered", "refused", "dropped"))
     """  # noqa: E501
-    return type(value) is str and value in RECEIPT_STATES
+    return isinstance(value, str) and value in RECEIPT_STATES
 
 
 # -- the stateful machine --------------------------------------------------------------
 
 @dataclass(frozen=True)
 class DeliveryState:
-    """Everything one recipient's peer delivery remembers."""
+    """A snapshot of everything one recipient's peer delivery remembers (for tests and hosts)."""
 
-    recipient: Recipient = Recipient()
-    now_ms: int = 0
-    box: int = 0
-    held: tuple[HeldEntry, ...] = ()
-    next_ticket: int = 1
-    expiry: ResolvedDialogExpiry = ResolvedDialogExpiry(DIALOG_EXPIRY_DEFAULT, 300_000, False)
+    recipient: Recipient
+    now_ms: int
+    box: int
+    held: tuple[HeldEntry, ...]
+    next_ticket: int
+    expiry: ResolvedDialogExpiry
     # The ledger behind PEER-RCPT-3: tickets issued, refused at the send station, terminal.
-    issued: int = 0
-    queue_full: int = 0
-    terminal: int = 0
+    issued: int
+    queue_full: int
+    terminal: int
 
 
 def _check_recipient_args(setting: object, starting_up: object, mode: object) -> None:
@@ -521,7 +514,18 @@ class PeerDelivery:
         self.box_cap = box_cap
         self.max_hops = max_hops
         self.options = options
-        self._state = DeliveryState(recipient=recipient)
+        self._recipient = recipient
+        self._now_ms = 0
+        self._box = 0
+        # Arrival order is ticket order, and a held entry never moves: an ordered map by
+        # ticket gives O(1) hold, eviction of the oldest, approve and deny.
+        self._held: OrderedDict[int, HeldEntry] = OrderedDict()
+        # Armed deadlines, earliest first; entries that left the buffer are skipped lazily.
+        self._deadlines: list[tuple[int, int]] = []
+        self._per_sender: Counter[str] = Counter()  # held entries per sender (fair eviction)
+        self._next_ticket = 1
+        self._expiry = resolve_dialog_expiry(ABSENT)
+        self._issued = self._queue_full = self._terminal = 0
 
     @classmethod
     def from_config(cls, config: object) -> PeerDelivery:
@@ -547,36 +551,58 @@ class PeerDelivery:
 
     @property
     def state(self) -> DeliveryState:
-        return self._state
+        return DeliveryState(self._recipient, self._now_ms, self._box, self.held, self._next_ticket,
+                             self._expiry, self._issued, self._queue_full, self._terminal)
 
     @property
     def held(self) -> tuple[HeldEntry, ...]:
-        return self._state.held
+        """The buffer, oldest first."""
+        return tuple(self._held.values())
 
     @property
     def box(self) -> int:
-        return self._state.box
+        return self._box
 
     @property
     def now_ms(self) -> int:
-        return self._state.now_ms
+        return self._now_ms
 
-    def _result(self, before: DeliveryState, receipts: Sequence[Receipt], **extra: Any) -> StepResult:
-        terminal = sum(1 for r in receipts if r.state != "held")
-        self._state = replace(self._state, terminal=before.terminal + terminal)
-        return StepResult(tuple(receipts), self._state.held, self._state.box, **extra)
+    def _result(self, receipts: Sequence[Receipt], **extra: Any) -> StepResult:
+        self._terminal += sum(1 for r in receipts if r.state != "held")
+        return StepResult(tuple(receipts), self._box, **extra)
 
     def _deadline(self, cause: str) -> int | None:
-        ms = self._state.expiry.ms
+        ms = self._expiry.ms
         if not arms_deadline(cause, self.options) or ms is None:
             return None
-        return self._state.now_ms + ms
+        return self._now_ms + ms
+
+    def _put(self, entry: HeldEntry) -> None:
+        self._held[entry.ticket] = entry
+        self._per_sender[entry.facts.sender] += 1
+        if entry.deadline_ms is not None:
+            heapq.heappush(self._deadlines, (entry.deadline_ms, entry.ticket))
+
+    def _pop(self, ticket: int) -> HeldEntry:
+        entry = self._held.pop(ticket)
+        self._per_sender[entry.facts.sender] -= 1
+        return entry
+
+    def _victim(self) -> int:
+        """The ticket an eviction takes (PEER-HOLD-2; PEER-OPT-1 walks the buffer)."""
+        oldest = next(iter(self._held))
+        if not self.options.fair_eviction:
+            return oldest
+        senders = tuple(e.facts.sender for e in self._held.values())
+        position = admit(senders, self.held_cap, fair=True)
+        assert position is not None
+        return list(self._held)[position]
 
     # -- events ----------------------------------------------------------------------------
 
     def send_message(self, sender: object, sender_mode: object = None, attestation: object = "absent",
-             hops: object = 0, loop: object = False, duplicate: object = False,
-             rate_limited: object = False) -> StepResult:
+                     hops: object = 0, loop: object = False, duplicate: object = False,
+                     rate_limited: object = False) -> StepResult:
         """PEER-SEND-1/2, PEER-JUDGE-1..3, PEER-HOLD-1/2."""
         if type(sender) is not str or not sender:
             raise InvalidMessage(f"sender must be a non-empty string, got {sender!r}")
@@ -592,123 +618,119 @@ class PeerDelivery:
         assert isinstance(sender, str) and isinstance(attestation, str) and isinstance(hops, int)
         assert isinstance(loop, bool) and isinstance(duplicate, bool) and isinstance(rate_limited, bool)
         assert sender_mode is None or isinstance(sender_mode, str)
-        before = self._state
-        ticket = before.next_ticket
-        self._state = replace(before, next_ticket=ticket + 1, issued=before.issued + 1)
-        if before.box >= self.box_cap:
-            self._state = replace(self._state, queue_full=before.queue_full + 1)
-            return self._result(before, (), ticket=ticket, send_error="queue_full")
+        ticket = self._next_ticket
+        self._next_ticket += 1
+        self._issued += 1
+        if self._box >= self.box_cap:
+            self._queue_full += 1
+            return self._result((), ticket=ticket, send_error="queue_full")
         facts = MessageFacts(sender, sender_mode, attestation, hops, loop, duplicate, rate_limited)
-        verdict = judge(facts, before.recipient, self.max_hops)
+        verdict = judge(facts, self._recipient, self.max_hops)
         if verdict.state == "delivered":
-            self._state = replace(self._state, box=before.box + 1)
+            self._box += 1
             receipts = [Receipt(ticket, sender, "delivered")]
         elif verdict.state == "held":
             assert verdict.cause is not None
-            entry = HeldEntry(ticket, facts, verdict.cause, self._deadline(verdict.cause))
-            held, evicted = hold(before.held, entry, self.held_cap, self.options.fair_eviction)
-            self._state = replace(self._state, held=held)
+            self._put(HeldEntry(ticket, facts, verdict.cause, self._deadline(verdict.cause)))
             receipts = [Receipt(ticket, sender, "held", cause=verdict.cause)]
-            if evicted is not None:
+            if len(self._held) > self.held_cap:
+                evicted = self._pop(self._victim())
                 receipts.append(Receipt(evicted.ticket, evicted.facts.sender, "expired"))
         else:
             receipts = [Receipt(ticket, sender, verdict.state, reason=verdict.reason)]
-        return self._result(before, receipts, ticket=ticket)
+        return self._result(receipts, ticket=ticket)
 
     def set_recipient(self, setting: object = ABSENT, starting_up: object = ABSENT,
                       mode: object = ABSENT) -> StepResult:
         """PEER-SET-1: change only what is given; judge nothing."""
         _check_recipient_args(setting, starting_up, mode)
-        before = self._state
-        current = before.recipient
-        recipient = Recipient(
+        current = self._recipient
+        self._recipient = Recipient(
             current.setting if setting is ABSENT else setting,  # type: ignore[arg-type]
             current.starting_up if starting_up is ABSENT else starting_up,  # type: ignore[arg-type]
             current.mode if mode is ABSENT else mode,  # type: ignore[arg-type]
         )
-        self._state = replace(before, recipient=recipient)
-        return self._result(before, ())
+        return self._result(())
 
-    def set_dialog_expiry(self, value: object = ABSENT) -> StepResult:
+    def set_dialog_expiry(self, value: RawSetting = ABSENT) -> StepResult:
         """PEER-EXP-2/3: resolve, announce an invalid value, and put it in force."""
-        before = self._state
-        resolved = resolve_dialog_expiry(value)
-        self._state = replace(before, expiry=resolved)
-        return self._result(before, (), expiry=resolved)
+        self._expiry = resolve_dialog_expiry(value)
+        return self._result((), expiry=self._expiry)
 
     def advance(self, now_ms: object) -> StepResult:
-        """PEER-TIME-1: move the clock, then expire what is due."""
+        """PEER-TIME-1: move the clock, then expire what is due, in buffer order."""
         if not _is_safe_natural(now_ms):
             raise InvalidTime(f"now_ms must be an integer in [0, 2**53 - 1], got {now_ms!r}")
         assert isinstance(now_ms, int)
-        before = self._state
-        if now_ms < before.now_ms:
-            raise InvalidTime(f"now_ms {now_ms} is before the current clock {before.now_ms}")
-        kept, due = expire_due(before.held, now_ms)
-        self._state = replace(before, now_ms=now_ms, held=kept)
-        return self._result(before, [Receipt(e.ticket, e.facts.sender, "expired") for e in due])
+        if now_ms < self._now_ms:
+            raise InvalidTime(f"now_ms {now_ms} is before the current clock {self._now_ms}")
+        self._now_ms = now_ms
+        candidates: list[HeldEntry] = []
+        while self._deadlines and self._deadlines[0][0] <= now_ms:
+            deadline, ticket = heapq.heappop(self._deadlines)
+            entry = self._held.get(ticket)
+            if entry is not None and entry.deadline_ms == deadline:  # else it left, or was re-armed
+                candidates.append(entry)
+        candidates.sort(key=lambda e: e.ticket)  # ticket order is buffer order
+        due = due_positions(tuple(e.deadline_ms for e in candidates), now_ms)
+        return self._result([Receipt(e.ticket, e.facts.sender, "expired")
+                             for e in (self._pop(candidates[i].ticket) for i in due)])
 
     def drain(self) -> StepResult:
         """PEER-DRAIN-1..3: judge every waiting-cause entry again, in buffer order."""
-        before = self._state
-        box = before.box
-        kept: list[HeldEntry] = []
         receipts: list[Receipt] = []
-        for entry in before.held:
+        for entry in list(self._held.values()):
             if is_review_cause(entry.cause):
-                kept.append(entry)
                 continue
-            verdict = judge(entry.facts, before.recipient, self.max_hops, at_ingress=False)
+            verdict = judge(entry.facts, self._recipient, self.max_hops, at_ingress=False)
             if verdict.state == "delivered":
-                if self.options.release_respects_box_cap and box >= self.box_cap:
-                    kept.append(entry)  # PEER-OPT-2: waits for room
-                    continue
-                box += 1
+                if self.options.release_respects_box_cap and self._box >= self.box_cap:
+                    continue  # PEER-OPT-2: waits for room
+                self._pop(entry.ticket)
+                self._box += 1
                 receipts.append(Receipt(entry.ticket, entry.facts.sender, "delivered"))
             elif verdict.state == "refused":
+                self._pop(entry.ticket)
                 receipts.append(Receipt(entry.ticket, entry.facts.sender, "refused"))
             else:
                 assert verdict.cause is not None
                 deadline = entry.deadline_ms
                 if deadline is None:
                     deadline = self._deadline(verdict.cause)
-                kept.append(replace(entry, cause=verdict.cause, deadline_ms=deadline))
-        self._state = replace(before, box=box, held=tuple(kept))
-        return self._result(before, receipts)
+                    if deadline is not None:
+                        heapq.heappush(self._deadlines, (deadline, entry.ticket))
+                self._held[entry.ticket] = replace(entry, cause=verdict.cause, deadline_ms=deadline)
+        return self._result(receipts)
 
     def _find(self, ticket: object) -> HeldEntry:
         if not _is_positive_safe(ticket):
             raise InvalidTicket(f"ticket must be an integer in [1, 2**53 - 1], got {ticket!r}")
-        for entry in self._state.held:
-            if entry.ticket == ticket:
-                return entry
-        raise NotHeld(f"ticket {ticket} is not held")
+        entry = self._held.get(ticket)  # type: ignore[call-overload]
+        if entry is None:
+            raise NotHeld(f"ticket {ticket} is not held")
+        assert isinstance(entry, HeldEntry)
+        return entry
 
     def approve(self, ticket: object) -> StepResult:
         """PEER-HOLD-3/5 (PEER-OPT-2 under its option)."""
         entry = self._find(ticket)
-        before = self._state
-        if self.options.release_respects_box_cap and before.box >= self.box_cap:
-            raise BoxFull(f"the box holds {before.box} of {self.box_cap}; ticket {entry.ticket} stays held")
-        held = tuple(e for e in before.held if e is not entry)
-        self._state = replace(before, held=held, box=before.box + 1)
-        return self._result(before, [Receipt(entry.ticket, entry.facts.sender, "delivered")])
+        if self.options.release_respects_box_cap and self._box >= self.box_cap:
+            raise BoxFull(f"the box holds {self._box} of {self.box_cap}; ticket {entry.ticket} stays held")
+        self._pop(entry.ticket)
+        self._box += 1
+        return self._result([Receipt(entry.ticket, entry.facts.sender, "delivered")])
 
     def deny(self, ticket: object) -> StepResult:
         """PEER-HOLD-3/4."""
-        entry = self._find(ticket)
-        before = self._state
-        self._state = replace(before, held=tuple(e for e in before.held if e is not entry))
-        return self._result(before, [Receipt(entry.ticket, entry.facts.sender, "denied")])
+        entry = self._pop(self._find(ticket).ticket)
+        return self._result([Receipt(entry.ticket, entry.facts.sender, "denied")])
 
     def take(self, count: object = 1) -> StepResult:
         """PEER-HOLD-6: the recipient's turn takes messages from its box."""
         taken = _check_count(count)
-        before = self._state
-        self._state = replace(before, box=before.box - min(taken, before.box))
-        return self._result(before, ())
+        self._box -= min(taken, self._box)
+        return self._result(())
 
     def ledger_balances(self) -> bool:
         """PEER-RCPT-3: issued = queue_full + terminal + still held."""
-        s = self._state
-        return s.issued == s.queue_full + s.terminal + len(s.held)
+        return self._issued == self._queue_full + self._terminal + len(self._held)

@@ -74,9 +74,8 @@ def encode_state(delivery: PeerDelivery) -> dict[str, Any]:
     return {"held": [e.to_json() for e in delivery.held], "box": delivery.box}
 
 
-def encode_result(result: StepResult) -> dict[str, Any]:
-    output: dict[str, Any] = {"receipts": [r.to_json() for r in result.receipts],
-                              "held": [e.to_json() for e in result.held], "box": result.box}
+def encode_result(delivery: PeerDelivery, result: StepResult) -> dict[str, Any]:
+    output: dict[str, Any] = {"receipts": [r.to_json() for r in result.receipts], **encode_state(delivery)}
     if result.ticket is not None:
         output["ticket"] = result.ticket
         output["send_error"] = result.send_error
@@ -120,7 +119,7 @@ def apply_step(delivery: PeerDelivery, step: Mapping[str, Any]) -> dict[str, Any
         result: StepResult = getattr(delivery, event)(**chosen)
     except PeerDeliveryError as error:
         return {"error": error.code, "receipts": [], **encode_state(delivery)}
-    return encode_result(result)
+    return encode_result(delivery, result)
 
 
 def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

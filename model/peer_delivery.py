@@ -1,12 +1,13 @@
 """Peer delivery at one recipient session as an explicit state chart (spec/peer-delivery.md).
 
 Control states say how full the held buffer is: ``open`` (below the cap)
-and ``full`` (at the cap, where the next hold evicts). The buffer itself, the box count, the clock, the recipient's
-standing and the ``dialogExpiry`` in force are the chart's data. Every guard
-is named after the requirement it encodes, and the transitions of one event
-are listed in the spec's first-match order: python-statemachine takes the
-first enabled transition in document order. A transition's target follows
-from the buffer's size after its action, which its guards compute first.
+and ``full`` (at the cap, where the next hold evicts). The buffer itself,
+the box count, the clock, the recipient's standing and the ``dialogExpiry``
+in force are the chart's data. Every guard is named after the requirement it
+encodes, and the transitions of one event are listed in the spec's
+first-match order: python-statemachine takes the first enabled transition in
+document order. A transition's target follows from the buffer's size after
+its action, which its guards compute first.
 
 Time is the chart's own data, moved only by ``advance`` (PEER-TIME-1/2).
 
