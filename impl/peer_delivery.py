@@ -369,10 +369,8 @@ def arms_deadline(cause: str, options: DeliveryOptions) -> bool:
 def render_label(raw: str) -> str:
     """PEER-LABEL-1: one line, no tag or quote characters, at most 48 code points.
 
-    post: "\\n" not in __return__ and "[" not in __return__ and "]" not in __return__
-    post: len(__return__) <= 48
-    post: __return__ == __return__.strip(" ")
-    """
+    post: "\\n" not in __return__ and "[" not in __return__ and "]" not in __return__ and len(__return__) <= 48 and __return__ == __return__.strip(" ")
+    """  # noqa: E501
     blanked = "".join(
         " " if (c in _LABEL_BLANKED_CHARACTERS or unicodedata.category(c) in _LABEL_BLANKED_CATEGORIES)
         else c for c in raw)
