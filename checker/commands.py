@@ -63,11 +63,11 @@ def _explore(args: argparse.Namespace) -> int:
     unexpected = sorted(set(result.violations) - expected)
     summary["unexpected_violations"] = unexpected
     summary["traces"] = {name: describe(trace) for name, trace in result.violations.items()}
-    chosen = args.invariant or (unexpected or sorted(result.violations) or [None])[0]
-    if (args.emit_case or args.emit_itf) and chosen not in result.violations:
+    chosen: str | None = args.invariant or next(iter(unexpected or sorted(result.violations)), None)
+    if (args.emit_case or args.emit_itf) and (chosen is None or chosen not in result.violations):
         print(f"inboxspec explore: no violation of {chosen!r} to emit", file=sys.stderr)
         return 2
-    if args.emit_case:
+    if args.emit_case and chosen is not None:
         invariant = next(i for i in explorer.invariants if i.name == chosen)
         case = to_case(args.machine, f"{args.machine}/counterexample-{chosen.replace('_', '-')}",
                        f"The shortest trace that breaks {chosen} replays with the reference's outputs",
@@ -78,7 +78,7 @@ def _explore(args: argparse.Namespace) -> int:
                                         + "\n", encoding="utf-8")
         summary["emitted_case"] = args.emit_case
         summary["model_disagrees_with_reference_at_steps"] = model_disagreements(args.machine, case)
-    if args.emit_itf:
+    if args.emit_itf and chosen is not None:
         itf = to_itf(args.machine, explorer.variables, result.violations[chosen], chosen,
                      explorer.initial(result.bounds))
         Path(args.emit_itf).write_text(json.dumps(itf, indent=2) + "\n", encoding="utf-8")

@@ -10,10 +10,12 @@ applies python-statemachine's selection rule, and calls the chart's *own*
 guard and action methods on a plain object holding one snapshot's data.
 
 Only what the models use is supported: flat charts, guards and actions named
-by method, event keyword arguments injected by parameter name. Anything else
-(entry/exit callbacks, validators, boolean guard expressions, compound
-states) is refused when the chart is compiled, so a model that outgrows the
-compiler fails loudly instead of being explored wrongly.
+by method, event keyword arguments injected by parameter name, and class
+constants and properties that those methods read. Anything else (entry/exit
+callbacks, validators, boolean guard expressions, compound states, eventless
+transitions, delayed events) is refused when the chart is compiled, so a
+model that outgrows the compiler fails loudly instead of being explored
+wrongly.
 ``tests/test_checker.py`` shows that this view and ``send()`` agree on every
 transition.
 """
@@ -25,11 +27,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from statemachine import StateChart
+from statemachine import Event, State, StateChart
+from statemachine.transition import Transition
+from statemachine.transition_list import TransitionList
 
 
 class ChartNotCompilable(Exception):
     """The chart uses a python-statemachine feature the compiled view does not support."""
+
+
+class _BareChart(StateChart["_BareChart"]):
+    only = State(initial=True, final=True)
+
+
+# What python-statemachine itself puts on a chart class: never chart data.
+_ENGINE_ATTRIBUTES = frozenset(vars(_BareChart)) | frozenset(dir(StateChart))
+_DEFINITION_TYPES = (State, Event, Transition, TransitionList)
 
 
 @dataclass(frozen=True)
@@ -63,10 +76,15 @@ class CompiledTransition:
 class CompiledChart:
     def __init__(self, chart: type[StateChart[Any]]) -> None:
         self.chart = chart
-        self.initial: str = chart.initial_state.id  # type: ignore[union-attr]
+        self.initial: str = chart.initial_state.id
         self.states: tuple[str, ...] = tuple(s.id for s in chart.states_map.values())
-        self.events: tuple[str, ...] = tuple(e.id for e in chart._events)
         self.table: dict[tuple[str, str], tuple[CompiledTransition, ...]] = {}
+        for declared in chart._events:
+            # The explorer fires every event at once; a delay would be a timer
+            # outside the chart, and time belongs to the chart's own events.
+            if declared.delay:
+                raise ChartNotCompilable(f"{chart.__name__}: event {declared.id!r} is delayed "
+                                         f"({declared.delay} ms); delayed events are not supported")
         for state in chart.states_map.values():
             if state.states or getattr(state, "parallel", False):
                 raise ChartNotCompilable(f"{chart.__name__}.{state.id}: compound states")
@@ -74,6 +92,11 @@ class CompiledChart:
             self._refuse_defined(state.exit, f"exit callbacks on {state.id}")
             per_event: dict[str, list[CompiledTransition]] = {}
             for transition in state.transitions:
+                if transition.is_eventless:
+                    # It would fire on its own after any event: a step the
+                    # explorer's one-event-one-transition view cannot show.
+                    raise ChartNotCompilable(f"{chart.__name__}: {state.id} --> {transition.target.id} is "
+                                             f"an eventless transition; they are not supported")
                 self._refuse_defined(transition.validators, f"validators on {state.id}")
                 self._refuse_defined(transition.before, f"before callbacks on {state.id}")
                 self._refuse_defined(transition.after, f"after callbacks on {state.id}")
@@ -113,15 +136,24 @@ class CompiledChart:
     def blank(self) -> Any:
         """An object to hold one snapshot's data, with the chart's own methods and no engine.
 
-        It is an instance of a plain class carrying the functions defined in the
-        chart's class body, so that data writes skip StateChart.__setattr__ (which
-        only guards against shadowing a state name, and costs a third of the time).
+        It is an instance of a plain class carrying what the chart's class body
+        (and those of its chart base classes) define: methods, properties and
+        class constants, but not the states, events and transitions, nor what
+        python-statemachine itself adds. Data writes then skip
+        StateChart.__setattr__ (which only guards against shadowing a state
+        name, and costs a third of the time).
         """
-        # Dunder methods (``__init__`` above all) belong to the engine, not to the data.
-        methods = {name: value for name, value in vars(self.chart).items()
-                   if not name.startswith("__")
-                   and (inspect.isfunction(value) or isinstance(value, (staticmethod, classmethod)))}
-        holder = type(f"{self.chart.__name__}Data", (), methods)
+        carried: dict[str, Any] = {}
+        for klass in reversed(self.chart.__mro__):
+            if not (isinstance(klass, type) and issubclass(klass, StateChart)) or klass is StateChart:
+                continue
+            for name, value in vars(klass).items():
+                # Dunder methods (``__init__`` above all) belong to the engine, not to the data.
+                if (name.startswith("__") or name in _ENGINE_ATTRIBUTES
+                        or isinstance(value, _DEFINITION_TYPES)):
+                    continue
+                carried[name] = value
+        holder = type(f"{self.chart.__name__}Data", (), carried)
         return holder()
 
     def bind(self, event: str, kwargs: Mapping[str, Any]) -> dict[str, Callable[[Any], CompiledTransition]]:

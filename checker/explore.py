@@ -160,7 +160,9 @@ class Explorations:
 
     def get(self, name: str, bounds: Mapping[str, str] | None = None,
             options: Mapping[str, bool] | None = None) -> Exploration:
-        key = (name, tuple(sorted((bounds or {}).items())), tuple(sorted((options or {}).items())))
+        # Keyed on the parsed bounds: bounds written out at their defaults are the defaults.
+        parsed = machines.get(name).explorer.parse_bounds(bounds or {})
+        key = (name, repr(sorted(parsed.items())), tuple(sorted((options or {}).items())))
         if key not in self._done:
             self.runs += 1
             self._done[key] = explore(name, bounds, options)
@@ -197,7 +199,7 @@ def edges(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[s
         explorer.constants(real, parsed, chosen)
 
         def fire(pre: Snapshot, action: Action) -> tuple[Snapshot, Any]:
-            real.current_state_value = pre[0]  # type: ignore[index]
+            real.current_state_value = pre[0]
             explorer.load(real, pre)
             real.send(action.event, **action.kwargs)
             (state,) = real.configuration

@@ -36,7 +36,9 @@ def requirements_of(transition: CompiledTransition) -> list[str]:
 
 
 def generate(name: str, explorations: Explorations | None = None) -> tuple[dict[str, Any], list[str]]:
-    """The generated case file of one machine, and the transitions no exploration reached."""
+    """The generated case file of one machine, and its problems: the transitions no
+    exploration reached, and the cases on which the model and the reference disagree
+    (their expectations come from the reference, so such a case pins one side only)."""
     explorations = explorations or Explorations()
     explorer = machines.get(name).explorer
     chart = compiled_chart(name)
@@ -48,6 +50,7 @@ def generate(name: str, explorations: Explorations | None = None) -> tuple[dict[
             if key not in chosen or len(trace) < len(chosen[key][1]):
                 chosen[key] = (options, trace, result.bounds)
     cases = []
+    problems: list[str] = []
     by_key = {t.key: t for t in chart.transitions}
     for key in sorted(chosen):
         if key[1] in explorer.unobservable_events:
@@ -65,10 +68,12 @@ def generate(name: str, explorations: Explorations | None = None) -> tuple[dict[
         )
         disagreements = model_disagreements(name, case)
         if disagreements:
-            raise ValueError(f"{case['id']}: the model and the reference disagree at steps {disagreements}")
+            problems.append(f"{name}: {case['id']}: the model and the reference disagree "
+                            f"at steps {disagreements}")
         cases.append(case)
-    unreached = sorted(t.describe() for t in chart.transitions if t.key not in chosen)
-    return {"machine": name, "cases": cases}, unreached
+    problems += [f"{name}: no exploration reaches {t}"
+                 for t in sorted(t.describe() for t in chart.transitions if t.key not in chosen)]
+    return {"machine": name, "cases": cases}, problems
 
 
 def render(file: dict[str, Any]) -> str:
@@ -81,8 +86,8 @@ def write_or_check(write: bool, explorations: Explorations | None = None) -> lis
     problems: list[str] = []
     for entry in machines.all_machines():
         name = entry.name
-        file, unreached = generate(name, explorations)
-        problems.extend(f"{name}: no exploration reaches {t}" for t in unreached)
+        file, found = generate(name, explorations)
+        problems.extend(found)
         path = entry.generated_cases
         text = render(file)
         current = path.read_text(encoding="utf-8") if path.exists() else None

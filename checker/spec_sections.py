@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,6 @@ MARKER = re.compile(
 class Drift:
     document: Path
     section: str
-
-
-def spec_dir() -> Path:
-    return Path(str(resources.files("inboxspec.spec")))
 
 
 def transition_table(name: str) -> str:

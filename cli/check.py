@@ -110,7 +110,7 @@ REFINE_DEPTH = 3
 
 def print_report(result: dict[str, Any]) -> None:
     header = ("machine", "requirements", "cases", "passed", "failed", "model")
-    rows = [header]
+    rows: list[tuple[str, ...]] = [header]
     for machine, t in result["machines"].items():
         model = f"{t['model_checked'] - t['model_failed']}/{t['model_checked']}"
         rows.append((machine, str(t["requirements"]), str(t["cases"]), str(t["passed"]),

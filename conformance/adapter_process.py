@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import io
 import json
 import os
 import selectors
@@ -18,7 +19,7 @@ import signal
 import subprocess
 import threading
 import time
-from typing import IO, Any
+from typing import IO, Any, cast
 
 STDERR_TAIL_BYTES = 4096
 
@@ -68,7 +69,9 @@ class AdapterProcess:
     def _drain_stderr(self, stream: IO[bytes]) -> None:
         # Adapters may log freely; only a bounded tail is kept, for error context.
         try:
-            for chunk in iter(lambda: stream.read1(65536), b""):
+            # Popen's pipes are buffered readers: read1 returns what is there, up to 64 KiB.
+            reader = cast(io.BufferedReader, stream)
+            for chunk in iter(lambda: reader.read1(65536), b""):
                 with self._stderr_lock:
                     self._stderr_tail.append(chunk)
                     self._stderr_size += len(chunk)

@@ -66,7 +66,10 @@ class LintReport:
 
 
 def bundled_cases_dir() -> Path:
-    return Path(str(resources.files("inboxspec.conformance").joinpath("cases")))
+    # The folder itself, through the module's resolved path: the dev install's
+    # link tree lists files, so a case file added since the install would be
+    # missing from it, while the folder the link points into has it.
+    return Path(__file__).resolve().parent / "cases"
 
 
 def registered_case_dirs() -> list[Path]:

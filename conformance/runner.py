@@ -70,7 +70,7 @@ RUN_REPLY = _protocol_validator("run-reply.schema.json")
 def _protocol_problem(validate: Callable[[Any], Any], message: Any) -> str | None:
     try:
         validate(message)
-    except fastjsonschema.JsonSchemaException as error:
+    except fastjsonschema.JsonSchemaValueException as error:
         return str(error.message)
     return None
 

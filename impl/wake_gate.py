@@ -26,14 +26,22 @@ The core is sans-IO and pure: :func:`decide` and :func:`announce` take a frozen
 :class:`GateState` and return a new one. :class:`WakePolicy` is the small
 stateful wrapper hosts use. Time is data (``now_ms``); nothing here reads a
 clock. Bad input raises a :class:`WakeGateError` before any state changes.
+
+Validation lives in the public entry points (:class:`WakePolicy`,
+:class:`GateOptions`, :class:`Message`, :func:`parse_message`,
+:func:`parse_batch`): they take any Python value and raise only the typed
+errors below. The pure core functions trust their (already validated)
+arguments. When one call has several faults, the first in the spec's fault
+order (WAKE-IF-5) is reported: the batch's shape, then each message in order,
+then ``now_ms``, then ``plugin_pending``, then the empty-batch rejection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from .errors import InboxSpecError
 
@@ -44,10 +52,18 @@ USER_KIND = "user"
 # Times and counters must survive a JSON round trip through any port,
 # including JavaScript, whose integers are exact only up to 2**53 - 1.
 MAX_SAFE_INTEGER = 2**53 - 1
+CONFIG_KEYS = frozenset({"max_streak", "floor_ms", "options"})  # WAKE-IF-1
 
 
 class WakeGateError(InboxSpecError):
     code: ClassVar[str] = "invalid_argument"
+
+
+class InvalidArgument(WakeGateError):
+    """An argument the event does not define (WAKE-IF-3): a misspelt
+    ``pluginPending`` must not silently take the default."""
+
+    code = "invalid_argument"
 
 
 class InvalidConfig(WakeGateError):
@@ -91,6 +107,15 @@ class RefusalCode(StrEnum):
     SELF_SPIN_CAP = "self_spin_cap"
 
 
+def _describe(value: object) -> str:
+    """A short, never-failing description of a bad value for an error message."""
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__, or an int too long to print
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
 def _is_safe_natural(value: object) -> bool:
     # bool is an int subclass; True is not a time or a count.
     return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
@@ -109,7 +134,7 @@ class Message:
         for name in ("kind", "sender", "recipient"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value:
-                raise InvalidMessage(f"message {name} must be a non-empty string, got {value!r}")
+                raise InvalidMessage(f"message {name} must be a non-empty string, got {_describe(value)}")
         if not isinstance(self.text, str):
             raise InvalidMessage(f"message text must be a string, got {type(self.text).__name__}")
 
@@ -123,16 +148,23 @@ class GateOptions:
     clamp_backwards_clock: bool = False  # WAKE-F3
     reject_empty_batch: bool = False  # WAKE-F4
 
+    def __post_init__(self) -> None:
+        # WAKE-ERR-1: "no" or "false" must not switch an option on by being truthy.
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if type(value) is not bool:
+                raise InvalidConfig(f"option {f.name} must be true or false, got {_describe(value)}")
+
     @classmethod
-    def from_mapping(cls, raw: Mapping[str, object]) -> GateOptions:
+    def from_mapping(cls, raw: object) -> GateOptions:
+        """The options from their JSON form, an object of booleans (WAKE-IF-1)."""
+        if not isinstance(raw, Mapping):
+            raise InvalidConfig(f"options must be an object of booleans, got {_describe(raw)}")
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(raw) - known)
+        unknown = sorted(_describe(key) for key in raw if key not in known)
         if unknown:
             raise InvalidConfig(f"unknown wake-gate option(s): {', '.join(unknown)}")
-        for name, value in raw.items():
-            if type(value) is not bool:
-                raise InvalidConfig(f"option {name} must be true or false, got {value!r}")
-        return cls(**{name: bool(value) for name, value in raw.items()})
+        return cls(**raw)
 
 
 @dataclass(frozen=True)
@@ -317,16 +349,30 @@ def reset(state: GateState) -> GateState:
     return GateState(streak=0, last_self_wake_ms=state.last_self_wake_ms)
 
 
+MESSAGE_FIELDS = frozenset({"kind", "from", "to", "text"})
+
+
 def parse_message(raw: object) -> Message:
-    """A message from its JSON form ``{"kind", "from", "to", "text"}``."""
+    """A message from its JSON form ``{"kind", "from", "to", "text"}`` (WAKE-MSG-1)."""
+    if isinstance(raw, Message):
+        return raw
     if not isinstance(raw, Mapping):
         raise InvalidMessage(f"a message must be an object, got {type(raw).__name__}")
-    expected = {"kind", "from", "to", "text"}
-    if set(raw) != expected:
-        raise InvalidMessage(
-            f"a message has exactly the fields kind, from, to, text; got {sorted(map(str, raw))}"
-        )
+    if set(raw) != MESSAGE_FIELDS:
+        got = sorted(_describe(key) for key in raw)
+        raise InvalidMessage(f"a message has exactly the fields kind, from, to, text; got {got}")
     return Message(kind=raw["kind"], sender=raw["from"], recipient=raw["to"], text=raw["text"])
+
+
+def parse_batch(raw: object) -> list[Message]:
+    """A batch: a list (or tuple) of messages, each a :class:`Message` or its JSON form.
+
+    The first two places of the fault order (WAKE-IF-5): the batch's shape,
+    then each message in order.
+    """
+    if not isinstance(raw, (list, tuple)):
+        raise InvalidBatch(f"a batch must be a list of messages, got {type(raw).__name__}")
+    return [parse_message(item) for item in raw]
 
 
 class WakePolicy:
@@ -336,28 +382,31 @@ class WakePolicy:
         self,
         max_streak: int = DEFAULT_MAX_STREAK,
         floor_ms: int = DEFAULT_CADENCE_FLOOR_MS,
-        options: GateOptions | None = None,
+        options: GateOptions | Mapping[str, bool] | None = None,
     ) -> None:
         if not _is_safe_natural(max_streak):
-            raise InvalidConfig(f"max_streak must be a non-negative integer, got {max_streak!r}")
+            raise InvalidConfig(f"max_streak must be a non-negative integer, got {_describe(max_streak)}")
         if not _is_safe_natural(floor_ms):
-            raise InvalidConfig(f"floor_ms must be a non-negative integer, got {floor_ms!r}")
-        self._rules = GateRules(max_streak, floor_ms, options or GateOptions())
+            raise InvalidConfig(f"floor_ms must be a non-negative integer, got {_describe(floor_ms)}")
+        if options is None:
+            options = GateOptions()
+        elif not isinstance(options, GateOptions):
+            options = GateOptions.from_mapping(options)
+        self._rules = GateRules(max_streak, floor_ms, options)
         self._state = GateState()
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> WakePolicy:
-        """Build from a conformance ``config`` object; absent keys take the defaults."""
-        unknown = sorted(set(config) - {"max_streak", "floor_ms", "options"})
+    def from_config(cls, config: object) -> WakePolicy:
+        """Build from a conformance ``config`` object (WAKE-IF-1); absent keys take the defaults."""
+        if not isinstance(config, Mapping):
+            raise InvalidConfig(f"a wake-gate config must be an object, got {type(config).__name__}")
+        unknown = sorted(_describe(key) for key in config if key not in CONFIG_KEYS)
         if unknown:
             raise InvalidConfig(f"unknown wake-gate config key(s): {', '.join(unknown)}")
-        options = config.get("options", {})
-        if not isinstance(options, Mapping):
-            raise InvalidConfig("options must be an object")
         return cls(
             max_streak=config.get("max_streak", DEFAULT_MAX_STREAK),
             floor_ms=config.get("floor_ms", DEFAULT_CADENCE_FLOOR_MS),
-            options=GateOptions.from_mapping(options),
+            options=GateOptions.from_mapping(config.get("options", {})),
         )
 
     @property
@@ -376,7 +425,7 @@ class WakePolicy:
     def streak(self, value: int) -> None:
         # WAKE-HOST-1: a host may restore a persisted streak; nothing else moves.
         if not _is_safe_natural(value) or value == MAX_SAFE_INTEGER:
-            raise InvalidStreak(f"streak must be an integer in [0, 2**53 - 2], got {value!r}")
+            raise InvalidStreak(f"streak must be an integer in [0, 2**53 - 2], got {_describe(value)}")
         self._state = replace(self._state, streak=value)
 
     @property
@@ -387,7 +436,7 @@ class WakePolicy:
     def floor_ms(self, value: int) -> None:
         # WAKE-HOST-2: zero is allowed and makes every forward-moving self-wake exempt.
         if not _is_safe_natural(value):
-            raise InvalidFloor(f"floor_ms must be a non-negative integer, got {value!r}")
+            raise InvalidFloor(f"floor_ms must be a non-negative integer, got {_describe(value)}")
         self._rules = replace(self._rules, floor_ms=value)
 
     @property
@@ -395,18 +444,23 @@ class WakePolicy:
         return self._state
 
     def decide(
-        self, batch: Iterable[Message], *, now_ms: int, plugin_pending: bool = False
+        self,
+        batch: Sequence[Message | Mapping[str, object]],
+        *,
+        now_ms: int,
+        plugin_pending: bool = False,
     ) -> WakeDecision:
+        """Decide, and book, the wake for one pending batch.
+
+        Faults are checked in the spec's order (WAKE-IF-5) and the first one
+        is raised: batch shape, each message, ``now_ms``, ``plugin_pending``,
+        then the empty-batch rejection of WAKE-OPT-4.
+        """
+        messages = parse_batch(batch)
         if not _is_safe_natural(now_ms):
-            raise InvalidTime(f"now_ms must be an integer in [0, 2**53 - 1], got {now_ms!r}")
+            raise InvalidTime(f"now_ms must be an integer in [0, 2**53 - 1], got {_describe(now_ms)}")
         if type(plugin_pending) is not bool:
-            raise InvalidBatch(f"plugin_pending must be true or false, got {plugin_pending!r}")
-        if isinstance(batch, (str, bytes, Mapping)):
-            raise InvalidBatch("a batch must be a sequence of messages")
-        messages = list(batch)
-        for message in messages:
-            if not isinstance(message, Message):
-                raise InvalidMessage(f"batch entries must be Message, got {type(message).__name__}")
+            raise InvalidBatch(f"plugin_pending must be true or false, got {_describe(plugin_pending)}")
         summary = summarize(messages, plugin_pending)
         if summary.is_empty and not plugin_pending and self._rules.options.reject_empty_batch:
             raise EmptyBatchRejected("nothing is pending: an empty batch without plugin work")

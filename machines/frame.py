@@ -32,11 +32,12 @@ from statemachine import StateChart
 # {"outputs": [...]} (one output per step) or {"config_error": code}.
 CaseRunner = Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]]], dict[str, Any]]
 
-# An explorer snapshot: the machine's canonical state fingerprint. It must be
-# hashable, and two snapshots that the invariants and the chart cannot tell
-# apart must be equal (symmetry reduction is the description's job: for
-# example, interchangeable message identities are renumbered in ``store``).
-Snapshot = Hashable
+# An explorer snapshot: the machine's canonical state fingerprint, a tuple of
+# hashable fields whose first field is the chart's control state id. Two
+# snapshots that the invariants and the chart cannot tell apart must be equal
+# (symmetry reduction is the description's job: for example, interchangeable
+# message identities are renumbered in ``store``).
+Snapshot = tuple[Hashable, ...]
 
 # Parsed exploration bounds: whatever ``Explorer.parse_bounds`` returns.
 Bounds = Mapping[str, Any]

@@ -113,12 +113,12 @@ def _canonical_age(age: int | None, boundaries: tuple[int, ...]) -> int | None:
 
 
 class WakeGateExplorer:
-    variables = ("control", "streak", "age", "floor_ms")
+    variables: tuple[str, ...] = ("control", "streak", "age", "floor_ms")
     # The seed's defaults (WAKE-DEF-1), plus the zero floor a host may set (WAKE-HOST-2).
     default_bounds: Mapping[str, str] = {"max_streak": "10", "floors": "30000,0", "streaks": ""}
-    options = tuple(WakeGateModelOptions.__dataclass_fields__)
-    invariants = INVARIANTS
-    unobservable_events = frozenset({"elapse"})
+    options: tuple[str, ...] = tuple(WakeGateModelOptions.__dataclass_fields__)
+    invariants: tuple[Invariant, ...] = INVARIANTS
+    unobservable_events: frozenset[str] = frozenset({"elapse"})
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
         unknown = sorted(set(raw) - set(self.default_bounds))

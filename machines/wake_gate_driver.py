@@ -2,6 +2,11 @@
 
 The reference adapter, ``inboxspec check``, refinement and the lockstep tests
 all go through it, so there is one encoding of every output.
+
+The reference driver only translates: it rejects argument names the event
+does not define (``invalid_argument``, first in the fault order of WAKE-IF-5)
+and hands every value to ``WakePolicy`` unchanged, which checks the rest of
+the fault order itself. The model driver takes valid steps only.
 """
 
 from __future__ import annotations
@@ -11,12 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inboxspec.impl.wake_gate import (
-    InvalidBatch,
-    Message,
+    InvalidArgument,
     WakeDecision,
     WakeGateError,
     WakePolicy,
-    parse_message,
 )
 from inboxspec.model.wake_gate import (
     DEFAULT_FLOOR_MS,
@@ -46,22 +49,47 @@ def encode_decision(decision: WakeDecision, streak: int) -> dict[str, Any]:
     }
 
 
-def _parse_batch(raw: object) -> list[Message]:
-    if not isinstance(raw, list):
-        raise InvalidBatch(f"batch must be a list, got {type(raw).__name__}")
-    return [parse_message(item) for item in raw]
+# WAKE-IF-2: the arguments each event defines. A missing argument is taken as
+# null (and rejected as its type's error), except `plugin_pending`, which
+# defaults to false; an argument not listed here is `invalid_argument`.
+EVENT_ARGUMENTS: dict[str, frozenset[str]] = {
+    "decide": frozenset({"batch", "now_ms", "plugin_pending"}),
+    "announce_refusal": frozenset(),
+    "reset_streak": frozenset(),
+    "set_streak": frozenset({"value"}),
+    "set_floor": frozenset({"value"}),
+}
+
+
+def _arg(args: Mapping[str, Any], name: str, default: Any = None) -> Any:
+    """An argument's raw JSON value; a missing one is null unless it has a default."""
+    return args.get(name, default)
 
 
 def apply_step(policy: WakePolicy, step: Mapping[str, Any]) -> dict[str, Any]:
-    """Apply one step; a typed error becomes ``{"error": code}`` with the unchanged streak."""
+    """Apply one step; a typed error becomes ``{"error": code}`` with the unchanged streak.
+
+    An unknown event or an ``args`` that is not an object is a malformed
+    request, not machine input: it raises ``ValueError`` and the adapter
+    answers ``errored`` (PROTO-MAL-2).
+    """
     event = step.get("event")
-    args = step.get("args", {})
+    raw_args = step.get("args", {})
+    if event not in EVENT_ARGUMENTS:
+        raise ValueError(f"unknown wake-gate event {event!r}")
+    if not isinstance(raw_args, Mapping):
+        raise ValueError(f"args must be an object, got {type(raw_args).__name__}")
+    # Values go to the API unchecked: it validates them, in the fault order.
+    args: Mapping[str, Any] = raw_args
     try:
+        extra = sorted(str(name) for name in args if name not in EVENT_ARGUMENTS[event])
+        if extra:
+            raise InvalidArgument(f"{event} takes no argument(s) {', '.join(extra)}")
         if event == "decide":
             decision = policy.decide(
-                _parse_batch(args.get("batch")),
-                now_ms=args.get("now_ms"),
-                plugin_pending=args.get("plugin_pending", False),
+                _arg(args, "batch"),
+                now_ms=_arg(args, "now_ms"),
+                plugin_pending=_arg(args, "plugin_pending", False),
             )
             return encode_decision(decision, policy.streak)
         if event == "announce_refusal":
@@ -69,11 +97,9 @@ def apply_step(policy: WakePolicy, step: Mapping[str, Any]) -> dict[str, Any]:
         if event == "reset_streak":
             policy.reset_streak()
         elif event == "set_streak":
-            policy.streak = args.get("value")
+            policy.streak = _arg(args, "value")
         elif event == "set_floor":
-            policy.floor_ms = args.get("value")
-        else:
-            raise ValueError(f"unknown wake-gate event {event!r}")
+            policy.floor_ms = _arg(args, "value")
     except WakeGateError as error:
         return {"error": error.code, "streak": policy.streak}
     return {"streak": policy.streak}
@@ -90,9 +116,13 @@ def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> d
 class ModelSession:
     """Valid steps applied to the model chart, in the same output shape.
 
-    The model has no input validation (it describes behaviour, not parsing),
-    so this takes only steps the reference accepts. A step's ``now_ms`` becomes
-    the chart's own ``elapse`` event, then the decision.
+    Valid input only: the model has no input validation (it describes
+    behaviour, not parsing), so it has no fault order either. Callers give it
+    only configs and steps the reference accepts; an invalid step here is a
+    caller's bug with an undefined result. (The one error output it produces,
+    ``empty_batch``, is behaviour: WAKE-OPT-4 rejects a well-formed step.) A
+    step's ``now_ms`` becomes the chart's own ``elapse`` event, then the
+    decision.
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
@@ -137,8 +167,31 @@ def _random_message(rng: random.Random) -> dict[str, Any]:
     return {"kind": kind, "from": sender, "to": recipient, "text": rng.choice(_TEXTS)}
 
 
+# Faults a step may carry (WAKE-IF-5), each alone or with others, so that ports
+# meet the fault order on random traces too. About one step in ten has some.
+_FAULTS: tuple[tuple[str, Any], ...] = (
+    ("batch", "not a list"),
+    ("batch", [{"kind": "agent", "from": "me", "to": "me"}]),
+    ("batch", [None]),
+    ("now_ms", -1),
+    ("now_ms", 2**53),
+    ("now_ms", 1.5),
+    ("plugin_pending", None),
+    ("plugin_pending", 1),
+    ("pluginPending", True),
+)
+
+
+def _with_faults(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
+    faulty = dict(args)
+    for name, value in rng.sample(_FAULTS, rng.choice((1, 1, 2, 3))):
+        faulty[name] = value
+    return faulty
+
+
 def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A random valid config and 1 to 30 steps of the wake gate's event grammar."""
+    """A random valid config and 1 to 30 steps of the wake gate's event grammar,
+    about one step in ten with one to three faults."""
     max_streak = rng.choice((0, 1, 2, 3, 10))
     floor = rng.choice((0, 1, 1000, 30_000))
     config: dict[str, Any] = {"max_streak": max_streak, "floor_ms": floor}
@@ -155,13 +208,15 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                                     "now_ms": now}
             if rng.random() < 0.3:
                 args["plugin_pending"] = rng.random() < 0.5
+            if rng.random() < 0.1:
+                args = _with_faults(rng, args)
             steps.append({"event": "decide", "args": args})
         elif roll < 0.75:
             steps.append({"event": "announce_refusal"})
         elif roll < 0.85:
             steps.append({"event": "reset_streak"})
         elif roll < 0.93:
-            value = rng.choice((0, 1, max_streak, max_streak + 1))
+            value = rng.choice((0, 1, max_streak, max_streak + 1, -1, 2**53 - 1, True))
             steps.append({"event": "set_streak", "args": {"value": value}})
         else:
             steps.append({"event": "set_floor", "args": {"value": rng.choice((0, 1, 1000, 30_000))}})

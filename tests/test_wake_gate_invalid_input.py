@@ -34,16 +34,65 @@ def busy_policy() -> WakePolicy:
     return policy
 
 
-@given(event=st.sampled_from(["decide", "set_streak", "set_floor"]), args=st.dictionaries(
-    st.sampled_from(["batch", "now_ms", "plugin_pending", "value"]), json_values, max_size=4))
+# Each argument is valid or garbage independently, so that a step with exactly
+# one bad argument (the case a lax check lets through) comes up often.
+_message = st.fixed_dictionaries({"kind": st.sampled_from(["agent", "user"]), "from": st.just("me"),
+                                  "to": st.just("me"), "text": st.just("[scheduled] x")})
+_argument = {
+    "batch": st.lists(_message, max_size=2) | json_values,
+    "now_ms": st.integers(0, 2**53 - 1) | json_values,
+    "plugin_pending": st.booleans() | json_values,
+    "value": st.integers(0, 2**53 - 1) | json_values,
+}
+_arguments = st.fixed_dictionaries({}, optional=_argument)
+
+
+@given(event=st.sampled_from(["decide", "set_streak", "set_floor"]), args=_arguments)
 def test_garbage_is_rejected_or_valid_and_never_half_applied(event: str, args: dict[str, Any]) -> None:
     policy = busy_policy()
     before = (policy.state, policy.floor_ms)
     output = apply_step(policy, {"event": event, "args": args})
+    # Whether the step is valid is decided here, independently of the reference,
+    # so that a reference that accepts bad input fails as surely as one that
+    # half-applies it.
+    # The expected code follows the fault order, so a step with several faults
+    # checks which one is reported.
+    assert output.get("error") == _expected_error(event, args), output
     if "error" in output:
         assert (policy.state, policy.floor_ms) == before
-        assert output["error"] in {"invalid_time", "invalid_batch", "invalid_message",
-                                   "invalid_streak", "invalid_floor"}
+
+
+def _safe_natural(value: Any, top: int = 2**53 - 1) -> bool:
+    return type(value) is int and 0 <= value <= top
+
+
+def _valid_message(raw: Any) -> bool:
+    return (isinstance(raw, dict) and set(raw) == {"kind", "from", "to", "text"}
+            and all(isinstance(raw[k], str) and raw[k] for k in ("kind", "from", "to"))
+            and isinstance(raw["text"], str))
+
+
+_ARGUMENTS = {"decide": {"batch", "now_ms", "plugin_pending"}, "set_streak": {"value"},
+              "set_floor": {"value"}}
+
+
+def _expected_error(event: str, args: dict[str, Any]) -> str | None:
+    """The first fault in the order of WAKE-IF-5, as the spec words it (the busy
+    policy has no empty-batch option), or None for a valid step."""
+    if set(args) - _ARGUMENTS[event]:
+        return "invalid_argument"
+    if event == "decide":
+        batch = args.get("batch")
+        if not isinstance(batch, list):
+            return "invalid_batch"
+        if not all(_valid_message(m) for m in batch):
+            return "invalid_message"
+        if not _safe_natural(args.get("now_ms")):
+            return "invalid_time"
+        return None if type(args.get("plugin_pending", False)) is bool else "invalid_batch"
+    if event == "set_streak":
+        return None if _safe_natural(args.get("value"), 2**53 - 2) else "invalid_streak"
+    return None if _safe_natural(args.get("value")) else "invalid_floor"
 
 
 @pytest.mark.parametrize(

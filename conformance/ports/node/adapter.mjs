@@ -1,63 +1,42 @@
-// inboxspec harness protocol v1 adapter for the Node.js wake-gate port.
+// inboxspec harness protocol v1 adapter for the Node.js example port.
 // Run: inboxspec conform --adapter "node conformance/ports/node/adapter.mjs"
 import { createInterface } from "node:readline";
-import { WakeGateError, WakePolicy } from "./wake-gate.mjs";
+import * as wakeGate from "./wake-gate.mjs";
 import * as peerDelivery from "./peer-delivery.mjs";
 
-// Ports of further machines: each module exports NAME, FEATURES and runCase(config, steps).
-const PORTS = Object.fromEntries([peerDelivery].map((port) => [port.NAME, port]));
-
-const FEATURES = {
-  "wake-gate": [
-    "option:announce_requires_refusal",
-    "option:cadence_from_allowed_wakes",
-    "option:clamp_backwards_clock",
-    "option:reject_empty_batch",
-  ],
-  ...Object.fromEntries(Object.values(PORTS).map((port) => [port.NAME, port.FEATURES])),
+// One line per machine: each module exports FEATURES and runCase(config, steps).
+const MACHINES = {
+  "wake-gate": wakeGate,
+  "peer-delivery": peerDelivery,
 };
+const FEATURES = Object.fromEntries(Object.entries(MACHINES).map(([name, m]) => [name, m.FEATURES]));
 
-// One step of a wake-gate case; a typed error becomes {error: code} with the unchanged streak.
-function applyStep(policy, { event, args = {} }) {
-  try {
-    switch (event) {
-      case "decide":
-        return { ...policy.decide(args.batch, { nowMs: args.now_ms, pluginPending: args.plugin_pending ?? false }), streak: policy.streak };
-      case "announce_refusal":
-        return { announce: policy.announceRefusal(), streak: policy.streak };
-      case "reset_streak":
-        policy.resetStreak();
-        break;
-      case "set_streak":
-        policy.setStreak(args.value);
-        break;
-      case "set_floor":
-        policy.setFloor(args.value);
-        break;
-      default:
-        throw new Error(`unknown event ${event}`);
-    }
-    return { streak: policy.streak };
-  } catch (error) {
-    if (error instanceof WakeGateError) return { error: error.code, streak: policy.streak };
-    throw error;
-  }
+// PROTO-MAL-1/2: a request that cannot be run still gets one reply, echoing seq and id when readable.
+function errored(request, message) {
+  const seq = request?.seq ?? null;
+  const id = typeof request?.case?.id === "string" ? request.case.id : "";
+  return { seq, id, errored: { message } };
 }
 
-function runCase({ machine, config, steps }) {
-  if (Object.hasOwn(PORTS, machine)) return PORTS[machine].runCase(config, steps);
-  if (machine !== "wake-gate") return null;
-  let policy;
-  try {
-    policy = new WakePolicy(config);
-  } catch (error) {
-    if (error instanceof WakeGateError) return { config_error: error.code };
-    throw error;
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+// Where a run request breaks run.schema.json, or null (PROTO-MAL-2).
+function runRequestProblem(request) {
+  if (!("seq" in request)) return "run request has no seq";
+  const testCase = request.case;
+  if (!isObject(testCase)) return "run request has no case object";
+  if (typeof testCase.id !== "string" || typeof testCase.machine !== "string") return "case id or machine is not a string";
+  if (!isObject(testCase.config)) return "case config is missing or not an object";
+  if (!Array.isArray(testCase.steps)) return "case steps is missing or not a list";
+  for (const [number, step] of testCase.steps.entries()) {
+    if (!isObject(step) || typeof step.event !== "string") return `step ${number} is not an object with a string event`;
+    if ("args" in step && !isObject(step.args)) return `step ${number} args is not an object`;
   }
-  return { outputs: steps.map((step) => applyStep(policy, step)) };
+  return null;
 }
 
 function handle(request) {
+  if (!isObject(request)) return errored(null, "request is not a JSON object");
   if (request.cmd === "start") {
     return {
       ready: true, version: 1,
@@ -65,19 +44,30 @@ function handle(request) {
       machines: Object.keys(FEATURES), features: FEATURES,
     };
   }
+  if (request.cmd !== "run") return errored(request, `unknown command ${JSON.stringify(request.cmd)}`);
+  const problem = runRequestProblem(request);
+  if (problem) return errored(request, `malformed run request: ${problem}`);
   const { seq, case: testCase } = request;
   const reply = { seq, id: testCase.id };
   try {
-    const result = runCase(testCase);
-    return result ? { ...reply, result } : { ...reply, skipped: { reason: `machine ${testCase.machine} not implemented` } };
+    const port = Object.hasOwn(MACHINES, testCase.machine) ? MACHINES[testCase.machine] : null;
+    if (!port) return { ...reply, skipped: { reason: `machine ${testCase.machine} not implemented` } };
+    return { ...reply, result: port.runCase(testCase.config, testCase.steps) };
   } catch (error) {
     return { ...reply, errored: { message: String(error), context: { stack: error.stack } } };
   }
 }
 
 const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-for await (const line of lines) {
-  const request = JSON.parse(line);
-  if (request.cmd === "stop") break;
+for await (const line of lines) { // every line is a request, a blank one too (PROTO-MAL-1)
+  let request;
+  try {
+    request = JSON.parse(line);
+  } catch (error) {
+    process.stdout.write(JSON.stringify(errored(null, `request is not JSON: ${error.message}`)) + "\n");
+    continue;
+  }
+  if (isObject(request) && request.cmd === "stop") break;
+  // JSON.stringify escapes a lone surrogate as \udXXX, so the line stays UTF-8 (PROTO-MAL-3).
   process.stdout.write(JSON.stringify(handle(request)) + "\n");
 }

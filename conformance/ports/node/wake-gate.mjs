@@ -48,8 +48,11 @@ export class WakePolicy {
   #announced = false;
   #refusedSinceRearm = false;
 
-  constructor({ max_streak = DEFAULT_MAX_STREAK, floor_ms = DEFAULT_CADENCE_FLOOR_MS, options = {}, ...rest } = {}) {
+  // WAKE-IF-1: config is an object; absent keys take the defaults, null is invalid.
+  constructor(config = {}) {
     const bad = (why) => new WakeGateError("invalid_config", why);
+    if (config === null || typeof config !== "object" || Array.isArray(config)) throw bad("config is an object");
+    const { max_streak = DEFAULT_MAX_STREAK, floor_ms = DEFAULT_CADENCE_FLOOR_MS, options = {}, ...rest } = config;
     if (Object.keys(rest).length) throw bad(`unknown config key(s): ${Object.keys(rest)}`);
     if (!isNatural(max_streak) || !isNatural(floor_ms)) throw bad("cap and floor are non-negative integers");
     if (options === null || typeof options !== "object" || Array.isArray(options)) throw bad("options is an object");
@@ -80,10 +83,12 @@ export class WakePolicy {
     return elapsed < this.floorMs;
   }
 
+  // Faults in the order of WAKE-IF-5: batch shape, each message, now_ms, plugin_pending, empty batch.
   decide(batch, { nowMs, pluginPending = false }) {
-    if (!isNatural(nowMs)) throw new WakeGateError("invalid_time", "bad now_ms");
-    if (!Array.isArray(batch) || typeof pluginPending !== "boolean") throw new WakeGateError("invalid_batch", "bad batch");
+    if (!Array.isArray(batch)) throw new WakeGateError("invalid_batch", "bad batch");
     const messages = batch.map(parseMessage);
+    if (!isNatural(nowMs)) throw new WakeGateError("invalid_time", "bad now_ms");
+    if (typeof pluginPending !== "boolean") throw new WakeGateError("invalid_batch", "bad plugin_pending");
     const decision = (lane, wake, countsAgainstCap, refusalCode = null, refusalReason = null) =>
       ({ lane, wake, counts_against_cap: countsAgainstCap, refusal_code: refusalCode, refusal_reason: refusalReason });
 
@@ -125,4 +130,62 @@ export class WakePolicy {
     this.#announced = false;
     this.#refusedSinceRearm = false;
   }
+}
+
+// -- the harness protocol's view of this machine (adapter.mjs registers it) --
+
+export const FEATURES = [
+  "option:announce_requires_refusal",
+  "option:cadence_from_allowed_wakes",
+  "option:clamp_backwards_clock",
+  "option:reject_empty_batch",
+];
+
+// WAKE-IF-2: each event's arguments; any other name is invalid_argument (WAKE-IF-3).
+const EVENT_ARGUMENTS = {
+  decide: ["batch", "now_ms", "plugin_pending"], announce_refusal: [], reset_streak: [],
+  set_streak: ["value"], set_floor: ["value"],
+};
+
+// One step of a wake-gate case; a typed error becomes {error: code} with the unchanged streak.
+function applyStep(policy, { event, args = {} }) {
+  if (!Object.hasOwn(EVENT_ARGUMENTS, event)) throw new Error(`unknown event ${event}`);
+  if (args === null || typeof args !== "object" || Array.isArray(args)) throw new Error("args is not an object");
+  try {
+    const extra = Object.keys(args).filter((name) => !EVENT_ARGUMENTS[event].includes(name));
+    if (extra.length) throw new WakeGateError("invalid_argument", `unknown argument(s) ${extra}`);
+    switch (event) {
+      case "decide": // a missing plugin_pending is false; a null one is invalid (WAKE-IF-3)
+        return { ...policy.decide(args.batch, { nowMs: args.now_ms, pluginPending: "plugin_pending" in args ? args.plugin_pending : false }), streak: policy.streak };
+      case "announce_refusal":
+        return { announce: policy.announceRefusal(), streak: policy.streak };
+      case "reset_streak":
+        policy.resetStreak();
+        break;
+      case "set_streak":
+        policy.setStreak(args.value);
+        break;
+      case "set_floor":
+        policy.setFloor(args.value);
+        break;
+      default:
+        throw new Error(`unknown event ${event}`);
+    }
+    return { streak: policy.streak };
+  } catch (error) {
+    if (error instanceof WakeGateError) return { error: error.code, streak: policy.streak };
+    throw error;
+  }
+}
+
+// The port's side of one case: config and steps in, {outputs} or {config_error} out.
+export function runCase(config, steps) {
+  let policy;
+  try {
+    policy = new WakePolicy(config);
+  } catch (error) {
+    if (error instanceof WakeGateError) return { config_error: error.code };
+    throw error;
+  }
+  return { outputs: steps.map((step) => applyStep(policy, step)) };
 }

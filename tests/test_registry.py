@@ -1,0 +1,141 @@
+"""Every registered machine has everything the frame expects of it.
+
+This is the executable twin of docs/adding-a-machine.md: each check below
+carries the tag of one checklist item there (``[spec]``, ``[cases]``, ...),
+and a test keeps the two lists equal.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inboxspec import machines
+from inboxspec.checker.compiled import CompiledChart
+from inboxspec.checker.spec_sections import MARKER
+from inboxspec.conformance.casefiles import load_cases
+from inboxspec.conformance.compare import canonical
+from inboxspec.machines.frame import Machine
+from inboxspec.spec import index as spec_index
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKLIST = ROOT / "docs" / "adding-a-machine.md"
+
+
+def check_spec(entry: Machine) -> None:
+    assert entry.spec.exists() and spec_index.requirements(entry.name)
+    assert entry.seed in entry.spec.read_text(encoding="utf-8"), "the spec names its seed file"
+
+
+def check_interface(entry: Machine) -> None:
+    text = entry.spec.read_text(encoding="utf-8")
+    assert re.search(r"^## Interface", text, re.MULTILINE), "an Interface section"
+    assert re.search(r"^## Glossary", text, re.MULTILINE), "a glossary"
+
+
+def check_model(entry: Machine) -> None:
+    chart = CompiledChart(entry.chart)  # compiles: flat, named guards and actions
+    assert chart.transitions
+    for flag, pinned in (("allow_event_without_transition", False), ("catch_errors_as_events", False)):
+        assert getattr(entry.chart, flag) is pinned, f"{flag} is pinned"
+
+
+def check_cases(entry: Machine) -> None:
+    cases = load_cases([entry.cases])
+    assert len(cases) > len(spec_index.requirements(entry.name)) // 2
+    assert {c.machine for c in cases} == {entry.name}
+
+
+def check_drivers(entry: Machine) -> None:
+    """The reference and the model answer the same valid case alike."""
+    case = next(c for c in load_cases([entry.cases]) if c.expect_config_error is None
+                and not any("error" in s["expect"] for s in c.steps))
+    reference = entry.run_case(case.config, case.inputs)
+    model = entry.run_model_case(case.config, case.inputs)
+    assert canonical(reference) == canonical(model) == canonical(case.expected)
+
+
+def check_fuzz(entry: Machine) -> None:
+    config, steps = entry.fuzz(random.Random(7))
+    assert steps and entry.fuzz(random.Random(7)) == (config, steps), "deterministic for a seed"
+    assert "outputs" in entry.run_case(config, steps)
+
+
+def check_explorer(entry: Machine) -> None:
+    explorer = entry.explorer
+    assert explorer.invariants, "at least one invariant"
+    for invariant in explorer.invariants:
+        assert invariant.requirements and all(
+            r in spec_index.requirements(entry.name) for r in invariant.requirements), invariant.name
+        assert (invariant.finding is None) == (invariant.option is None)
+        if invariant.option is not None:
+            assert invariant.option in explorer.options
+    parsed = explorer.parse_bounds({})
+    assert explorer.alphabet(parsed) and explorer.initial(parsed)
+
+
+def check_manifest(entry: Machine) -> None:
+    row: dict[str, Any] = json.loads(entry.manifest.read_text(encoding="utf-8"))
+    assert {"distinct_states", "transitions", "max_depth", "expected_failures"} <= set(row)
+    findings = {i.name for i in entry.explorer.invariants if i.finding is not None}
+    assert set(row["expected_failures"]) == findings, "exactly the findings' properties fail by default"
+
+
+def check_generated(entry: Machine) -> None:
+    generated = json.loads(entry.generated_cases.read_text(encoding="utf-8"))
+    assert generated["machine"] == entry.name and generated["cases"]
+
+
+def check_drift(entry: Machine) -> None:
+    sections = {m["name"] for m in MARKER.finditer(entry.spec.read_text(encoding="utf-8"))}
+    assert sections == {f"{entry.name}-{part}" for part in ("diagram", "table", "findings")}
+
+
+def check_findings(entry: Machine) -> None:
+    documented = {f.id for f in spec_index.findings(entry.name)}
+    explored = {i.finding for i in entry.explorer.invariants if i.finding is not None}
+    assert explored <= documented, "every finding's property names a finding of the spec"
+
+
+def check_node_port(entry: Machine) -> None:
+    port = ROOT / "conformance" / "ports" / "node"
+    assert f'"{entry.name}"' in (port / "adapter.mjs").read_text(encoding="utf-8")
+    assert (port / f"{entry.name}.mjs").exists()
+
+
+def check_tests(entry: Machine) -> None:
+    stem = entry.name.replace("-", "_")
+    assert (ROOT / "tests" / f"test_{stem}_lockstep.py").exists()
+
+
+CHECKS = {
+    "spec": check_spec,
+    "interface": check_interface,
+    "model": check_model,
+    "cases": check_cases,
+    "drivers": check_drivers,
+    "fuzz": check_fuzz,
+    "explorer": check_explorer,
+    "manifest": check_manifest,
+    "generated": check_generated,
+    "drift": check_drift,
+    "findings": check_findings,
+    "node-port": check_node_port,
+    "tests": check_tests,
+}
+
+
+@pytest.mark.parametrize("name", machines.names())
+@pytest.mark.parametrize("item", sorted(CHECKS))
+def test_registered_machine_is_complete(name: str, item: str) -> None:
+    CHECKS[item](machines.get(name))
+
+
+def test_checklist_doc_matches_this_test() -> None:
+    tags = re.findall(r"^\d+\. \*\*\[([a-z-]+)\]\*\*", CHECKLIST.read_text(encoding="utf-8"), re.MULTILINE)
+    assert tags and sorted(tags) == sorted(CHECKS) and len(tags) == len(set(tags))
