@@ -169,11 +169,11 @@ INVARIANTS: tuple[Invariant, ...] = (
 
 
 class PeerDeliveryExplorer:
-    variables = ("control", "box", "held", "setting", "starting_up", "mode", "expiry_ms", "tickets",
-                 "next_ticket", "now_ms")
+    variables: tuple[str, ...] = ("control", "box", "held", "setting", "starting_up", "mode", "expiry_ms",
+                                  "tickets", "next_ticket", "now_ms")
     default_bounds: Mapping[str, str] = {"held_cap": "2", "box_cap": "1", "senders": "a,b"}
-    options = OPTIONS
-    invariants = INVARIANTS
+    options: tuple[str, ...] = OPTIONS
+    invariants: tuple[Invariant, ...] = INVARIANTS
     unobservable_events: frozenset[str] = frozenset()
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
