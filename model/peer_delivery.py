@@ -333,7 +333,9 @@ class PeerDeliveryChart(StateChart["PeerDeliveryChart"]):
         receipts: list[dict[str, Any]] = []
         kept: list[Entry] = []
         for entry, outcome, cause in self._drain_outcomes():
-            if outcome == "held":
+            if entry[4] in REVIEW:
+                kept.append(entry)  # not judged again: its cause and deadline stay (PEER-DRAIN-1)
+            elif outcome == "held":
                 assert cause is not None
                 deadline = entry[5] if entry[5] is not None else self._deadline(cause)
                 kept.append((*entry[:4], cause, deadline))
