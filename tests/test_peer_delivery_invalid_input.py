@@ -50,11 +50,24 @@ def test_from_config_raises_only_typed_errors(config: Any) -> None:
         assert error.code == "invalid_config"
 
 
-@given(held_cap=VALUES, box_cap=VALUES, max_hops=VALUES, options=VALUES)
-def test_constructor_raises_only_typed_errors(held_cap: Any, box_cap: Any, max_hops: Any,
+RECIPIENTS = VALUES | st.builds(pd.Recipient, VALUES, VALUES, VALUES)
+OPTION_VALUES = VALUES | st.builds(pd.DeliveryOptions, st.booleans(), st.booleans(), st.booleans())
+
+
+@given(fair=VALUES, box=VALUES, deadlines=VALUES)
+def test_options_raise_only_typed_errors(fair: Any, box: Any, deadlines: Any) -> None:
+    try:
+        pd.DeliveryOptions(fair, box, deadlines)
+    except PeerDeliveryError as error:
+        assert error.code == "invalid_config"
+
+
+@given(held_cap=VALUES, box_cap=VALUES, max_hops=VALUES, recipient=RECIPIENTS, options=OPTION_VALUES)
+def test_constructor_raises_only_typed_errors(held_cap: Any, box_cap: Any, max_hops: Any, recipient: Any,
                                               options: Any) -> None:
     try:
-        PeerDelivery(held_cap=held_cap, box_cap=box_cap, max_hops=max_hops, options=options)
+        PeerDelivery(held_cap=held_cap, box_cap=box_cap, max_hops=max_hops, recipient=recipient,
+                     options=options)
     except PeerDeliveryError as error:
         assert error.code == "invalid_config"
 
