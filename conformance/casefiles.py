@@ -21,13 +21,22 @@ from typing import Any
 import jsonschema
 
 from inboxspec import machines
+from inboxspec.conformance.plainjson import NotPlainJSON, parse_plain_json
 from inboxspec.spec import index as spec_index
 
 SHOULD = re.compile(r"\bshould\b", re.IGNORECASE)
 
 
 class CaseFileError(Exception):
-    """A case file that cannot be read or does not match the schema."""
+    """Case files that cannot be read, do not match the schema, or break the lint's rules.
+
+    ``problems`` lists every problem found, one line each, naming the file and
+    the place; the message is their summary.
+    """
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        self.problems = problems or [message]
+        super().__init__("\n  ".join(self.problems) if len(self.problems) > 1 else message)
 
 
 @dataclass(frozen=True)
@@ -88,7 +97,10 @@ def case_files(directories: Iterable[Path]) -> list[Path]:
     for directory in directories:
         if not directory.exists():
             raise CaseFileError(f"{directory}: no such case directory")
-        files.extend(sorted(directory.rglob("*.json")) if directory.is_dir() else [directory])
+        try:
+            files.extend(sorted(directory.rglob("*.json")) if directory.is_dir() else [directory])
+        except OSError as error:
+            raise CaseFileError(f"{directory}: cannot list case files: {error}") from error
     return files
 
 
@@ -101,20 +113,33 @@ def _portable_float(text: str) -> float:
     return value
 
 
+def _finite_portable_float(text: str) -> float:
+    value = _portable_float(text)
+    if value in (float("inf"), float("-inf")):
+        raise NotPlainJSON(f"number {text[:40]} overflows a double")
+    return value
+
+
 def read_case_file(path: Path) -> Iterator[Case]:
-    """Yield the cases of one file; raise CaseFileError naming the file and the problem."""
+    """Yield the cases of one file; raise CaseFileError naming the file and every problem.
+
+    Every schema error is reported, each with its JSON path (``$.cases[2].steps[0]``).
+    A file that is not plain JSON (``NaN``, ``Infinity``, a number past a double,
+    nesting deeper than the protocol allows) is unusable, like one that is not JSON.
+    """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"), parse_float=_portable_float)
+        data = parse_plain_json(path.read_text(encoding="utf-8"), parse_float=_finite_portable_float)
     except CaseFileError as error:
         raise CaseFileError(f"{path}: {error}") from error
+    except NotPlainJSON as error:
+        raise CaseFileError(f"{path}: not plain JSON: {error}") from error
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CaseFileError(f"{path}: not readable JSON: {error}") from error
     validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
-        first = errors[0]
-        where = "/".join(str(p) for p in first.absolute_path) or "(top)"
-        raise CaseFileError(f"{path}: schema: at {where}: {first.message}")
+        problems = [f"{path}: schema: at {error.json_path}: {_short(error.message)}" for error in errors]
+        raise CaseFileError(problems[0], problems)
     machine = data["machine"]
     for raw in data["cases"]:
         yield Case(
@@ -130,10 +155,24 @@ def read_case_file(path: Path) -> Iterator[Case]:
         )
 
 
+def _short(message: str) -> str:
+    # jsonschema quotes the whole offending instance; a 1 MB case must not flood the report.
+    return message if len(message) <= 300 else message[:300] + "..."
+
+
 def load_cases(directories: Iterable[Path]) -> list[Case]:
+    """Every case under ``directories``, or CaseFileError listing every problem that
+    ``cases lint`` reports for them, except coverage (a selection need not cover the spec)."""
     cases: list[Case] = []
+    problems: list[str] = []
     for path in case_files(directories):
-        cases.extend(read_case_file(path))
+        try:
+            cases.extend(read_case_file(path))
+        except CaseFileError as error:
+            problems.extend(error.problems)
+    problems.extend(case_problems(cases))
+    if problems:
+        raise CaseFileError(problems[0], problems)
     return cases
 
 
@@ -168,38 +207,11 @@ def lint(directories: Iterable[Path]) -> LintReport:
         try:
             cases.extend(read_case_file(path))
         except CaseFileError as error:
-            report.problems.append(str(error))
+            report.problems.extend(error.problems)
     report.cases = len(cases)
-
-    seen_ids: dict[str, str] = {}
-    seen_descriptions: dict[tuple[str, str], str] = {}
+    report.problems.extend(case_problems(cases))
     cited: dict[str, set[str]] = {}
     for case in cases:
-        where = f"{case.source}: {case.id}"
-        if case.id in seen_ids:
-            report.problems.append(f"{where}: duplicate id (also in {seen_ids[case.id]})")
-        seen_ids.setdefault(case.id, case.source)
-        if not case.id.startswith(case.machine + "/"):
-            report.problems.append(f"{where}: id must start with '{case.machine}/'")
-        if case.machine not in machines.REGISTRY:
-            report.problems.append(f"{where}: unknown machine {case.machine!r}")
-            continue
-        if SHOULD.search(case.description):
-            report.problems.append(f"{where}: description says 'should'; state the fact")
-        key = (case.machine, case.description.strip().lower())
-        if key in seen_descriptions:
-            report.problems.append(
-                f"{where}: description repeats that of {seen_descriptions[key]}"
-            )
-        seen_descriptions.setdefault(key, case.id)
-        if (case.expect_config_error is None) == (not case.steps):
-            report.problems.append(
-                f"{where}: a case has steps, or expect_config_error and no steps, not both"
-            )
-        known = set(spec_index.requirements(case.machine))
-        for requirement in case.requirements:
-            if requirement not in known:
-                report.problems.append(f"{where}: cites {requirement}, which is not in spec/")
         cited.setdefault(case.machine, set()).update(case.requirements)
 
     for machine in sorted({c.machine for c in cases} & set(machines.REGISTRY)):
@@ -212,3 +224,44 @@ def lint(directories: Iterable[Path]) -> LintReport:
         for requirement in uncited:
             report.problems.append(f"{machine}: {requirement} is cited by no case")
     return report
+
+
+def case_problems(cases: Iterable[Case]) -> list[str]:
+    """What is wrong with these cases as a set, each problem naming its file and case.
+
+    ``cases lint`` and ``conform`` both refuse a set with any of these, so a
+    run never passes cases that the linter rejects (PROTO-CASES-1).
+    """
+    problems: list[str] = []
+    known: dict[str, set[str]] = {}
+    seen_ids: dict[str, str] = {}
+    seen_descriptions: dict[tuple[str, str], str] = {}
+    for case in cases:
+        where = f"{case.source}: {case.id}"
+        if case.id in seen_ids:
+            problems.append(f"{where}: duplicate id (also in {seen_ids[case.id]})")
+        seen_ids.setdefault(case.id, case.source)
+        if not case.id.startswith(case.machine + "/"):
+            problems.append(f"{where}: id must start with '{case.machine}/'")
+        if case.machine not in machines.REGISTRY:
+            problems.append(f"{where}: unknown machine {case.machine!r}")
+            continue
+        if SHOULD.search(case.description):
+            problems.append(f"{where}: description says 'should'; state the fact")
+        key = (case.machine, case.description.strip().lower())
+        if key in seen_descriptions:
+            problems.append(
+                f"{where}: description repeats that of {seen_descriptions[key]}"
+            )
+        seen_descriptions.setdefault(key, case.id)
+        if (case.expect_config_error is None) == (not case.steps):
+            problems.append(
+                f"{where}: a case has steps, or expect_config_error and no steps, not both"
+            )
+        if case.machine not in known:
+            known[case.machine] = set(spec_index.requirements(case.machine))
+        for requirement in case.requirements:
+            if requirement not in known[case.machine]:
+                problems.append(f"{where}: cites {requirement}, which is not in spec/")
+
+    return problems

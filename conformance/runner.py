@@ -9,6 +9,13 @@ complete ``start`` makes the run unusable (exit 2).
 
 Skip-file entries are still run: one that passes is reported as an
 unexpected pass and fails the run, so the list cannot rot.
+
+A run proves only what it executed. One that executed no case (every case
+skipped, none selected, an adapter that lists no machine) is not a pass but an
+unusable run, and ``--require MACHINE`` / ``--min-executed N`` let a pipeline
+demand coverage (PROTO-EXEC-1, PROTO-EXEC-2). ``--fuzz N`` sends random traces
+instead of the bundled cases, so an adapter cannot look the answers up
+(``conformance/fuzz.py``).
 """
 
 from __future__ import annotations
@@ -162,7 +169,7 @@ class Session:
             self.process = None
 
 
-def _unsupported_reason(session: Session, case: Case,
+def unsupported_reason(session: Session, case: Case,
                         without_features: Iterable[str]) -> str | None:
     if case.machine not in session.machines:
         return f"the adapter does not support machine {case.machine}"
@@ -210,6 +217,14 @@ def _fault_result(session: Session, case: Case, fault: AdapterFault) -> CaseResu
     return CaseResult(case, ERROR, detail)
 
 
+def _answered_before(reply: Any, answered: dict[int, Case]) -> tuple[int, Case] | None:
+    """The earlier case this reply answers again, if it echoes an answered ``seq``."""
+    seq = reply.get("seq") if isinstance(reply, dict) else None
+    if type(seq) is int and seq in answered:
+        return seq, answered[seq]
+    return None
+
+
 def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
               window: int) -> Iterator[tuple[int, CaseResult]]:
     """Run cases through the adapter, keeping up to ``window`` requests in flight.
@@ -218,9 +233,14 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
     the adapter was working on when anything went wrong: it takes the blame,
     the adapter is restarted, and the other in-flight cases are sent again.
     The per-case timeout runs from the moment a case becomes the oldest.
+
+    A reply that repeats the ``seq`` of a case already answered blames that
+    case, not the one waiting (PROTO-RUN-4): the result already yielded for
+    its seq is replaced by yielding the seq again.
     """
     pending = collections.deque(work)
     in_flight: collections.deque[tuple[int, Case]] = collections.deque()
+    answered: dict[int, Case] = {}
     while pending or in_flight:
         while pending and len(in_flight) < window:
             seq, case = pending[0]
@@ -239,12 +259,44 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
         seq, case = in_flight.popleft()
         assert session.process is not None
         try:
-            result = _judge(case, seq, session.process.receive(timeout))
+            reply = session.process.receive(timeout)
+            earlier = _answered_before(reply, answered)
+            if earlier is not None:
+                in_flight.appendleft((seq, case))
+                pending.extendleft(reversed(in_flight))
+                in_flight.clear()
+                earlier_seq, earlier_case = earlier
+                duplicate = AdapterFault("duplicate-reply",
+                                         f"the adapter answered this case (seq {earlier_seq}) twice")
+                yield earlier_seq, _fault_result(session, earlier_case, duplicate)
+                continue
+            result = _judge(case, seq, reply)
+            answered[seq] = case
         except AdapterFault as fault:
             pending.extendleft(reversed(in_flight))
             in_flight.clear()
             result = _fault_result(session, case, fault)
         yield seq, result
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a run must have executed to count (PROTO-EXEC-1, PROTO-EXEC-2)."""
+
+    require: tuple[str, ...] = ()
+    min_executed: int = 1
+
+
+def _tally(results: Iterable[CaseResult]) -> dict[str, int]:
+    outcomes = Counter(r.outcome for r in results)
+    return {
+        "executed": sum(n for outcome, n in outcomes.items() if outcome != SKIP),
+        "passed": outcomes[PASS],
+        "failed": outcomes[FAIL] + outcomes[UNEXPECTED_PASS],
+        "errored": outcomes[ERROR],
+        "skipped": outcomes[SKIP],
+        "expected_failures": outcomes[EXPECTED_FAIL],
+    }
 
 
 @dataclass
@@ -253,42 +305,84 @@ class RunReport:
     results: list[CaseResult]
     restarts: int
     seconds: float
+    coverage: Coverage = field(default_factory=Coverage)
+    # Machines the run was meant to cover (selected cases, or fuzzed machines),
+    # so that a machine with nothing executed still gets its row.
+    machines: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
 
-    def counts(self) -> dict[str, Counter[str]]:
-        per_machine: dict[str, Counter[str]] = defaultdict(Counter)
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Per machine: executed, passed, failed, errored, skipped, expected failures."""
+        by_machine: dict[str, list[CaseResult]] = defaultdict(list)
+        for machine in (*self.machines, *self.coverage.require):
+            by_machine.setdefault(machine, [])
         for result in self.results:
-            per_machine[result.case.machine][result.outcome] += 1
-        return per_machine
+            by_machine[result.case.machine].append(result)
+        return {m: _tally(r) for m, r in sorted(by_machine.items())}
+
+    @property
+    def executed(self) -> int:
+        return sum(1 for r in self.results if r.outcome != SKIP)
+
+    @property
+    def failed(self) -> bool:
+        return any(r.outcome in (FAIL, ERROR, UNEXPECTED_PASS) for r in self.results)
+
+    def coverage_problems(self) -> list[str]:
+        """Why this run proves too little to pass; empty when it proves enough."""
+        problems: list[str] = []
+        if self.executed == 0:
+            problems.append(f"no case was executed ({len(self.results)} selected, "
+                            f"{sum(1 for r in self.results if r.outcome == SKIP)} skipped)")
+        elif self.executed < self.coverage.min_executed:
+            problems.append(f"{self.executed} case(s) executed, fewer than "
+                            f"--min-executed {self.coverage.min_executed}")
+        counts = self.counts()
+        for machine in self.coverage.require:
+            if counts[machine]["executed"] == 0:
+                problems.append(f"--require {machine}: no case of it was executed")
+        return problems
 
     @property
     def ok(self) -> bool:
-        return all(r.outcome in (PASS, SKIP, EXPECTED_FAIL) for r in self.results)
+        return not self.failed and not self.coverage_problems()
+
+    @property
+    def exit_code(self) -> int:
+        """1 for any failure; otherwise 2 when the run proves too little; else 0."""
+        if self.failed:
+            return 1
+        return 2 if self.coverage_problems() else 0
 
     def as_json(self) -> dict[str, Any]:
         totals: Counter[str] = Counter(r.outcome for r in self.results)
         return {
             "ok": self.ok,
             "implementation": self.implementation,
+            "executed": self.executed,
+            "coverage_problems": self.coverage_problems(),
             "totals": {k: totals.get(k, 0) for k in
                        (PASS, FAIL, ERROR, SKIP, EXPECTED_FAIL, UNEXPECTED_PASS)},
-            "machines": {m: dict(c) for m, c in sorted(self.counts().items())},
+            "machines": self.counts(),
             "restarts": self.restarts,
             "seconds": round(self.seconds, 3),
             "results": [r.as_json() for r in self.results],
+            **self.extra,
         }
 
 
 def conform(command: str, cases: list[Case], selection: Selection, *, timeout: float,
             start_timeout: float, max_line_bytes: int, progress: bool,
-            window: int = DEFAULT_WINDOW) -> RunReport:
+            window: int = DEFAULT_WINDOW, coverage: Coverage | None = None) -> RunReport:
     began = time.monotonic()
     session = Session(command, start_timeout, max_line_bytes)
     session.start()
     chosen = [c for c in cases if selection.wants(c)]
+    coverage = coverage or Coverage()
     results: dict[int, CaseResult] = {}
     work: list[tuple[int, Case]] = []
     for seq, case in enumerate(chosen, start=1):
-        reason = _unsupported_reason(session, case, selection.without_features)
+        reason = unsupported_reason(session, case, selection.without_features)
         if reason is None:
             work.append((seq, case))
         else:
@@ -308,19 +402,19 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
     finally:
         session.stop()
     ordered = [results[seq] for seq in sorted(results)]
-    return RunReport(session.implementation, ordered, session.restarts, time.monotonic() - began)
+    return RunReport(session.implementation, ordered, session.restarts, time.monotonic() - began,
+                     coverage, tuple(sorted({c.machine for c in chosen})))
 
 
 def print_report(report: RunReport) -> None:
     name = report.implementation.get("name", "?")
     version = report.implementation.get("version", "")
     print(f"implementation: {name} {version}".rstrip())
-    columns = (PASS, FAIL, ERROR, SKIP)
-    rows = [("machine", *columns)]
-    for machine, counts in sorted(report.counts().items()):
-        failing = counts[FAIL] + counts[UNEXPECTED_PASS]
-        skipped = counts[SKIP] + counts[EXPECTED_FAIL]
-        rows.append((machine, str(counts[PASS]), str(failing), str(counts[ERROR]), str(skipped)))
+    columns = ("executed", "passed", "failed", "errored", "skipped")
+    rows: list[tuple[str, ...]] = [("machine", *columns)]
+    for machine, counts in report.counts().items():
+        skipped = counts["skipped"] + counts["expected_failures"]
+        rows.append((machine, *(str(counts[c]) for c in columns[:-1]), str(skipped)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
@@ -331,29 +425,80 @@ def print_report(report: RunReport) -> None:
             print(f"  {result.detail}")
     if report.restarts:
         print(f"\nadapter restarted {report.restarts} time(s)")
-    print(f"\nconform: {'ok' if report.ok else 'FAILED'} in {report.seconds:.2f}s")
+    for shrunk in report.extra.get("fuzz", {}).get("shrunk", []):
+        cut = ", cut short by --shrink-seconds" if shrunk["cut_short"] else ""
+        print(f"\nSHRUNK {shrunk['failure']}: {shrunk['original_steps']} steps down to "
+              f"{shrunk['steps']} ({shrunk['candidates_tried']} candidates tried{cut}); "
+              f"still failing with:\n  {shrunk['detail']}")
+        print("  as a case file, ready for conformance/cases/ (check its requirements):")
+        print(json.dumps(shrunk["case_file"], indent=2, ensure_ascii=False))
+    for problem in report.coverage_problems():
+        print(f"\nNOT A PASS: {problem}")
+    verdict = {0: "ok", 1: "FAILED", 2: "UNUSABLE (nothing proven)"}[report.exit_code]
+    print(f"\nconform: {verdict} in {report.seconds:.2f}s")
+
+
+def _safe_output() -> None:
+    """Print what an adapter said even when it is not valid Unicode (a lone surrogate):
+    escaped, never a UnicodeEncodeError (PROTO-VAL-4)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+def _registered_machines(required: Iterable[str]) -> list[Any]:
+    from inboxspec import machines
+
+    unknown = sorted(set(required) - set(machines.names()))
+    if unknown:
+        raise UnusableRun(f"--require: unknown machine(s) {', '.join(unknown)}; "
+                          f"known: {', '.join(machines.names())}")
+    return machines.all_machines()
 
 
 def _command(args: argparse.Namespace) -> int:
+    _safe_output()
+    coverage = Coverage(require=tuple(args.require), min_executed=args.min_executed)
     try:
-        cases = load_cases(args.cases or registered_case_dirs())
-        selection = Selection(run=args.run, skip=args.skip, features=args.feature,
-                              without_features=args.without_feature,
-                              expected_failures=[g for f in args.skip_file
-                                                 for g in read_skip_file(f)])
-        report = conform(args.adapter, cases, selection, timeout=args.timeout,
-                         start_timeout=args.start_timeout, max_line_bytes=args.max_line_bytes,
-                         progress=not args.json and sys.stderr.isatty(), window=args.window)
+        targets = _registered_machines(args.require)
+        progress = not args.json and sys.stderr.isatty()
+        if args.fuzz is not None:
+            from inboxspec.conformance.fuzz import conform_fuzz
+
+            fixed = [flag for flag, given in (("--cases", args.cases), ("--run", args.run),
+                                              ("--skip", args.skip), ("--feature", args.feature),
+                                              ("--skip-file", args.skip_file)) if given]
+            if fixed:
+                raise UnusableRun(f"--fuzz sends random cases; it does not take {', '.join(fixed)}")
+
+            report = conform_fuzz(args.adapter, targets, args.fuzz, args.seed, timeout=args.timeout,
+                                  start_timeout=args.start_timeout,
+                                  max_line_bytes=args.max_line_bytes, window=args.window,
+                                  without_features=args.without_feature, coverage=coverage,
+                                  shrink_seconds=args.shrink_seconds)
+        else:
+            cases = load_cases(args.cases or registered_case_dirs())
+            selection = Selection(run=args.run, skip=args.skip, features=args.feature,
+                                  without_features=args.without_feature,
+                                  expected_failures=[g for f in args.skip_file
+                                                     for g in read_skip_file(f)])
+            report = conform(args.adapter, cases, selection, timeout=args.timeout,
+                             start_timeout=args.start_timeout, max_line_bytes=args.max_line_bytes,
+                             progress=progress, window=args.window, coverage=coverage)
     except (UnusableRun, CaseFileError) as error:
+        problems = error.problems if isinstance(error, CaseFileError) else [str(error)]
         if args.json:
-            print(json.dumps({"ok": False, "unusable": str(error)}))
+            print(json.dumps({"ok": False, "unusable": str(error), "problems": problems}, indent=2))
         print(f"inboxspec conform: {error}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(report.as_json(), indent=2))
     else:
         print_report(report)
-    return 0 if report.ok else 1
+    for problem in report.coverage_problems():
+        print(f"inboxspec conform: not a pass: {problem}", file=sys.stderr)
+    return report.exit_code
 
 
 def add_conform_parser(commands: Any) -> None:
@@ -380,6 +525,20 @@ def add_conform_parser(commands: Any) -> None:
     parser.add_argument("--window", type=_positive_int, default=DEFAULT_WINDOW,
                         help="run requests in flight at once; 1 is strictly one at a time "
                              "(default %(default)s)")
+    parser.add_argument("--require", action="append", default=[], metavar="MACHINE",
+                        help="fail as unusable (exit 2) unless some case of MACHINE was executed "
+                             "(repeatable)")
+    parser.add_argument("--min-executed", type=_positive_int, default=1, metavar="N",
+                        help="fail as unusable (exit 2) unless at least N cases were executed "
+                             "(default %(default)s: a run that executed nothing is never a pass)")
+    parser.add_argument("--fuzz", type=_positive_int, default=None, metavar="N",
+                        help="instead of the bundled cases, send N random cases per machine, "
+                             "expected outputs from the reference; failures are shrunk and "
+                             "printed as case files")
+    parser.add_argument("--seed", type=_natural_int, default=0,
+                        help="seed of --fuzz (default %(default)s); a seed gives the same cases")
+    parser.add_argument("--shrink-seconds", type=float, default=120.0,
+                        help="wall-clock cap on shrinking one fuzz failure (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="machine-readable report")
     parser.set_defaults(func=_command)
 
@@ -388,4 +547,11 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _natural_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be at least 0")
     return value

@@ -164,7 +164,9 @@ def _random_message(rng: random.Random) -> dict[str, Any]:
     recipient = rng.choice(_MAILBOXES)
     sender = recipient if rng.random() < 0.6 else rng.choice(_MAILBOXES)
     kind = "user" if rng.random() < 0.1 else "agent"
-    return {"kind": kind, "from": sender, "to": recipient, "text": rng.choice(_TEXTS)}
+    # Half the texts carry the exact prefix: the cadence rules need runs of self-mail.
+    text = _TEXTS[0] if rng.random() < 0.5 else rng.choice(_TEXTS)
+    return {"kind": kind, "from": sender, "to": recipient, "text": text}
 
 
 # Faults a step may carry (WAKE-IF-5), each alone or with others, so that ports
@@ -199,13 +201,21 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if options:
         config["options"] = options
     now = rng.randrange(0, 10_000_000)
+    # The cadence rules compare `now` with the last self-mail time, so half the
+    # time moves land a floor (give or take 1 ms) after the last self-mail seen.
+    last_self: int | None = None
     steps: list[dict[str, Any]] = []
     for _ in range(rng.randint(1, 30)):
         roll = rng.random()
         if roll < 0.6:
-            now = max(0, now + rng.choice((0, 1, -1, floor - 1, floor, floor + 1, 5 * floor + 7)))
-            args: dict[str, Any] = {"batch": [_random_message(rng) for _ in range(rng.choice((0, 1, 1, 2)))],
-                                    "now_ms": now}
+            if last_self is not None and rng.random() < 0.5:
+                now = max(0, last_self + floor + rng.choice((-1, 0, 1)))
+            else:
+                now = max(0, now + rng.choice((0, 1, -1, floor - 1, floor, floor + 1, 5 * floor + 7)))
+            batch = [_random_message(rng) for _ in range(rng.choice((0, 1, 1, 2)))]
+            if any(m["from"] == m["to"] and m["text"].startswith("[scheduled] ") for m in batch):
+                last_self = now
+            args: dict[str, Any] = {"batch": batch, "now_ms": now}
             if rng.random() < 0.3:
                 args["plugin_pending"] = rng.random() < 0.5
             if rng.random() < 0.1:

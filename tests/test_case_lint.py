@@ -44,7 +44,46 @@ def mutated(**changes: Any) -> dict[str, Any]:
 
 def test_schema_violation_names_file_and_place(tmp_path: Path) -> None:
     bad = mutated(steps=[{"event": "announce_refusal"}])  # no expect
-    assert "schema: at cases/0/steps/0" in problems_for(tmp_path, bad)
+    assert "schema: at $.cases[0].steps[0]: 'expect' is a required property" in problems_for(tmp_path, bad)
+
+
+def test_every_schema_error_is_reported_with_its_json_path(tmp_path: Path) -> None:
+    """Issue 9, attack 9: an unknown key in a later case is reported beside the first error."""
+    first = mutated(steps=[{"event": "announce_refusal"}])  # no expect
+    later = mutated(id="wake-gate/lint-probe-2", description="A second probe case",
+                    unknown_key=True)
+    problems = lint([write(tmp_path, first, later)]).problems
+    assert any("$.cases[0].steps[0]: 'expect' is a required property" in p for p in problems), problems
+    assert any("$.cases[1]: Additional properties are not allowed ('unknown_key'" in p
+               for p in problems), problems
+    assert all(p.startswith(str(tmp_path / "probe.json")) for p in problems[:2])
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_not_plain_json_is_a_named_problem(tmp_path: Path, literal: str) -> None:
+    """Issue 9, attack 5: a NaN in an expectation names the file; no traceback."""
+    text = json.dumps({"machine": "wake-gate", "cases": [GOOD_CASE]}).replace(
+        '"streak": 0', f'"streak": {literal}')
+    (tmp_path / "probe.json").write_text(text)
+    problems = "\n".join(lint([tmp_path]).problems)
+    assert f"{tmp_path / 'probe.json'}: not plain JSON" in problems
+
+
+def test_huge_integer_is_a_named_problem(tmp_path: Path) -> None:
+    text = json.dumps({"machine": "wake-gate", "cases": [GOOD_CASE]}).replace(
+        '"streak": 0', '"streak": ' + "9" * 5000)
+    (tmp_path / "probe.json").write_text(text)
+    assert "not plain JSON" in "\n".join(lint([tmp_path]).problems)
+
+
+@pytest.mark.parametrize("depth", [65, 100_000])
+def test_deep_nesting_is_a_named_problem(tmp_path: Path, depth: int) -> None:
+    """Issue 9, attack 6: an array 100 000 levels deep is a problem of its file, not a RecursionError."""
+    text = json.dumps({"machine": "wake-gate", "cases": [GOOD_CASE]}).replace(
+        '"config": {}', '"config": {"deep": ' + "[" * depth + "]" * depth + "}")
+    (tmp_path / "probe.json").write_text(text)
+    problems = "\n".join(lint([tmp_path]).problems)
+    assert "not plain JSON: nested deeper than 64 levels" in problems
 
 
 def test_unreadable_json(tmp_path: Path) -> None:

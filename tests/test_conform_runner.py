@@ -6,6 +6,8 @@ Each test names the requirements of spec/conformance-protocol.md it shows.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -209,3 +211,319 @@ def test_broken_reference_fails_with_a_readable_diff() -> None:
     assert "step 13 (decide" in block and '"now_ms": 60099' in block
     assert 'expected {"counts_against_cap": false, "lane": "scheduledSelf"' in block
     assert 'actual   {"counts_against_cap": true, "lane": "scheduledSelf"' in block
+
+
+# Issue 9: attacks on the runner, each reproduced, each with its defined outcome.
+
+
+@pytest.mark.parametrize("fault", ["skip-all", "no-machines"])
+def test_a_run_that_executed_nothing_is_not_a_pass(fault: str) -> None:
+    """PROTO-EXEC-1 (attack 1): every case skipped is exit 2, never "ok"."""
+    code, report, output = conform("--adapter", faulty(fault))
+    assert code == 2, output
+    assert report is not None and report["ok"] is False and report["executed"] == 0
+    assert "no case was executed" in report["coverage_problems"][0]
+    assert report["machines"]["wake-gate"]["executed"] == 0
+    assert report["machines"]["wake-gate"]["skipped"] == len(report["results"]) > 0
+
+
+def test_selecting_nothing_is_not_a_pass(tmp_path: Path) -> None:
+    """PROTO-EXEC-1: --run matching nothing, or an empty case directory."""
+    code, report, output = conform("--adapter", REFERENCE, "--run", "no-such-case")
+    assert code == 2 and report is not None and report["executed"] == 0, output
+    code, report, output = conform("--adapter", REFERENCE, "--cases", str(tmp_path))
+    assert code == 2 and report is not None and "no case was executed" in output, output
+
+
+def test_report_counts_each_machine() -> None:
+    """PROTO-EXEC-1: executed, passed, failed, errored and skipped per machine."""
+    code, report, output = conform("--adapter", faulty("lie"), "--run", "wake-gate/announce-*",
+                                   "--run", "wake-gate/f1-*",
+                                   "--without-feature", "option:announce_requires_refusal")
+    assert code == 1 and report is not None, output
+    counts = report["machines"]["wake-gate"]
+    assert set(counts) >= {"executed", "passed", "failed", "errored", "skipped"}
+    assert counts["failed"] == 1 and counts["skipped"] >= 1
+    assert counts["executed"] == counts["passed"] + counts["failed"] + counts["errored"]
+
+
+def test_min_executed_demands_coverage() -> None:
+    """PROTO-EXEC-2."""
+    code, report, _ = conform("--adapter", REFERENCE, "--run", "wake-gate/f1-*", "--min-executed", "3")
+    assert code == 2 and report is not None
+    assert "fewer than --min-executed 3" in report["coverage_problems"][0]
+    code, _, _ = conform("--adapter", REFERENCE, "--run", "wake-gate/f[12]-*", "--min-executed", "3")
+    assert code == 0
+
+
+def test_duplicate_ids_make_the_run_unusable(tmp_path: Path) -> None:
+    """PROTO-CASES-1 (attack 3): conform refuses what `cases lint` refuses, with the same words."""
+    case = {"id": "wake-gate/probe", "description": "A probe case announces on a fresh gate",
+            "requirements": ["WAKE-ANN-2"], "config": {},
+            "steps": [{"event": "announce_refusal", "expect": {"announce": True, "streak": 0}}]}
+    other = {**case, "description": "Another probe case announces on a fresh gate"}
+    (tmp_path / "probe.json").write_text(json.dumps({"machine": "wake-gate", "cases": [case, other]}))
+    code, report, output = conform("--adapter", REFERENCE, "--cases", str(tmp_path))
+    assert code == 2 and "duplicate id" in output, output
+    assert report is not None and any("duplicate id" in p for p in report["problems"])
+    (tmp_path / "probe.json").write_text(json.dumps({"machine": "wake-gate", "cases": [
+        {**case, "requirements": ["WAKE-NOPE-1"]}]}))
+    code, _, output = conform("--adapter", REFERENCE, "--cases", str(tmp_path))
+    assert code == 2 and "cites WAKE-NOPE-1, which is not in spec/" in output, output
+
+
+def _megabyte_case(tmp_path: Path) -> Path:
+    from inboxspec import machines
+
+    steps = [{"event": "decide", "args": {"batch": [{"kind": "agent", "from": "a", "to": "b",
+                                                     "text": "x" * (1 << 20)}], "now_ms": 0}}]
+    expect = machines.get("wake-gate").run_case({}, steps)["outputs"]
+    case = {"id": "wake-gate/megabyte", "description": "A one-megabyte chatter message wakes",
+            "requirements": ["WAKE-CAP-2"], "config": {},
+            "steps": [{**steps[0], "expect": expect[0]}]}
+    (tmp_path / "big.json").write_text(json.dumps({"machine": "wake-gate", "cases": [case]}))
+    return tmp_path
+
+
+def test_writes_to_an_adapter_that_stopped_reading_are_bounded(tmp_path: Path) -> None:
+    """PROTO-FRAME-4 (attack 4): a 1 MB request to an adapter that never reads times out."""
+    import time
+
+    cases = _megabyte_case(tmp_path)
+    began = time.monotonic()
+    code, report, output = conform("--adapter", faulty("stop-reading"), "--cases", str(cases),
+                                   "--timeout", "2", timeout=60)
+    assert time.monotonic() - began < 30
+    assert code == 1 and report is not None, output
+    detail = outcome(report, "wake-gate/megabyte")["detail"]
+    assert detail.startswith("timeout") and "stopped reading its input" in detail
+    code, report, output = conform("--adapter", REFERENCE, "--cases", str(cases), timeout=60)
+    assert code == 0, output
+
+
+@pytest.mark.parametrize("fault", ["nan", "infinity", "huge-number", "deep"])
+def test_replies_that_are_not_plain_json_error_their_case(fault: str, tmp_path: Path) -> None:
+    """PROTO-VAL-3 (attacks 5 and 6): NaN, Infinity, 5000 digits, 100 000 levels: no traceback."""
+    code, report, output = conform("--adapter", faulty(fault, tmp_path / "once"))
+    assert code == 1 and report is not None, output
+    assert "Traceback" not in output
+    bad = outcome(report, TRIGGER_ID)
+    assert bad["outcome"] == "error" and bad["detail"].startswith("not-json: reply is not plain JSON")
+    assert report["totals"]["pass"] == len(report["results"]) - 1
+
+
+@pytest.mark.parametrize("literal", ["NaN", "[" * 100_000 + "]" * 100_000])
+def test_case_files_that_are_not_plain_json_make_the_run_unusable(literal: str, tmp_path: Path) -> None:
+    """PROTO-VAL-3: the case file is named with its path, and --json is still written."""
+    case = {"id": "wake-gate/probe", "description": "A probe case announces on a fresh gate",
+            "requirements": ["WAKE-ANN-2"], "config": {},
+            "steps": [{"event": "announce_refusal", "expect": {"announce": True, "streak": 0}}]}
+    text = json.dumps({"machine": "wake-gate", "cases": [case]})
+    text = text.replace('"streak": 0', f'"streak": {literal}')
+    (tmp_path / "probe.json").write_text(text)
+    code, report, output = conform("--adapter", REFERENCE, "--cases", str(tmp_path))
+    assert code == 2 and "Traceback" not in output, output
+    assert report is not None and f"{tmp_path / 'probe.json'}: not plain JSON" in report["unusable"]
+
+
+@pytest.mark.parametrize("fault", ["surrogate-detail", "surrogate-name"])
+@pytest.mark.parametrize("as_json", [True, False])
+def test_lone_surrogates_are_printed_escaped(fault: str, as_json: bool, tmp_path: Path) -> None:
+    """PROTO-VAL-4 (attack 7): in a detail or in implementation.name; both report forms."""
+    args = ["-m", "inboxspec", "conform", "--adapter", faulty(fault, tmp_path / "once")]
+    process = subprocess.run([sys.executable, *args, *(["--json"] if as_json else [])],
+                             capture_output=True, timeout=120,
+                             env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    stdout = process.stdout.decode("utf-8")  # strict: the output itself is valid UTF-8
+    assert b"Traceback" not in process.stderr, process.stderr
+    expected_code = 1 if fault == "surrogate-detail" else 0
+    assert process.returncode == expected_code, stdout
+    if as_json:
+        report = json.loads(stdout)
+        assert report["ok"] is (expected_code == 0)
+    else:
+        assert "\\ud800" in stdout or "\\udc80" in stdout
+
+
+def test_a_duplicated_reply_blames_the_case_answered_twice(tmp_path: Path) -> None:
+    """PROTO-RUN-4 (attack 8): the twice-answered case errors; the next case still passes."""
+    for window in ("16", "1"):
+        code, report, output = conform("--adapter", faulty("duplicate", tmp_path / f"once{window}"),
+                                       "--window", window)
+        assert code == 1 and report is not None, output
+        bad = outcome(report, TRIGGER_ID)
+        assert bad["outcome"] == "error" and bad["detail"].startswith("duplicate-reply"), bad
+        assert report["totals"]["error"] == 1
+        assert report["totals"]["pass"] == len(report["results"]) - 1
+
+
+# Random differential testing (issue 9, attack 2).
+
+LOOKUP = f"{sys.executable} {Path(__file__).parent / 'adapters' / 'lookup_adapter.py'}"
+NODE = shutil.which("node")
+NODE_PORT = Path(__file__).resolve().parents[1] / "conformance" / "ports" / "node"
+# One-rule mutants of the Node port, each with the only bundled cases that kill
+# it: the fuzz test runs without them.
+NODE_MUTANTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "counted-wake-keeps-refusal-flag": (
+        "    this.#refusedSinceRearm = false;\n    return decision(lane, true, true);",
+        "    return decision(lane, true, true);",
+        ("wake-gate/counted-wake-clears-an-unannounced-refusal",)),
+    "reset-keeps-announcement": (
+        "    this.#streak = 0;\n    this.#announced = false;\n",
+        "    this.#streak = 0;\n",
+        ("wake-gate/re-arm-only-at-reset-and-counted-wakes", "wake-gate/one-announcement-per-episode")),
+    # Only survivors.json's case kills it among the cases; the generator lands
+    # time moves a floor after the last self-mail so that random traces do too.
+    "counted-self-wake-keeps-old-time": (
+        "    if (self) this.#lastSelfWakeMs = nowMs; // WAKE-CAP-2, WAKE-CAD-6\n",
+        "",
+        ("wake-gate/option-counted-self-wake-records-time",)),
+}
+
+
+def test_an_adapter_that_looks_the_answers_up_passes_the_cases_but_not_the_fuzz() -> None:
+    """PROTO-FUZZ-1: random cases under fresh ids exist in no file."""
+    code, report, output = conform("--adapter", LOOKUP)
+    assert code == 0 and report is not None and report["totals"]["fail"] == 0, output
+    code, report, output = conform("--adapter", LOOKUP, "--fuzz", "20", "--seed", "1")
+    assert code == 1 and report is not None, output
+    assert report["totals"]["error"] == 20
+    assert all(r["id"].startswith("wake-gate/fuzz-1-") for r in report["results"])
+
+
+def test_fuzz_passes_the_reference() -> None:
+    """PROTO-FUZZ-1: expected outputs come from the reference, so it agrees with itself."""
+    code, report, output = conform("--adapter", REFERENCE, "--fuzz", "300", "--seed", "7")
+    assert code == 0 and report is not None, output
+    assert report["machines"]["wake-gate"]["executed"] == 300
+    assert report["fuzz"] == {"seed": 7, "count": 300, "shrunk": []}
+
+
+@pytest.mark.skipif(NODE is None and not os.environ.get("CI"), reason="node is not installed")
+def test_fuzz_passes_the_node_port() -> None:
+    code, report, output = conform("--adapter", f"{NODE} {NODE_PORT / 'adapter.mjs'}",
+                                   "--fuzz", "300", "--seed", "7")
+    assert code == 0 and report is not None, output
+
+
+def _node_mutant(tmp_path: Path, name: str = "counted-wake-keeps-refusal-flag") -> str:
+    """The Node port with one rule changed."""
+    rule, replacement, _ = NODE_MUTANTS[name]
+    port = tmp_path / "node-mutant"
+    shutil.copytree(NODE_PORT, port)
+    source = port / "wake-gate.mjs"
+    text = source.read_text()
+    assert text.count(rule) == 1
+    source.write_text(text.replace(rule, replacement))
+    return f"{NODE} {port / 'adapter.mjs'}"
+
+
+@pytest.mark.skipif(NODE is None and not os.environ.get("CI"), reason="node is not installed")
+@pytest.mark.parametrize("name", sorted(NODE_MUTANTS))
+def test_fuzz_catches_a_node_mutant_that_the_bundled_cases_miss(name: str, tmp_path: Path) -> None:
+    """PROTO-FUZZ-1, PROTO-FUZZ-3: one changed rule, invisible to every other bundled case."""
+    mutant = _node_mutant(tmp_path, name)
+    killers = NODE_MUTANTS[name][2]
+    code, report, output = conform("--adapter", mutant, *(f"--skip={k}" for k in killers))
+    assert code == 0 and report is not None, output
+    code, report, output = conform("--adapter", mutant, *(f"--run={k}" for k in killers))
+    assert code == 1 and report is not None, output
+    assert {r["id"] for r in report["results"] if r["outcome"] == "fail"} == set(killers)
+
+    code, report, output = conform("--adapter", mutant, "--fuzz", "2000", "--seed", "1")
+    assert code == 1 and report is not None, output
+    (shrunk,) = report["fuzz"]["shrunk"]
+    assert shrunk["steps"] < shrunk["original_steps"] and not shrunk["cut_short"]
+    case_file = shrunk["case_file"]
+    (case,) = case_file["cases"]
+    assert len(case["steps"]) <= 6 and "TODO-CITE-1" not in case["requirements"]
+
+    # Ready to commit: conform loads it (lint's rules), the reference passes it, the mutant fails it.
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "found.json").write_text(json.dumps(case_file, indent=2))
+    assert conform("--adapter", REFERENCE, "--cases", str(cases))[0] == 0
+    assert conform("--adapter", mutant, "--cases", str(cases))[0] == 1
+
+
+@pytest.mark.skipif(NODE is None and not os.environ.get("CI"), reason="node is not installed")
+def test_fuzz_is_deterministic_for_a_seed(tmp_path: Path) -> None:
+    """PROTO-FUZZ-2: the same seed sends the same cases and shrinks to the same case file."""
+    mutant = _node_mutant(tmp_path)
+    runs = [conform("--adapter", mutant, "--fuzz", "300", "--seed", "3")[1] for _ in range(2)]
+    other = conform("--adapter", mutant, "--fuzz", "300", "--seed", "4")[1]
+    assert runs[0] is not None and runs[1] is not None and other is not None
+
+    def essence(report: dict[str, Any]) -> Any:
+        return ([(r["id"], r["outcome"], r["detail"]) for r in report["results"]],
+                report["fuzz"]["shrunk"])
+
+    assert essence(runs[0]) == essence(runs[1])
+    assert runs[0]["fuzz"]["shrunk"], "seed 3 finds the mutant"
+    assert essence(other) != essence(runs[0])
+
+
+def test_shrinking_a_hang_is_capped_in_time() -> None:
+    """PROTO-FUZZ-3: an adapter that hangs on every candidate cannot stretch the run."""
+    import time
+
+    hang = f"{sys.executable} {FAULTY} hang fuzz-1-3"
+    began = time.monotonic()
+    code, report, output = conform("--adapter", hang, "--fuzz", "5", "--seed", "1", "--timeout", "1",
+                                   "--shrink-seconds", "3")
+    assert time.monotonic() - began < 30
+    assert code == 1 and report is not None, output
+    assert outcome(report, "wake-gate/fuzz-1-3")["detail"].startswith("timeout")
+    (shrunk,) = report["fuzz"]["shrunk"]
+    assert shrunk["cut_short"] is True and shrunk["detail"].startswith("timeout")
+
+
+def test_fuzz_takes_no_case_selection() -> None:
+    code, report, output = conform("--adapter", REFERENCE, "--fuzz", "5", "--run", "wake-gate/*")
+    assert code == 2 and report is not None and "does not take --run" in report["unusable"], output
+
+
+def test_a_broken_generator_is_an_unusable_run(monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """PROTO-FUZZ-1: a bug of inboxspec's own is exit 2 with a message, never a traceback."""
+    from dataclasses import replace
+
+    from inboxspec import machines
+    from inboxspec.cli import main
+
+    def broken(rng: Any) -> Any:
+        raise KeyError("no such event")
+
+    monkeypatch.setitem(machines.REGISTRY, "wake-gate", replace(machines.get("wake-gate"), fuzz=broken))
+    code = main(["conform", "--adapter", REFERENCE, "--fuzz", "3", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 2 and "the generator or the reference failed on random case 1" in report["unusable"]
+
+
+TOY = Path(__file__).parent / "adapters" / "toy_adapter.py"
+
+
+def test_fuzz_is_generic_over_the_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """PROTO-FUZZ-1, PROTO-FUZZ-3: a machine only the tests know (tests/toy_machine.py) fuzzes alike."""
+    from inboxspec import machines
+    from inboxspec.cli import main
+    from tests import toy_machine
+
+    entry = toy_machine.make_machine(tmp_path / "runner")
+    monkeypatch.setitem(machines.REGISTRY, entry.name, entry)
+    args = ["conform", "--fuzz", "50", "--seed", "3", "--require", "toy-lease", "--json"]
+    code = main([*args, "--adapter", f"{sys.executable} {TOY} {tmp_path / 'good'}"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    assert report["machines"]["toy-lease"]["executed"] == report["machines"]["wake-gate"]["executed"] == 50
+
+    code = main([*args, "--adapter", f"{sys.executable} {TOY} {tmp_path / 'mutant'} expire-late"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["machines"]["wake-gate"]["failed"] == 0
+    (shrunk,) = report["fuzz"]["shrunk"]
+    (case,) = shrunk["case_file"]["cases"]
+    assert shrunk["case_file"]["machine"] == "toy-lease"
+    assert [s["event"] for s in case["steps"]] == ["acquire", "advance"]
+    assert case["steps"][-1] == {"event": "advance", "args": {"ms": 100}, "expect": {"expired": True}}

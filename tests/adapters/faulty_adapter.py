@@ -2,8 +2,10 @@
 
 It answers like the reference adapter, except that the case whose id
 contains the trigger (argv[2], default "announce-on-fresh-gate") gets the
-fault named by argv[1]. Faults that should happen once write a marker file
-(argv[3]) so that the restarted adapter behaves.
+fault named by argv[1]. A few faults concern every case or the handshake:
+``skip-all``, ``no-machines``, ``surrogate-name``, ``stop-reading``. Faults
+that should happen once write a marker file (argv[3]) so that the restarted
+adapter behaves.
 """
 
 from __future__ import annotations
@@ -47,7 +49,20 @@ for line in sys.stdin:
         if fault == "stderr-flood":
             for _ in range(2000):
                 sys.stderr.write("log " * 256 + "\n")
+        start = handle(request)
+        assert start is not None
+        if fault == "no-machines":
+            start["machines"], start["features"] = [], {}
+        if fault == "surrogate-name":
+            start["implementation"]["name"] = "port \ud800 of the gate"
+        out(json.dumps(start) + "\n")
+        if fault == "stop-reading":
+            time.sleep(3600)  # answers start, then never reads its stdin again
+        continue
     reply = handle(request)
+    assert reply is not None
+    if fault == "skip-all":
+        reply = {"seq": reply["seq"], "id": reply["id"], "skipped": {"reason": "not today"}}
     hit = request.get("cmd") == "run" and trigger in request["case"]["id"]
     if hit and first_time():
         if fault == "crash":
@@ -77,4 +92,19 @@ for line in sys.stdin:
             reply["result"]["outputs"][0]["announce"] = False
         if fault == "stringly-true":
             reply["result"]["outputs"][0]["announce"] = 1
+        if fault in ("nan", "infinity"):
+            reply["result"]["outputs"][0]["streak"] = float("nan" if fault == "nan" else "inf")
+        if fault == "huge-number":
+            out(json.dumps(reply).replace('"streak": 0', '"streak": ' + "9" * 5000, 1) + "\n")
+            continue
+        if fault == "deep":
+            depth = 100_000
+            out(json.dumps(reply).replace('"streak": 0', '"streak": ' + "[" * depth + "]" * depth, 1)
+                + "\n")
+            continue
+        if fault == "surrogate-detail":
+            reply = {"seq": reply["seq"], "id": reply["id"],
+                     "errored": {"message": "broke on \udc80 here", "context": {"x": "\ud800"}}}
+        if fault == "duplicate":
+            out(json.dumps(reply) + "\n")  # the same reply again, below
     out(json.dumps(reply) + "\n")

@@ -1,0 +1,425 @@
+"""Mutation score: how many single-point mutants of a reference the bundled cases kill.
+
+For a machine of the registry, this finds the reference implementation modules
+its case runner calls (every ``inboxspec.impl.*`` module that ``Machine.run_case``'s
+module imports from, and in that driver module itself the functions that
+``run_case`` reaches), applies one small change at a time to their source, and
+replays every bundled case of the machine through the mutated reference. A
+mutant is *killed* when some case fails, raises or hangs, and *survives*
+otherwise. Survivors are listed for triage; those judged equivalent (no case
+could ever tell them apart through the protocol, or they reach only the Python
+API) are listed with a reason in ``benchmarks/equivalent-mutants/<machine>.json``.
+
+The target: every survivor is in that file, so every non-equivalent mutant
+reachable through the protocol is killed by the cases alone.
+
+The operators are mutmut's usual ones, on the AST: comparison operators swapped
+(``<`` and ``<=``, ``==`` and ``!=``, ``is`` and ``is not``, ``in`` and
+``not in``), arithmetic and augmented assignment operators swapped, ``and`` and
+``or`` swapped, ``not`` dropped, ``True`` and ``False`` swapped, an integer
+plus one, a text changed, an assigned or returned value replaced by ``None``.
+Docstrings, annotations and the messages of raised errors (never part of an
+output) are left alone.
+
+Each mutant runs in a forked child that re-imports ``inboxspec`` with the mutated
+module in place, so mutants cannot leak into each other; a child that runs past
+``--timeout`` seconds counts as killed.
+
+Usage: python benchmarks/mutation_score.py [MACHINE ...] [--list] [--only ID] [--json]
+Exit: 0 when every survivor is a listed equivalent, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import importlib.abc
+import importlib.util
+import json
+import os
+import signal
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+EQUIVALENTS_DIR = Path(__file__).parent / "equivalent-mutants"
+IMPL_PACKAGE = "inboxspec.impl."
+
+COMPARE_SWAPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+    ast.In: ast.NotIn, ast.NotIn: ast.In,
+}
+BINOP_SWAPS: dict[type[ast.operator], type[ast.operator]] = {
+    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.FloorDiv, ast.FloorDiv: ast.Mult,
+    ast.Div: ast.Mult, ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult,
+}
+BOOLOP_SWAPS: dict[type[ast.boolop], type[ast.boolop]] = {ast.And: ast.Or, ast.Or: ast.And}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str  # module:qualname:operator#n, stable while the function keeps its shape
+    module: str
+    line: int
+    description: str
+    # The index of the node in ast.walk order and what to do with it.
+    node_index: int
+    operator: str
+
+
+def _skipped_nodes(tree: ast.AST) -> set[int]:
+    """Nodes never mutated: docstrings, annotations, the messages of raised errors."""
+    skipped: set[int] = set()
+
+    def skip(node: ast.AST | None) -> None:
+        if node is not None:
+            skipped.update(id(n) for n in ast.walk(node))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                skip(body[0])
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            skip(node.returns)
+            for argument in (*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs):
+                skip(argument.annotation)
+        if isinstance(node, ast.AnnAssign):
+            skip(node.annotation)
+        if isinstance(node, ast.Raise):
+            skip(node.exc)
+    return skipped
+
+
+def _qualnames(tree: ast.AST) -> dict[int, str]:
+    """The innermost enclosing function or class of every node, as a dotted name."""
+    names: dict[int, str] = {}
+
+    def visit(node: ast.AST, current: str) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            current = f"{current}.{node.name}" if current != "<module>" else node.name
+        names[id(node)] = current
+        for child in ast.iter_child_nodes(node):
+            visit(child, current)
+
+    visit(tree, "<module>")
+    return names
+
+
+def _operators(node: ast.AST) -> Iterator[tuple[str, str]]:
+    """(operator name, description) for each mutation that applies to one node."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in COMPARE_SWAPS:
+        before = type(node.ops[0]).__name__
+        yield f"{before}->{COMPARE_SWAPS[type(node.ops[0])].__name__}", "comparison swapped"
+    elif isinstance(node, ast.BinOp | ast.AugAssign) and type(node.op) in BINOP_SWAPS:
+        yield f"{type(node.op).__name__}->{BINOP_SWAPS[type(node.op)].__name__}", "operator swapped"
+    elif isinstance(node, ast.BoolOp):
+        yield f"{type(node.op).__name__}->{BOOLOP_SWAPS[type(node.op)].__name__}", "and/or swapped"
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield "drop-not", "not dropped"
+    elif isinstance(node, ast.Assign) and not (isinstance(node.value, ast.Constant)
+                                               and node.value.value is None):
+        yield "assign-None", "assigned value replaced by None"
+    elif isinstance(node, ast.Return) and node.value is not None and not (
+            isinstance(node.value, ast.Constant) and node.value.value is None):
+        yield "return-None", "returned value replaced by None"
+    elif isinstance(node, ast.Constant):
+        if node.value is True or node.value is False:
+            yield f"{node.value}->{not node.value}", "boolean flipped"
+        elif type(node.value) is int:
+            yield "int+1", f"{node.value} -> {node.value + 1}"
+        elif isinstance(node.value, str) and node.value:
+            yield "text", "text changed"
+
+
+def _mutate_node(node: ast.AST, operator: str) -> ast.AST:
+    if isinstance(node, ast.Compare):
+        node.ops = [COMPARE_SWAPS[type(node.ops[0])]()]
+    elif isinstance(node, ast.BinOp | ast.AugAssign):
+        node.op = BINOP_SWAPS[type(node.op)]()
+    elif isinstance(node, ast.BoolOp):
+        node.op = BOOLOP_SWAPS[type(node.op)]()
+    elif isinstance(node, ast.UnaryOp):
+        return node.operand
+    elif isinstance(node, ast.Assign | ast.Return):
+        node.value = ast.Constant(None)
+    elif isinstance(node, ast.Constant):
+        if isinstance(node.value, bool):
+            node.value = not node.value
+        elif type(node.value) is int:
+            node.value += 1
+        elif isinstance(node.value, str):
+            node.value = f"XX{node.value}XX"
+    return node
+
+
+def implementation_modules(machine: Any) -> list[str]:
+    """The reference modules a machine's case runner calls, found through its imports."""
+    driver = sys.modules[machine.run_case.__module__]
+    found = set()
+    for value in vars(driver).values():
+        module = getattr(value, "__module__", None) if not isinstance(value, ModuleType) else value.__name__
+        if isinstance(module, str) and module.startswith(IMPL_PACKAGE):
+            found.add(module)
+    return sorted(found)
+
+
+def _source(module: str) -> str:
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None, module
+    return Path(spec.origin).read_text(encoding="utf-8")
+
+
+def reachable_definitions(module: str, entry: str) -> frozenset[str]:
+    """The top-level functions and classes of ``module`` that ``entry`` names, transitively.
+
+    In a driver module this is the encoding of the protocol (how a step becomes
+    calls and the result becomes an output), and not what sits beside it there
+    (the model session, the random generator) that no case runs on the reference.
+    """
+    tree = ast.parse(_source(module))
+    definitions = {node.name: node for node in tree.body
+                   if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+    reached: set[str] = set()
+    todo = [entry]
+    while todo:
+        name = todo.pop()
+        if name in reached or name not in definitions:
+            continue
+        reached.add(name)
+        todo.extend(node.id for node in ast.walk(definitions[name]) if isinstance(node, ast.Name))
+    return frozenset(reached)
+
+
+def mutation_targets(machine: Any) -> list[Mutant]:
+    """Every mutant of a machine's reference: its impl modules, and its driver's reachable part."""
+    mutants = [m for module in implementation_modules(machine) for m in mutants_of(module)]
+    driver = machine.run_case.__module__
+    reached = reachable_definitions(driver, machine.run_case.__name__)
+    return mutants + mutants_of(driver, reached)
+
+
+def mutants_of(module: str, definitions: frozenset[str] | None = None) -> list[Mutant]:
+    """The mutants of a module; with ``definitions``, only inside those top-level definitions."""
+    tree = ast.parse(_source(module))
+    skipped = _skipped_nodes(tree)
+    names = _qualnames(tree)
+    seen: Counter[str] = Counter()
+    mutants = []
+    for index, node in enumerate(ast.walk(tree)):
+        if id(node) in skipped:
+            continue
+        qualname = names.get(id(node), "<module>")
+        if definitions is not None and qualname.split(".")[0] not in definitions:
+            continue
+        for operator, description in _operators(node):
+            key = f"{module}:{qualname}:{operator}"
+            seen[key] += 1
+            mutants.append(Mutant(f"{key}#{seen[key]}", module, getattr(node, "lineno", 0),
+                                  description, index, operator))
+    return mutants
+
+
+def mutated_source(mutant: Mutant) -> ast.Module:
+    tree = ast.parse(_source(mutant.module))
+    nodes = list(ast.walk(tree))
+    target = nodes[mutant.node_index]
+    replacement = _mutate_node(target, mutant.operator)
+    if replacement is not target:
+        for parent in nodes:
+            for field, value in ast.iter_fields(parent):
+                if value is target:
+                    setattr(parent, field, replacement)
+                elif isinstance(value, list):
+                    for i, item in enumerate(value):
+                        if item is target:
+                            value[i] = replacement
+    return ast.fix_missing_locations(tree)
+
+
+class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves one module from a mutated AST; every other import goes the usual way."""
+
+    def __init__(self, name: str, tree: ast.Module, origin: str) -> None:
+        self.name, self.tree, self.origin = name, tree, origin
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        return importlib.util.spec_from_loader(fullname, self, origin=self.origin)
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.__file__ = self.origin
+        exec(compile(self.tree, self.origin, "exec"), module.__dict__)
+
+
+HARNESS = "harness: "
+
+
+class MutationHarnessError(RuntimeError):
+    """The benchmark itself could not run a mutant (not a kill, not a survival)."""
+
+
+def _cases_kill(machine_name: str) -> str | None:
+    """In a fresh import of inboxspec: the first case that fails, or None."""
+    from inboxspec import machines
+    from inboxspec.conformance.casefiles import load_cases
+    from inboxspec.conformance.compare import first_difference
+
+    if machine_name not in machines.REGISTRY:  # registered at run time, by a test say
+        return HARNESS + f"{machine_name} is not in a fresh import of the registry"
+    machine = machines.get(machine_name)
+    for case in load_cases([machine.cases]):
+        try:
+            actual = machine.run_case(case.config, case.inputs)
+            difference = first_difference(case, actual)
+        except Exception as error:  # a mutant may crash the reference: that is a kill
+            return f"{case.id}: raised {type(error).__name__}"
+        if difference is not None:
+            return f"{case.id}: {difference.splitlines()[0]}"
+    return None
+
+
+def run_mutant(machine_name: str, mutant: Mutant, timeout: float) -> str | None:
+    """The kill reason, or None when the mutant survives every bundled case."""
+    tree = mutated_source(mutant)
+    origin = str(importlib.util.find_spec(mutant.module).origin)  # type: ignore[union-attr]
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        os.close(read)
+        code = 0
+        try:
+            signal.alarm(max(1, int(timeout)))
+            for name in [m for m in sys.modules if m == "inboxspec" or m.startswith("inboxspec.")]:
+                del sys.modules[name]
+            sys.meta_path.insert(0, _MutantFinder(mutant.module, tree, origin))
+            reason = _cases_kill(machine_name)
+            os.write(write, (reason or "").encode("utf-8", "replace")[:2000])
+        except BaseException as error:  # the mutant broke the import itself
+            os.write(write, f"import failed: {type(error).__name__}".encode())
+            code = 1
+        os._exit(code)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 4096):
+        chunks.append(chunk)
+    os.close(read)
+    _, status = os.waitpid(child, 0)
+    if os.WIFSIGNALED(status):
+        return f"timeout or signal {os.WTERMSIG(status)}"
+    text = b"".join(chunks).decode("utf-8", "replace")
+    if text.startswith(HARNESS):
+        raise MutationHarnessError(text[len(HARNESS):])
+    return text or None
+
+
+@dataclass
+class Score:
+    machine: str
+    killed: list[tuple[Mutant, str]]
+    survived: list[Mutant]
+    equivalent: list[tuple[Mutant, str]]
+    stale: list[str]
+    seconds: float
+
+    def as_json(self) -> dict[str, Any]:
+        total = len(self.killed) + len(self.survived) + len(self.equivalent)
+        return {"machine": self.machine, "mutants": total,
+                "killed": len(self.killed), "survived": len(self.survived),
+                "equivalent": len(self.equivalent),
+                "survivors": [{"id": m.id, "line": m.line, "description": m.description}
+                              for m in self.survived],
+                "stale_equivalents": self.stale, "seconds": round(self.seconds, 1)}
+
+
+def load_equivalents(machine_name: str) -> dict[str, str]:
+    path = EQUIVALENTS_DIR / f"{machine_name}.json"
+    if not path.exists():
+        return {}
+    entries = json.loads(path.read_text(encoding="utf-8"))["equivalent"]
+    return {entry["id"]: entry["reason"] for entry in entries}
+
+
+def score(machine_name: str, timeout: float = 20.0, only: Sequence[str] = (),
+          progress: bool = False) -> Score:
+    from inboxspec import machines
+
+    began = time.monotonic()
+    machine = machines.get(machine_name)
+    equivalents = load_equivalents(machine_name)
+    killed, survived, equivalent = [], [], []
+    mutants = mutation_targets(machine)
+    if only:
+        mutants = [m for m in mutants if m.id in only]
+    for number, mutant in enumerate(mutants, start=1):
+        reason = run_mutant(machine_name, mutant, timeout)
+        if reason is not None:
+            killed.append((mutant, reason))
+        elif mutant.id in equivalents:
+            equivalent.append((mutant, equivalents[mutant.id]))
+        else:
+            survived.append(mutant)
+        if progress:
+            print(f"\r{number}/{len(mutants)} mutants", end="", file=sys.stderr, flush=True)
+    if progress:
+        print(file=sys.stderr)
+    ids = {m.id for m in mutants}
+    stale = [] if only else sorted(set(equivalents) - ids)
+    # A listed "equivalent" that a case now kills is stale too: the list must not rot.
+    stale += sorted(m.id for m, _ in killed if m.id in equivalents)
+    return Score(machine_name, killed, survived, equivalent, stale, time.monotonic() - began)
+
+
+def _source_line(mutant: Mutant) -> str:
+    origin = importlib.util.find_spec(mutant.module).origin  # type: ignore[union-attr]
+    lines = Path(str(origin)).read_text(encoding="utf-8").splitlines()
+    return lines[mutant.line - 1].strip() if 0 < mutant.line <= len(lines) else ""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from inboxspec import machines
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("machines", nargs="*", help="machines to score (default: every registered one)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--only", action="append", default=[], metavar="ID", help="run only this mutant")
+    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per mutant")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    names = args.machines or machines.names()
+    if args.list:
+        for name in names:
+            for mutant in mutation_targets(machines.get(name)):
+                print(f"{mutant.id}  (line {mutant.line}: {mutant.description})")
+        return 0
+    scores = [score(name, args.timeout, args.only, progress=not args.json and sys.stderr.isatty())
+              for name in names]
+    if args.json:
+        print(json.dumps([s.as_json() for s in scores], indent=2))
+    for result in scores:
+        if not args.json:
+            total = len(result.killed) + len(result.survived) + len(result.equivalent)
+            print(f"{result.machine}: {total} mutants: {len(result.killed)} killed, "
+                  f"{len(result.survived)} survived, {len(result.equivalent)} equivalent "
+                  f"({result.seconds:.0f}s)")
+            for mutant in result.survived:
+                print(f"  SURVIVED {mutant.id}  line {mutant.line} ({mutant.description}): "
+                      f"{_source_line(mutant)}")
+            for stale in result.stale:
+                print(f"  STALE equivalent entry {stale}: no such surviving mutant; remove it")
+    return 0 if all(not s.survived and not s.stale for s in scores) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

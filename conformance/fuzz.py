@@ -1,0 +1,435 @@
+"""``inboxspec conform --fuzz N --seed S``: random differential testing of a port.
+
+Fixed cases can be looked up: an adapter that reads the bundled case files
+and replays their expectations passes them all with no implementation at
+all. Fuzzing sends traces that exist nowhere else. For every machine in the
+registry that the adapter implements, ``N`` random cases come from the
+machine's own generator (``Machine.fuzz``), the reference implementation
+computes their expected outputs at run time (``Machine.run_case``), and they
+go to the adapter as ordinary ``run`` requests under fresh ids.
+
+Everything is deterministic for a seed: each machine's generator gets its own
+``random.Random`` seeded from the seed and the machine's name, and shrinking
+tries candidates in a fixed order.
+
+A failing case is shrunk before it is reported, generically, by re-running
+the reference for every candidate and asking the adapter again:
+
+1. delta debugging on the step list (Zeller's ddmin: drop chunks of steps,
+   halving the chunk size until no single step can go, keeping at least one);
+2. simplifying values: drop a config key, drop a list element inside a
+   step's arguments, replace an integer by 0 or by its half, a text by "".
+
+A candidate is kept when the port still disagrees with the reference on it in
+the same way (:func:`signature`: the same event and kind of expected output).
+The shrunk trace is printed as a case file ready to commit (PROTO-FUZZ-3).
+Nothing here names a machine's own vocabulary; the one convention it reads is
+the frame's: finding options live in ``config["options"]`` and their feature
+tags are ``option:<name>``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from inboxspec.conformance.casefiles import Case
+from inboxspec.conformance.runner import (
+    ERROR,
+    FAIL,
+    SKIP,
+    CaseResult,
+    Coverage,
+    RunReport,
+    Session,
+    UnusableRun,
+    run_cases,
+    unsupported_reason,
+)
+
+# Candidate runs allowed while shrinking one failure (each is one round trip).
+DEFAULT_SHRINK_BUDGET = 1000
+# Wall-clock cap on shrinking one failure: an adapter that hangs on every
+# candidate costs a --timeout each. Shrinking is deterministic unless this cap
+# cuts it short, which the report then says (``cut_short``).
+DEFAULT_SHRINK_SECONDS = 120.0
+# Failures shrunk and printed per machine; the rest are listed by id.
+SHRUNK_PER_MACHINE = 1
+
+CaseRunner = Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]]], dict[str, Any]]
+Generator = Callable[[random.Random], tuple[dict[str, Any], list[dict[str, Any]]]]
+
+
+class FuzzTarget(Protocol):
+    """What fuzzing needs of a registry entry (``inboxspec.machines.frame.Machine``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def features(self) -> tuple[str, ...]: ...
+    @property
+    def run_case(self) -> CaseRunner: ...
+    @property
+    def fuzz(self) -> Generator: ...
+    @property
+    def generated_cases(self) -> Path: ...
+
+
+def machine_rng(seed: int, machine: str) -> random.Random:
+    # A string seed is hashed with SHA-512 by random.seed: stable across runs and
+    # Python versions, and independent of PYTHONHASHSEED.
+    return random.Random(f"inboxspec-fuzz:{seed}:{machine}")
+
+
+def features_of(target: FuzzTarget, config: Mapping[str, Any]) -> tuple[str, ...]:
+    options = config.get("options")
+    if not isinstance(options, Mapping):
+        return ()
+    tags = (f"option:{name}" for name, on in options.items() if on is True)
+    return tuple(tag for tag in tags if tag in target.features)
+
+
+def expected_case(target: FuzzTarget, case_id: str, description: str, config: dict[str, Any],
+                  steps: Sequence[Mapping[str, Any]], source: str) -> Case:
+    """A case whose expectations are the reference's outputs for these inputs, now."""
+    inputs = [{k: copy.deepcopy(v) for k, v in s.items() if k in ("event", "args")} for s in steps]
+    result = target.run_case(copy.deepcopy(config), copy.deepcopy(inputs))
+    config_error = result.get("config_error")
+    with_expect = [] if config_error is not None else [
+        {**step, "expect": output} for step, output in zip(inputs, result["outputs"], strict=True)]
+    return Case(machine=target.name, id=case_id, description=description, requirements=(),
+                features=features_of(target, config), config=copy.deepcopy(config),
+                steps=tuple(with_expect) if config_error is None else tuple(inputs),
+                expect_config_error=config_error, source=source)
+
+
+@dataclass
+class Shrunk:
+    """One failure, shrunk: the original and the minimal trace, as a committable case file."""
+
+    original: CaseResult
+    result: CaseResult
+    original_steps: int
+    candidates_tried: int
+    case_file: dict[str, Any]
+    cut_short: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {"failure": self.original.case.id, "detail": self.result.detail,
+                "original_steps": self.original_steps, "steps": len(self.result.case.steps),
+                "candidates_tried": self.candidates_tried, "cut_short": self.cut_short,
+                "case_file": self.case_file}
+
+
+@dataclass
+class FuzzRun:
+    results: list[CaseResult] = field(default_factory=list)
+    shrunk: list[Shrunk] = field(default_factory=list)
+
+
+class _Sender:
+    """Sends one-off cases through the session under fresh sequence numbers."""
+
+    def __init__(self, session: Session, timeout: float, window: int, first_seq: int) -> None:
+        self.session = session
+        self.timeout = timeout
+        self.window = window
+        self.seq = first_seq
+
+    def run(self, cases: list[Case]) -> list[CaseResult]:
+        work = []
+        for case in cases:
+            self.seq += 1
+            work.append((self.seq, case))
+        results: dict[int, CaseResult] = {}
+        for seq, result in run_cases(self.session, work, self.timeout, self.window):
+            results[seq] = result
+        return [results[seq] for seq, _ in work]
+
+
+def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int, *,
+         timeout: float, window: int, without_features: Sequence[str] = (),
+         shrink_budget: int = DEFAULT_SHRINK_BUDGET,
+         shrink_seconds: float = DEFAULT_SHRINK_SECONDS) -> FuzzRun:
+    """Run ``count`` random cases per target through the adapter and shrink failures."""
+    run = FuzzRun()
+    sender = _Sender(session, timeout, window, first_seq=0)
+    for target in sorted(targets, key=lambda t: t.name):
+        rng = machine_rng(seed, target.name)
+        cases = []
+        for index in range(1, count + 1):
+            try:
+                config, steps = target.fuzz(rng)
+                cases.append(expected_case(target, f"{target.name}/fuzz-{seed}-{index}",
+                                           f"Random trace {index} of conform --fuzz --seed {seed}",
+                                           config, steps, f"fuzz seed {seed}"))
+            except Exception as error:  # a bug of inboxspec's own, not of the port
+                raise UnusableRun(f"{target.name}: the generator or the reference failed on random "
+                                  f"case {index} of seed {seed}: {type(error).__name__}: {error}") from error
+        to_send = []
+        for case in cases:
+            reason = unsupported_reason(session, case, without_features)
+            if reason is None:
+                to_send.append(case)
+            else:
+                run.results.append(CaseResult(case, SKIP, reason))
+        results = sender.run(to_send)
+        run.results.extend(results)
+        failures = [r for r in results if r.outcome in (FAIL, ERROR)]
+        for failure in failures[:SHRUNK_PER_MACHINE]:
+            run.shrunk.append(_shrink(sender, target, failure, seed, shrink_budget, shrink_seconds))
+    return run
+
+
+def signature(result: CaseResult) -> tuple[Any, ...]:
+    """What kind of disagreement a result is, so that shrinking keeps to one kind.
+
+    A failed step is known by its event and the non-numeric part of its
+    expected output (``{"announce": false}``, ``{"error": "invalid_batch"}``):
+    without this, dropping arguments would trade the bug being shrunk for
+    another one found on the way.
+    """
+    if result.outcome == FAIL:
+        match = FAILING_STEP.match(result.detail)
+        if match is not None and int(match[1]) < len(result.case.steps):
+            step = result.case.steps[int(match[1])]
+            return FAIL, step["event"], json.dumps(_shape(step["expect"]), sort_keys=True)
+        return FAIL, result.detail.split(" ", 1)[0]
+    return result.outcome, result.detail.split(":", 1)[0]
+
+
+@dataclass
+class _Budget:
+    candidates: int
+    deadline: float
+    cut_short: bool = False
+
+    def spend(self) -> bool:
+        if self.candidates <= 0:
+            return False
+        if time.monotonic() > self.deadline:
+            self.cut_short = True
+            return False
+        self.candidates -= 1
+        return True
+
+
+def _still_failing(sender: _Sender, target: FuzzTarget, original: Case, budget: _Budget,
+                   wanted: tuple[Any, ...], config: dict[str, Any],
+                   steps: list[dict[str, Any]]) -> CaseResult | None:
+    if not budget.spend():
+        return None
+    try:
+        case = expected_case(target, f"{original.id}-shrink-{budget.candidates}",
+                             original.description, config, steps, original.source)
+    except Exception:  # the reference defines no output for this input: not a candidate
+        return None
+    (result,) = sender.run([case])
+    return result if result.outcome in (FAIL, ERROR) and signature(result) == wanted else None
+
+
+def _ddmin(fails: Callable[[list[dict[str, Any]]], CaseResult | None],
+           steps: list[dict[str, Any]], result: CaseResult) -> tuple[list[dict[str, Any]], CaseResult]:
+    chunks = 2
+    while len(steps) >= 2:
+        size = -(-len(steps) // chunks)
+        for start in range(0, len(steps), size):
+            candidate = steps[:start] + steps[start + size:]
+            found = fails(candidate)
+            if found is not None:
+                steps, result = candidate, found
+                chunks = max(chunks - 1, 2)
+                break
+        else:
+            if chunks >= len(steps):
+                break
+            chunks = min(chunks * 2, len(steps))
+    return steps, result
+
+
+def _simpler_values(value: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """(path, replacement) pairs, each a one-point simplification inside a JSON value.
+
+    A path ending in ``DROP`` removes the element or key before it; otherwise the
+    value at the path is replaced. Removals come first, then simpler values.
+    """
+    if isinstance(value, dict):
+        for key in value:
+            yield (key, DROP), None
+        for key in value:
+            for path, new in _simpler_values(value[key]):
+                yield (key, *path), new
+    elif isinstance(value, list):
+        for index in range(len(value)):
+            yield (index, DROP), None
+        for index, item in enumerate(value):
+            for path, new in _simpler_values(item):
+                yield (index, *path), new
+    elif value is True:
+        yield (), False
+    elif type(value) is int and value != 0:
+        yield (), 0
+        if abs(value) > 1:
+            yield (), value // 2
+    elif isinstance(value, str) and value:
+        yield (), ""
+
+
+DROP = ("drop",)
+
+
+def _apply(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    """A copy of ``value`` with one simplification from :func:`_simpler_values` applied."""
+    if not path:
+        return new
+    value = copy.deepcopy(value)
+    dropping = path[-1] == DROP
+    *head, last = path[:-1] if dropping else path
+    parent = value
+    for key in head:
+        parent = parent[key]
+    if dropping:
+        del parent[last]
+    else:
+        parent[last] = new
+    return value
+
+
+def _simplify(fails: Callable[[dict[str, Any], list[dict[str, Any]]], CaseResult | None],
+              config: dict[str, Any], steps: list[dict[str, Any]],
+              result: CaseResult) -> tuple[dict[str, Any], list[dict[str, Any]], CaseResult]:
+    """One-point simplifications of the config and of each step's arguments, to a fixpoint."""
+    changed = True
+    while changed:
+        changed = False
+        for path, new in list(_simpler_values(config)):
+            try:
+                smaller = _apply(config, path, new)
+            except (KeyError, IndexError, TypeError):
+                continue  # an earlier simplification removed this place
+            found = fails(smaller, steps)
+            if found is not None:
+                config, result, changed = smaller, found, True
+        for index in range(len(steps)):
+            args = steps[index].get("args")
+            if not isinstance(args, dict):
+                continue
+            for path, new in list(_simpler_values(args)):
+                try:
+                    new_args = _apply(steps[index]["args"], path, new)
+                except (KeyError, IndexError, TypeError):
+                    continue
+                candidate = [*steps[:index], {**steps[index], "args": new_args}, *steps[index + 1:]]
+                found = fails(config, candidate)
+                if found is not None:
+                    steps, result, changed = candidate, found, True
+    return config, steps, result
+
+
+def _shrink(sender: _Sender, target: FuzzTarget, failure: CaseResult, seed: int,
+            budget_total: int, seconds: float) -> Shrunk:
+    original = failure.case
+    budget = _Budget(budget_total, time.monotonic() + seconds)
+    config = copy.deepcopy(original.config)
+    steps = [{k: v for k, v in s.items() if k in ("event", "args")} for s in original.steps]
+
+    wanted = signature(failure)
+
+    def fails_steps(candidate: list[dict[str, Any]]) -> CaseResult | None:
+        return _still_failing(sender, target, original, budget, wanted, config, candidate)
+
+    def fails_both(new_config: dict[str, Any], candidate: list[dict[str, Any]]) -> CaseResult | None:
+        return _still_failing(sender, target, original, budget, wanted, new_config, candidate)
+
+    result = failure
+    while True:  # a simpler value can make a step droppable, and the other way round
+        before = (config, steps)
+        steps, result = _ddmin(fails_steps, steps, result)
+        config, steps, result = _simplify(fails_both, config, steps, result)
+        if (config, steps) == before or budget.candidates <= 0 or budget.cut_short:
+            break
+    final = expected_case(target, f"{original.id}", original.description, config, steps,
+                          original.source)
+    return Shrunk(failure, CaseResult(final, result.outcome, result.detail), len(original.steps),
+                  budget_total - budget.candidates, case_file(target, final, seed, result.detail),
+                  budget.cut_short)
+
+
+FAILING_STEP = re.compile(r"^step (\d+) ")
+
+
+def case_file(target: FuzzTarget, case: Case, seed: int, detail: str) -> dict[str, Any]:
+    """The shrunk case as a case file that ``cases lint`` accepts, ready to commit.
+
+    It cites the requirements of the generated transition cases that end in the
+    same event with the same non-numeric outputs as the failing step: the spec
+    rules that decide that output.
+    """
+    entry: dict[str, Any] = {
+        "id": case.id,
+        "description": f"Random trace {case.id.rsplit('-', 1)[-1]} of conform --fuzz --seed {seed}"
+                       " replays with exact outputs",
+        "requirements": _citations(target, case, detail) or ["TODO-CITE-1"],
+    }
+    if case.features:
+        entry["features"] = list(case.features)
+    entry["config"] = case.config
+    if case.expect_config_error is not None:
+        entry["expect_config_error"] = case.expect_config_error
+        entry["steps"] = []
+    else:
+        entry["steps"] = list(case.steps)
+    return {"machine": target.name, "cases": [entry]}
+
+
+def _shape(output: Any) -> Any:
+    if isinstance(output, dict):
+        return {k: v for k, v in output.items() if type(v) is not int}
+    return output
+
+
+def _citations(target: FuzzTarget, case: Case, detail: str) -> list[str]:
+    if case.expect_config_error is not None or not case.steps:
+        return []
+    match = FAILING_STEP.match(detail)
+    index = int(match[1]) if match else len(case.steps) - 1
+    step = case.steps[min(index, len(case.steps) - 1)]
+    try:
+        generated = json.loads(target.generated_cases.read_text(encoding="utf-8"))["cases"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    same_event = [c for c in generated if c.get("steps") and c["steps"][-1].get("event") == step["event"]]
+    same_shape = [c for c in same_event if _shape(c["steps"][-1].get("expect")) == _shape(step["expect"])]
+    cited: list[str] = []
+    for source in same_shape or same_event:
+        cited.extend(r for r in source.get("requirements", []) if r not in cited)
+    return cited
+
+
+def conform_fuzz(command: str, targets: Sequence[FuzzTarget], count: int, seed: int, *,
+                 timeout: float, start_timeout: float, max_line_bytes: int, window: int,
+                 without_features: Sequence[str] = (), coverage: Coverage | None = None,
+                 shrink_budget: int = DEFAULT_SHRINK_BUDGET,
+                 shrink_seconds: float = DEFAULT_SHRINK_SECONDS) -> RunReport:
+    """The fuzz run as a report like any other, with the shrunk failures under ``fuzz``."""
+    began = time.monotonic()
+    session = Session(command, start_timeout, max_line_bytes)
+    session.start()
+    try:
+        run = fuzz(session, targets, count, seed, timeout=timeout, window=window,
+                   without_features=without_features, shrink_budget=shrink_budget,
+                   shrink_seconds=shrink_seconds)
+    finally:
+        session.stop()
+    extra = {"fuzz": {"seed": seed, "count": count,
+                      "shrunk": [s.as_json() for s in run.shrunk]}}
+    return RunReport(session.implementation, run.results, session.restarts,
+                     time.monotonic() - began, coverage or Coverage(),
+                     tuple(sorted(t.name for t in targets)), extra)

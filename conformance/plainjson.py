@@ -1,0 +1,79 @@
+"""Plain JSON: what the harness protocol and the case files mean by JSON.
+
+Python's json module reads more than JSON: ``NaN`` and ``Infinity``, ``1e999``
+as an infinity; it refuses integers past 4300 digits with a bare ValueError
+and overflows the stack on deep nesting. A port in another language reads none
+of these alike, and each used to end a run in a traceback. Here each is a
+:class:`NotPlainJSON` with a one-line reason (PROTO-VAL-3).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+# Replies (and case files) nested deeper than this are refused (PROTO-VAL-3):
+# the outputs of every machine are a few levels deep, and a bound keeps every
+# later recursive step (schema validation, comparison, printing) safe.
+MAX_JSON_DEPTH = 64
+
+
+class NotPlainJSON(ValueError):
+    """Valid to Python's json module, but not plain JSON that every port reads alike."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NotPlainJSON(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise NotPlainJSON(f"number {text[:40]} overflows a double")
+    return value
+
+
+def json_depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value (a scalar is 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if deepest > MAX_JSON_DEPTH:
+            return deepest
+        stack.extend((child, depth) for child in item)
+    return deepest
+
+
+def parse_plain_json(text: str | bytes, parse_float: Any = _finite_float) -> Any:
+    """Parse one JSON text the way the protocol means it; NotPlainJSON when it is not.
+
+    Python's json module accepts ``NaN`` and ``Infinity``, turns ``1e999`` into
+    an infinity, refuses integers past 4300 digits with a bare ValueError and
+    overflows the stack on deep nesting. Each of these becomes NotPlainJSON,
+    with ``json.JSONDecodeError`` still raised for text that is not JSON at all.
+    """
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=parse_float)
+    except RecursionError:
+        raise NotPlainJSON(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except json.JSONDecodeError:
+        raise
+    except NotPlainJSON:
+        raise
+    except ValueError as error:  # an integer too long to convert, for one
+        raise NotPlainJSON(str(error)[:200]) from None
+    # Nesting needs an opening bracket per level: a text with few of them is shallow
+    # enough without walking it (the common case, on the runner's hot path).
+    opening = text.count(b"[") + text.count(b"{") if isinstance(text, bytes) else (
+        text.count("[") + text.count("{"))
+    if opening > MAX_JSON_DEPTH and json_depth(value) > MAX_JSON_DEPTH:
+        raise NotPlainJSON(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
