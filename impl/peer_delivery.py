@@ -520,7 +520,6 @@ class PeerDelivery:
         self._held: OrderedDict[int, HeldEntry] = OrderedDict()
         # Armed deadlines, earliest first; entries that left the buffer are skipped lazily.
         self._deadlines: list[tuple[int, int]] = []
-        self._per_sender: Counter[str] = Counter()  # held entries per sender (fair eviction)
         self._next_ticket = 1
         self._expiry = resolve_dialog_expiry(ABSENT)
         self._issued = self._queue_full = self._terminal = 0
@@ -577,14 +576,11 @@ class PeerDelivery:
 
     def _put(self, entry: HeldEntry) -> None:
         self._held[entry.ticket] = entry
-        self._per_sender[entry.facts.sender] += 1
         if entry.deadline_ms is not None:
             heapq.heappush(self._deadlines, (entry.deadline_ms, entry.ticket))
 
     def _pop(self, ticket: int) -> HeldEntry:
-        entry = self._held.pop(ticket)
-        self._per_sender[entry.facts.sender] -= 1
-        return entry
+        return self._held.pop(ticket)
 
     def _victim(self) -> int:
         """The ticket an eviction takes (PEER-HOLD-2; PEER-OPT-1 walks the buffer)."""
