@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from inboxspec import machines
@@ -80,11 +81,17 @@ def render(file: dict[str, Any]) -> str:
     return json.dumps(file, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_or_check(write: bool, explorations: Explorations | None = None) -> list[str]:
-    """Regenerate (or, without ``write``, compare); return problems: drift and unreached transitions."""
+def write_or_check(write: bool, explorations: Explorations | None = None,
+                   only: Sequence[str] | None = None) -> list[str]:
+    """Regenerate (or, without ``write``, compare); return problems: drift and unreached transitions.
+
+    ``only`` limits the work to the named machines (a test that writes one
+    machine's files must not rewrite the others')."""
     explorations = explorations or Explorations()
     problems: list[str] = []
     for entry in machines.all_machines():
+        if only is not None and entry.name not in only:
+            continue
         name = entry.name
         file, found = generate(name, explorations)
         problems.extend(found)

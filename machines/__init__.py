@@ -7,7 +7,7 @@ Adding a machine is one line in ``REGISTRY`` (docs/adding-a-machine.md).
 
 from __future__ import annotations
 
-from inboxspec.machines import peer_delivery, wake_gate
+from inboxspec.machines import idle_subscriptions, peer_delivery, wake_gate
 from inboxspec.machines.frame import Machine
 
 REGISTRY: dict[str, Machine] = {
@@ -15,6 +15,7 @@ REGISTRY: dict[str, Machine] = {
     for entry in (
         wake_gate.MACHINE,
         peer_delivery.MACHINE,
+        idle_subscriptions.MACHINE,
     )
 }
 

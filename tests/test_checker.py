@@ -80,7 +80,8 @@ def test_violation_traces_are_shortest() -> None:
 
 def test_findings_fail_by_default_and_hold_with_their_options() -> None:
     results = check_findings()
-    assert {r.finding for r in results} == {"WAKE-F1", "WAKE-F2", "WAKE-F3", "WAKE-F4"}
+    assert {r.finding for r in results if r.machine == "wake-gate"} == {"WAKE-F1", "WAKE-F2", "WAKE-F3",
+                                                                        "WAKE-F4"}
     assert all(r.ok and r.trace for r in results)
 
 

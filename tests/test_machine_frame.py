@@ -30,6 +30,16 @@ from tests import toy_machine
 
 @pytest.fixture
 def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A temporary registry holding the toy alone: every tool then works on it
+    (and `check` costs the toy's time, not every real machine's)."""
+    entry = toy_machine.make_machine(tmp_path)
+    monkeypatch.setattr(machines, "REGISTRY", {entry.name: entry})
+    return entry
+
+
+@pytest.fixture
+def toy_among_the_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The toy registered beside the real machines: one more entry, nothing else."""
     entry = toy_machine.make_machine(tmp_path)
     monkeypatch.setitem(machines.REGISTRY, entry.name, entry)
     return entry
@@ -53,8 +63,8 @@ def test_toy_machine_runs_through_every_tool(toy: Any, tmp_path: Path) -> None:
     assert refine("toy-lease", 4, {"cap_renewals": True}).mismatch == []
 
     # generated cases, manifest and spec sections, written then checked current.
-    assert any("stale" in p for p in write_or_check(write=False))
-    write_or_check(write=True)
+    assert any("stale" in p for p in write_or_check(write=False, only=["toy-lease"]))
+    write_or_check(write=True, only=["toy-lease"])
     generated = json.loads(toy.generated_cases.read_text())
     assert {c["id"] for c in generated["cases"]} >= {"toy-lease/generated/held-advance-0"}
     write_manifest("toy-lease")
@@ -70,7 +80,7 @@ def test_toy_machine_runs_through_every_tool(toy: Any, tmp_path: Path) -> None:
 
 
 def test_check_explores_each_distinct_configuration_once(toy: Any, tmp_path: Path) -> None:
-    write_or_check(write=True)
+    write_or_check(write=True, only=["toy-lease"])
     write_manifest("toy-lease")
     spec_sections.generate(tmp_path / "spec", write=True)
     report = run_check()
@@ -80,7 +90,7 @@ def test_check_explores_each_distinct_configuration_once(toy: Any, tmp_path: Pat
 
 def test_a_broken_toy_reference_fails_check_and_refine(toy: Any, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    write_or_check(write=True)
+    write_or_check(write=True, only=["toy-lease"])
     write_manifest("toy-lease")
     spec_sections.generate(tmp_path / "spec", write=True)
     monkeypatch.setattr(toy_machine, "TTL_MS", 101)  # the reference reads it; the chart has its own
@@ -96,9 +106,10 @@ def test_a_machine_without_a_manifest_is_a_problem_not_a_crash(toy: Any) -> None
     assert any("toy-lease: no manifest" in p for p in problems)
 
 
-def test_cli_lists_registered_machines(toy: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_lists_registered_machines(toy_among_the_rest: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explore", "toy-lease", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["machine"] == "toy-lease"
+    assert "toy-lease" in machines.names() and "wake-gate" in machines.names()
 
 
 def test_unknown_machine_is_a_typed_error() -> None:

@@ -3,11 +3,13 @@
 import { createInterface } from "node:readline";
 import * as wakeGate from "./wake-gate.mjs";
 import * as peerDelivery from "./peer-delivery.mjs";
+import * as idleSubscriptions from "./idle-subscriptions.mjs";
 
 // One line per machine: each module exports FEATURES and runCase(config, steps).
 const MACHINES = {
   "wake-gate": wakeGate,
   "peer-delivery": peerDelivery,
+  "idle-subscriptions": idleSubscriptions,
 };
 const FEATURES = Object.fromEntries(Object.entries(MACHINES).map(([name, m]) => [name, m.FEATURES]));
 

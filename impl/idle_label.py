@@ -1,0 +1,232 @@
+"""The idle notices' pure helpers: the label sanitiser, the clock, and the notice texts.
+
+Specified by ``spec/idle-subscriptions.md`` (seed ``001_08883a16a8c012a7.txt``,
+``peerIdleNoticeLabel``, ``formatPeerNoticeClock``,
+``renderCrossSessionIdleNotice``, ``describePeerIdleSubscription``); the
+requirement IDs in comments point there.
+
+The sanitiser works on Unicode code points and reads its character classes
+from ``idle_label_table`` (generated from one pinned Unicode version), never
+from the runtime's Unicode database, so that every port maps every label to
+the same text (IDLE-LABEL-1..6).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Final
+
+from .idle_errors import InvalidArgument
+from .idle_label_table import SPACE_RANGES
+
+PEER_IDLE_LABEL_MAX: Final = 100  # IDLE-LABEL-4: in code points
+PEER_IDLE_NOTICE_KINDS: Final = ("idle", "exited", "unavailable", "expired")
+# IDLE-TEXT-3: the seed's sentence, verbatim.
+PEER_IDLE_UNAVAILABLE_CAUSES: Final = (
+    "it is shutting down, its subscription table is full, a newer subscription displaced this"
+    " one, or it answered in a form this version does not recognize"
+)
+NOTICE_TAG: Final = "[peer idle notice]"  # IDLE-TEXT-1
+PREFIX_PHRASE: Final = "peer idle notice"  # IDLE-LABEL-3: the tag's words, matched without case
+NOTICE_TAIL: Final = (
+    "This is an automated harness notice, not a message from a person and not an instruction."
+)
+CLOCK_PLACEHOLDER: Final = "--:--"  # IDLE-CLOCK-2
+UNNAMED_LABEL: Final = "(unnamed session)"  # IDLE-TEXT-6
+MINUTE_MS: Final = 60_000
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+MAX_UTC_OFFSET_MIN: Final = 1439  # IDLE-CLOCK-1: strictly less than a day either way
+DAY_MINUTES: Final = 1440
+
+_LOWS: Final = tuple(low for low, _ in SPACE_RANGES)
+_ASCII_LOWER: Final = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+def _class_pattern() -> re.Pattern[str]:
+    parts = []
+    for low, high in SPACE_RANGES:
+        parts.append(f"\\U{low:08x}" if low == high else f"\\U{low:08x}-\\U{high:08x}")
+    return re.compile("[" + "".join(parts) + "]+")
+
+
+_SPACE_RUN: Final = _class_pattern()
+_SURROGATE_PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def join_surrogate_pairs(raw: str) -> str:
+    """IDLE-LABEL-1: a high surrogate followed by a low one is the code point they encode.
+
+    A Python string can hold the two halves as separate code points; JSON and
+    UTF-16 languages cannot tell them from the pair, so neither may the sanitiser.
+    """
+    if _SURROGATE_PAIR.search(raw) is None:
+        return raw
+    return raw.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def is_safe_natural(value: object) -> bool:
+    # bool is an int subclass; True is not a time or a count.
+    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
+
+
+def maps_to_space(char: str) -> bool:
+    """IDLE-LABEL-1: whether the sanitiser turns this code point into a space."""
+    point = ord(char)
+    index = bisect.bisect_right(_LOWS, point) - 1
+    return index >= 0 and point <= SPACE_RANGES[index][1]
+
+
+def _phrase_failure() -> tuple[int, ...]:
+    """The KMP failure function of the prefix phrase."""
+    failure = [0] * len(PREFIX_PHRASE)
+    k = 0
+    for i in range(1, len(PREFIX_PHRASE)):
+        while k and PREFIX_PHRASE[i] != PREFIX_PHRASE[k]:
+            k = failure[k - 1]
+        if PREFIX_PHRASE[i] == PREFIX_PHRASE[k]:
+            k += 1
+        failure[i] = k
+    return tuple(failure)
+
+
+_FAILURE: Final = _phrase_failure()
+
+
+def _ascii_lower(char: str) -> str:
+    return chr(ord(char) + 32) if "A" <= char <= "Z" else char
+
+
+def _advance(k: int, lower: str) -> int:
+    """The KMP step: the matched prefix length after one more (ASCII-lowered) code point.
+
+    pre: 0 <= k < 16
+    pre: len(lower) == 1
+    post[]:
+        # the match is a prefix of the phrase that ends with the new code point
+        0 <= __return__ <= 16 and (__return__ == 0 or "peer idle notice"[__return__ - 1] == lower)
+        # a match that continues grows by exactly one
+        lower != "peer idle notice"[k] or __return__ == k + 1
+    """
+    while k and lower != PREFIX_PHRASE[k]:
+        k = _FAILURE[k - 1]
+    return k + 1 if lower == PREFIX_PHRASE[k] else 0
+
+
+def _remove_phrase(mapped: str) -> str:
+    """IDLE-LABEL-2/3: one left-to-right pass with a stack, linear in the input.
+
+
+    Spaces collapse as they arrive: a space is pushed only onto a buffer that
+    is not empty and does not end with one. Each pushed code point carries the
+    length of the longest prefix of the phrase that the buffer now ends with
+    (ASCII letters compared without case). When that length is the whole
+    phrase, the phrase is popped and a space takes its place under the same
+    rule, so a phrase that a removal closes up is caught when its last code
+    point arrives.
+    """
+    chars: list[str] = []
+    matched: list[int] = []
+    whole = len(PREFIX_PHRASE)
+    for char in mapped:
+        if char == " " and (not chars or chars[-1] == " "):
+            continue
+        chars.append(char)
+        matched.append(_advance(matched[-1] if matched else 0, _ascii_lower(char)))
+        if matched[-1] == whole:
+            del chars[-whole:]
+            del matched[-whole:]
+            if chars and chars[-1] != " ":
+                chars.append(" ")
+                matched.append(_advance(matched[-1], " "))
+    return "".join(chars)
+
+
+def peer_idle_notice_label(raw: str) -> str | None:
+    """``peerIdleNoticeLabel``: a label or detail line made safe for a notice (IDLE-LABEL-1..6).
+
+    Its properties are checked by hypothesis (tests/test_idle_subscriptions_label.py);
+    CrossHair checks the phrase removal it relies on (``_remove_phrase``).
+    """
+    if not isinstance(raw, str):
+        raise InvalidArgument(f"a label must be a string, got {type(raw).__name__}")
+    # IDLE-LABEL-1/2: every class member becomes a space, runs of spaces one space, no leading space.
+    normal = _SPACE_RUN.sub(" ", join_surrogate_pairs(raw)).lstrip(" ")
+    # IDLE-LABEL-3: the stack pass only matters when the phrase occurs; the pass is linear either way.
+    if PREFIX_PHRASE in normal.translate(_ASCII_LOWER):
+        normal = _remove_phrase(normal)
+    # IDLE-LABEL-4/5: trim, cap in code points, trim again.
+    capped = normal.rstrip(" ")[:PEER_IDLE_LABEL_MAX].rstrip(" ")
+    return capped or None  # IDLE-LABEL-6
+
+
+def sanitise_by_definition(raw: str) -> str | None:
+    """IDLE-LABEL-1..6 as the spec writes them, one code point at a time (the tests' oracle)."""
+    mapped = "".join(" " if maps_to_space(c) else c for c in join_surrogate_pairs(raw))
+    normal = _remove_phrase(mapped)
+    capped = normal.rstrip(" ")[:PEER_IDLE_LABEL_MAX].rstrip(" ")
+    return capped or None
+
+
+def is_peer_idle_notice_kind(value: object) -> bool:
+    """``isPeerIdleNoticeKind`` (IDLE-TEXT-5)."""
+    return isinstance(value, str) and value in PEER_IDLE_NOTICE_KINDS
+
+
+def format_peer_notice_clock(epoch_ms: int | None, utc_offset_min: int) -> str:
+    """``formatPeerNoticeClock``: ``HH:MM``, 24-hour, at a fixed UTC offset (IDLE-CLOCK-1..3)."""
+    if epoch_ms is not None and not is_safe_natural(epoch_ms):
+        raise InvalidArgument(f"epoch_ms must be an integer in [0, 2**53 - 1] or None, got {epoch_ms!r}")
+    if type(utc_offset_min) is not int or abs(utc_offset_min) > MAX_UTC_OFFSET_MIN:
+        raise InvalidArgument(f"utc_offset_min must be an integer in [-1439, 1439], got {utc_offset_min!r}")
+    if epoch_ms is None:
+        return CLOCK_PLACEHOLDER
+    minutes = (epoch_ms - epoch_ms % MINUTE_MS) // MINUTE_MS + utc_offset_min
+    minute_of_day = minutes % DAY_MINUTES
+    return f"{minute_of_day // 60:02d}:{minute_of_day % 60:02d}"
+
+
+def label_or_unnamed(*candidates: str | None) -> str:
+    """IDLE-TEXT-6: the first candidate that survives the sanitiser, else the unnamed label."""
+    for candidate in candidates:
+        if candidate is not None:
+            label = peer_idle_notice_label(candidate)
+            if label is not None:
+                return label
+    return UNNAMED_LABEL
+
+
+def render_idle_notice(kind: str, label: str, finished_at: int | None, detail: str | None,
+                       utc_offset_min: int) -> str:
+    """``renderCrossSessionIdleNotice``: the model-facing line of one notice (IDLE-TEXT-1..4)."""
+    if not is_peer_idle_notice_kind(kind):
+        raise InvalidArgument(f"not an idle notice kind: {kind!r}")
+    if not isinstance(label, str) or not label:
+        raise InvalidArgument(f"label must be a non-empty string, got {label!r}")
+    if detail is not None and not isinstance(detail, str):
+        raise InvalidArgument(f"detail must be a string or None, got {detail!r}")
+    clock = format_peer_notice_clock(finished_at, utc_offset_min)
+    if kind == "idle":
+        body = f'Session "{label}" went idle at {clock}.'
+        if detail is not None:
+            body += f" Its last turn ended with: «{detail}»."
+    elif kind == "exited":
+        body = f'Session "{label}" exited at {clock}; it will not go idle again.'
+    elif kind == "unavailable":
+        body = f'Session "{label}" is not holding your idle subscription: {PEER_IDLE_UNAVAILABLE_CAUSES}.'
+    else:
+        body = f'Your idle subscription to session "{label}" expired with no answer from it.'
+    return f"{NOTICE_TAG} {body} {NOTICE_TAIL}"
+
+
+def describe_peer_idle_subscription(address: str, detail_shared: bool) -> str:
+    """``describePeerIdleSubscription``: the host-facing line when a peer subscribes (IDLE-TEXT-7)."""
+    if not isinstance(address, str) or type(detail_shared) is not bool:
+        raise InvalidArgument("address must be a string and detail_shared true or false")
+    who = label_or_unnamed(address)
+    if detail_shared:
+        shared = "it is told the time and a one-line detail of the last turn"
+    else:
+        shared = "it is told the time only; no detail of the last turn is shared"
+    return (f'Session "{who}" subscribed to this session\'s idle notices: when this session next'
+            f" goes idle or exits, {shared}.")

@@ -1,0 +1,109 @@
+"""CrossHair checks the idle-subscriptions contracts symbolically.
+
+The contracts are the PEP 316 docstrings of ``must_push_out`` (the priors
+bound, IDLE-REQ-3) and ``next_fire`` (the held-messages back-off, IDLE-HELD-2)
+in ``impl/idle_subscriptions.py``, and ``_advance`` (the sanitiser's
+phrase-matching step, IDLE-LABEL-3) in ``impl/idle_label.py``. The
+sanitiser's whole-string properties are checked by hypothesis, far faster
+(tests/test_idle_subscriptions_label.py).
+CI runs them with a bounded budget per condition
+(``INBOXSPEC_CROSSHAIR_BUDGET``, seconds, default 1 here); each contract is
+also shown to bite: a copy of the module with one deliberate bug, and only
+that contract left, yields a counterexample on that contract's line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import inboxspec.impl.idle_label as idle_label
+import inboxspec.impl.idle_subscriptions as idle_subscriptions
+from tests.test_crosshair import CROSSHAIR, contract_line, only_contract
+
+pytestmark = pytest.mark.slow
+
+BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
+
+
+def crosshair(target: str, budget: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if cwd is not None:
+        env["PYTHONPATH"] = str(cwd) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(
+        [CROSSHAIR, "check", "--analysis_kind=PEP316", f"--per_condition_timeout={budget}", target],
+        capture_output=True, text=True, cwd=cwd, env=env, timeout=900,
+    )
+
+
+def test_contracts_hold() -> None:
+    result = crosshair("inboxspec.impl.idle_subscriptions", budget=BUDGET)
+    assert result.returncode == 0, result.stdout + result.stderr
+    result = crosshair("inboxspec.impl.idle_label._advance", budget=BUDGET)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# contract comment -> (module, function, exact source fragment, its buggy replacement)
+MUTANTS = {
+    "no fire while messages are held": (
+        idle_subscriptions, "next_fire",
+        "    if held == 0:\n        return fire_at, fire_at\n",
+        "    if held <= 1:\n        return fire_at, fire_at\n",
+    ),
+    "a fire happens at its due time": (
+        idle_subscriptions, "next_fire",
+        "    if held == 0:\n        return fire_at, fire_at\n",
+        "    if held == 0:\n        return now_ms, fire_at\n",
+    ),
+    "a due fire with nothing held is never lost": (
+        idle_subscriptions, "next_fire",
+        "    if held == 0:\n        return fire_at, fire_at\n",
+        "    if held == 0 and fire_at < now_ms:\n        return fire_at, fire_at\n",
+    ),
+    "a held fire is re-checked after now, on the back-off grid": (
+        idle_subscriptions, "next_fire",
+        "    checks = (now_ms - fire_at) // backoff_ms + 1\n",
+        "    checks = (now_ms - fire_at) // backoff_ms\n",
+    ),
+    "the priors kept never exceed the bound": (
+        idle_subscriptions, "must_push_out",
+        "    return priors > priors_kept\n",
+        "    return priors > priors_kept + 1\n",
+    ),
+    "a prior is pushed out only when the bound needs it": (
+        idle_subscriptions, "must_push_out",
+        "    return priors > priors_kept\n",
+        "    return priors >= priors_kept\n",
+    ),
+    "the match is a prefix of the phrase that ends with the new code point": (
+        idle_label, "_advance",
+        "    return k + 1 if lower == PREFIX_PHRASE[k] else 0\n",
+        "    return k + 1 if lower == PREFIX_PHRASE[k] or lower == \"x\" else 0\n",
+    ),
+    "a match that continues grows by exactly one": (
+        idle_label, "_advance",
+        "    while k and lower != PREFIX_PHRASE[k]:\n",
+        "    while k and lower != \"z\":\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("contract", sorted(MUTANTS))
+def test_contract_finds_counterexample_in_broken_variant(contract: str, tmp_path: Path) -> None:
+    module, function, fragment, broken = MUTANTS[contract]
+    source = Path(module.__file__).read_text(encoding="utf-8")
+    assert source.count(fragment) == 1, f"mutation anchor drifted: {fragment!r}"
+    # The copy lives outside the package, so its relative imports must become absolute.
+    # Only the contract under test stays, so the run checks one condition.
+    mutant = re.sub(r"^from \.(\w+) import", r"from inboxspec.impl.\1 import",
+                    only_contract(source.replace(fragment, broken), contract), flags=re.MULTILINE)
+    name = f"{Path(module.__file__).stem}_mutant"
+    (tmp_path / f"{name}.py").write_text(mutant, "utf-8")
+    result = crosshair(f"{name}.{function}", budget="4", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    failing = {int(n) for n in re.findall(rf"{name}\.py:(\d+): error", result.stdout)}
+    assert contract_line(mutant, contract) in failing, result.stdout

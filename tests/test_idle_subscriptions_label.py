@@ -1,0 +1,137 @@
+"""The label sanitiser (IDLE-LABEL-1..6): its properties, its table, and the Node port's agreement.
+
+The properties run on the ``ci`` profile's budget and on at least 100 000
+inputs under ``HYPOTHESIS_PROFILE=deep``. The Node comparison sends one batch
+of random labels (astral characters, combining marks, lone surrogates and the
+prefix phrase in pieces) through ``node`` and compares the answers exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inboxspec.impl import idle_label
+from inboxspec.impl.idle_label import (
+    PEER_IDLE_LABEL_MAX,
+    PREFIX_PHRASE,
+    maps_to_space,
+    peer_idle_notice_label,
+    sanitise_by_definition,
+)
+from inboxspec.model import idle_subscriptions as model
+
+ROOT = Path(__file__).resolve().parent.parent
+DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
+EXAMPLES = 100_000 if DEEP else 300
+
+# Pieces that meet the rules' edges: the phrase in every case and split by
+# class members, envelope punctuation, astral and combining characters,
+# lone surrogates, and format characters newer than Python 3.11's database.
+PIECES = st.sampled_from([
+    "peer", "PEER", "pEeR", " ", "idle", "IDLE", "notice", "Notice", "peer idle notice", "\u200b",
+    "\u2028", "\t", "\u202e", "\u2066", "\ufeff", "\u00ad", "[", "]", "<", ">", "«", "»", '"',
+    "\U0001F600", "\U00020000",
+    "\u0301", "e\u0301", "\ud800", "\udfff", "\ud83d", "\U0001343a", "\u00a0", "\u3000", "a", "Z", "x y",
+    "\u0440", "\u200d",
+])
+LABELS = st.one_of(
+    st.text(max_size=40),
+    st.lists(PIECES, max_size=40).map("".join),
+    st.lists(PIECES, min_size=30, max_size=80).map("".join),
+    st.text(alphabet=st.characters(codec=None), min_size=90, max_size=130),
+)
+
+
+def _ascii_lower(text: str) -> str:
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in text)
+
+
+@settings(max_examples=EXAMPLES)
+@given(raw=LABELS)
+def test_sanitised_label_properties(raw: str) -> None:
+    result = peer_idle_notice_label(raw)
+    if result is None:
+        return
+    assert 0 < len(result) <= PEER_IDLE_LABEL_MAX  # IDLE-LABEL-4: code points
+    assert result == result.strip(" ") and "  " not in result  # IDLE-LABEL-2
+    assert not any(maps_to_space(c) and c != " " for c in result)  # IDLE-LABEL-1
+    assert PREFIX_PHRASE not in _ascii_lower(result)  # IDLE-LABEL-3
+    assert peer_idle_notice_label(result) == result  # IDLE-LABEL-5: idempotent
+
+
+@settings(max_examples=EXAMPLES)
+@given(raw=LABELS)
+def test_fast_path_model_and_definition_agree(raw: str) -> None:
+    expected = sanitise_by_definition(raw)
+    assert peer_idle_notice_label(raw) == expected
+    assert model.label(raw) == expected
+
+
+def test_committed_tables_match_the_generator() -> None:
+    """IDLE-LABEL-1: the tables are what spec/tools/idle_label_table.py writes from Unicode 15.1.0."""
+    pytest.importorskip("unicodedata2")
+    tool = ROOT / "spec" / "tools" / "idle_label_table.py"
+    process = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True,
+                             timeout=300)
+    assert process.returncode == 0, process.stderr
+
+
+def test_table_does_not_follow_the_runtime() -> None:
+    """Format characters that Unicode 15 added are in the class whatever Python 3.11 knows."""
+    assert all(maps_to_space(chr(cp)) for cp in range(0x13430, 0x13440))
+    assert idle_label.peer_idle_notice_label("a\U0001343ab") == "a b"
+
+
+def test_ten_megabyte_label_is_sanitised() -> None:
+    """IDLE-LABEL-5: a nested-phrase input of 10 MB goes through (the benchmark prints its speed)."""
+    nested = "peer idle " * 400_000 + "notice " * 400_000
+    assert len(nested) > 6_000_000
+    assert peer_idle_notice_label(nested) is None
+    assert peer_idle_notice_label("x" * 10_000_000) == "x" * PEER_IDLE_LABEL_MAX
+
+
+NODE_SCRIPT = """
+import { createInterface } from "node:readline";
+import { peerIdleNoticeLabel } from "./idle-subscriptions.mjs";
+const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+for await (const line of lines) {
+  process.stdout.write(JSON.stringify(peerIdleNoticeLabel(JSON.parse(line))) + "\\n");
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_node_port_agrees_on_random_labels(tmp_path: Path) -> None:
+    samples: list[str] = []
+
+    @settings(max_examples=2000 if DEEP else 300, database=None)
+    @given(raw=LABELS)
+    def collect(raw: str) -> None:
+        samples.append(raw)
+
+    collect()
+    port = ROOT / "conformance" / "ports" / "node"
+    script = port / ".label-check.mjs"
+    script.write_text(NODE_SCRIPT, encoding="utf-8")
+    try:
+        # ensure_ascii writes lone surrogates as \\u escapes, which JSON.parse turns back into them.
+        stdin = "".join(json.dumps(s) + "\n" for s in samples)
+        process = subprocess.run(["node", str(script)], input=stdin, capture_output=True, text=True,
+                                 timeout=120, cwd=port)
+    finally:
+        script.unlink()
+    assert process.returncode == 0, process.stderr
+    answers = [json.loads(line) for line in process.stdout.splitlines()]
+    assert len(answers) == len(samples)
+    for raw, answer in zip(samples, answers, strict=True):
+        assert answer == peer_idle_notice_label(raw), raw

@@ -1,0 +1,139 @@
+"""Lockstep: every generated event goes to the model chart and to the reference.
+
+Rule names are the spec's event names, so a shrunk failure reads as a trace;
+the failing run also notes the trace as a ready-to-commit conformance case.
+Values come from small pools (ids, requesters, targets, times near the
+deadlines) so that short runs meet the caps, push-outs, displacements,
+retransmissions, sweeps, the debounce and the back-off.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import note
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from inboxspec.conformance.casefiles import case_from_trace
+from inboxspec.impl.idle_subscriptions import IdleSubscriptions
+from inboxspec.machines.idle_subscriptions_driver import ModelSession, apply_step
+
+ids = st.integers(0, 4)
+texts = st.sampled_from([None, "done", "ok «x» [peer idle notice]", "\u200b", "a" * 120])
+answers = st.sampled_from([
+    None, "idle", {"kind": "idle"}, {"kind": "idle", "finished_at": 61_000, "detail": "green"},
+    {"kind": "exited", "finished_at": 5}, {"kind": "unavailable"}, {"kind": "expired"},
+    {"kind": "idle", "finished_at": -1}, {"kind": "idle", "extra": True},
+])
+options = st.fixed_dictionaries({}, optional={
+    "notify_pushed_out": st.booleans(), "fire_when_already_idle": st.booleans(),
+    "fire_on_release": st.booleans(), "answers_from_target_only": st.booleans()})
+
+
+class IdleSubscriptionsLockstep(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.trace: list[dict[str, Any]] = []
+        self.model_output: dict[str, Any] | None = None
+        self.impl_output: dict[str, Any] | None = None
+
+    @initialize(ttl=st.sampled_from([3, 40, 43_200_000]), debounce=st.sampled_from([0, 2, 750]),
+                backoff=st.sampled_from([1, 5, 30_000]), outstanding_cap=st.integers(0, 3),
+                priors_kept=st.integers(0, 2), subscriber_cap=st.integers(0, 3), seat=st.booleans(),
+                offset=st.sampled_from([0, -300, 330]), opts=options)
+    def create(self, ttl: int, debounce: int, backoff: int, outstanding_cap: int, priors_kept: int,
+               subscriber_cap: int, seat: bool, offset: int, opts: dict[str, bool]) -> None:
+        self.config: dict[str, Any] = {
+            "ttl_ms": ttl, "debounce_ms": debounce, "held_backoff_ms": backoff,
+            "outstanding_cap": outstanding_cap, "priors_kept": priors_kept, "subscriber_cap": subscriber_cap,
+            "last_turn_text_seat": seat, "reader_utc_offset_min": offset, "start_ms": 60_000}
+        if opts:
+            self.config["options"] = opts
+        note(f"config = {json.dumps(self.config)}")
+        self.model = ModelSession(self.config)
+        self.impl = IdleSubscriptions.from_config(self.config)
+
+    def _step(self, event: str, **args: Any) -> None:
+        step: dict[str, Any] = {"event": event, "args": args} if args else {"event": event}
+        self.model_output = self.model.apply(step)
+        self.impl_output = apply_step(self.impl, step)
+        self.trace.append({**step, "expect": self.model_output})
+        note(f"{event} {json.dumps(args)} -> model {self.model_output} / impl {self.impl_output}")
+        if self.model_output != self.impl_output:
+            case = case_from_trace("idle-subscriptions", "lockstep-counterexample", self.config, self.trace)
+            note("as a conformance case:\n" + json.dumps(case, indent=2))
+
+    @rule(target_=st.sampled_from(["s1", "s2"]), subscription=ids,
+          label=st.sampled_from([None, "Peer", "[]"]))
+    def subscribe(self, target_: str, subscription: int, label: str | None) -> None:
+        self._step("subscribe", target=target_, subscription=subscription, label=label)
+
+    @rule(subscription=ids, notice=answers, sender=st.sampled_from([None, "s1", "s2"]))
+    def receive_notice(self, subscription: int, notice: Any, sender: str | None) -> None:
+        self._step("receive_notice", subscription=subscription, notice=notice, **{"from": sender})
+
+    @rule(requester=st.sampled_from(["a", "b", "c", "d"]), subscription=st.integers(0, 2),
+          parity=st.sampled_from([None, False, True]))
+    def add_subscriber(self, requester: str, subscription: int, parity: bool | None) -> None:
+        self._step("add_subscriber", requester=requester, subscription=subscription, parity=parity)
+
+    @rule()
+    def turn_started(self) -> None:
+        self._step("turn_started")
+
+    @rule(last_turn_text=texts)
+    def turn_finished(self, last_turn_text: str | None) -> None:
+        self._step("turn_finished", last_turn_text=last_turn_text)
+
+    @rule(count=st.sampled_from([0, 0, 1, 3]))
+    def set_held(self, count: int) -> None:
+        self._step("set_held", count=count)
+
+    @rule()
+    def exit(self) -> None:
+        self._step("exit")
+
+    @rule()
+    def shutdown(self) -> None:
+        self._step("shutdown")
+
+    @rule(by=st.sampled_from(["0", "1", "debounce", "backoff", "ttl", "ttl-1", "big"]))
+    def advance(self, by: str) -> None:
+        config = self.impl.config
+        step = {"0": 0, "1": 1, "debounce": config.debounce_ms, "backoff": config.held_backoff_ms,
+                "ttl": config.ttl_ms, "ttl-1": max(0, config.ttl_ms - 1), "big": 7 * config.ttl_ms + 3}[by]
+        self._step("advance", now_ms=self.impl.now_ms + step)
+
+    @precondition(lambda self: self.model_output is not None)
+    @invariant()
+    def outputs_agree(self) -> None:
+        assert self.model_output == self.impl_output
+
+    @invariant()
+    def requester_tables_agree(self) -> None:
+        assert [row[0] for row in self.model.chart.outstanding] == list(self.impl.outstanding)
+
+    @invariant()
+    def subscriber_tables_agree(self) -> None:
+        assert [(r[0], r[1]) for r in self.model.chart.subscribers] == [
+            (s.requester, s.subscription) for s in self.impl.subscribers.values()]
+
+    @invariant()
+    def phases_agree(self) -> None:
+        (state,) = self.model.chart.configuration
+        assert state.id == self.impl.phase.value == self.model.chart.phase
+
+    @invariant()
+    def clocks_and_fires_agree(self) -> None:
+        assert (self.model.chart.now_ms, self.model.chart.fire_at) == (self.impl.now_ms, self.impl.fire_at)
+
+    @invariant()
+    def tables_within_caps(self) -> None:
+        config = self.impl.config
+        assert len(self.impl.outstanding) <= config.outstanding_cap
+        assert len(self.impl.subscribers) <= config.subscriber_cap
+
+
+TestIdleSubscriptionsLockstep = IdleSubscriptionsLockstep.TestCase
