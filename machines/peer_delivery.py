@@ -29,6 +29,10 @@ Bounds (``--bound NAME=VALUE``) and why they suffice
     refuses the next at the send station, and that a release can overrun.
     ``senders`` (default ``a,b``): eviction fairness compares senders, and two
     are the fewest that can be compared; judgement never reads the sender.
+    ``dialogExpiry`` starts at its default (5 min) and may be set to 60 s or
+    ``never``: the three deadlines a hold can get (PEER-EXP-1); 10 min behaves
+    as 5 min does at this clock step, and going back to 5 min reaches no
+    behaviour the start has not.
     The recipient's mode class is ``x`` or none; the first sender asserts
     ``x`` (matching) or ``y`` (a mismatch), or garbles its attestation, and
     sends each drop; the others only send mismatches, which is all that
@@ -210,7 +214,7 @@ class PeerDeliveryExplorer:
                            {"setting": setting, "starting_up": starting, "mode": mode})
                     for label, setting, starting, mode in recipients]
         letters += [Action(f"set_dialog_expiry {v}", "set_dialog_expiry", {"value": v})
-                    for v in ("60s", "5m", "never")]
+                    for v in ("60s", "never")]
         letters.append(Action("advance +5 min", "advance", {"now_ms": After(STEP)}))
         letters.append(Action("drain", "drain"))
         # One position past the cap names a ticket that is never held.
