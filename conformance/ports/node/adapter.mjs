@@ -4,12 +4,14 @@ import { createInterface } from "node:readline";
 import * as wakeGate from "./wake-gate.mjs";
 import * as peerDelivery from "./peer-delivery.mjs";
 import * as idleSubscriptions from "./idle-subscriptions.mjs";
+import * as inboxRefresh from "./inbox-refresh.mjs";
 
 // One line per machine: each module exports FEATURES and runCase(config, steps).
 const MACHINES = {
   "wake-gate": wakeGate,
   "peer-delivery": peerDelivery,
   "idle-subscriptions": idleSubscriptions,
+  "inbox-refresh": inboxRefresh,
 };
 const FEATURES = Object.fromEntries(Object.entries(MACHINES).map(([name, m]) => [name, m.FEATURES]));
 

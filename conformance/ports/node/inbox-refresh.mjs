@@ -1,0 +1,417 @@
+// The inbox refresh cache (spec/inbox-refresh.md), a dependency-free port for Node.js 20,
+// with the fake inbox source and fake runner that a case describes (spec: Interface).
+// Requirement IDs in comments point into the spec.
+
+export const NAME = "inbox-refresh";
+export const FEATURES = ["option:refreshing_only_when_runnable", "option:read_failure_backs_off"];
+
+const SPACING_MS = 30_000; // REFRESH-DEF-1
+const MAX_BACKOFF_MS = 300_000;
+const MAX_TIME_MS = 253_402_300_799_999;
+const MAX_CALLERS = 64;
+const OVERFLOW_ID = "inbox:more";
+const CAPACITY_ID = "capacity:proposal";
+const WORKER_CHANGED = "inbox worker changed; restart acon serve";
+const LOG_FAILED = "amem: inbox refresh failed; bounded backoff applies";
+const TITLE = { refreshing: "Memory inbox is refreshing", unavailable: "Memory inbox is unavailable" };
+const DETAIL = {
+  refreshing: "Pending items will appear when the refresh finishes.",
+  unavailable: "Refresh is paused; it will retry after the cooldown.",
+};
+const OPTIONS = ["refreshing_only_when_runnable", "read_failure_backs_off"];
+const OUTCOMES = ["result", "changed", "unavailable", "moved", "cleanup", "deadline", "launch_runtime", "launch_error"];
+
+export class RefreshError extends Error {
+  constructor(code, message) { super(message); this.code = code; }
+}
+const fail = (code, message) => { throw new RefreshError(code, message); };
+
+// How a job ends: the seed's error classes.
+class JobError extends Error {}
+class SourcesChanged extends JobError { constructor() { super("inbox sources changed"); } }
+class RuntimeFailure extends JobError {}
+class CleanupUnresolved extends JobError {
+  constructor(group) {
+    const valid = Number.isSafeInteger(group) && group > 0 ? group : undefined;
+    super(`inbox worker group ${valid ?? "unknown"} cleanup is unresolved`); this.group = valid;
+  }
+}
+class SourceUnreadable extends Error { constructor() { super("inbox sources unreadable"); } }
+
+const isNatural = (v) => Number.isSafeInteger(v) && v >= 0;
+const isTime = (v) => Number.isSafeInteger(v) && v >= 0 && v <= MAX_TIME_MS;
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const isBool = (v) => typeof v === "boolean";
+const backoffMs = (count) => Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(19, count - 1)); // REFRESH-BACK-1
+const iso = (ms) => new Date(ms).toISOString();
+
+function boundedRows(rows, total) {
+  const actual = rows.filter((row) => row.id !== OVERFLOW_ID), hint = rows.find((row) => row.id === OVERFLOW_ID);
+  const more = Math.max(0, total - actual.length);
+  return { items: hint && more > 0 ? [...actual, hint] : actual, more };
+}
+
+function statusItem(kind, detail, at) { // REFRESH-IF-9, REFRESH-MSG-1
+  return { id: `inbox:${kind}`, group: "alert", kind: "status", title: TITLE[kind], detail: detail ?? DETAIL[kind],
+    at: iso(at), verbs: [], link: { panel: "review" } };
+}
+
+export class InboxRefreshCache {
+  constructor(runner, source, { nowMs = 0, maxItems = 50, maxBytes = 65536, options = {}, log = () => {} } = {}) {
+    this.runner = runner; this.source = source; this.maxItems = maxItems; this.maxBytes = maxBytes;
+    this.options = options; this.log = log;
+    Object.assign(this, {
+      now: nowMs, cache: undefined, capacity: undefined, observed: undefined, running: undefined,
+      blocked: undefined, blockedGroup: undefined, generation: 0, closed: false, pending: true, stale: false,
+      failureCount: 0, retryAt: 0, lastLaunch: undefined, lastDuration: 0, error: undefined, errorDetail: undefined,
+      generatedAt: undefined, policy: undefined, capacityAt: undefined, overflowAt: undefined, shown: "", shownAt: 0,
+    });
+  }
+
+  checkTime(nowMs) {
+    if (!isTime(nowMs)) fail("invalid_time", "now_ms out of range");
+    if (nowMs < this.now) fail("invalid_time", "time never moves backwards");
+    return nowMs;
+  }
+
+  advance(nowMs) { this.now = this.checkTime(nowMs); }
+
+  invalidate(change) { // REFRESH-INV
+    this.generation++; this.pending = true; this.stale = true;
+    if (change.hard) { this.cache = undefined; this.observed = undefined; }
+    else if (this.cache && (change.removeIds.length || change.added)) {
+      const old = this.cache.computation, actual = old.items.filter((item) => item.id !== OVERFLOW_ID);
+      const removed = new Set(change.removeIds), shown = actual.filter((item) => !removed.has(item.id));
+      const total = Math.max(shown.length, actual.length + old.more - removed.size + change.added);
+      const hint = old.items.find((item) => item.id === OVERFLOW_ID);
+      Object.assign(old, boundedRows(hint ? [...shown, hint] : shown, total));
+    }
+    if (change.capacity) this.capacity = undefined;
+  }
+
+  allowed() { // REFRESH-START-1
+    return this.now >= Math.max(this.retryAt, this.lastLaunch === undefined ? 0 : this.lastLaunch + Math.max(SPACING_MS, this.lastDuration));
+  }
+
+  recover() { // REFRESH-REC-2
+    if (this.blocked && this.blocked.observeCleanup() === "gone") {
+      this.blocked = undefined; this.blockedGroup = undefined; this.error = undefined;
+    }
+  }
+
+  refresh() {
+    if (this.closed || this.running || this.blocked || !this.pending || !this.allowed()) return;
+    this.lastLaunch = this.now; this.pending = false; this.error = undefined; this.errorDetail = undefined;
+    let job;
+    try { job = this.runner.launch(this.capacity); } catch (error) {
+      if (!(error instanceof JobError)) throw error;
+      this.lastDuration = 0; this.failed(error); return;
+    }
+    this.running = { job, generation: this.generation, launched: this.now };
+  }
+
+  failed(error, job) { // REFRESH-BACK
+    if (error instanceof SourcesChanged) { this.pending = true; return; }
+    this.failureCount = Math.min(20, this.failureCount + 1);
+    this.retryAt = this.now + backoffMs(this.failureCount);
+    this.pending = true;
+    this.error = error instanceof RuntimeFailure ? "runtime" : error instanceof CleanupUnresolved ? "cleanup" : "failure";
+    if (error instanceof CleanupUnresolved && job && error.group !== undefined) { this.blocked = job; this.blockedGroup = error.group; }
+    if (error instanceof RuntimeFailure) { this.cache = undefined; this.errorDetail = error.message; }
+    if (!this.closed) this.log(error instanceof RuntimeFailure ? error.message : this.error === "cleanup"
+      ? `amem: inbox group ${this.blockedGroup ?? "unknown"} cleanup unresolved; snapshots will observe recovery without signalling it.`
+      : LOG_FAILED);
+  }
+
+  settle(job, outcome, nowMs) {
+    this.now = this.checkTime(nowMs);
+    const running = this.running;
+    try {
+      if (outcome instanceof JobError) {
+        this.failed(outcome, job);
+        if (outcome instanceof SourcesChanged) return { settled: "changed", reason: null };
+        return { settled: this.error, reason: outcome.message };
+      }
+      try { return { settled: this.accept(outcome, running.generation), reason: null }; } catch (error) {
+        this.failed(new JobError(error.message), job);
+        return { settled: "failure", reason: error.message };
+      }
+    } finally {
+      this.lastDuration = Math.max(0, this.now - running.launched); this.running = undefined; // REFRESH-START-3
+    }
+  }
+
+  accept(result, generation) { // REFRESH-ACC
+    const revision = this.source.policyRevision(), computation = result.computation;
+    if (generation !== this.generation || computation.policy !== revision || this.source.sourceChange(result.sources).changed) {
+      this.pending = true; return "discarded";
+    }
+    const expires = computation.expiresAt;
+    if (expires !== null && (!Number.isFinite(expires) || expires < 0)) throw Error("invalid inbox expiry");
+    if (expires !== null && this.now >= expires) { this.invalidate({ hard: true, capacity: false, removeIds: [], added: 0 }); return "expired"; }
+    if (computation.items.length > this.maxItems || Buffer.byteLength(JSON.stringify(computation.items)) > this.maxBytes
+      || !Number.isSafeInteger(computation.more) || computation.more < 0) throw Error("invalid inbox result");
+    if (computation.items.some((item) => item.id !== OVERFLOW_ID && this.source.declines(item))) throw Error("inbox result declined");
+    this.cache = structuredClone(result); this.observed = this.cache.sources; this.capacity = this.cache.computation.capacity ?? undefined;
+    const cap = this.cache.computation.items.find((item) => item.id === CAPACITY_ID);
+    if (cap) { this.capacityAt ??= cap.at; cap.at = this.capacityAt; } else this.capacityAt = undefined;
+    const overflow = this.cache.computation.items.find((item) => item.id === OVERFLOW_ID);
+    if (overflow) { this.overflowAt ??= overflow.at; overflow.at = this.overflowAt; } else this.overflowAt = undefined;
+    this.policy = revision; this.generatedAt = iso(this.now); this.stale = false; this.pending = false;
+    this.failureCount = 0; this.retryAt = 0; this.error = undefined; this.errorDetail = undefined;
+    return "accepted";
+  }
+
+  snapshot(nowMs, callers = 1) { // REFRESH-SNAP
+    if (!Number.isSafeInteger(callers) || callers < 1 || callers > MAX_CALLERS) fail("invalid_callers", "callers out of range");
+    this.checkTime(nowMs);
+    if (this.closed) fail("closed", "inbox provider is closed");
+    this.now = nowMs;
+    const value = this.compute();
+    return Array.from({ length: callers }, () => structuredClone(value));
+  }
+
+  compute() {
+    const hard = { hard: true, capacity: true, removeIds: [], added: 0 };
+    try {
+      this.recover();
+      const revision = this.source.policyRevision();
+      if (this.policy !== undefined && this.policy !== revision) this.invalidate(hard);
+      this.policy = revision;
+      if (this.cache) {
+        const changed = this.source.sourceChange(this.observed ?? this.cache.sources);
+        this.observed = changed.sources;
+        if (changed.changed) this.invalidate({ hard: changed.hard, capacity: changed.hard, removeIds: [], added: 0 });
+        if (this.cache && this.cache.computation.expiresAt !== null && this.now >= this.cache.computation.expiresAt) {
+          this.invalidate({ hard: true, capacity: false, removeIds: [], added: 0 });
+        }
+        if (this.capacity && this.now >= this.capacity.until && !this.stale) this.invalidate({ hard: false, capacity: false, removeIds: [], added: 0 });
+      }
+      this.refresh();
+      if (this.cache && (!this.stale || this.cache.computation.items.length)) {
+        this.shown = this.stale ? "stale" : "ready";
+        const paused = this.options.refreshing_only_when_runnable && (this.error || this.blocked); // REFRESH-OPT-1
+        return { items: structuredClone(this.cache.computation.items), more: this.cache.computation.more,
+          complete: !this.stale, refreshing: this.stale && !paused, generatedAt: this.generatedAt };
+      }
+      return this.status();
+    } catch (error) {
+      if (!(error instanceof SourceUnreadable)) throw error;
+      this.invalidate(hard); this.error = "failure"; // REFRESH-SNAP-5
+      if (this.options.read_failure_backs_off) { // REFRESH-OPT-2
+        this.failureCount = Math.min(20, this.failureCount + 1);
+        this.retryAt = this.now + backoffMs(this.failureCount);
+        this.log(LOG_FAILED);
+      }
+      return this.status();
+    }
+  }
+
+  status() {
+    const kind = this.error || this.blocked ? "unavailable" : "refreshing";
+    if (this.shown !== kind) { this.shown = kind; this.shownAt = Math.max(this.now, this.shownAt + 1); } // REFRESH-SNAP-4
+    return { items: [statusItem(kind, this.errorDetail, this.shownAt)], more: 0, complete: false, refreshing: true };
+  }
+
+  close() { // REFRESH-CLOSE
+    this.closed = true; this.cache = undefined; this.capacity = undefined; this.generation++;
+    const running = this.running, job = running ? running.job : this.blocked;
+    if (!job) return undefined;
+    this.running = undefined;
+    try { job.cancel(); } catch (error) {
+      if (!(error instanceof CleanupUnresolved)) throw error;
+      if (running) this.lastDuration = Math.max(0, this.now - running.launched);
+      this.blocked = job; this.blockedGroup = error.group; return error;
+    }
+    this.blocked = undefined;
+    return undefined;
+  }
+}
+
+// -- the fakes a case describes (REFRESH-IF-1..3) ------------------------------------
+
+const configError = (message) => fail("invalid_config", message);
+const only = (object, keys, code) => {
+  if (!isObject(object)) fail(code, "args must be an object");
+  for (const key of Object.keys(object)) if (!keys.includes(key)) fail(code, `unknown argument ${key}`);
+};
+
+function parseComputation(raw) {
+  if (!isObject(raw) || Object.keys(raw).sort().join() !== "capacity,expires_at,items,more") configError("bad computation keys");
+  if (!Array.isArray(raw.items) || !raw.items.every((i) => isObject(i) && typeof i.id === "string" && typeof i.at === "string")) configError("bad items");
+  const cap = raw.capacity;
+  if (cap !== null && !(isObject(cap) && Object.keys(cap).join() === "until" && isNatural(cap.until))) configError("bad capacity");
+  return raw;
+}
+
+function parseScript(raw) {
+  if (!isObject(raw)) configError("a job script is an object");
+  for (const key of Object.keys(raw)) if (!["outcome", "duration_ms", "computation", "group", "reap_ms", "cancel", "message"].includes(key)) configError(`unknown script key ${key}`);
+  const { outcome, duration_ms = 0, group = null, reap_ms = null, cancel = "gone", message = WORKER_CHANGED } = raw;
+  if (!OUTCOMES.includes(outcome)) configError("bad outcome");
+  if (("computation" in raw) !== (outcome === "result")) configError("computation exactly for result");
+  if (!isNatural(duration_ms)) configError("bad duration_ms");
+  if (group !== null && !Number.isInteger(group)) configError("bad group");
+  if (reap_ms !== null && !isNatural(reap_ms)) configError("bad reap_ms");
+  if (cancel !== "gone" && cancel !== "unresolved") configError("bad cancel");
+  if (typeof message !== "string" || !message) configError("bad message");
+  return { outcome, duration: duration_ms, computation: outcome === "result" ? parseComputation(raw.computation) : null,
+    group, reap: reap_ms, cancel, message };
+}
+
+class FakeSource {
+  constructor(deny) { this.version = 0; this.layout = 0; this.policy = 1; this.readable = true; this.deny = deny; }
+  policyRevision() { if (!this.readable) throw new SourceUnreadable(); return this.policy; }
+  current() { return [this.version, this.layout]; }
+  sourceChange(remembered) {
+    if (!this.readable) throw new SourceUnreadable();
+    return { changed: remembered[0] !== this.version || remembered[1] !== this.layout, hard: remembered[1] !== this.layout, sources: this.current() };
+  }
+  declines(item) {
+    const texts = [item.title, item.detail].filter((v) => typeof v === "string");
+    return this.deny.some((word) => texts.some((text) => text.includes(word)));
+  }
+}
+
+class FakeJob {
+  constructor(script, clock, policy, sources) {
+    Object.assign(this, { script, clock, policy, sources, due: clock.now + script.duration, cancelUnresolved: false, settled: false });
+  }
+  outcome() {
+    this.settled = true;
+    const s = this.script;
+    switch (s.outcome) {
+      case "result": {
+        const raw = structuredClone(s.computation);
+        return { computation: { items: raw.items, more: raw.more, expiresAt: raw.expires_at, capacity: raw.capacity ?? undefined, policy: this.policy }, sources: this.sources };
+      }
+      case "changed": return new SourcesChanged();
+      case "unavailable": return new JobError("inbox worker unavailable");
+      case "moved": return new RuntimeFailure(WORKER_CHANGED);
+      default: return new CleanupUnresolved(s.group); // cleanup, deadline
+    }
+  }
+  observeCleanup() {
+    if (this.cancelUnresolved || this.script.reap === null) return "alive";
+    return this.clock.now >= this.due + this.script.reap ? "gone" : "alive";
+  }
+  cancel() {
+    if (!this.settled) { // still running: the script says what cancelling proves
+      if (this.script.cancel === "unresolved") { this.cancelUnresolved = true; throw new CleanupUnresolved(this.script.group); }
+      return;
+    }
+    if (this.observeCleanup() !== "gone") throw new CleanupUnresolved(this.script.group);
+  }
+}
+
+class FakeRunner {
+  constructor(scripts, clock, source) { Object.assign(this, { scripts, clock, source, launches: 0, lastCapacity: undefined }); }
+  launch(capacity) {
+    this.lastCapacity = capacity;
+    const script = this.scripts[this.launches] ?? parseScript({ outcome: "unavailable" });
+    this.launches++;
+    if (script.outcome === "launch_runtime") throw new RuntimeFailure(script.message);
+    if (script.outcome === "launch_error") throw new JobError("inbox worker unavailable");
+    return new FakeJob(script, this.clock, this.source.policy, this.source.current());
+  }
+}
+
+class Session {
+  constructor(config) {
+    if (!isObject(config)) configError("config must be an object");
+    for (const key of Object.keys(config)) if (!["start_ms", "max_items", "max_bytes", "deny", "jobs", "options"].includes(key)) configError(`unknown key ${key}`);
+    const { start_ms = 0, max_items = 50, max_bytes = 65536, deny = [], jobs = [], options = {} } = config;
+    if (!isTime(start_ms)) configError("bad start_ms");
+    if (!Number.isSafeInteger(max_items) || max_items < 1) configError("bad max_items");
+    if (!Number.isSafeInteger(max_bytes) || max_bytes < 1) configError("bad max_bytes");
+    if (!Array.isArray(deny) || !deny.every((d) => typeof d === "string" && d)) configError("bad deny");
+    if (!Array.isArray(jobs)) configError("bad jobs");
+    if (!isObject(options)) configError("bad options");
+    for (const [key, value] of Object.entries(options)) if (!OPTIONS.includes(key) || !isBool(value)) configError(`bad option ${key}`);
+    const scripts = jobs.map(parseScript);
+    this.clock = { now: start_ms };
+    this.source = new FakeSource(deny);
+    this.runner = new FakeRunner(scripts, this.clock, this.source);
+    this.lines = [];
+    this.cache = new InboxRefreshCache(this.runner, this.source, { nowMs: start_ms, maxItems: max_items, maxBytes: max_bytes, options, log: (line) => this.lines.push(line) });
+  }
+
+  apply({ event, args = {} }) {
+    this.lines = [];
+    const handler = HANDLERS[event];
+    if (!handler) throw new Error(`unknown inbox-refresh event ${event}`);
+    try {
+      return { ...handler.call(this, args), log: [...this.lines] };
+    } catch (error) {
+      if (error instanceof RefreshError) return { error: error.code, log: [] };
+      throw error;
+    }
+  }
+}
+
+const HANDLERS = {
+  snapshot(args) {
+    only(args, ["callers"], "invalid_callers");
+    const callers = "callers" in args ? args.callers : 1, before = this.runner.launches;
+    const [first] = this.cache.snapshot(this.clock.now, callers);
+    const launched = this.runner.launches > before ? { capacity: this.runner.lastCapacity ? this.runner.lastCapacity.until : null } : null;
+    return { snapshot: first, callers, launched };
+  },
+  advance(args) {
+    only(args, ["now_ms"], "invalid_time");
+    const now = this.cache.checkTime(args.now_ms);
+    let settled = { settled: null, reason: null };
+    const job = this.cache.running?.job;
+    if (job && job.due <= now) {
+      this.clock.now = job.due;
+      settled = this.cache.settle(job, job.outcome(), job.due);
+    }
+    this.clock.now = now; this.cache.advance(now);
+    return settled;
+  },
+  invalidate(args) {
+    only(args, ["value", "hard", "capacity", "remove_ids", "added"], "invalid_invalidation");
+    if ("value" in args) {
+      if (!isBool(args.value)) fail("invalid_invalidation", "value must be a boolean");
+      if (Object.keys(args).length > 1) fail("invalid_invalidation", "value mixed with record keys");
+      this.cache.invalidate({ hard: args.value, capacity: args.value, removeIds: [], added: 0 });
+      return {};
+    }
+    const { hard = false, capacity = false, remove_ids = [], added = 0 } = args;
+    if (!isBool(hard)) fail("invalid_invalidation", "hard must be a boolean");
+    if (!isBool(capacity)) fail("invalid_invalidation", "capacity must be a boolean");
+    if (!Array.isArray(remove_ids) || !remove_ids.every((id) => typeof id === "string")) fail("invalid_invalidation", "remove_ids must be strings");
+    if (!isNatural(added)) fail("invalid_invalidation", "added must be a safe integer");
+    this.cache.invalidate({ hard, capacity, removeIds: remove_ids, added });
+    return {};
+  },
+  edit_sources(args) {
+    only(args, ["hard"], "invalid_argument");
+    const hard = "hard" in args ? args.hard : false;
+    if (!isBool(hard)) fail("invalid_argument", "hard must be a boolean");
+    this.source.version++;
+    if (hard) this.source.layout++;
+    return {};
+  },
+  change_policy(args) { only(args, [], "invalid_argument"); this.source.policy++; return {}; },
+  set_readable(args) {
+    only(args, ["value"], "invalid_argument");
+    if (!isBool(args.value)) fail("invalid_argument", "value must be a boolean");
+    this.source.readable = args.value;
+    return {};
+  },
+  close(args) {
+    only(args, [], "invalid_argument");
+    const unresolved = this.cache.close();
+    return unresolved ? { close: "unresolved", message: unresolved.message } : { close: "resolved", message: null };
+  },
+};
+
+export function runCase(config, steps) {
+  let session;
+  try { session = new Session(config); } catch (error) {
+    if (error instanceof RefreshError) return { config_error: error.code };
+    throw error;
+  }
+  return { outputs: steps.map((step) => session.apply(step)) };
+}

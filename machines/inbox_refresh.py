@@ -1,0 +1,340 @@
+"""The inbox refresh cache in the machine frame: its registry entry and how to explore it.
+
+Snapshot
+    The chart's control state and data, canonicalised (``VARIABLES`` names the
+    fields). The clock and the times that appear in outputs (status time,
+    ``generatedAt``, due times) are absolute, because the outputs quote them.
+
+Symmetry and abstraction (each exact for the chart and its outputs)
+    - The fake source's counters and the policy revision matter only by
+      equality with what the cache remembers, so remembered values are stored
+      as "same as now" (0) or "older" (-1).
+    - The generation matters only by equality with the running job's.
+    - A deadline already passed (back-off, spacing) is compared with a clock
+      that never goes back, so it is stored as "passed".
+    - The failure count matters only through the next back-off, which is
+      five minutes from the tenth failure on, so counts above 9 are 9.
+    - Launches index the job cycle, so they are stored modulo its length.
+
+Time
+    The chart moves its clock through its own ``advance(ms)`` event, which
+    saturates at ``horizon_ms``: the explored window. Letters move it by 0 ms
+    (settle what is due) and by the 30 s spacing.
+
+Alphabet
+    One snapshot, the two clock moves, a soft invalidation, the fake source's
+    soft edit, a policy change (a hard invalidation with the capacity memo),
+    the source becoming unreadable and readable again, and close. The removal
+    arithmetic of REFRESH-INV-3 and the hard source edit are pinned by the
+    written cases and the lockstep tests, so they have no letter here.
+
+Bounds (``--bound NAME=VALUE``)
+    ``jobs``        the cycle of scripted jobs, comma-separated names from
+                    ``CATALOGUE`` (default: result,cleanup); the n-th launch
+                    runs the (n mod length)-th.
+    ``horizon_ms``  the explored window of time (default 60000).
+    The small-scope argument: the spacing lets one launch start every 30 s,
+    and every guard compares the clock with the spacing, the back-off, a due
+    time or a reap time, so a window of two spacings holds three launches:
+    a result that is accepted (or discarded, or expired by an edit), a
+    cleanup that blocks, and the recovery and relaunch 29 s later. That
+    reaches every control state and transition of the chart and both
+    findings (4 952 states in about a second). The other outcomes of REFRESH-IF-2
+    are in ``CATALOGUE`` (``--bound jobs=result,unavailable,changed,moved``);
+    every outcome's exact behaviour is pinned by the written cases and the
+    lockstep tests, whose times are arbitrary.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from inboxspec.machines import inbox_refresh_driver
+from inboxspec.machines.frame import Action, Bounds, Invariant, Machine
+from inboxspec.model.inbox_refresh import InboxRefreshChart, RefreshModelOptions, Script
+
+_FOLDER = Path(__file__).resolve().parent.parent
+T = "2026-01-01T00:00:00.000Z"
+
+CATALOGUE: dict[str, dict[str, Any]] = {
+    "result": {"outcome": "result", "duration_ms": 1000, "computation": {
+        "items": [{"id": "c1", "at": T, "title": "t", "detail": "d"},
+                  {"id": "inbox:more", "at": T, "title": "more", "detail": "d"}],
+        "more": 2, "expires_at": None, "capacity": None}},
+    "capacity": {"outcome": "result", "duration_ms": 0, "computation": {
+        "items": [{"id": "capacity:proposal", "at": T, "title": "cap", "detail": "d"}],
+        "more": 0, "expires_at": 900000, "capacity": {"until": 60000}}},
+    "slow": {"outcome": "result", "duration_ms": 40000, "computation": {
+        "items": [], "more": 0, "expires_at": None, "capacity": None}},
+    "declined": {"outcome": "result", "duration_ms": 0, "computation": {
+        "items": [{"id": "c2", "at": T, "title": "secret", "detail": "d"}],
+        "more": 0, "expires_at": None, "capacity": None}},
+    "unavailable": {"outcome": "unavailable"},
+    "changed": {"outcome": "changed"},
+    "moved": {"outcome": "moved"},
+    "cleanup": {"outcome": "cleanup", "group": 7, "reap_ms": 29000},
+    "lost": {"outcome": "cleanup", "group": None},
+    "deadline": {"outcome": "deadline", "duration_ms": 30000, "group": 9, "reap_ms": 0,
+                 "cancel": "unresolved"},
+    "launch_error": {"outcome": "launch_error"},
+    "launch_runtime": {"outcome": "launch_runtime", "message": "bun moved; restart acon serve"},
+}
+# The scripts of an exploration's config: the cycle repeated more often than
+# any explored trace launches, so a replay from scratch runs the same jobs.
+REPEAT = 40
+
+VARIABLES = ("control", "now", "readable", "items", "more", "expires", "cache_sources", "capacity",
+             "observed", "job_moved_generation", "pending", "stale", "failures", "retry_at",
+             "last_launch", "last_duration", "error", "detail", "generated_ms", "policy",
+             "capacity_at", "overflow_at", "shown", "shown_at", "launches", "job", "job_due",
+             "job_launched", "job_stamp", "blocked_job", "blocked_due", "blocked_group",
+             "blocked_forever")
+_AT = {name: index for index, name in enumerate(VARIABLES)}
+
+
+@functools.cache
+def cycle_of(names: tuple[str, ...]) -> tuple[Script, ...]:
+    """The scripts of a ``jobs`` bound, in launch order."""
+    return tuple(Script.from_json(CATALOGUE[n]) for n in names)
+
+
+def _field(snapshot: Any, name: str) -> Any:
+    return snapshot[_AT[name]]
+
+
+class RefreshSnapshot(tuple[Any, ...]):
+    """A snapshot (a plain tuple of ``VARIABLES``) that prints only what differs from a fresh cache."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        values = dict(zip(VARIABLES, self, strict=True))
+        parts = [f"{values['control']} @{values['now']}"]
+        if values["items"] is not None:
+            ids = [item["id"] for item in json.loads(values["items"])]
+            parts.append(f"cache {ids} more {values['more']}" + (" stale" if values["stale"] else ""))
+        parts += ["pending"] if values["pending"] else []
+        parts += [] if values["readable"] else ["unreadable"]
+        for name in ("error", "failures", "retry_at", "job", "job_due", "blocked_job", "blocked_group"):
+            if values[name] not in (None, 0, False):
+                parts.append(f"{name}={values[name]}")
+        return "(" + ", ".join(parts) + ")"
+
+
+def _relative(remembered: tuple[int, int] | None, version: int, layout: int) -> tuple[int, int] | None:
+    if remembered is None:
+        return None
+    return (0 if remembered[0] == version else -1, 0 if remembered[1] == layout else -1)
+
+
+# -- invariants ------------------------------------------------------------------
+
+def _event(name: str) -> Any:
+    return lambda action: action.event == name
+
+
+def _launched(out: Mapping[str, Any]) -> bool:
+    return out.get("launched") is not None
+
+
+def _blocked_group_gone(pre: Any, bounds: Bounds) -> bool:
+    """REFRESH-REC-2: at ``pre``'s clock, the blocked job's group is observed gone."""
+    index = _field(pre, "blocked_job")
+    if index is None or _field(pre, "blocked_forever"):
+        return False
+    reap = cycle_of(bounds["jobs"])[index].reap_ms
+    return reap is not None and _field(pre, "now") >= _field(pre, "blocked_due") + reap
+
+
+def _spacing_passed(pre: Any) -> bool:
+    last = _field(pre, "last_launch")
+    return last is None or _field(pre, "now") >= last + max(30000, _field(pre, "last_duration"))
+
+
+INVARIANTS: tuple[Invariant, ...] = (
+    Invariant("one_job_at_a_time", ("REFRESH-START-1",), _event("snapshot"),
+              lambda pre, post, out, b: not (pre[0] == "running" and _launched(out))),
+    Invariant("launch_waits_for_spacing_and_backoff", ("REFRESH-START-1", "REFRESH-BACK-1"),
+              _event("snapshot"),
+              lambda pre, post, out, b: not _launched(out)
+              or (_field(pre, "now") >= _field(pre, "retry_at") and _spacing_passed(pre))),
+    Invariant("no_launch_while_blocked", ("REFRESH-REC-1", "REFRESH-REC-2"), _event("snapshot"),
+              lambda pre, post, out, b: not (_launched(out) and pre[0] == "blocked")
+              or _blocked_group_gone(pre, b)),
+    Invariant("blocked_means_a_blocked_job", ("REFRESH-REC-1",), lambda a: True,
+              lambda pre, post, out, b: (post[0] == "blocked") == (_field(post, "blocked_job") is not None)
+              or post[0] == "closed"),
+    Invariant("backoff_is_at_most_five_minutes", ("REFRESH-BACK-1", "REFRESH-DEF-1"), lambda a: True,
+              lambda pre, post, out, b: _field(post, "retry_at") <= _field(post, "now") + 300000),
+    Invariant("time_launches_nothing", ("REFRESH-START-2",), _event("advance"),
+              lambda pre, post, out, b: post[0] != "running" or pre[0] == "running"),
+    Invariant("closed_cache_refuses_snapshots", ("REFRESH-SNAP-7", "REFRESH-CLOSE-1"), _event("snapshot"),
+              lambda pre, post, out, b: pre[0] != "closed" or out.get("error") == "closed"),
+    Invariant("accepted_result_is_fresh", ("REFRESH-ACC-5",), _event("advance"),
+              lambda pre, post, out, b: out.get("settled") != "accepted"
+              or (not _field(post, "pending") and not _field(post, "stale")
+                  and _field(post, "failures") == 0)),
+    Invariant("refreshing_means_a_refresh_can_run", ("REFRESH-OPT-1", "REFRESH-SNAP-2"), _event("snapshot"),
+              lambda pre, post, out, b: "snapshot" not in out or not out["snapshot"]["refreshing"]
+              or "generatedAt" not in out["snapshot"]
+              or (_field(post, "error") is None and _field(post, "blocked_job") is None),
+              finding="REFRESH-F1", option="refreshing_only_when_runnable"),
+    Invariant("every_failure_is_logged", ("REFRESH-OPT-2", "REFRESH-SNAP-5"), _event("snapshot"),
+              lambda pre, post, out, b: _field(pre, "error") is not None or _field(post, "error") is None
+              or bool(out.get("log")),
+              finding="REFRESH-F2", option="read_failure_backs_off"),
+)
+
+
+class InboxRefreshExplorer:
+    variables = VARIABLES
+    default_bounds: Mapping[str, str] = {"jobs": "result,cleanup", "horizon_ms": "60000"}
+    options = tuple(RefreshModelOptions.__dataclass_fields__)
+    invariants = INVARIANTS
+    unobservable_events: frozenset[str] = frozenset()
+
+    def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
+        unknown = sorted(set(raw) - set(self.default_bounds))
+        if unknown:
+            raise ValueError(f"unknown inbox-refresh bound(s): {', '.join(unknown)}; "
+                             f"known: {', '.join(self.default_bounds)}")
+        merged = {**self.default_bounds, **raw}
+        names = tuple(n.strip() for n in merged["jobs"].split(",") if n.strip())
+        missing = [n for n in names if n not in CATALOGUE]
+        if missing or not names:
+            raise ValueError(f"inbox-refresh jobs are names from {', '.join(CATALOGUE)}; "
+                             f"got {merged['jobs']!r}")
+        try:
+            horizon = int(merged["horizon_ms"])
+        except ValueError as error:
+            raise ValueError(f"horizon_ms is an integer: {error}") from error
+        if horizon < 0:
+            raise ValueError("horizon_ms is non-negative")
+        return {"jobs": names, "horizon_ms": horizon}
+
+    def alphabet(self, bounds: Bounds) -> Sequence[Action]:
+        return [
+            Action("snapshot", "snapshot", {"callers": 1}),
+            Action("advance +0 ms", "advance", {"ms": 0}),
+            Action("advance +30 s", "advance", {"ms": 30000}),
+            Action("invalidate", "invalidate",
+                   {"hard": False, "capacity": False, "remove_ids": (), "added": 0}),
+            Action("edit_sources", "edit_sources", {"hard": False}),
+            Action("change_policy", "change_policy"),
+            Action("set_readable false", "set_readable", {"value": False}),
+            Action("set_readable true", "set_readable", {"value": True}),
+            Action("close", "close"),
+        ]
+
+    def chart_arguments(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
+        return {"scripts": cycle_of(bounds["jobs"]) * REPEAT, "deny": ("secret",),
+                "options": RefreshModelOptions(**options), "horizon_ms": bounds["horizon_ms"]}
+
+    def constants(self, data: Any, bounds: Bounds, options: Mapping[str, bool]) -> None:
+        data.cycle = cycle_of(bounds["jobs"])
+        data.scripts = data.cycle * REPEAT
+        data.max_items = 50
+        data.max_bytes = 65536
+        data.deny = ("secret",)
+        data.options = RefreshModelOptions(**options)
+        data.horizon_ms = bounds["horizon_ms"]
+
+    def initial(self, bounds: Bounds) -> Any:
+        chart = InboxRefreshChart(**self.chart_arguments(bounds, {}))
+        chart.cycle = cycle_of(bounds["jobs"])
+        return self.store(chart, "idle")
+
+    def load(self, data: Any, snapshot: Any) -> None:
+        values = dict(zip(VARIABLES, snapshot, strict=True))
+        data.now_ms = values["now"]
+        data.version, data.layout, data.world_policy = 0, 0, 0
+        data.readable = values["readable"]
+        data.items = None if values["items"] is None else json.loads(values["items"])
+        data.more, data.expires = values["more"], values["expires"]
+        data.cache_sources = values["cache_sources"] or (0, 0)
+        data.capacity, data.observed = values["capacity"], values["observed"]
+        data.generation = 0
+        data.job_generation = -1 if values["job_moved_generation"] else 0
+        for name in ("pending", "stale", "failures", "retry_at", "last_launch", "last_duration", "error",
+                     "detail", "generated_ms", "policy", "capacity_at", "overflow_at", "shown", "shown_at",
+                     "launches", "job_due", "job_launched", "job_stamp", "blocked_due", "blocked_group",
+                     "blocked_forever"):
+            setattr(data, name, values[name])
+        data.job = None if values["job"] is None else data.cycle[values["job"]]
+        data.blocked_job = None if values["blocked_job"] is None else data.cycle[values["blocked_job"]]
+
+    def store(self, data: Any, state: str) -> Any:
+        version, layout, now = data.version, data.layout, data.now_ms
+        cycle = data.cycle
+        spacing_passed = data.last_launch is None or now >= data.last_launch + max(30000, data.last_duration)
+        stamp_policy, stamp_sources = data.job_stamp
+        job_stamp = ((0 if stamp_policy == data.world_policy else -1),
+                     _relative(stamp_sources, version, layout)) if data.job is not None else (0, (0, 0))
+        return RefreshSnapshot((
+            state, now, data.readable,
+            None if data.items is None else json.dumps(data.items, sort_keys=True),
+            data.more, data.expires,
+            _relative(data.cache_sources, version, layout) if data.items is not None else None,
+            data.capacity, _relative(data.observed, version, layout),
+            data.job is not None and data.job_generation != data.generation,
+            data.pending, data.stale, min(data.failures, 9),
+            data.retry_at if data.retry_at > now else 0,
+            None if spacing_passed else data.last_launch, 0 if spacing_passed else data.last_duration,
+            data.error, data.detail, data.generated_ms,
+            None if data.policy is None else (0 if data.policy == data.world_policy else -1),
+            data.capacity_at, data.overflow_at, data.shown, data.shown_at,
+            data.launches % len(cycle),
+            None if data.job is None else cycle.index(data.job),
+            data.job_due if data.job is not None else 0, data.job_launched if data.job is not None else 0,
+            job_stamp,
+            None if data.blocked_job is None else cycle.index(data.blocked_job),
+            data.blocked_due if data.blocked_job is not None else 0, data.blocked_group,
+            data.blocked_forever,
+        ))
+
+    def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
+        result: dict[str, Any] = {"deny": ["secret"],
+                                  "jobs": [CATALOGUE[n] for n in bounds["jobs"]] * REPEAT}
+        if options:
+            result["options"] = dict(options)
+        return result
+
+    def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
+        """The clock is absolute in every snapshot, so an advance goes to its post's clock."""
+        steps: list[dict[str, Any]] = []
+        for _pre, action, post in trace:
+            kwargs = dict(action.kwargs)
+            if action.event == "advance":
+                steps.append({"event": "advance", "args": {"now_ms": _field(post, "now")}})
+            elif action.event == "invalidate":
+                args: dict[str, Any] = {k: v for k, v in kwargs.items() if v}
+                if "remove_ids" in args:
+                    args["remove_ids"] = list(args["remove_ids"])
+                steps.append({"event": "invalidate", "args": args} if args else {"event": "invalidate"})
+            elif action.event == "snapshot":
+                steps.append({"event": "snapshot"})
+            elif kwargs:
+                steps.append({"event": action.event, "args": kwargs})
+            else:
+                steps.append({"event": action.event})
+        return steps
+
+
+MACHINE = Machine(
+    name="inbox-refresh",
+    title="inbox refresh",
+    seed="002_79f456de189a5c5b.txt",
+    spec=_FOLDER / "spec" / "inbox-refresh.md",
+    cases=_FOLDER / "conformance" / "cases" / "inbox-refresh",
+    manifest=_FOLDER / "checker" / "manifests" / "inbox-refresh.json",
+    chart=InboxRefreshChart,
+    run_case=inbox_refresh_driver.run_case,
+    run_model_case=inbox_refresh_driver.run_model_case,
+    features=inbox_refresh_driver.FEATURES,
+    explorer=InboxRefreshExplorer(),  # type: ignore[arg-type]
+    fuzz=inbox_refresh_driver.fuzz,
+)

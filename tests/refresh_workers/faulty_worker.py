@@ -1,0 +1,77 @@
+"""A worker that misbehaves in one named way (argv[1]); the runner's fault tests start it.
+
+It speaks the worker protocol of spec/inbox-refresh-runner.md, except where
+its mode says otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+
+from inboxspec.impl.inbox_refresh_runner import process_signature
+
+
+def send(message: object) -> None:
+    sys.stdout.write((message if isinstance(message, str) else json.dumps(message)) + "\n")
+    sys.stdout.flush()
+
+
+def ready(**override: object) -> None:
+    message = {"type": "ready", "pid": os.getpid(), "group": os.getpgid(0),
+               "signature": process_signature(os.getpid()),
+               "workerHash": os.environ.get("INBOXSPEC_WORKER_HASH")}
+    send({**message, **override})
+
+
+RESULT = {"type": "result", "sources": ["v", "l"], "computation": {
+    "items": [{"id": "c1", "title": "t", "detail": "d", "at": "2026-01-01T00:00:00.000Z"}],
+    "more": 0, "expires_at": None, "capacity": None, "policy": 0}}
+
+
+def main(mode: str) -> None:
+    if mode == "ignore_term":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if mode == "hang_before_ready":
+        time.sleep(60)
+        return
+    if mode == "moved":
+        send({"type": "moved"})
+        return
+    if mode == "forged_pid":
+        ready(pid=os.getpid() + 1)
+    elif mode == "forged_group":
+        ready(group=1)
+    elif mode == "forged_signature":
+        ready(signature="1:1")
+    else:
+        ready()
+    if mode.startswith("forged"):
+        time.sleep(60)  # TERM (default action) ends it
+        return
+    if not sys.stdin.readline():
+        return
+    if mode == "ignore_term":
+        time.sleep(60)
+    elif mode == "grandchild":
+        if os.fork() == 0:  # stays in the group after the leader exits
+            os.closerange(0, 3)
+            time.sleep(60)
+            os._exit(0)
+        send(RESULT)
+    elif mode == "crash":
+        os._exit(3)
+    elif mode == "garbage":
+        send("this is not json {")
+        send('{"type": "result"')
+        sys.stdout.buffer.write(b"\xff\xfe\x00\n")
+        sys.stdout.flush()
+    elif mode == "ok":
+        send(RESULT)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

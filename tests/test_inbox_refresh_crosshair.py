@@ -1,0 +1,71 @@
+"""CrossHair checks the inbox refresh formulas' contracts symbolically.
+
+The contracts are the PEP 316 docstrings of the pure top-level functions in
+``impl/inbox_refresh.py``: the back-off, the failure count, the start
+spacing and the overflow arithmetic. Each is also shown to bite: a copy of
+the module with one deliberate bug in that function yields a counterexample
+on it. The budget per condition is ``INBOXSPEC_CROSSHAIR_BUDGET`` seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import inboxspec.impl.inbox_refresh as inbox_refresh
+
+pytestmark = pytest.mark.slow
+
+BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "2")
+SOURCE = Path(inbox_refresh.__file__)
+CROSSHAIR = shutil.which("crosshair") or str(Path(sys.executable).with_name("crosshair"))
+
+# function -> (exact source fragment, its buggy replacement)
+MUTANTS = {
+    "backoff_ms": ("delay: int = 1000 * 2 ** min(19, failure_count - 1)",
+                   "delay: int = 1000 * 2 ** min(19, failure_count)"),
+    "next_failure_count": ("return min(FAILURE_COUNT_CAP, count + 1)",
+                           "return min(FAILURE_COUNT_CAP + 1, count + 1)"),
+    "earliest_launch": ("last_launch + max(SPACING_MS, last_duration))",
+                        "last_launch + SPACING_MS)"),
+    "overflow_total": ("return max(shown, actual + more - removed + added)",
+                       "return actual + more - removed + added"),
+}
+
+
+def crosshair(target: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if cwd is not None:
+        env["PYTHONPATH"] = str(cwd) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(
+        [CROSSHAIR, "check", "--analysis_kind=PEP316", f"--per_condition_timeout={BUDGET}", target],
+        capture_output=True, text=True, cwd=cwd, env=env, timeout=600,
+    )
+
+
+def test_contracts_hold() -> None:
+    result = crosshair("inboxspec.impl.inbox_refresh")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("function", sorted(MUTANTS))
+def test_contract_finds_counterexample_in_broken_variant(function: str, tmp_path: Path) -> None:
+    fragment, broken = MUTANTS[function]
+    source = SOURCE.read_text(encoding="utf-8")
+    assert source.count(fragment) == 1, f"mutation anchor drifted: {fragment!r}"
+    mutant = source.replace(fragment, broken).replace(
+        "from .errors import", "from inboxspec.impl.errors import")
+    (tmp_path / "refresh_mutant.py").write_text(mutant, "utf-8")
+    result = crosshair(f"refresh_mutant.{function}", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = mutant.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"def {function}("))
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith("def "))
+    failing = {int(n) for n in re.findall(r"refresh_mutant\.py:(\d+): error", result.stdout)}
+    assert any(start < n <= end for n in failing), result.stdout

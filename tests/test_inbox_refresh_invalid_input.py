@@ -1,0 +1,133 @@
+"""Arbitrary Python values into every public entry point of the cache: typed errors only, no change.
+
+Design principle 4 (illegal input changes nothing): each call either succeeds
+or raises an ``InboxRefreshError`` with a stable code, and after an error the
+cache's whole state is as before.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from inboxspec.impl.inbox_refresh import (
+    InboxRefreshCache,
+    InboxRefreshError,
+    Invalidation,
+    RefreshOptions,
+    RefreshState,
+)
+from inboxspec.machines.inbox_refresh_driver import FakeJob, FakeRunner, FakeSource, JobScript, Session
+
+anything = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    | st.tuples(inner, inner),
+    max_leaves=6,
+)
+
+
+def fresh() -> tuple[InboxRefreshCache, FakeRunner]:
+    session = Session({"jobs": [{"outcome": "result", "duration_ms": 5, "computation": {
+        "items": [{"id": "a", "at": "x"}], "more": 1, "expires_at": None, "capacity": None}}]})
+    session.cache.snapshot(0)  # a job is running
+    return session.cache, session.runner
+
+
+def frozen(state: RefreshState) -> RefreshState:
+    keep = {id(job): job for job in (state.running.job if state.running else None, state.blocked) if job}
+    return copy.deepcopy(state, memo=dict(keep))
+
+
+def unchanged_after(call: Callable[[], Any], cache: InboxRefreshCache) -> None:
+    before = frozen(cache.state)
+    try:
+        call()
+    except InboxRefreshError as error:
+        assert error.code and str(error)
+        assert cache.state == before, "an error changed the state"
+
+
+@given(value=anything)
+def test_snapshot_time(value: Any) -> None:
+    cache, _ = fresh()
+    unchanged_after(lambda: cache.snapshot(value), cache)
+
+
+@given(value=anything)
+def test_snapshot_callers(value: Any) -> None:
+    cache, _ = fresh()
+    unchanged_after(lambda: cache.snapshot(1, callers=value), cache)
+
+
+@given(value=anything)
+def test_advance(value: Any) -> None:
+    cache, _ = fresh()
+    unchanged_after(lambda: cache.advance(value), cache)
+
+
+@given(value=anything)
+def test_invalidate(value: Any) -> None:
+    cache, _ = fresh()
+    unchanged_after(lambda: cache.invalidate(value), cache)
+
+
+@given(hard=anything, capacity=anything, remove=anything, added=anything)
+def test_invalidation_record(hard: Any, capacity: Any, remove: Any, added: Any) -> None:
+    cache, _ = fresh()
+    unchanged_after(lambda: cache.invalidate(Invalidation(hard, capacity, remove, added)), cache)
+
+
+@given(job=anything, outcome=anything, now=anything)
+def test_settle(job: Any, outcome: Any, now: Any) -> None:
+    cache, _ = fresh()
+    unchanged_after(lambda: cache.settle(job, outcome, now), cache)
+
+
+@given(outcome=anything, now=st.integers(0, 10))
+def test_settle_running_job_with_bad_outcome(outcome: Any, now: int) -> None:
+    cache, _ = fresh()
+    job = cache.running_job
+    assert isinstance(job, FakeJob)
+    unchanged_after(lambda: cache.settle(job, outcome, now), cache)
+
+
+@given(now=anything, items=anything, size=anything, options=anything, log=anything)
+def test_constructor(now: Any, items: Any, size: Any, options: Any, log: Any) -> None:
+    source = FakeSource([])
+    try:
+        InboxRefreshCache(FakeRunner([JobScript("changed")], None, source),  # type: ignore[arg-type]
+                          source, now_ms=now, max_items=items, max_bytes=size, options=options, log=log)
+    except InboxRefreshError as error:
+        assert error.code == "invalid_config"
+
+
+@given(raw=anything)
+def test_options(raw: Any) -> None:
+    try:
+        RefreshOptions.from_mapping(raw)
+    except InboxRefreshError as error:
+        assert error.code == "invalid_config"
+
+
+@given(config=anything)
+def test_case_config(config: Any) -> None:
+    try:
+        Session(config)
+    except InboxRefreshError as error:
+        assert error.code == "invalid_config"
+
+
+@given(event=st.sampled_from(["snapshot", "advance", "invalidate", "edit_sources", "change_policy",
+                              "set_readable", "close"]), args=anything)
+def test_case_steps(event: str, args: Any) -> None:
+    session = Session({})
+    session.apply({"event": "snapshot"})
+    before = frozen(session.cache.state)
+    output = session.apply({"event": event, "args": args})
+    if "error" in output:
+        assert session.cache.state == before and output["log"] == []
