@@ -7,13 +7,14 @@ Adding a machine is one line in ``REGISTRY`` (docs/adding-a-machine.md).
 
 from __future__ import annotations
 
-from inboxspec.machines import idle_subscriptions, inbox_refresh, wake_gate
+from inboxspec.machines import idle_subscriptions, inbox_refresh, peer_delivery, wake_gate
 from inboxspec.machines.frame import Machine
 
 REGISTRY: dict[str, Machine] = {
     entry.name: entry
     for entry in (
         wake_gate.MACHINE,
+        peer_delivery.MACHINE,
         idle_subscriptions.MACHINE,
         inbox_refresh.MACHINE,
     )
