@@ -73,10 +73,13 @@ def generate(directory: Path | None = None, *, write: bool,
     say); the documents it does not hold are left out.
     """
     drifts: list[Drift] = []
-    generated = sections(findings)
-    documents = [entry.spec for entry in machines.all_machines()]
+    entries = machines.all_machines()
     if directory is not None:
-        documents = [directory / d.name for d in documents if (directory / d.name).exists()]
+        entries = [e for e in entries if (directory / e.spec.name).exists()]
+    with machines.only(e.name for e in entries):
+        # Only the machines whose documents are written are explored for their findings.
+        generated = sections(findings)
+    documents = [entry.spec if directory is None else directory / entry.spec.name for entry in entries]
     for document in sorted(documents):
         text = document.read_text(encoding="utf-8")
         new = render(text, generated)

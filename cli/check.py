@@ -8,7 +8,9 @@ chart as well, and checks that the generated spec sections are current.
 from __future__ import annotations
 
 import json
+import sys
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +37,11 @@ def _has_error_step(case: Case) -> bool:
     return case.expect_config_error is not None or any("error" in s["expect"] for s in case.steps)
 
 
-def run_check() -> dict[str, Any]:
+def run_check(only: Sequence[str] | None = None) -> dict[str, Any]:
+    """The main job over every registered machine, or over ``only`` those."""
+    if only:
+        with machines.only(only):
+            return run_check()
     report = lint(registered_case_dirs())
     tallies: dict[str, MachineTally] = defaultdict(MachineTally)
     for case in load_cases(registered_case_dirs()) if report.ok else []:
@@ -141,8 +147,12 @@ def print_report(result: dict[str, Any]) -> None:
     print("check: " + ("ok" if result["ok"] else "FAILED"))
 
 
-def main(as_json: bool) -> int:
-    result = run_check()
+def main(as_json: bool, only: Sequence[str] | None = None) -> int:
+    try:
+        result = run_check(only)
+    except machines.UnknownMachine as error:
+        print(f"inboxspec check: {error}", file=sys.stderr)
+        return 2
     if as_json:
         print(json.dumps(result, indent=2))
     else:

@@ -51,7 +51,7 @@ def _spec_generate(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from inboxspec.check import main
 
-    return main(args.json)
+    return main(args.json, args.machine)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="run every bundled case and check (the main job)")
     check.add_argument("--json", action="store_true", help="machine-readable report")
+    check.add_argument("--machine", action="append", default=[], metavar="NAME",
+                       help="check only this machine (repeatable; default: every machine)")
     check.set_defaults(func=_check)
 
     cases = commands.add_parser("cases", help="work with conformance case files")

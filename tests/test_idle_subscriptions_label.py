@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inboxspec.impl import idle_label
+from inboxspec.impl import idle_label, idle_label_table
 from inboxspec.impl.idle_label import (
     PEER_IDLE_LABEL_MAX,
     PREFIX_PHRASE,
@@ -135,3 +135,10 @@ def test_node_port_agrees_on_random_labels(tmp_path: Path) -> None:
     assert len(answers) == len(samples)
     for raw, answer in zip(samples, answers, strict=True):
         assert answer == peer_idle_notice_label(raw), raw
+
+
+def test_spec_table_is_the_reference_table() -> None:
+    """IDLE-LABEL-1: spec/idle-label-table.json holds exactly the ranges the reference uses."""
+    table = json.loads((ROOT / "spec" / "idle-label-table.json").read_text(encoding="utf-8"))
+    assert table["unicode_version"] == idle_label_table.UNICODE_VERSION
+    assert [tuple(pair) for pair in table["space_ranges"]] == list(idle_label_table.SPACE_RANGES)

@@ -9,7 +9,9 @@ version (the pinned ``unicodedata2`` package) into one table per language:
 - ``impl/idle_label_table.py`` for the reference implementation, and the same
   text as ``model/idle_label_table.py`` for the model, which imports nothing
   from ``impl``;
-- ``conformance/ports/node/idle-label-table.mjs`` for the Node port.
+- ``conformance/ports/node/idle-label-table.mjs`` for the Node port;
+- ``spec/idle-label-table.json``, the table as part of the spec, for ports in
+  any language to read.
 
 Run ``python spec/tools/idle_label_table.py`` to rewrite both, or with
 ``--check`` to fail when a committed table differs from what this writes
@@ -38,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PYTHON_TABLE = ROOT / "impl" / "idle_label_table.py"
 MODEL_TABLE = ROOT / "model" / "idle_label_table.py"  # the model's own copy: it imports nothing from impl
 NODE_TABLE = ROOT / "conformance" / "ports" / "node" / "idle-label-table.mjs"
+SPEC_TABLE = ROOT / "spec" / "idle-label-table.json"  # the spec's own copy (IDLE-LABEL-1)
 
 
 def merge(points: list[int]) -> list[tuple[int, int]]:
@@ -84,10 +87,16 @@ def node_text(ranges: list[tuple[int, int]]) -> str:
             f"export const SPACE_RANGES = [\n{rows}];\n")
 
 
+def json_text(ranges: list[tuple[int, int]]) -> str:
+    rows = ",\n".join(f"    [{low}, {high}]" for low, high in ranges)
+    return (f'{{\n  "unicode_version": "{UNICODE_VERSION}",\n'
+            f'  "space_ranges": [\n{rows}\n  ]\n}}\n')
+
+
 def main(argv: list[str]) -> int:
     ranges = space_ranges()
     wanted = {PYTHON_TABLE: python_text(ranges), MODEL_TABLE: python_text(ranges),
-              NODE_TABLE: node_text(ranges)}
+              NODE_TABLE: node_text(ranges), SPEC_TABLE: json_text(ranges)}
     if "--check" in argv:
         stale = [str(p.relative_to(ROOT)) for p, text in wanted.items()
                  if not p.exists() or p.read_text(encoding="utf-8") != text]

@@ -2,6 +2,7 @@
 // Run: inboxspec conform --adapter "node conformance/ports/node/adapter.mjs"
 import { createInterface } from "node:readline";
 import * as wakeGate from "./wake-gate.mjs";
+import * as peerDelivery from "./peer-delivery.mjs";
 import * as idleSubscriptions from "./idle-subscriptions.mjs";
 import * as writerProofs from "./writer-proofs.mjs";
 import * as inboxRefresh from "./inbox-refresh.mjs";
@@ -9,6 +10,7 @@ import * as inboxRefresh from "./inbox-refresh.mjs";
 // One line per machine: each module exports FEATURES and runCase(config, steps).
 const MACHINES = {
   "wake-gate": wakeGate,
+  "peer-delivery": peerDelivery,
   "idle-subscriptions": idleSubscriptions,
   "writer-proofs": writerProofs,
   "inbox-refresh": inboxRefresh,

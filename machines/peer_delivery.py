@@ -1,0 +1,293 @@
+"""Peer delivery in the machine frame: its registry entry and how to explore it.
+
+Snapshot
+    ``(control, box, held, setting, starting_up, mode, expiry_ms)`` identify a
+    state. ``held`` lists the buffer oldest first as ``(sender, sender_mode,
+    attestation, cause, ms to deadline or None)``. Ticket numbers and the
+    clock are not part of a state: held messages are interchangeable
+    identities and only the time left to each deadline matters. They ride
+    along, uncompared, as three more fields (the concrete tickets of the held
+    entries, the next ticket, the clock) so that the chart's outputs, which
+    print them, are those of a real run, and every explored path replays on
+    the reference exactly (refinement, generated cases). Letters name held
+    entries by position and time by delay (``Position``, ``After`` in the
+    model), never by ticket or instant.
+
+Time
+    ``advance`` moves the clock by 5 min, the default ``dialogExpiry``. A
+    deadline is armed 60 s, 5 min or never after a hold, so after one move it
+    has passed: the relative deadlines stay in {60 s, 5 min} and the space is
+    finite. Which of two armed deadlines passes first, and the exact
+    millisecond of an expiry, are pinned by the written cases, not here.
+
+Bounds (``--bound NAME=VALUE``) and why they suffice
+    ``held_cap`` (default 2): an eviction needs cap + 1 holds and an unfair
+    one needs two senders with unequal counts; 2 is the smallest cap with
+    both (A, B, B evicts A's only entry). Each entry is judged on its own, so
+    a longer buffer only repeats the same per-entry behaviour.
+    ``box_cap`` (default 1): the smallest box that both accepts a message and
+    refuses the next at the send station, and that a release can overrun.
+    ``senders`` (default ``a,b``): eviction fairness compares senders, and two
+    are the fewest that can be compared; judgement never reads the sender.
+    ``dialogExpiry`` starts at its default (5 min) and may be set to 60 s or
+    ``never``: the three deadlines a hold can get (PEER-EXP-1); 10 min behaves
+    as 5 min does at this clock step, and going back to 5 min reaches no
+    behaviour the start has not.
+    The recipient's mode class is ``x`` or none; the first sender asserts
+    ``x`` (matching) or ``y`` (a mismatch), or garbles its attestation, and
+    sends each drop; the others only send mismatches, which is all that
+    eviction needs of them. ``starting_up`` is explored with the setting
+    unset, the one setting under which it is read (PEER-JUDGE-1 rule 9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from inboxspec.machines import peer_delivery_driver
+from inboxspec.machines.frame import Action, Bounds, Invariant, Machine
+from inboxspec.model.peer_delivery import REVIEW, After, PeerDeliveryChart, PeerDeliveryModelOptions, Position
+
+HeldView = tuple[str, "str | None", str, str, "int | None"]
+COMPARED = 7  # the snapshot fields that identify a state; the rest are concrete names
+
+
+class Snapshot(tuple):  # type: ignore[type-arg]
+    """``(control, box, held, setting, starting_up, mode, expiry_ms, tickets, next_ticket, now_ms)``.
+
+    Equal and hashed on the first seven fields only: the last three are the
+    concrete ticket numbers and clock of the path that first reached the
+    state, which the chart's outputs print but its behaviour never reads.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, tuple) and tuple.__eq__(self[:COMPARED], other[:COMPARED])
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self[:COMPARED])
+
+
+STEP = 300_000  # the clock's one move: the default dialogExpiry
+RECIPIENT_MODE = "x"
+SEND_DEFAULTS: dict[str, Any] = {"sender_mode": None, "attestation": "absent", "hops": 0, "loop": False,
+                                 "duplicate": False, "rate_limited": False}
+_FOLDER = Path(__file__).resolve().parent.parent
+OPTIONS = tuple(PeerDeliveryModelOptions.__dataclass_fields__)
+
+
+def _send(sender: str, sender_mode: str | None = RECIPIENT_MODE, attestation: str = "absent", hops: int = 0,
+          loop: bool = False, duplicate: bool = False, rate_limited: bool = False) -> dict[str, Any]:
+    return {"sender": sender, "sender_mode": sender_mode, "attestation": attestation, "hops": hops,
+            "loop": loop, "duplicate": duplicate, "rate_limited": rate_limited}
+
+
+# -- invariants ------------------------------------------------------------------------
+# `applies` is decided once per letter; `holds` runs on every step of that letter with
+# (pre, post, output, bounds).
+
+def _terminal(output: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in output.get("receipts", ()) if r["state"] != "held"]
+
+
+def _no_message_is_lost(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
+    """Issued by this step = refused at the send station + terminal receipts + growth of the buffer."""
+    issued = 1 if "ticket" in out else 0
+    queue_full = 1 if out.get("send_error") == "queue_full" else 0
+    return issued == queue_full + len(_terminal(out)) + len(post[2]) - len(pre[2])
+
+
+def _one_terminal_receipt_each(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
+    """A terminal receipt names a ticket that was held or is new, once, and it is held no longer."""
+    tickets = [r["ticket"] for r in _terminal(out)]
+    known = set(pre[7]) | ({out["ticket"]} if "ticket" in out else set())
+    still_held = {entry["ticket"] for entry in out["held"]}
+    return len(tickets) == len(set(tickets)) and set(tickets) <= known and not set(tickets) & still_held
+
+
+def _evicted(out: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in out.get("receipts", ()) if r["state"] == "expired"]
+
+
+def _eviction_takes_the_oldest(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
+    return all(r["ticket"] == pre[7][0] for r in _evicted(out))
+
+
+def _eviction_spares_the_smaller_sender(pre: Snapshot, post: Snapshot, out: Mapping[str, Any],
+                                        bounds: Bounds) -> bool:
+    if not _evicted(out):
+        return True
+    senders = [entry[0] for entry in pre[2]] + [out["receipts"][0]["sender"]]
+    victim = _evicted(out)[0]["sender"]
+    return all(senders.count(victim) >= senders.count(s) for s in senders)
+
+
+def _only_review_holds_expire(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
+    causes = dict(zip(pre[7], (entry[3] for entry in pre[2]), strict=True))
+    return all(causes[r["ticket"]] in REVIEW for r in out["receipts"])
+
+
+def _deadlines_only_for_review(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
+    return all(entry[4] is None or entry[3] in REVIEW for entry in post[2])
+
+
+def _every_hold_has_a_deadline(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
+    receipts = out.get("receipts", ())
+    if not receipts or receipts[0]["state"] != "held" or post[6] is None:
+        return True
+    ticket = receipts[0]["ticket"]
+    return all(entry["deadline_ms"] is not None for entry in out["held"] if entry["ticket"] == ticket)
+
+
+def _sends(action: Action) -> bool:
+    return action.event == "send_message"
+
+
+def _any(action: Action) -> bool:
+    return True
+
+
+INVARIANTS: tuple[Invariant, ...] = (
+    Invariant("no_message_is_lost", ("PEER-RCPT-3", "PEER-SEND-2"), _any, _no_message_is_lost),
+    Invariant("one_terminal_receipt_each", ("PEER-RCPT-3",), _any, _one_terminal_receipt_each),
+    Invariant("held_buffer_within_cap", ("PEER-HOLD-1",), _any,
+              lambda pre, post, out, bounds: len(post[2]) <= bounds["held_cap"]),
+    Invariant("eviction_takes_the_oldest", ("PEER-HOLD-2",), _sends, _eviction_takes_the_oldest),
+    Invariant("only_review_holds_expire_by_clock", ("PEER-DRAIN-3", "PEER-TIME-1"),
+              lambda a: a.event == "advance", _only_review_holds_expire),
+    Invariant("deadlines_only_for_review_causes", ("PEER-EXP-4",), _any, _deadlines_only_for_review),
+    Invariant("eviction_spares_the_smaller_sender", ("PEER-OPT-1", "PEER-HOLD-2"), _sends,
+              _eviction_spares_the_smaller_sender, finding="PEER-F1", option="fair_eviction"),
+    Invariant("box_never_exceeds_cap", ("PEER-OPT-2", "PEER-HOLD-5"), _any,
+              lambda pre, post, out, bounds: post[1] <= bounds["box_cap"],
+              finding="PEER-F2", option="release_respects_box_cap"),
+    Invariant("every_hold_has_a_deadline", ("PEER-OPT-3", "PEER-EXP-4"), _sends, _every_hold_has_a_deadline,
+              finding="PEER-F3", option="deadline_for_waiting_holds"),
+)
+
+
+class PeerDeliveryExplorer:
+    variables: tuple[str, ...] = ("control", "box", "held", "setting", "starting_up", "mode", "expiry_ms",
+                                  "tickets", "next_ticket", "now_ms")
+    default_bounds: Mapping[str, str] = {"held_cap": "2", "box_cap": "1", "senders": "a,b"}
+    options: tuple[str, ...] = OPTIONS
+    invariants: tuple[Invariant, ...] = INVARIANTS
+    unobservable_events: frozenset[str] = frozenset()
+
+    def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
+        unknown = sorted(set(raw) - set(self.default_bounds))
+        if unknown:
+            raise ValueError(f"unknown peer-delivery bound(s): {', '.join(unknown)}; "
+                             f"known: {', '.join(self.default_bounds)}")
+        merged = {**self.default_bounds, **raw}
+        try:
+            held_cap, box_cap = int(merged["held_cap"]), int(merged["box_cap"])
+        except ValueError as error:
+            raise ValueError(f"peer-delivery caps are integers: {error}") from error
+        senders = tuple(s for s in merged["senders"].split(",") if s)
+        if held_cap < 1 or box_cap < 0 or not senders or len(set(senders)) != len(senders):
+            raise ValueError("peer-delivery bounds: held_cap >= 1, box_cap >= 0, distinct senders")
+        return {"held_cap": held_cap, "box_cap": box_cap, "senders": senders}
+
+    def alphabet(self, bounds: Bounds) -> Sequence[Action]:
+        first, *others = bounds["senders"]
+        letters = [
+            Action(f"send {first} x", "send_message", _send(first)),
+            Action(f"send {first} y", "send_message", _send(first, "y")),
+            Action(f"send {first} garbage", "send_message", _send(first, attestation="garbage")),
+            Action(f"send {first} loop", "send_message", _send(first, loop=True)),
+            Action(f"send {first} hops 5", "send_message", _send(first, hops=5)),
+            Action(f"send {first} duplicate", "send_message", _send(first, duplicate=True)),
+            Action(f"send {first} rate-limited", "send_message", _send(first, rate_limited=True)),
+        ]
+        letters += [Action(f"send {other} y", "send_message", _send(other, "y")) for other in others]
+        recipients = [("unset", None, False, RECIPIENT_MODE), ("unset starting", None, True, RECIPIENT_MODE),
+                      ("unset no-mode", None, False, None), ("accept", "accept", False, RECIPIENT_MODE),
+                      ("hold", "hold", False, RECIPIENT_MODE), ("refuse", "refuse", False, RECIPIENT_MODE)]
+        letters += [Action(f"set_recipient {label}", "set_recipient",
+                           {"setting": setting, "starting_up": starting, "mode": mode})
+                    for label, setting, starting, mode in recipients]
+        letters += [Action(f"set_dialog_expiry {v}", "set_dialog_expiry", {"value": v})
+                    for v in ("60s", "never")]
+        letters.append(Action("advance +5 min", "advance", {"now_ms": After(STEP)}))
+        letters.append(Action("drain", "drain"))
+        # One position past the cap names a ticket that is never held.
+        for position in range(1, bounds["held_cap"] + 2):
+            letters.append(Action(f"approve #{position}", "approve", {"ticket": Position(position)}))
+            letters.append(Action(f"deny #{position}", "deny", {"ticket": Position(position)}))
+        letters.append(Action("take 1", "take", {"count": 1}))
+        return letters
+
+    def chart_arguments(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
+        return {"held_cap": bounds["held_cap"], "box_cap": bounds["box_cap"], "mode": RECIPIENT_MODE,
+                "options": PeerDeliveryModelOptions(**options)}
+
+    def constants(self, data: Any, bounds: Bounds, options: Mapping[str, bool]) -> None:
+        data.held_cap = bounds["held_cap"]
+        data.box_cap = bounds["box_cap"]
+        data.max_hops = 4
+        data.options = PeerDeliveryModelOptions(**options)
+
+    def initial(self, bounds: Bounds) -> Snapshot:
+        return Snapshot(("open", 0, (), None, False, RECIPIENT_MODE, 300_000, (), 1, 0))
+
+    def load(self, data: Any, snapshot: Snapshot) -> None:
+        (_control, data.box, held, data.setting, data.starting_up, data.mode, data.expiry_ms,
+         tickets, data.next_ticket, data.now_ms) = snapshot
+        now = data.now_ms
+        data.held = [(ticket, *entry[:4], None if entry[4] is None else now + entry[4])
+                     for ticket, entry in zip(tickets, held, strict=True)]
+
+    def store(self, data: Any, state: str) -> Snapshot:
+        now = data.now_ms
+        # A review-cause entry is never judged again, so its sender's mode and attestation
+        # are never read again: they are dropped from the snapshot.
+        held = tuple((e[1], None, "absent", e[4], None if e[5] is None else e[5] - now) if e[4] in REVIEW
+                     else (e[1], e[2], e[3], e[4], None if e[5] is None else e[5] - now) for e in data.held)
+        return Snapshot((state, data.box, held, data.setting, data.starting_up, data.mode, data.expiry_ms,
+                         tuple(e[0] for e in data.held), data.next_ticket, now))
+
+    def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
+        result: dict[str, Any] = {"held_cap": bounds["held_cap"], "box_cap": bounds["box_cap"],
+                                  "mode": RECIPIENT_MODE}
+        if options:
+            result["options"] = dict(options)
+        return result
+
+    def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
+        """Positions become the tickets, and delays the instants, of each step's own state."""
+        steps: list[dict[str, Any]] = []
+        for pre, action, _post in trace:
+            args = dict(action.kwargs)
+            tickets, next_ticket, now = pre[7], pre[8], pre[9]
+            if action.event == "advance":
+                args = {"now_ms": now + args["now_ms"].ms}
+            elif action.event in ("approve", "deny"):
+                index = args["ticket"].index
+                args = {"ticket": tickets[index - 1] if index <= len(tickets) else next_ticket + index}
+            elif action.event == "send_message":
+                args = {k: v for k, v in args.items() if k == "sender" or v != SEND_DEFAULTS[k]}
+            steps.append({"event": action.event, "args": args} if args else {"event": action.event})
+        return steps
+
+
+MACHINE = Machine(
+    name="peer-delivery",
+    title="peer delivery",
+    seed="001_08883a16a8c012a7.txt",
+    spec=_FOLDER / "spec" / "peer-delivery.md",
+    cases=_FOLDER / "conformance" / "cases" / "peer-delivery",
+    manifest=_FOLDER / "checker" / "manifests" / "peer-delivery.json",
+    chart=PeerDeliveryChart,
+    run_case=peer_delivery_driver.run_case,
+    run_model_case=peer_delivery_driver.run_model_case,
+    features=peer_delivery_driver.FEATURES,
+    explorer=PeerDeliveryExplorer(),
+    fuzz=peer_delivery_driver.fuzz,
+)

@@ -1,0 +1,233 @@
+"""The peer-delivery driver: case JSON in, ``PeerDelivery`` calls, output JSON out.
+
+Also the model session (the same steps applied to the chart) and random cases
+for ``conform --fuzz``. The five rendering events read no state, so the model
+session answers them through the reference's pure functions: the chart has
+nothing to say about them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from inboxspec.impl.peer_delivery import (
+    ABSENT,
+    InvalidArgument,
+    PeerDelivery,
+    PeerDeliveryError,
+    StepResult,
+    describe_drop_reasons,
+    is_receipt_state,
+    recipient_suffix,
+    render_delivery_notice,
+    render_dropped_notice,
+)
+from inboxspec.model.peer_delivery import PeerDeliveryChart, PeerDeliveryModelOptions
+
+# One feature per finding option: a port that has not implemented an option
+# declares the feature unsupported and its cases are skipped, not failed.
+FEATURES = (
+    "option:fair_eviction",
+    "option:release_respects_box_cap",
+    "option:deadline_for_waiting_holds",
+)
+
+# Event -> its argument names, in the order their faults are checked (PEER-IF-4).
+STATEFUL_EVENTS: dict[str, tuple[str, ...]] = {
+    "send_message": ("sender", "sender_mode", "attestation", "hops", "loop", "duplicate", "rate_limited"),
+    "set_recipient": ("setting", "starting_up", "mode"),
+    "set_dialog_expiry": ("value",),
+    "advance": ("now_ms",),
+    "drain": (),
+    "approve": ("ticket",),
+    "deny": ("ticket",),
+    "take": ("count",),
+}
+PURE_EVENTS: dict[str, tuple[str, ...]] = {
+    "render_delivery_notice": ("state", "count", "recipients"),
+    "render_dropped_notice": ("count", "recipients", "reasons"),
+    "describe_drop_reasons": ("reasons",),
+    "recipient_suffix": ("recipients",),
+    "is_receipt_state": ("value",),
+}
+# Required arguments: absent ones are passed as ABSENT, which every check rejects.
+REQUIRED = {("send_message", "sender"), ("advance", "now_ms"), ("approve", "ticket"), ("deny", "ticket"),
+            ("render_delivery_notice", "state"), ("render_delivery_notice", "count"),
+            ("render_dropped_notice", "count"), ("describe_drop_reasons", "reasons"),
+            ("recipient_suffix", "recipients"), ("is_receipt_state", "value")}
+
+
+def _arguments(event: str, args: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    unknown = sorted(set(args) - set(names))
+    if unknown:
+        raise InvalidArgument(f"{event} takes no argument(s) {', '.join(unknown)}")
+    chosen = {name: args[name] for name in names if name in args}
+    for name in names:
+        if name not in chosen and (event, name) in REQUIRED:
+            chosen[name] = ABSENT
+    return chosen
+
+
+def encode_state(delivery: PeerDelivery) -> dict[str, Any]:
+    return {"held": [e.to_json() for e in delivery.held], "box": delivery.box}
+
+
+def encode_result(delivery: PeerDelivery, result: StepResult) -> dict[str, Any]:
+    output: dict[str, Any] = {"receipts": [r.to_json() for r in result.receipts], **encode_state(delivery)}
+    if result.ticket is not None:
+        output["ticket"] = result.ticket
+        output["send_error"] = result.send_error
+    if result.expiry is not None:
+        output.update(value=result.expiry.value, ms=result.expiry.ms, invalid=result.expiry.invalid,
+                      warning=result.expiry.warning)
+    return output
+
+
+PURE: dict[str, Callable[..., Any]] = {
+    "render_delivery_notice": render_delivery_notice,
+    "render_dropped_notice": render_dropped_notice,
+    "describe_drop_reasons": describe_drop_reasons,
+    "recipient_suffix": recipient_suffix,
+}
+
+
+def apply_pure(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        chosen = _arguments(event, args, PURE_EVENTS[event])
+        if event == "is_receipt_state":
+            return {"result": is_receipt_state(chosen["value"])}
+        # ABSENT is not a valid value for any rendering argument: it fails its own check.
+        return {"text": PURE[event](**chosen)}
+    except PeerDeliveryError as error:
+        return {"error": error.code}
+
+
+def apply_step(delivery: PeerDelivery, step: Mapping[str, Any]) -> dict[str, Any]:
+    """Apply one step; a typed error becomes ``{"error": code}`` with the unchanged state."""
+    event = step.get("event")
+    args = step.get("args", {})
+    if not isinstance(args, Mapping):
+        raise ValueError("step args must be an object")
+    if event in PURE_EVENTS:
+        return apply_pure(str(event), args)
+    if event not in STATEFUL_EVENTS:
+        raise ValueError(f"unknown peer-delivery event {event!r}")
+    try:
+        chosen = _arguments(event, args, STATEFUL_EVENTS[event])
+        result: StepResult = getattr(delivery, event)(**chosen)
+    except PeerDeliveryError as error:
+        return {"error": error.code, "receipts": [], **encode_state(delivery)}
+    return encode_result(delivery, result)
+
+
+def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    try:
+        delivery = PeerDelivery.from_config(config)
+    except PeerDeliveryError as error:
+        return {"config_error": error.code}
+    return {"outputs": [apply_step(delivery, step) for step in steps]}
+
+
+class ModelSession:
+    """Valid steps applied to the model chart, in the same output shape.
+
+    The model has no input validation (it describes behaviour, not parsing),
+    so this takes only steps the reference accepts, with one exception that is
+    behaviour: a ticket that is not held (``not_held``), a clock that moves
+    back (``invalid_time``) and a full box under PEER-OPT-2 (``box_full``) are
+    the chart's own outputs.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.chart = PeerDeliveryChart(
+            held_cap=config.get("held_cap", 100), box_cap=config.get("box_cap", 50),
+            max_hops=config.get("max_hops", 4), setting=config.get("setting"),
+            starting_up=config.get("starting_up", False), mode=config.get("mode"),
+            options=PeerDeliveryModelOptions(**config.get("options", {})))
+
+    def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
+        event = step["event"]
+        args = dict(step.get("args", {}))
+        if event in PURE_EVENTS:
+            return apply_pure(event, args)
+        if event == "send_message":
+            args = {"sender": args["sender"], "sender_mode": args.get("sender_mode"),
+                    "attestation": args.get("attestation", "absent"), "hops": args.get("hops", 0),
+                    "loop": args.get("loop", False), "duplicate": args.get("duplicate", False),
+                    "rate_limited": args.get("rate_limited", False)}
+        elif event == "set_recipient":
+            current = (self.chart.setting, self.chart.starting_up, self.chart.mode)
+            args = {"setting": args.get("setting", current[0]),
+                    "starting_up": args.get("starting_up", current[1]),
+                    "mode": args.get("mode", current[2])}
+        elif event == "set_dialog_expiry":
+            args = {"value": args.get("value", "default")}
+        elif event == "take":
+            args = {"count": args.get("count", 1)}
+        self.chart.send(event, **args)
+        return dict(self.chart.output)
+
+
+def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    session = ModelSession(config)
+    return {"outputs": [session.apply(step) for step in steps]}
+
+
+# -- random cases for `conform --fuzz` ------------------------------------------
+# Small caps and two senders, so that short traces meet eviction, full boxes,
+# deadlines and every judgement rule.
+
+_SENDERS = ("a", "b", "c")
+_MODES = (None, "x", "y")
+
+
+def _random_send(rng: random.Random) -> dict[str, Any]:
+    args: dict[str, Any] = {"sender": rng.choice(_SENDERS)}
+    if rng.random() < 0.8:
+        args["sender_mode"] = rng.choice(_MODES)
+    if rng.random() < 0.2:
+        args["attestation"] = rng.choice(("valid", "garbage", "absent"))
+    for flag in ("loop", "duplicate", "rate_limited"):
+        if rng.random() < 0.05:
+            args[flag] = True
+    if rng.random() < 0.1:
+        args["hops"] = rng.choice((0, 4, 5))
+    return args
+
+
+def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A random valid config and 1 to 30 steps of the peer-delivery event grammar."""
+    config: dict[str, Any] = {"held_cap": rng.choice((1, 2, 3, 100)), "box_cap": rng.choice((0, 1, 2, 50)),
+                              "mode": rng.choice(_MODES), "setting": rng.choice((None, "accept", "hold"))}
+    options = {name: True for name in PeerDeliveryModelOptions.__dataclass_fields__ if rng.random() < 0.25}
+    if options:
+        config["options"] = options
+    now = 0
+    tickets = 0
+    steps: list[dict[str, Any]] = []
+    for _ in range(rng.randint(1, 30)):
+        roll = rng.random()
+        if roll < 0.45:
+            tickets += 1
+            steps.append({"event": "send_message", "args": _random_send(rng)})
+        elif roll < 0.55:
+            now += rng.choice((0, 1, 59_999, 60_000, 300_000))
+            steps.append({"event": "advance", "args": {"now_ms": now}})
+        elif roll < 0.65:
+            steps.append({"event": "drain"})
+        elif roll < 0.75:
+            event = rng.choice(("approve", "deny"))
+            steps.append({"event": event, "args": {"ticket": rng.randint(1, max(1, tickets))}})
+        elif roll < 0.85:
+            key = rng.choice(("setting", "starting_up", "mode"))
+            value = {"setting": rng.choice((None, "accept", "hold", "refuse")),
+                     "starting_up": rng.random() < 0.5, "mode": rng.choice(_MODES)}[key]
+            steps.append({"event": "set_recipient", "args": {key: value}})
+        elif roll < 0.92:
+            value = rng.choice(("60s", "5m", "10m", "never", "default", None, "1h"))
+            steps.append({"event": "set_dialog_expiry", "args": {"value": value}})
+        else:
+            steps.append({"event": "take", "args": {"count": rng.choice((1, 2))}})
+    return config, steps
