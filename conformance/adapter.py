@@ -68,7 +68,10 @@ def handle(request: dict[str, Any]) -> dict[str, Any] | None:
         if entry is None:
             return {**reply, "skipped": {"reason": f"machine {case.get('machine')!r} not implemented"}}
         try:
-            return {**reply, "result": entry.run_case(case["config"], case["steps"])}
+            config = case["config"]
+            if "fixture_dir" in case:  # PROTO-FIX-2: the runner's materialised fixture
+                config = {**config, "fixture_dir": case["fixture_dir"]}
+            return {**reply, "result": entry.run_case(config, case["steps"])}
         except Exception as error:  # an adapter reports its own bugs, it does not die of them
             return {**reply, "errored": {"message": f"{type(error).__name__}: {error}",
                                          "context": {"traceback": traceback.format_exc()}}}

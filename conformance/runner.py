@@ -38,6 +38,7 @@ import fastjsonschema
 from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess
 from inboxspec.conformance.casefiles import Case, CaseFileError, load_cases, registered_case_dirs
 from inboxspec.conformance.compare import first_difference
+from inboxspec.conformance.fixtures import FixturePool
 
 PROTOCOL_VERSION = 1
 DEFAULT_TIMEOUT_S = 10.0
@@ -72,6 +73,7 @@ def _protocol_validator(name: str) -> Callable[[Any], Any]:
 
 START_REPLY = _protocol_validator("start-reply.schema.json")
 RUN_REPLY = _protocol_validator("run-reply.schema.json")
+_FIXTURES = FixturePool()  # the temporary fixture directories of the current run
 
 
 def _protocol_problem(validate: Callable[[Any], Any], message: Any) -> str | None:
@@ -181,9 +183,10 @@ def unsupported_reason(session: Session, case: Case,
 
 
 def _request(case: Case, seq: int) -> dict[str, Any]:
-    return {"cmd": "run", "seq": seq,
-            "case": {"id": case.id, "machine": case.machine, "config": case.config,
-                     "steps": case.inputs}}
+    body = {"id": case.id, "machine": case.machine, "config": case.config, "steps": case.inputs}
+    if "fixture" in case.config:  # PROTO-FIX-1: a fresh tree for every request, removed at the end
+        body["fixture_dir"] = _FIXTURES.directory_for(case.config["fixture"])
+    return {"cmd": "run", "seq": seq, "case": body}
 
 
 def _judge(case: Case, seq: int, reply: Any) -> CaseResult:
@@ -401,6 +404,7 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
             print(file=sys.stderr)
     finally:
         session.stop()
+        _FIXTURES.close()
     ordered = [results[seq] for seq in sorted(results)]
     return RunReport(session.implementation, ordered, session.restarts, time.monotonic() - began,
                      coverage, tuple(sorted({c.machine for c in chosen})))

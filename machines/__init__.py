@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator
 
-from inboxspec.machines import idle_subscriptions, inbox_refresh, peer_delivery, wake_gate
+from inboxspec.machines import idle_subscriptions, inbox_refresh, peer_delivery, wake_gate, writer_proofs
 from inboxspec.machines.frame import Machine
 
 REGISTRY: dict[str, Machine] = {
@@ -19,6 +19,7 @@ REGISTRY: dict[str, Machine] = {
         wake_gate.MACHINE,
         peer_delivery.MACHINE,
         idle_subscriptions.MACHINE,
+        writer_proofs.MACHINE,
         inbox_refresh.MACHINE,
     )
 }

@@ -527,3 +527,38 @@ def test_fuzz_is_generic_over_the_registry(tmp_path: Path, monkeypatch: pytest.M
     assert shrunk["case_file"]["machine"] == "toy-lease"
     assert [s["event"] for s in case["steps"]] == ["acquire", "advance"]
     assert case["steps"][-1] == {"event": "advance", "args": {"ms": 100}, "expect": {"expired": True}}
+
+
+FIXTURE_SPY = """
+import json, os, sys
+from inboxspec.conformance.adapter import handle
+log = open(sys.argv[1], "a")
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["cmd"] == "stop":
+        break
+    if request["cmd"] == "start":
+        reply = {"ready": True, "version": 1, "machines": ["writer-proofs"], "features": {},
+                 "implementation": {"name": "spy", "version": "0", "language": "python"}}
+    else:
+        case = request["case"]
+        directory = case.get("fixture_dir")
+        log.write(json.dumps({"dir": directory, "real": directory == os.path.realpath(directory),
+                              "files": sorted(os.listdir(directory))}) + "\\n")
+        log.flush()
+        reply = handle(request)
+    print(json.dumps(reply), flush=True)
+"""
+
+
+def test_fixtures_are_materialised_for_each_request_and_removed(tmp_path: Path) -> None:
+    """PROTO-FIX-1, PROTO-FIX-2: a fresh real directory per request, passed on, removed at the end."""
+    spy, log = tmp_path / "spy.py", tmp_path / "log.jsonl"
+    spy.write_text(FIXTURE_SPY)
+    code, _report, output = conform("--adapter", f"{sys.executable} {spy} {log}",
+                                    "--run", "writer-proofs/attest-after-*-changed")
+    assert code == 0, output
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(seen) == 4 and len({s["dir"] for s in seen}) == 4
+    assert all(s["real"] and {"cli", "home"} <= set(s["files"]) for s in seen)
+    assert not any(Path(s["dir"]).exists() for s in seen)

@@ -4,6 +4,7 @@ import { createInterface } from "node:readline";
 import * as wakeGate from "./wake-gate.mjs";
 import * as peerDelivery from "./peer-delivery.mjs";
 import * as idleSubscriptions from "./idle-subscriptions.mjs";
+import * as writerProofs from "./writer-proofs.mjs";
 import * as inboxRefresh from "./inbox-refresh.mjs";
 
 // One line per machine: each module exports FEATURES and runCase(config, steps).
@@ -11,6 +12,7 @@ const MACHINES = {
   "wake-gate": wakeGate,
   "peer-delivery": peerDelivery,
   "idle-subscriptions": idleSubscriptions,
+  "writer-proofs": writerProofs,
   "inbox-refresh": inboxRefresh,
 };
 const FEATURES = Object.fromEntries(Object.entries(MACHINES).map(([name, m]) => [name, m.FEATURES]));
@@ -56,7 +58,9 @@ function handle(request) {
   try {
     const port = Object.hasOwn(MACHINES, testCase.machine) ? MACHINES[testCase.machine] : null;
     if (!port) return { ...reply, skipped: { reason: `machine ${testCase.machine} not implemented` } };
-    return { ...reply, result: port.runCase(testCase.config, testCase.steps) };
+    // PROTO-FIX-2: the runner's materialised fixture travels with the config.
+    const config = typeof testCase.fixture_dir === "string" ? { ...testCase.config, fixture_dir: testCase.fixture_dir } : testCase.config;
+    return { ...reply, result: port.runCase(config, testCase.steps) };
   } catch (error) {
     return { ...reply, errored: { message: String(error), context: { stack: error.stack } } };
   }

@@ -1,0 +1,539 @@
+// The writer proofs (spec/writer-proofs.md) in plain JavaScript for Node 20, no dependencies.
+// It measures the runner's materialised fixtures with its own filesystem code (node:fs, node:crypto).
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { types } from "node:util";
+
+export const FEATURES = ["option:attest_requires_fences", "option:compare_writers_by_id"];
+
+const CATEGORIES = ["running CLI", "setup receipt", "declared writer", "active locator", "home floor", "writer renewal"];
+const CAUSES = ["missing", "changed", "unavailable"];
+const FAILURE_DETAILS = {
+  "below-minimum": "release is below 0.21.0",
+  "wrong-package": "package is not @staix/agent-mem",
+  "writable-runtime": "runtime code is group- or world-writable",
+  unreadable: "runtime files are unreadable or missing",
+  "invalid-version": "package version is not a supported plain release",
+  "invalid-inventory": "root inventory is invalid or duplicated",
+  "unsafe-runtime": "runtime files have unsafe types or symlinks",
+  "missing-runtime": "required bin/amem.js or src/index.ts is missing",
+  bound: "inventory exceeds a supported bound",
+  changed: "install changed during measurement",
+};
+const RENEWAL_MESSAGES = {
+  pending: "Shared writer revision is pending; finish or roll back the writer renewal with a compatible release, then run amem migrate --sync-placement --dry-run.",
+  staging: "Shared writer revision is staging; wait for the writer renewal to finish or roll it back with a compatible release, then run amem migrate --sync-placement --dry-run.",
+};
+const PLACEHOLDER = "{fixture}";
+const MAX_SAFE = 2n ** 53n - 1n;
+const MAX_ROOTS = 32, MAX_ENTRIES = 20000, MAX_BYTES = 64 * 1024 * 1024, MAX_DEPTH = 16, MAX_HOME_FILE_BYTES = 1024 * 1024;
+const PRECEDENCE = ["bound", "unsafe-runtime", "unreadable", "wrong-package", "invalid-version", "below-minimum", "missing-runtime", "writable-runtime"];
+const { O_RDONLY, O_NOFOLLOW = 0, O_NONBLOCK = 0 } = fs.constants;
+const own = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
+
+// -- errors -------------------------------------------------------------------------------------
+class WriterProofsError extends Error { constructor(code, message) { super(message); this.code = code; } }
+
+function writerContextMessage(category, cause, phase, detail, renewalState) {
+  if (category === "writer renewal") return RENEWAL_MESSAGES[renewalState === "staging" ? "staging" : "pending"];
+  if (category === "active locator") return `Sync placement initial root locator is ${cause} (active locator category); have the person inspect sync-placement-writer-roots.json and the matching activation metadata with a compatible recovery release, then run amem migrate --sync-placement --dry-run.`;
+  if (category === "home floor") return `Sync placement reader-floor proof is ${cause} (home floor category); have the person inspect formats.json and use a reader compatible with its recorded floor, then run amem migrate --sync-placement --dry-run.`;
+  const clause = detail ? `; ${FAILURE_DETAILS[detail]}` : "";
+  if (phase === "initial") return `Sync placement initial writer proof is ${cause} (${category} category${clause}); ${category === "setup receipt" ? "upgrade or repair the managed amem install and its host exact pin, then rerun amem setup <target> --apply" : "upgrade or repair the amem install and its host exact pin"}. Declare the complete writer roots and rerun amem migrate --sync-placement --dry-run.`;
+  return `Sync placement writer proof is ${cause} (${category} category${clause}); restore the inventoried install, or have the person run amem migrate --sync-placement --dry-run and --apply with the complete --writer-root inventory after installing the required 0.22.0 home floor.`;
+}
+
+export class SharedWriterRevisionError extends Error {
+  constructor(code) { const state = code === "staging" ? "staging" : "pending"; super(RENEWAL_MESSAGES[state]); this.code = state; }
+}
+export class PlacementWriterContextError extends Error {
+  constructor(category, causeClass, phase = "active", detail = null, renewalState = null) {
+    super(writerContextMessage(category, causeClass, phase, detail, renewalState));
+    this.category = category; this.causeClass = causeClass; this.phase = phase; this.detail = detail; this.renewalState = renewalState;
+  }
+  toJSON() {
+    return { category: this.category, cause: this.causeClass, phase: this.phase, detail: this.detail ?? null, renewal_state: this.renewalState ?? null, message: this.message };
+  }
+}
+class WriterMeasurementError extends Error {
+  constructor(detail, rootIndex = null) { super(`writer measurement failed: ${detail}`); this.detail = detail; this.rootIndex = rootIndex; this.code = detail === "changed" ? "changed" : "failed"; }
+}
+const fail = (category, cause, phase = "active", detail = null) => new PlacementWriterContextError(category, cause, phase, detail);
+
+// WRITER-SAFE-1: a genuine instance (not a proxy), fields read from own data properties only.
+function ownValue(error, name) {
+  const field = Object.getOwnPropertyDescriptor(error, name);
+  return field && "value" in field ? field.value : undefined;
+}
+const genuine = (error, Class) => error !== null && typeof error === "object" && !types.isProxy(error) && error instanceof Class;
+
+export function safeRefusal(error, category, phase = "active") {
+  if (genuine(error, SharedWriterRevisionError)) {
+    const code = ownValue(error, "code");
+    if (code === "pending" || code === "staging") return new PlacementWriterContextError("writer renewal", "unavailable", phase, null, code);
+  }
+  if (genuine(error, PlacementWriterContextError)) {
+    const ownCategory = ownValue(error, "category"), cause = ownValue(error, "causeClass");
+    if (typeof ownCategory === "string" && CATEGORIES.includes(ownCategory) && typeof cause === "string" && CAUSES.includes(cause)) {
+      const detail = ownValue(error, "detail"), state = ownValue(error, "renewalState");
+      return new PlacementWriterContextError(ownCategory, cause, phase, typeof detail === "string" && own(FAILURE_DETAILS, detail) ? detail : null,
+        state === "pending" || state === "staging" ? state : null);
+    }
+  }
+  return new PlacementWriterContextError(CATEGORIES.includes(category) ? category : "declared writer", "unavailable", phase);
+}
+
+function extractFailure(error) {
+  if (!genuine(error, WriterMeasurementError)) return undefined;
+  const detail = ownValue(error, "detail"), index = ownValue(error, "rootIndex");
+  if (typeof detail !== "string" || !own(FAILURE_DETAILS, detail)) return undefined;
+  return { code: detail === "changed" ? "changed" : "failed", detail, rootIndex: Number.isInteger(index) && index >= 0 ? index : undefined };
+}
+
+// -- canonical JSON and order (WRITER-JSON-*) ----------------------------------------------------
+const byCodePoint = (a, b) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+function sortKeys(value) {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === "object") return Object.fromEntries(Object.keys(value).sort(byCodePoint).map((k) => [k, sortKeys(value[k])]));
+  return value;
+}
+export const canonicalJSON = (value) => JSON.stringify(sortKeys(value));
+function strictJson(buffer) {
+  if (buffer.length >= 3 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf) throw new Error("a byte order mark is not JSON");
+  return JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(buffer));
+}
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+// WRITER-VER-1
+export function parseRelease(text) {
+  if (typeof text !== "string" || text.length > 50) return null;
+  const match = /^(0|[1-9][0-9]{0,15})\.(0|[1-9][0-9]{0,15})\.(0|[1-9][0-9]{0,15})$/.exec(text);
+  if (!match) return null;
+  const numbers = match.slice(1, 4).map((n) => BigInt(n));
+  return numbers.some((n) => n > MAX_SAFE) ? null : numbers;
+}
+function compareRelease(a, b) {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  return 0;
+}
+
+// -- measuring a root (WRITER-MEAS-*) ---------------------------------------------------------------
+class Bound extends Error {}
+const signature = (st) => [st.mode, st.size, st.ino, st.dev, st.mtimeNs, st.ctimeNs, st.nlink].join(",");
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function walk(root) {
+  const faults = new Set(), entries = [];
+  let total = 0n;
+  const stack = [[".", 0]];
+  while (stack.length) {
+    const [rel, depth] = stack.pop();
+    const full = rel === "." ? root : path.join(root, rel);
+    let st;
+    try { st = fs.lstatSync(full, { bigint: true }); } catch { faults.add("unreadable"); continue; }
+    const mode = Number(st.mode & 0o7777n);
+    if (st.isDirectory()) entries.push({ path: rel, kind: "dir", mode, size: 0n, signature: signature(st) });
+    else if (st.isFile()) {
+      entries.push({ path: rel, kind: "file", mode, size: st.size, signature: signature(st) });
+      total += st.size;
+      if (st.nlink > 1n) faults.add("unsafe-runtime");
+    } else { faults.add("unsafe-runtime"); continue; }
+    if (entries.length > MAX_ENTRIES || total > BigInt(MAX_BYTES)) throw new Bound();
+    if (mode & 0o7000) faults.add("unsafe-runtime");
+    if (mode & 0o022) faults.add("writable-runtime");
+    if (st.isDirectory()) {
+      let names;
+      try { names = fs.readdirSync(full, { encoding: "buffer" }); } catch { faults.add("unreadable"); continue; }
+      const children = [];
+      for (const raw of names) {
+        let name;
+        try { name = utf8.decode(raw); } catch { faults.add("unsafe-runtime"); continue; }
+        children.push(rel === "." ? name : `${rel}/${name}`);
+      }
+      if (children.length && depth + 1 > MAX_DEPTH) throw new Bound();
+      children.sort(byCodePoint).reverse();
+      for (const child of children) stack.push([child, depth + 1]);
+    }
+  }
+  return { entries, faults };
+}
+
+function readFile(root, entry) {
+  let fd;
+  try { fd = fs.openSync(path.join(root, entry.path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK); } catch { return null; }
+  try {
+    const st = fs.fstatSync(fd, { bigint: true });
+    if (!st.isFile() || signature(st) !== entry.signature) throw new WriterMeasurementError("changed");
+    const chunks = [];
+    const buffer = Buffer.alloc(1 << 20);
+    for (;;) {
+      const n = fs.readSync(fd, buffer, 0, buffer.length, null);
+      if (n === 0) break;
+      chunks.push(Buffer.from(buffer.subarray(0, n)));
+    }
+    const data = Buffer.concat(chunks);
+    if (BigInt(data.length) !== entry.size || signature(fs.fstatSync(fd, { bigint: true })) !== entry.signature) throw new WriterMeasurementError("changed");
+    return data;
+  } catch (error) {
+    if (error instanceof WriterMeasurementError) throw error;
+    return null;
+  } finally { fs.closeSync(fd); }
+}
+
+function identity(packageBytes) {
+  if (!packageBytes) return ["unreadable", null];
+  let data;
+  try { data = strictJson(packageBytes); } catch { return ["unreadable", null]; }
+  if (!isObject(data) || data.name !== "@staix/agent-mem") return ["wrong-package", null];
+  const release = parseRelease(data.version);
+  if (!release) return ["invalid-version", null];
+  if (compareRelease(release, [0n, 21n, 0n]) < 0) return ["below-minimum", null];
+  return [null, data.version];
+}
+
+const sha256 = (data) => crypto.createHash("sha256").update(data).digest("hex");
+
+function pinOf(name, version, entries) {
+  const sorted = [...entries].sort((a, b) => byCodePoint(a[0], b[0]));
+  return "sha256:" + sha256(Buffer.from(canonicalJSON({ format: "amem-writer-pin/1", package: name, version, entries: sorted }), "utf8"));
+}
+
+function measureRoot(realRoot) {
+  let walked;
+  try { walked = walk(realRoot); } catch (error) { if (error instanceof Bound) throw new WriterMeasurementError("bound"); throw error; }
+  const { entries, faults } = walked;
+  const contents = new Map();
+  const blocked = () => faults.has("unsafe-runtime") || faults.has("unreadable");
+  if (!blocked()) {
+    for (const entry of entries) {
+      if (entry.kind !== "file") continue;
+      const data = readFile(realRoot, entry);
+      if (data === null) faults.add("unreadable"); else contents.set(entry.path, data);
+    }
+  }
+  let version = null;
+  if (!blocked()) {
+    const [fault, found] = identity(contents.get("package.json"));
+    if (fault) faults.add(fault);
+    version = found;
+  }
+  const files = new Set(entries.filter((e) => e.kind === "file").map((e) => e.path));
+  if (!files.has("bin/amem.js") || !files.has("src/index.ts")) faults.add("missing-runtime");
+  for (const detail of PRECEDENCE) if (faults.has(detail)) throw new WriterMeasurementError(detail);
+  const inventory = entries.map((e) => [e.path, e.kind, e.mode, Number(e.size), e.kind === "file" ? sha256(contents.get(e.path)) : ""]);
+  let again;
+  try { again = walk(realRoot).entries; } catch (error) { if (error instanceof Bound) throw new WriterMeasurementError("changed"); throw error; }
+  const key = (list) => list.map((e) => `${e.path}\u0000${e.signature}`).sort().join("\u0001");
+  if (key(again) !== key(entries)) throw new WriterMeasurementError("changed");
+  return { root: realRoot, writerId: realRoot, version, pin: pinOf("@staix/agent-mem", version, inventory) };
+}
+
+function realPath(p) {
+  if (typeof p !== "string" || !path.isAbsolute(p) || p.includes("\0")) throw new Error("not an absolute path");
+  return fs.realpathSync(p);
+}
+
+function measureWriters(roots) {
+  if (!roots.length) throw new WriterMeasurementError("invalid-inventory");
+  if (roots.length > MAX_ROOTS) throw new WriterMeasurementError("bound");
+  const rows = [], seen = new Set();
+  roots.forEach((root, index) => {
+    if (typeof root !== "string" || !root || !path.isAbsolute(root) || root.includes("\0")) throw new WriterMeasurementError("invalid-inventory", index);
+    let real;
+    try { real = realPath(root); } catch { throw new WriterMeasurementError("unreadable", index); }
+    if (seen.has(real)) throw new WriterMeasurementError("invalid-inventory", index);
+    seen.add(real);
+    let st;
+    try { st = fs.lstatSync(real); } catch { throw new WriterMeasurementError("unreadable", index); }
+    if (!st.isDirectory()) throw new WriterMeasurementError("invalid-inventory", index);
+    try { rows.push(measureRoot(real)); } catch (error) {
+      if (error instanceof WriterMeasurementError) throw new WriterMeasurementError(error.detail, index);
+      throw error;
+    }
+  });
+  rows.sort((a, b) => byCodePoint(a.root, b.root));
+  return { roots: rows, writers: rows.map(({ writerId, version, pin }) => ({ writerId, version, pin })) };
+}
+
+// -- the home's files (WRITER-HOME-*) ----------------------------------------------------------------
+function readHomeJson(file) {
+  const fd = fs.openSync(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw new Error("not a regular file");
+    const buffer = Buffer.alloc(MAX_HOME_FILE_BYTES + 1);
+    let length = 0;
+    for (;;) {
+      const n = fs.readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length > MAX_HOME_FILE_BYTES) throw new Error("too large");
+    }
+    return strictJson(buffer.subarray(0, length));
+  } finally { fs.closeSync(fd); }
+}
+const absent = (error) => error && error.code === "ENOENT";
+
+function readSetupWriterRoots(home) {
+  let data;
+  try { data = readHomeJson(path.join(home, "setup-receipt.json")); } catch (error) { if (absent(error)) return []; throw error; }
+  const roots = isObject(data) ? data.writerRoots : undefined;
+  if (!Array.isArray(roots) || !roots.every((r) => typeof r === "string")) throw new Error("writerRoots must be a list of strings");
+  return [...new Set(roots.map(realPath))].sort(byCodePoint);
+}
+
+function requireHomeFloor(home) {
+  let data;
+  try { data = readHomeJson(path.join(home, "formats.json")); } catch (error) {
+    throw new PlacementWriterContextError("home floor", absent(error) ? "missing" : "unavailable");
+  }
+  const floor = isObject(data) ? data.readerFloor : undefined;
+  const release = parseRelease(floor);
+  if (!release || compareRelease(release, [0n, 22n, 0n]) < 0) throw new PlacementWriterContextError("home floor", "unavailable");
+  return floor;
+}
+
+function readLocator(home) {
+  const data = readHomeJson(path.join(home, "sync-placement-writer-roots.json"));
+  if (!isObject(data)) throw new Error("the locator is an object");
+  const roots = own(data, "roots") ? data.roots : null;
+  if (roots !== null && (!Array.isArray(roots) || !roots.every((r) => typeof r === "string"))) throw new Error("bad roots");
+  const activation = data.activation;
+  const renewal = isObject(activation) && own(activation, "renewal") ? activation.renewal : null;
+  if (!isObject(activation) || ![null, "pending", "staging"].includes(renewal)) throw new Error("bad activation");
+  const writers = own(data, "writers") ? data.writers : [];
+  if (!Array.isArray(writers)) throw new Error("writers must be a list");
+  for (const w of writers) {
+    if (!isObject(w) || Object.keys(w).sort().join() !== "pin,version,writerId" || !Object.values(w).every((v) => typeof v === "string")) throw new Error("bad writer");
+  }
+  return { data, roots, renewal, writers: writers.map(({ writerId, version, pin }) => ({ writerId, version, pin })) };
+}
+
+function readEffective(home) {
+  let first;
+  try { first = readLocator(home); } catch (error) {
+    if (absent(error)) return { roots: null, writers: [], assertCurrent() {} };
+    throw new PlacementWriterContextError("active locator", "unavailable");
+  }
+  const text = canonicalJSON(first.data);
+  return {
+    roots: first.roots, writers: first.writers,
+    assertCurrent() {
+      let again;
+      try { again = readLocator(home); } catch (error) {
+        throw new PlacementWriterContextError("active locator", absent(error) ? "missing" : "unavailable");
+      }
+      if (again.renewal === "pending" || again.renewal === "staging") throw new SharedWriterRevisionError(again.renewal);
+      if (canonicalJSON(again.data) !== text) throw new PlacementWriterContextError("active locator", "changed");
+    },
+  };
+}
+
+// -- the core (WRITER-REQ, CAT, COMP, INIT, ACT, PREV) -----------------------------------------------
+function required(home, ownRoot, phase = "active") {
+  let ownReal, receipt;
+  try { ownReal = realPath(ownRoot); } catch { throw fail("running CLI", "unavailable", phase, "unreadable"); }
+  try { receipt = readSetupWriterRoots(home); } catch { throw fail("setup receipt", "unavailable", phase, "unreadable"); }
+  return { own: ownReal, receipt, roots: [...new Set([ownReal, ...receipt])].sort(byCodePoint) };
+}
+function rootCategory(root, needed) {
+  if (root === needed.own) return "running CLI";
+  return root && needed.receipt.includes(root) ? "setup receipt" : "declared writer";
+}
+function measurementRefusal(error, roots, needed, phase) {
+  const failure = extractFailure(error);
+  let root;
+  if (failure?.rootIndex !== undefined && failure.rootIndex < roots.length) { try { root = realPath(roots[failure.rootIndex]); } catch { root = undefined; } }
+  return new PlacementWriterContextError(rootCategory(root, needed), failure?.code === "changed" ? "changed" : "unavailable", phase, failure?.detail ?? "unreadable");
+}
+function measureComplete(home, roots, ownRoot, phase = "active") {
+  const before = required(home, ownRoot, phase);
+  let result;
+  try { result = measureWriters(roots); } catch (error) { throw measurementRefusal(error, roots, before, phase); }
+  if (!result.roots.some((row) => row.root === before.own)) throw fail("running CLI", "missing", phase);
+  if (before.receipt.some((root) => !result.roots.some((row) => row.root === root))) throw fail("setup receipt", "missing", phase);
+  const after = required(home, ownRoot, phase);
+  if (after.own !== before.own) throw fail("running CLI", "changed", phase, "changed");
+  if (canonicalJSON(after.receipt) !== canonicalJSON(before.receipt)) throw fail("setup receipt", "changed", phase, "changed");
+  return result;
+}
+function writersDiffer(current, expected, byId) {
+  const encode = (list) => { const rows = list.map(({ writerId, version, pin }) => ({ writerId, version, pin })); if (byId) rows.sort((a, b) => byCodePoint(a.writerId, b.writerId)); return canonicalJSON(rows); };
+  return encode(current) !== encode(expected);
+}
+const changedRoot = (rows, expected) => rows.find((row) => !expected.some((old) => old.writerId === row.writerId && old.version === row.version && old.pin === row.pin))?.root;
+
+function initialContext(home, roots, ownRoot, options) {
+  const selected = roots.length ? [...roots] : required(home, ownRoot, "initial").roots;
+  const measurement = measureComplete(home, selected, ownRoot, "initial");
+  const canonical = measurement.roots.map((row) => row.root);
+  const floor = requireHomeFloor(home);
+  const context = {
+    phase: "initial", measurement,
+    attest() {
+      try {
+        if (requireHomeFloor(home) !== floor) throw fail("home floor", "changed", "initial");
+        const current = measureComplete(home, canonical, ownRoot, "initial");
+        if (writersDiffer(current.writers, measurement.writers, options.compare_writers_by_id)) {
+          throw fail(rootCategory(changedRoot(current.roots, measurement.writers), required(home, ownRoot, "initial")), "changed", "initial", "changed");
+        }
+        return { writers: current.writers, legacySyncQuiesced: true };
+      } catch (error) { context.lastRefusal = safeRefusal(error, "declared writer", "initial"); throw context.lastRefusal; }
+    },
+  };
+  return context;
+}
+function activeRead(home, ownRoot, options) {
+  requireHomeFloor(home);
+  const effective = readEffective(home);
+  const roots = effective.roots;
+  if (!roots) throw fail("active locator", "unavailable");
+  const needed = required(home, ownRoot);
+  if (!roots.includes(needed.own)) throw fail("running CLI", "missing");
+  if (needed.receipt.some((root) => !roots.includes(root))) throw fail("setup receipt", "missing");
+  const measurement = measureComplete(home, roots, ownRoot);
+  if (writersDiffer(measurement.writers, effective.writers, options.compare_writers_by_id)) {
+    throw fail(rootCategory(changedRoot(measurement.roots, effective.writers), needed), "changed", "active", "changed");
+  }
+  effective.assertCurrent();
+  return measurement;
+}
+function activeContext(home, ownRoot, options) {
+  const measurement = activeRead(home, ownRoot, options);
+  const context = {
+    phase: "active", measurement,
+    attest() {
+      try { return { writers: activeRead(home, ownRoot, options).writers, legacySyncQuiesced: true }; }
+      catch (error) { context.lastRefusal = safeRefusal(error, "active locator"); throw context.lastRefusal; }
+    },
+  };
+  return context;
+}
+function preview(home, ownRoot, requested) {
+  const effective = readEffective(home), mapped = effective.roots;
+  if (!mapped) throw fail("active locator", "unavailable");
+  const selected = requested.length ? [...requested] : mapped;
+  const expected = effective.writers;
+  let measurement;
+  try { measurement = measureWriters(selected); } catch {
+    return { complete: false, matches: false, roots: [], expected, missingCategories: ["declared writer"], differences: expected.map((row) => ({ writerId: row.writerId, state: "unverified" })), refusalCategory: "declared writer" };
+  }
+  const needed = required(home, ownRoot), missingCategories = [];
+  if (!measurement.roots.some((row) => row.root === needed.own)) missingCategories.push("running CLI");
+  if (needed.receipt.some((root) => !measurement.roots.some((row) => row.root === root))) missingCategories.push("setup receipt");
+  const differences = expected.map((row) => {
+    const actual = measurement.writers.find((value) => value.writerId === row.writerId);
+    return { writerId: row.writerId, state: !actual ? "missing" : canonicalJSON(row) === canonicalJSON(actual) ? "unchanged" : "changed" };
+  });
+  for (const row of measurement.writers) if (!expected.some((value) => value.writerId === row.writerId)) differences.push({ writerId: row.writerId, state: "added" });
+  const matches = missingCategories.length === 0 && differences.every((row) => row.state === "unchanged");
+  const changed = measurement.roots.find((row) => { const old = expected.find((value) => value.writerId === row.writerId); return !old || old.pin !== row.pin || old.version !== row.version; });
+  const refusalCategory = missingCategories[0] ?? (changed?.root === needed.own ? "running CLI" : changed && needed.receipt.includes(changed.root) ? "setup receipt" : "declared writer");
+  return { complete: true, matches, roots: measurement.roots, expected, missingCategories, differences, refusalCategory };
+}
+
+// -- the session and the case driver (WRITER-IF-*) ---------------------------------------------------
+const EVENT_ARGS = { preview: ["requested"], initial: ["roots"], active: [], attest: [], hold_fences: [], release_fences: [], swap_paths: ["first", "second"] };
+const CONFIG_KEYS = ["home", "own_root", "options", "fixture", "fixture_dir"];
+const OPTIONS = ["attest_requires_fences", "compare_writers_by_id"];
+
+const substitute = (value, dir) => typeof value === "string" ? value.split(PLACEHOLDER).join(dir) : Array.isArray(value) ? value.map((v) => substitute(v, dir)) : value;
+function neutralise(value, dir) {
+  if (typeof value === "string") return value === dir || value.startsWith(dir + "/") ? PLACEHOLDER + value.slice(dir.length) : value;
+  if (Array.isArray(value)) return value.map((v) => neutralise(v, dir));
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, neutralise(v, dir)]));
+  return value;
+}
+function checkPaths(value) {
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) throw new WriterProofsError("invalid_roots", "roots must be a list of strings");
+  return value;
+}
+function fixturePath(dir, relative) {
+  const parts = relative.split("/").filter((p) => p !== "" && p !== ".");
+  if (relative.startsWith("/") || !parts.length || parts.includes("..")) throw new Error("not a fixture-relative path");
+  return path.join(dir, ...parts);
+}
+const lexists = (p) => { try { fs.lstatSync(p); return true; } catch { return false; } };
+function swapPaths(dir, first, second) {
+  const a = fixturePath(dir, first), b = fixturePath(dir, second), parking = path.join(dir, ".swap-parking");
+  const hasA = lexists(a), hasB = lexists(b);
+  if (!hasA && !hasB) throw new Error("neither path exists");
+  if (hasA) fs.renameSync(a, parking);
+  if (hasB) fs.renameSync(b, a);
+  if (hasA) fs.renameSync(parking, b);
+}
+
+class Session {
+  constructor(config) {
+    if (!isObject(config)) throw new WriterProofsError("invalid_config", "config must be an object");
+    if (Object.keys(config).some((k) => !CONFIG_KEYS.includes(k))) throw new WriterProofsError("invalid_config", "unknown config key");
+    for (const key of ["home", "own_root"]) if (typeof config[key] !== "string" || !config[key]) throw new WriterProofsError("invalid_config", `${key} must be a non-empty string`);
+    const options = own(config, "options") ? config.options : {};
+    if (!isObject(options) || Object.keys(options).some((k) => !OPTIONS.includes(k)) || Object.values(options).some((v) => typeof v !== "boolean")) throw new WriterProofsError("invalid_config", "bad options");
+    this.dir = config.fixture_dir;
+    this.home = substitute(config.home, this.dir);
+    this.ownRoot = substitute(config.own_root, this.dir);
+    this.options = { attest_requires_fences: false, compare_writers_by_id: false, ...options };
+    this.context = null;
+    this.fences = false;
+  }
+  body(event, args) {
+    switch (event) {
+      case "preview": return { preview: preview(this.home, this.ownRoot, checkPaths(substitute(own(args, "requested") ? args.requested : [], this.dir))) };
+      case "initial": {
+        const roots = checkPaths(substitute(own(args, "roots") ? args.roots : [], this.dir));
+        this.context = null;
+        this.context = initialContext(this.home, roots, this.ownRoot, this.options);
+        return { measurement: this.context.measurement };
+      }
+      case "active":
+        this.context = null;
+        this.context = activeContext(this.home, this.ownRoot, this.options);
+        return { measurement: this.context.measurement };
+      case "attest":
+        if (!this.context) throw new WriterProofsError("no_context", "attest needs a context");
+        if (this.options.attest_requires_fences && !this.fences) throw new WriterProofsError("fences_not_held", "fences are not held");
+        return { attestation: this.context.attest() };
+      case "hold_fences": this.fences = true; return { fences: true };
+      case "release_fences": this.fences = false; return { fences: false };
+      case "swap_paths":
+        if (typeof args.first !== "string" || typeof args.second !== "string") throw new WriterProofsError("invalid_argument", "two paths");
+        try { swapPaths(this.dir, args.first, args.second); } catch { throw new WriterProofsError("invalid_argument", "swap failed"); }
+        return {};
+    }
+    throw new WriterProofsError("invalid_argument", `unknown event ${event}`);
+  }
+  apply(step) {
+    const event = step.event, args = own(step, "args") ? step.args : {};
+    let body;
+    try {
+      if (!own(EVENT_ARGS, event)) throw new Error(`unknown writer-proofs event ${event}`); // the case errors (PROTO-MAL-2)
+      if (!isObject(args)) throw new WriterProofsError("invalid_argument", "args must be an object");
+      if (Object.keys(args).some((k) => !EVENT_ARGS[event].includes(k))) throw new WriterProofsError("invalid_argument", "extra argument");
+      body = this.body(event, args);
+    } catch (error) {
+      if (error instanceof WriterProofsError) body = { error: error.code };
+      else if (error instanceof PlacementWriterContextError) body = { refusal: error.toJSON() };
+      else if (error instanceof SharedWriterRevisionError) body = { renewal: { state: error.code, message: error.message } };
+      else throw error;
+    }
+    return { ...neutralise(JSON.parse(JSON.stringify(body)), this.dir), context: this.context ? this.context.phase : null };
+  }
+}
+
+// A writer-proofs case; the runner has materialised config.fixture, and the adapter passes its
+// directory as config.fixture_dir (PROTO-FIX-2).
+export function runCase(config, steps) {
+  const fixtureDir = isObject(config) ? config.fixture_dir : undefined;
+  let session;
+  try {
+    // Without a fixture (a config-error case, say) paths resolve inside an empty directory.
+    const dir = typeof fixtureDir === "string" ? fixtureDir : fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "inboxspec-empty-")));
+    session = new Session(isObject(config) ? { ...config, fixture_dir: dir } : config);
+  } catch (error) {
+    if (error instanceof WriterProofsError) return { config_error: error.code };
+    throw error;
+  }
+  return { outputs: steps.map((step) => session.apply(step)) };
+}

@@ -1,0 +1,425 @@
+"""The real filesystem edge of the writer proofs: measuring installs and reading the home's files.
+
+Specified by ``spec/writer-proofs.md`` (sections *Measuring a writer root* and *The home's files*).
+:class:`FilesystemEnvironment` implements :class:`~inboxspec.impl.writer_proofs.Environment` on the
+real filesystem; tests use fakes of the same interface for the core.
+
+A root is measured in two passes. The first walks the tree without following links (``lstat``),
+reads and hashes every regular file through a descriptor opened with ``O_NOFOLLOW | O_NONBLOCK``
+(so a FIFO swapped in never blocks), and parses ``package.json`` from the very bytes it hashed. The
+second pass stats the tree again; any difference in the entries' kinds, modes, sizes, inodes or
+modification times is ``changed``. Faults found in the first pass are ranked (WRITER-MEAS-4) so that
+several faults in one install always yield the same detail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .writer_proofs import (
+    Effective,
+    Measurement,
+    PlacementWriterContextError,
+    RootRow,
+    SharedWriterRevisionError,
+    Writer,
+    WriterMeasurementError,
+    canonical_json,
+    path_order,
+)
+
+PACKAGE_NAME = "@staix/agent-mem"
+MINIMUM_VERSION = (0, 21, 0)  # WRITER-MEAS-6
+HOME_FLOOR_MINIMUM = (0, 22, 0)  # WRITER-HOME-2
+MAX_ROOTS = 32  # WRITER-MEAS-3
+MAX_ENTRIES = 20_000
+MAX_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 16
+MAX_HOME_FILE_BYTES = 1024 * 1024
+MAX_SAFE_INTEGER = 2**53 - 1
+REQUIRED_RUNTIME = ("bin/amem.js", "src/index.ts")
+PIN_FORMAT = "amem-writer-pin/1"
+SETUP_RECEIPT = "setup-receipt.json"
+FORMATS = "formats.json"
+LOCATOR = "sync-placement-writer-roots.json"
+
+# WRITER-MEAS-4: the rank of each detail when one install has several faults (first wins).
+PRECEDENCE = ("bound", "unsafe-runtime", "unreadable", "wrong-package", "invalid-version", "below-minimum",
+              "missing-runtime", "writable-runtime")
+
+_COMPONENT = r"(0|[1-9][0-9]{0,15})"
+PLAIN_RELEASE = re.compile(rf"{_COMPONENT}\.{_COMPONENT}\.{_COMPONENT}")
+
+
+def parse_release(text: object) -> tuple[int, int, int] | None:
+    """WRITER-VER-1: a plain ``X.Y.Z`` release, no sign, prefix, pre-release or build, each number at
+    most 2^53 - 1 (so at most 16 digits) with no leading zero.
+
+    post: __return__ is None or all(0 <= n <= 2**53 - 1 for n in __return__)
+    """
+    if type(text) is not str or len(text) > 50:
+        return None
+    match = PLAIN_RELEASE.fullmatch(text)
+    if match is None:
+        return None
+    numbers = (int(match[1]), int(match[2]), int(match[3]))
+    if any(n > MAX_SAFE_INTEGER for n in numbers):
+        return None
+    return numbers
+
+
+def first_fault(faults: frozenset[str]) -> str | None:
+    """WRITER-MEAS-4: the detail an install with these faults reports, or None when it has none.
+
+    Checked symbolically by CrossHair (tests/test_writer_proofs_crosshair.py).
+
+    post[]:
+        # an exceeded bound wins over every other fault
+        "bound" not in faults or __return__ == "bound"
+        # the reported detail is one of the install's faults
+        __return__ is None or __return__ in faults
+    """
+    for detail in PRECEDENCE:
+        if detail in faults:
+            return detail
+    return None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"not JSON: {name}")
+
+
+def strict_json(data: bytes) -> Any:
+    """WRITER-JSON-3: strict UTF-8 (no BOM), RFC 8259 JSON (no NaN or Infinity); duplicate keys keep
+    the last value, as JavaScript does."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise ValueError("a byte order mark is not JSON")
+    text = data.decode("utf-8", "strict")
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    path: str  # relative, '/'-separated; '.' is the root itself
+    kind: str  # "dir" or "file"
+    mode: int  # permission bits, mode & 0o7777
+    size: int
+    signature: tuple[int, ...]
+
+
+class _Bound(Exception):
+    pass
+
+
+def _signature(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_mode, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns, st.st_nlink)
+
+
+def _walk(root: str) -> tuple[list[_Entry], set[str]]:
+    """The lstat-only inventory of a root, and the faults its entries show (WRITER-MEAS-5).
+
+    Raises _Bound when a bound is exceeded; the walk stops there.
+    """
+    faults: set[str] = set()
+    entries: list[_Entry] = []
+    total = 0
+    stack: list[tuple[str, int]] = [(".", 0)]
+    while stack:
+        rel, depth = stack.pop()
+        full = root if rel == "." else os.path.join(root, rel)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            faults.add("unreadable")
+            continue
+        mode = stat.S_IMODE(st.st_mode)
+        if stat.S_ISDIR(st.st_mode):
+            entries.append(_Entry(rel, "dir", mode, 0, _signature(st)))
+        elif stat.S_ISREG(st.st_mode):
+            entries.append(_Entry(rel, "file", mode, st.st_size, _signature(st)))
+            total += st.st_size
+            if st.st_nlink > 1:
+                faults.add("unsafe-runtime")  # a hard link: another path can rewrite this file
+        else:
+            faults.add("unsafe-runtime")  # symlink, FIFO, socket or device: never followed or opened
+            continue
+        if len(entries) > MAX_ENTRIES or total > MAX_BYTES:
+            raise _Bound
+        if mode & (stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX):
+            faults.add("unsafe-runtime")
+        if mode & (stat.S_IWGRP | stat.S_IWOTH):
+            faults.add("writable-runtime")
+        if stat.S_ISDIR(st.st_mode):
+            try:
+                names = os.listdir(os.fsencode(full))
+            except OSError:
+                faults.add("unreadable")
+                continue
+            children = []
+            for raw in names:
+                try:
+                    name = raw.decode("utf-8", "strict")
+                except UnicodeDecodeError:
+                    faults.add("unsafe-runtime")  # a name no JSON inventory can spell
+                    continue
+                children.append(name if rel == "." else f"{rel}/{name}")
+            if children and depth + 1 > MAX_DEPTH:
+                raise _Bound
+            stack.extend((child, depth + 1) for child in sorted(children, key=path_order, reverse=True))
+    return entries, faults
+
+
+def _read_file(root: str, entry: _Entry) -> bytes | None:
+    """The file's bytes, or None when it cannot be read as the same regular file the walk saw."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(os.path.join(root, entry.path), flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or _signature(st) != entry.signature:
+            raise WriterMeasurementError("changed")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        if len(data) != entry.size or _signature(os.fstat(fd)) != entry.signature:
+            raise WriterMeasurementError("changed")
+        return data
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _identity(package: bytes | None) -> tuple[str | None, str | None]:
+    """(fault, version) from package.json's bytes (WRITER-MEAS-6)."""
+    if package is None:
+        return "unreadable", None
+    try:
+        data = strict_json(package)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return "unreadable", None
+    if not isinstance(data, dict) or data.get("name") != PACKAGE_NAME:
+        return "wrong-package", None
+    version = data.get("version")
+    release = parse_release(version)
+    if release is None:
+        return "invalid-version", None
+    if release < MINIMUM_VERSION:
+        return "below-minimum", None
+    return None, str(version)
+
+
+def pin_of(name: str, version: str, entries: Sequence[tuple[str, str, int, int, str]]) -> str:
+    """WRITER-PIN-1: sha256 over the canonical JSON of the package and its inventory."""
+    document = {"format": PIN_FORMAT, "package": name, "version": version,
+                "entries": [list(e) for e in sorted(entries, key=lambda e: path_order(e[0]))]}
+    return "sha256:" + hashlib.sha256(canonical_json(document).encode("utf-8")).hexdigest()
+
+
+def measure_root(real_root: str, between: Callable[[], None] | None = None) -> Writer:
+    """Measure one resolved root; raise WriterMeasurementError (without an index) on failure."""
+    try:
+        entries, faults = _walk(real_root)
+    except _Bound:
+        raise WriterMeasurementError("bound") from None
+    contents: dict[str, bytes] = {}
+    if not faults & {"unsafe-runtime", "unreadable"}:
+        for entry in entries:
+            if entry.kind == "file":
+                data = _read_file(real_root, entry)
+                if data is None:
+                    faults.add("unreadable")
+                else:
+                    contents[entry.path] = data
+    fault, version = _identity(contents.get("package.json")) if not faults & {
+        "unsafe-runtime", "unreadable"} else (None, None)
+    if fault:
+        faults.add(fault)
+    files = {e.path for e in entries if e.kind == "file"}
+    if any(required not in files for required in REQUIRED_RUNTIME):
+        faults.add("missing-runtime")
+    detail = first_fault(frozenset(faults))
+    if detail is not None:
+        raise WriterMeasurementError(detail)
+    assert version is not None
+    inventory = [(e.path, e.kind, e.mode, e.size,
+                  hashlib.sha256(contents[e.path]).hexdigest() if e.kind == "file" else "")
+                 for e in entries]
+    if between is not None:
+        between()
+    try:
+        again, _ = _walk(real_root)
+    except _Bound:
+        raise WriterMeasurementError("changed") from None
+    if sorted((e.path, e.signature) for e in again) != sorted((e.path, e.signature) for e in entries):
+        raise WriterMeasurementError("changed")
+    return Writer(real_root, version, pin_of(PACKAGE_NAME, version, inventory))
+
+
+def real_path(path: str) -> str:
+    """WRITER-MEAS-2: an absolute path resolved through every link; relative paths are refused."""
+    if type(path) is not str or not os.path.isabs(path) or "\0" in path:
+        raise OSError(f"not an absolute path: {path!r:.80}")
+    return os.path.realpath(path, strict=True)
+
+
+def measure_writers(roots: Sequence[str], between: Callable[[], None] | None = None) -> Measurement:
+    """WRITER-MEAS-1..3: measure every root in order; the first failing root wins."""
+    if not roots:
+        raise WriterMeasurementError("invalid-inventory")
+    if len(roots) > MAX_ROOTS:
+        raise WriterMeasurementError("bound")
+    rows: list[RootRow] = []
+    seen: set[str] = set()
+    for index, root in enumerate(roots):
+        if type(root) is not str or not root or not os.path.isabs(root) or "\0" in root:
+            raise WriterMeasurementError("invalid-inventory", index)
+        try:
+            real = real_path(root)
+        except OSError:
+            raise WriterMeasurementError("unreadable", index) from None
+        if real in seen:
+            raise WriterMeasurementError("invalid-inventory", index)
+        seen.add(real)
+        try:
+            if not stat.S_ISDIR(os.lstat(real).st_mode):
+                raise WriterMeasurementError("invalid-inventory", index)
+        except OSError:
+            raise WriterMeasurementError("unreadable", index) from None
+        try:
+            writer = measure_root(real, between)
+        except WriterMeasurementError as error:
+            raise WriterMeasurementError(error.detail, index) from None
+        rows.append(RootRow(real, writer))
+    return Measurement(tuple(sorted(rows, key=lambda r: path_order(r.root))))
+
+
+# -- the home's files (WRITER-HOME-*) ------------------------------------------------------------
+
+def _read_home_json(path: str) -> Any:
+    """A home file's JSON; FileNotFoundError when absent, ValueError/OSError when unreadable."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("not a regular file")
+        data = os.read(fd, MAX_HOME_FILE_BYTES + 1)
+        if len(data) > MAX_HOME_FILE_BYTES:
+            raise ValueError("too large")
+        return strict_json(data)
+    finally:
+        os.close(fd)
+
+
+def read_setup_writer_roots(home: str) -> list[str]:
+    """WRITER-HOME-1: the setup receipt's writer roots, resolved and sorted; none without a receipt."""
+    try:
+        data = _read_home_json(os.path.join(home, SETUP_RECEIPT))
+    except FileNotFoundError:
+        return []
+    roots = data.get("writerRoots") if isinstance(data, dict) else None
+    if not isinstance(roots, list) or not all(type(r) is str for r in roots):
+        raise ValueError("setup receipt writerRoots must be a list of strings")
+    return sorted({real_path(r) for r in roots}, key=path_order)
+
+
+def require_home_floor(home: str) -> str:
+    """WRITER-HOME-2: the recorded reader floor, a plain release of at least 0.22.0."""
+    try:
+        data = _read_home_json(os.path.join(home, FORMATS))
+    except FileNotFoundError:
+        raise PlacementWriterContextError("home floor", "missing") from None
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        raise PlacementWriterContextError("home floor", "unavailable") from None
+    floor = data.get("readerFloor") if isinstance(data, dict) else None
+    release = parse_release(floor)
+    if release is None or release < HOME_FLOOR_MINIMUM:
+        raise PlacementWriterContextError("home floor", "unavailable")
+    return str(floor)
+
+
+def _writers(raw: object) -> tuple[Writer, ...]:
+    if not isinstance(raw, list):
+        raise ValueError("writers must be a list")
+    result = []
+    for item in raw:
+        if not isinstance(item, dict) or set(item) != {"writerId", "version", "pin"} or not all(
+                type(v) is str for v in item.values()):
+            raise ValueError("a writer is {writerId, version, pin}, all strings")
+        result.append(Writer(item["writerId"], item["version"], item["pin"]))
+    return tuple(result)
+
+
+def _read_locator(home: str) -> tuple[Any, tuple[str, ...] | None, tuple[Writer, ...]]:
+    data = _read_home_json(os.path.join(home, LOCATOR))
+    if not isinstance(data, dict):
+        raise ValueError("the locator is an object")
+    roots = data.get("roots")
+    if roots is not None and (not isinstance(roots, list) or not all(type(r) is str for r in roots)):
+        raise ValueError("roots must be a list of strings")
+    activation = data.get("activation")
+    if not isinstance(activation, dict) or activation.get("renewal") not in (None, "pending", "staging"):
+        raise ValueError("activation must be an object whose renewal is null, pending or staging")
+    return data, (tuple(roots) if roots is not None else None), _writers(data.get("writers", []))
+
+
+def read_effective(home: str) -> Effective:
+    """WRITER-HOME-3: the active locator; no roots when it is absent or records none."""
+    try:
+        data, roots, writers = _read_locator(home)
+    except FileNotFoundError:
+        return Effective(None, (), lambda: None)
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        raise PlacementWriterContextError("active locator", "unavailable") from None
+    first = canonical_json(data)
+
+    def assert_current() -> None:
+        """WRITER-HOME-4: the locator is still the one read, and no writer renewal is under way."""
+        try:
+            again, _, _ = _read_locator(home)
+        except FileNotFoundError:
+            raise PlacementWriterContextError("active locator", "missing") from None
+        except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+            raise PlacementWriterContextError("active locator", "unavailable") from None
+        renewal = again["activation"].get("renewal")
+        if renewal in ("pending", "staging"):
+            raise SharedWriterRevisionError(renewal)
+        if canonical_json(again) != first:
+            raise PlacementWriterContextError("active locator", "changed")
+
+    return Effective(roots, writers, assert_current)
+
+
+class FilesystemEnvironment:
+    """The real world: every read goes to the filesystem when the core asks for it."""
+
+    def __init__(self, between: Callable[[], None] | None = None) -> None:
+        self.between = between  # a test hook run between a measurement's two passes
+
+    def real_path(self, path: str) -> str:
+        return real_path(path)
+
+    def read_setup_writer_roots(self, home: str) -> list[str]:
+        return read_setup_writer_roots(home)
+
+    def measure(self, roots: Sequence[str]) -> Measurement:
+        return measure_writers(roots, self.between)
+
+    def require_home_floor(self, home: str) -> str:
+        return require_home_floor(home)
+
+    def read_effective(self, home: str) -> Effective:
+        return read_effective(home)

@@ -1,0 +1,311 @@
+"""The writer-proofs driver: case JSON in, ``WriterProofs`` calls on real files, output JSON out.
+
+A case's ``config.fixture`` is a declarative tree (``conformance/fixtures.py``). Through the
+protocol the runner has already materialised it and passes ``fixture_dir``; in process (``check``,
+the lockstep tests) this driver materialises it itself. Paths in the case are written with the
+``{fixture}`` placeholder: it is replaced by the directory in inputs, and the directory is replaced
+by it in outputs, so expected outputs never depend on where the fixture lives (WRITER-IF-6).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import random
+import stat
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from inboxspec.impl import writer_fs
+from inboxspec.impl.writer_fs import FilesystemEnvironment
+from inboxspec.impl.writer_proofs import (
+    InvalidArgument,
+    InvalidConfig,
+    Options,
+    PlacementWriterContextError,
+    SharedWriterRevisionError,
+    WriterMeasurementError,
+    WriterProofs,
+    WriterProofsError,
+)
+from inboxspec.machines import fixtures
+from inboxspec.model.writer_proofs import Install, Locator, World, WriterProofsChart, WriterProofsModelOptions
+
+PLACEHOLDER = fixtures.PLACEHOLDER
+FEATURES = ("option:attest_requires_fences", "option:compare_writers_by_id")
+CONFIG_KEYS = {"home", "own_root", "options", "fixture", "fixture_dir"}
+EVENT_ARGS: dict[str, frozenset[str]] = {
+    "preview": frozenset({"requested"}),
+    "initial": frozenset({"roots"}),
+    "active": frozenset(),
+    "attest": frozenset(),
+    "hold_fences": frozenset(),
+    "release_fences": frozenset(),
+    "swap_paths": frozenset({"first", "second"}),
+}
+
+
+def substitute(value: Any, directory: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(PLACEHOLDER, directory)
+    if isinstance(value, list):
+        return [substitute(v, directory) for v in value]
+    return value
+
+
+def neutralise(value: Any, directory: str) -> Any:
+    """Every string that names a path inside the fixture names it through the placeholder."""
+    if isinstance(value, str):
+        if value == directory or value.startswith(directory + "/"):
+            return PLACEHOLDER + value[len(directory):]
+        return value
+    if isinstance(value, list):
+        return [neutralise(v, directory) for v in value]
+    if isinstance(value, dict):
+        return {k: neutralise(v, directory) for k, v in value.items()}
+    return value
+
+
+def build(config: Mapping[str, Any], directory: str) -> WriterProofs:
+    """WRITER-IF-1: the session from a case's config, fault order as the spec gives it."""
+    if not isinstance(config, Mapping):
+        raise InvalidConfig("config must be an object")
+    unknown = sorted(str(k) for k in config if k not in CONFIG_KEYS)
+    if unknown:
+        raise InvalidConfig(f"unknown writer-proofs config key(s): {', '.join(unknown)}")
+    for key in ("home", "own_root"):
+        if type(config.get(key)) is not str or not config[key]:
+            raise InvalidConfig(f"{key} must be a non-empty string")
+    options = Options.from_mapping(config.get("options", {}))
+    return WriterProofs(FilesystemEnvironment(), substitute(config["home"], directory),
+                        substitute(config["own_root"], directory), options)
+
+
+def _body(proofs: WriterProofs, event: str, args: Mapping[str, Any], directory: str) -> dict[str, Any]:
+    if event == "preview":
+        return {"preview": proofs.preview(substitute(args.get("requested", []), directory)).as_json()}
+    if event == "initial":
+        context = proofs.initial(substitute(args.get("roots", []), directory))
+        return {"measurement": context.measurement.as_json()}
+    if event == "active":
+        return {"measurement": proofs.active().measurement.as_json()}
+    if event == "attest":
+        return {"attestation": proofs.attest().as_json()}
+    if event == "hold_fences":
+        proofs.hold_fences()
+        return {"fences": True}
+    if event == "release_fences":
+        proofs.release_fences()
+        return {"fences": False}
+    if event == "swap_paths":
+        first, second = args.get("first"), args.get("second")
+        if type(first) is not str or type(second) is not str:
+            raise InvalidArgument("swap_paths takes two fixture-relative paths")
+        try:
+            fixtures.swap(directory, first, second)
+        except (OSError, ValueError) as error:
+            raise InvalidArgument(f"swap_paths failed: {error}") from None
+        if _SWAPS_DONE:
+            _SWAPS_DONE[-1].append((first, second))
+        return {}
+    raise InvalidArgument(f"unknown writer-proofs event {event!r}")
+
+
+def apply_step(proofs: WriterProofs, step: Mapping[str, Any], directory: str) -> dict[str, Any]:
+    """One step; every output carries the held context's phase (WRITER-IF-3)."""
+    event = step.get("event")
+    args = step.get("args", {})
+    try:
+        if event not in EVENT_ARGS:  # not a step of this machine: the case errors (PROTO-MAL-2)
+            raise ValueError(f"unknown writer-proofs event {event!r}")
+        if not isinstance(args, Mapping):
+            raise InvalidArgument("args must be an object")
+        extra = sorted(str(k) for k in args if k not in EVENT_ARGS[str(event)])
+        if extra:
+            raise InvalidArgument(f"{event} takes no argument(s) {', '.join(extra)}")
+        body = _body(proofs, str(event), args, directory)
+    except WriterProofsError as error:
+        body = {"error": error.code}
+    except PlacementWriterContextError as refusal:
+        body = {"refusal": refusal.as_json()}
+    except SharedWriterRevisionError as renewal:
+        body = {"renewal": {"state": renewal.code, "message": str(renewal)}}
+    return {**neutralise(body, directory), "context": proofs.phase}
+
+
+_MATERIALISED: dict[str, str] = {}  # in-process fixtures by their canonical JSON, kept for the process
+
+
+def _remove_materialised() -> None:
+    for directory in _MATERIALISED.values():
+        fixtures.remove(Path(directory))
+    _MATERIALISED.clear()
+
+
+atexit.register(_remove_materialised)
+
+
+@contextlib.contextmanager
+def fixture_directory(config: Mapping[str, Any]) -> Iterator[str]:
+    """The runner's directory when it gave one; else an in-process materialisation.
+
+    In process the same fixture serves many runs (``check``, refinement and the lockstep tests
+    replay thousands): a run's swaps are undone in reverse order when it ends, which restores every
+    path (swaps are their own inverse). A run that fails midway discards its directory.
+    """
+    given = config.get("fixture_dir") if isinstance(config, Mapping) else None
+    if isinstance(given, str):
+        yield given
+        return
+    fixture = config.get("fixture", {"entries": []}) if isinstance(config, Mapping) else {"entries": []}
+    key = json.dumps(fixture, sort_keys=True)
+    directory = _MATERIALISED.get(key)
+    if directory is None:
+        directory = tempfile.mkdtemp(prefix="inboxspec-fixture-")
+        directory = os.path.realpath(directory)
+        os.chmod(directory, fixtures.DIRECTORY_MODE)
+        fixtures.materialise(fixture, Path(directory))
+        _MATERIALISED[key] = directory
+    done: list[tuple[str, str]] = []
+    _SWAPS_DONE.append(done)
+    clean = False
+    try:
+        yield directory
+        clean = True
+    finally:
+        _SWAPS_DONE.pop()
+        try:
+            for first, second in reversed(done):
+                fixtures.swap(directory, first, second)
+        except OSError:
+            clean = False
+        if not clean:
+            _MATERIALISED.pop(key, None)
+            fixtures.remove(Path(directory))
+
+
+_SWAPS_DONE: list[list[tuple[str, str]]] = []
+
+
+def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    with fixture_directory(config) as directory:
+        try:
+            proofs = build(config, directory)
+        except WriterProofsError as error:
+            return {"config_error": error.code}
+        return {"outputs": [apply_step(proofs, step, directory) for step in steps]}
+
+
+# -- the model on real fixtures: the filesystem observed as a World -------------------------------
+
+def _status(spelling: str, directory: str) -> tuple[str, str, str]:
+    path = substitute(spelling, directory)
+    if not path or not path.startswith("/") or "\0" in path:
+        return (spelling, "invalid", "")
+    try:
+        return (spelling, "ok", neutralise(writer_fs.real_path(path), directory))
+    except OSError:
+        return (spelling, "unresolved", "")
+
+
+def _install(real: str, directory: str) -> Install:
+    path = substitute(real, directory)
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            return ("fault", "invalid-inventory")
+        writer = writer_fs.measure_root(path)
+    except WriterMeasurementError as failure:
+        return ("fault", failure.detail)
+    except OSError:
+        return ("fault", "unreadable")
+    return ("ok", writer.version, writer.pin)
+
+
+def observe(directory: str, config: Mapping[str, Any], spellings: Sequence[str]) -> World:
+    """What the filesystem answers now, in the model's terms, paths shown through the placeholder.
+
+    The observation is static: nothing moves while one event runs, so the ``*_after`` reads equal
+    the first ones. Every root any read may name is resolved and every install measured once.
+    """
+    home = substitute(config["home"], directory)
+    own_root = str(config["own_root"])
+    own = _status(own_root, directory)
+    try:
+        receipt: tuple[str, ...] | None = tuple(
+            neutralise(r, directory) for r in writer_fs.read_setup_writer_roots(home))
+    except Exception:
+        receipt = None
+    try:
+        floor = writer_fs.require_home_floor(home)
+    except PlacementWriterContextError as refusal:
+        floor = refusal.cause_class
+    locator: Locator | str | None
+    try:
+        effective = writer_fs.read_effective(home)
+    except PlacementWriterContextError:
+        locator = "unavailable"
+    else:
+        check = "current"
+        try:
+            effective.assert_current()
+        except PlacementWriterContextError as refusal:
+            check = refusal.cause_class
+        except SharedWriterRevisionError as renewal:
+            check = renewal.code
+        # A locator without roots reads like none at all (WRITER-HOME-3).
+        locator = None if effective.roots is None else Locator(
+            tuple(neutralise(list(effective.roots), directory)),
+            tuple((neutralise(w.writer_id, directory), w.version, w.pin) for w in effective.writers), check)
+    names = {own_root, *spellings, *(receipt or ())}
+    if isinstance(locator, Locator):
+        names.update(locator.roots or ())
+    paths = tuple(sorted(_status(name, directory) for name in names))
+    reals = sorted({real for _, status, real in paths if status == "ok"})
+    installs = tuple((real, _install(real, directory)) for real in reals)
+    own_real = own[2] if own[1] == "ok" else None
+    return World(own_real, own_real, receipt, receipt, floor, locator, paths, installs)
+
+
+def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Valid steps on the model chart, the world observed from the real fixture before each event."""
+    with fixture_directory(config) as directory:
+        chart = WriterProofsChart(own_root=str(config["own_root"]),
+                                  options=WriterProofsModelOptions(**config.get("options", {})))
+        outputs = []
+        for step in steps:
+            event, args = str(step["event"]), dict(step.get("args", {}))
+            if event == "swap_paths":
+                fixtures.swap(directory, args["first"], args["second"])
+                if _SWAPS_DONE:
+                    _SWAPS_DONE[-1].append((args["first"], args["second"]))
+                outputs.append({"context": chart.phase})
+                continue
+            kept = list(chart.kept[0]) if chart.kept else []
+            listed = [*args.get("roots", []), *args.get("requested", []), *kept]
+            world = observe(directory, config, listed)
+            chart.send(event, world=world, roots=tuple(args.get("roots", ())),
+                       requested=tuple(args.get("requested", ())))
+            outputs.append(dict(chart.output))
+        return {"outputs": outputs}
+
+
+def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A random case over the standard fixture: events in random order, swaps between them."""
+    from inboxspec.machines.writer_proofs import ARRANGEMENTS, standard_config
+
+    events = ["preview", "initial", "active", "attest", "hold_fences", "release_fences", "swap"]
+    steps: list[dict[str, Any]] = []
+    for _ in range(rng.randint(1, 8)):
+        event = rng.choice(events)
+        if event == "swap":
+            first, second = rng.choice([pair for pair in ARRANGEMENTS.values() if pair])
+            steps.append({"event": "swap_paths", "args": {"first": first, "second": second}})
+        elif event == "initial" and rng.random() < 0.5:
+            steps.append({"event": "initial", "args": {"roots": [f"{PLACEHOLDER}/cli"]}})
+        else:
+            steps.append({"event": event})
+    return standard_config({}), steps

@@ -1,0 +1,105 @@
+"""CrossHair checks the writer proofs' contracts symbolically, and each contract bites.
+
+The contracts are the PEP 316 docstrings of ``root_category`` (``impl/writer_proofs.py``) and
+``first_fault`` (``impl/writer_fs.py``). CI runs them with a bounded budget per condition
+(``INBOXSPEC_CROSSHAIR_BUDGET``, seconds, default 1 here); a copy of the module with one deliberate
+bug must yield a counterexample on the line of the contract that the bug breaks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import inboxspec.impl.writer_proofs as writer_proofs
+
+pytestmark = pytest.mark.slow
+
+BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
+SOURCE = Path(writer_proofs.__file__)
+CROSSHAIR = shutil.which("crosshair") or str(Path(sys.executable).with_name("crosshair"))
+TARGETS = ("inboxspec.impl.writer_proofs.root_category", "inboxspec.impl.writer_fs.first_fault")
+
+
+def crosshair(
+    *targets: str, cwd: Path | None = None, budget: str = BUDGET, extra: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if cwd is not None:
+        env["PYTHONPATH"] = str(cwd) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(
+        [CROSSHAIR, "check", "--analysis_kind=PEP316", f"--per_condition_timeout={budget}", *extra, *targets],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=600,
+    )
+
+
+def test_contracts_hold() -> None:
+    result = crosshair(*TARGETS)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# contract comment -> (function, exact source fragment, its buggy replacement)
+MUTANTS = {
+    "an exceeded bound wins over every other fault": (
+        "writer_fs",
+        "first_fault",
+        "    for detail in PRECEDENCE:\n        if detail in faults:",
+        "    for detail in PRECEDENCE[1:] + PRECEDENCE[:1]:\n        if detail in faults:",
+    ),
+    "the reported detail is one of the install's faults": (
+        "writer_fs",
+        "first_fault",
+        "            return detail\n    return None",
+        '            return detail\n    return "unreadable" if faults else None',
+    ),
+    "the running CLI's own root is always the running CLI category": (
+        "writer_proofs",
+        "root_category",
+        "    if root == needed.own:\n",
+        "    if root == needed.own and not needed.receipt:\n",
+    ),
+}
+
+
+def contract_line(source: str, comment: str) -> int:
+    lines = source.splitlines()
+    return next(i for i, line in enumerate(lines) if line.strip() == f"# {comment}") + 2
+
+
+@pytest.fixture(scope="module")
+def mutant_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """Every broken variant as its own module, checked in one CrossHair run (one start-up)."""
+    folder = tmp_path_factory.mktemp("mutants")
+    targets = []
+    for index, contract in enumerate(sorted(MUTANTS)):
+        module, function, fragment, broken = MUTANTS[contract]
+        source = (SOURCE.parent / f"{module}.py").read_text(encoding="utf-8")
+        assert source.count(fragment) == 1, f"mutation anchor drifted: {fragment!r}"
+        # The copy lives outside the package, so its relative imports become absolute.
+        mutant = source.replace(fragment, broken).replace("from .", "from inboxspec.impl.")
+        (folder / f"mutant_{index}.py").write_text(mutant, "utf-8")
+        targets.append(f"mutant_{index}.{function}")
+    # A broken variant's counterexample comes quickly; the conditions it does not break need not run long.
+    # A counterexample to a broken variant comes quickly; the conditions it keeps need not run long.
+    result = crosshair(*targets, cwd=folder, budget="1.5")
+    return folder, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("contract", sorted(MUTANTS))
+def test_contract_finds_counterexample_in_broken_variant(contract: str, mutant_run: tuple[Path, str]) -> None:
+    _folder, output = mutant_run
+    index = sorted(MUTANTS).index(contract)
+    module = MUTANTS[contract][0]
+    source = (SOURCE.parent / f"{module}.py").read_text(encoding="utf-8")
+    failing = {int(n) for n in re.findall(rf"mutant_{index}\.py:(\d+): error", output)}
+    assert contract_line(source, contract) in failing, output
