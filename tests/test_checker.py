@@ -25,7 +25,7 @@ from inboxspec.machines.wake_gate import MACHINE
 from inboxspec.model.wake_gate import WakeGateChart
 
 description = MACHINE.explorer
-CONFIGURATIONS = [{}] + [{option: True} for option in description.options]
+CONFIGURATIONS: list[dict[str, bool]] = [{}] + [{option: True} for option in description.options]
 BROKEN_ADAPTER = Path(__file__).parent / "adapters" / "broken_reference_adapter.py"
 
 

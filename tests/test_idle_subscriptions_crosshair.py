@@ -95,6 +95,7 @@ MUTANTS = {
 @pytest.mark.parametrize("contract", sorted(MUTANTS))
 def test_contract_finds_counterexample_in_broken_variant(contract: str, tmp_path: Path) -> None:
     module, function, fragment, broken = MUTANTS[contract]
+    assert module.__file__ is not None  # a module imported from source has a file
     source = Path(module.__file__).read_text(encoding="utf-8")
     assert source.count(fragment) == 1, f"mutation anchor drifted: {fragment!r}"
     # The copy lives outside the package, so its relative imports must become absolute.

@@ -8,6 +8,7 @@ a step of the exhaustively explored relation at the default bounds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,7 +25,8 @@ def relation() -> list[tuple[Any, str, Any, dict[str, Any]]]:
             for (pre, index), (post, output) in edges("idle-subscriptions").items()]
 
 
-SITUATIONS = {
+# Each situation is a predicate on one step: pre-state, event label, post-state, output.
+SITUATIONS: dict[str, Callable[[Any, str, Any, dict[str, Any]], bool]] = {
     "requester cap": lambda pre, letter, post, out: out.get("verdict") == "cap",
     "target cap": lambda pre, letter, post, out: out.get("accepted") is False and pre[0] not in (
         "exited", "shut_down"),

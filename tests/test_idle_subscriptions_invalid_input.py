@@ -9,6 +9,7 @@ exactly as it was.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -90,9 +91,12 @@ def test_options_must_be_booleans(kwargs: dict[str, Any]) -> None:
 @given(helper=st.sampled_from(["label", "clock", "render", "describe"]),
        arguments=st.lists(values, max_size=5))
 def test_helpers_raise_only_typed_errors(helper: str, arguments: list[Any]) -> None:
-    function = {"label": idle_label.peer_idle_notice_label, "clock": idle_label.format_peer_notice_clock,
-                "render": idle_label.render_idle_notice,
-                "describe": idle_label.describe_peer_idle_subscription}[helper]
+    # Called with arbitrary arguments on purpose, so any signature will do.
+    helpers: dict[str, Callable[..., object]] = {
+        "label": idle_label.peer_idle_notice_label, "clock": idle_label.format_peer_notice_clock,
+        "render": idle_label.render_idle_notice, "describe": idle_label.describe_peer_idle_subscription,
+    }
+    function = helpers[helper]
     try:
         function(*arguments)
     except IdleSubscriptionError as error:

@@ -70,3 +70,15 @@ def test_mypy_strict_is_clean_on_every_package() -> None:
     modules = sum(1 for folder in ("cli", "impl", "model", "machines", "checker", "conformance", "spec")
                   for _ in (ROOT / folder).rglob("*.py"))
     assert checked and int(checked[1]) >= modules, process.stdout
+
+
+@pytest.mark.slow
+def test_mypy_strict_is_clean_on_the_tests() -> None:
+    # Run from the repository root, where `tests` is imported as the `tests` package.
+    process = subprocess.run([sys.executable, "-m", "mypy", "--strict", "tests"],
+                             capture_output=True, text=True, cwd=ROOT)
+    assert process.returncode == 0, process.stdout
+    checked = re.search(r"in (\d+) source files", process.stdout)
+    # Every test module is checked, the adapters the conformance tests run included.
+    modules = sum(1 for _ in (ROOT / "tests").rglob("*.py"))
+    assert checked and int(checked[1]) >= modules, process.stdout

@@ -13,7 +13,7 @@ from __future__ import annotations
 import decimal
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given
@@ -168,7 +168,7 @@ def test_options_as_a_plain_dict_are_parsed_and_applied() -> None:
     with pytest.raises(EmptyBatchRejected):
         policy.decide([], now_ms=0)
     with pytest.raises(InvalidConfig):
-        WakePolicy(options={"reject_empty_batch": "yes"})
+        WakePolicy(options={"reject_empty_batch": "yes"})  # type: ignore[dict-item]  # a string on purpose
     with pytest.raises(InvalidConfig):
         WakePolicy(options=5)  # type: ignore[arg-type]
 
@@ -233,6 +233,8 @@ def test_the_driver_and_the_api_report_the_same_first_fault(
     options = {"reject_empty_batch": reject_empty}
     output = apply_step(WakePolicy(options=options), {"event": "decide", "args": args})
     policy = WakePolicy(options=options)
+    # Any JSON value, or None when absent, goes in on purpose.
     error = only_typed_errors(lambda: policy.decide(
-        args.get("batch"), now_ms=args.get("now_ms"), plugin_pending=args.get("plugin_pending", False)))
+        cast(Any, args.get("batch")), now_ms=cast(Any, args.get("now_ms")),
+        plugin_pending=args.get("plugin_pending", False)))
     assert output.get("error") == (error.code if error else None)

@@ -124,7 +124,7 @@ def test_a_non_message_in_the_batch_changes_nothing() -> None:
 
 
 def test_every_error_class_has_a_distinct_code() -> None:
-    def subclasses(cls: type) -> list[type]:
+    def subclasses(cls: type[WakeGateError]) -> list[type[WakeGateError]]:
         return [cls, *(c for sub in cls.__subclasses__() for c in subclasses(sub))]
 
     codes = [c.code for c in subclasses(WakeGateError)[1:]]

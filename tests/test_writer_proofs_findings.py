@@ -21,7 +21,8 @@ def attested_without_fences(outputs: list[dict[str, Any]]) -> bool:
 
 
 def unchanged_refused_as_changed(outputs: list[dict[str, Any]]) -> bool:
-    return outputs[-1].get("refusal", {}).get("cause") == "changed"
+    cause: object = outputs[-1].get("refusal", {}).get("cause")
+    return cause == "changed"
 
 
 REORDER = ARRANGEMENTS["locator-reordered"]

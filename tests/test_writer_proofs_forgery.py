@@ -7,6 +7,7 @@ of the instance's own data, and values outside the vocabularies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -62,12 +63,12 @@ class PropertyFields(PlacementWriterContextError):
     def __init__(self) -> None:
         Exception.__init__(self, "forged")
 
-    @property  # type: ignore[override]
-    def category(self) -> str:
+    @property
+    def category(self) -> str:  # type: ignore[override]  # forged: a property, not instance data
         return "running CLI"
 
     @property
-    def cause_class(self) -> str:
+    def cause_class(self) -> str:  # type: ignore[override]  # forged: a property, not instance data
         return "missing"
 
 
@@ -97,7 +98,7 @@ def non_string_category() -> PlacementWriterContextError:
     return error
 
 
-FORGERIES = {
+FORGERIES: dict[str, Callable[[], object]] = {
     "spoofed __class__": SpoofedClass,
     "__getattr__ proxy": GetattrProxy,
     "__getattribute__ proxy": lambda: GetattributeProxy("running CLI", "missing"),
@@ -145,7 +146,7 @@ class RenewalProperty(SharedWriterRevisionError):
         Exception.__init__(self, "forged")
 
     @property
-    def code(self) -> str:
+    def code(self) -> str:  # type: ignore[override]  # forged: a property, not instance data
         return "staging"
 
 
@@ -203,7 +204,7 @@ class FailureProperty(WriterMeasurementError):
         Exception.__init__(self, "forged")
 
     @property
-    def detail(self) -> str:
+    def detail(self) -> str:  # type: ignore[override]  # forged: a property, not instance data
         return "bound"
 
 

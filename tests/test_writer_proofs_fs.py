@@ -45,13 +45,19 @@ def chmod(mode: int, name: str) -> Callable[[Path], None]:
     return lambda root: os.chmod(root / name, mode)
 
 
-def version(text: str) -> Callable[[Path], None]:
+def version(text: str) -> Callable[[Path], object]:
     return lambda root: (root / "package.json").write_text(
         json.dumps({"name": "@staix/agent-mem", "version": text})
     )
 
 
-BROKEN: dict[str, tuple[Callable[[Path], None], str]] = {
+def package_json_symlink(root: Path) -> None:
+    (root / "package.json").rename(root / "real.json")
+    os.symlink("real.json", root / "package.json")
+
+
+# A breaker's return value (the byte count of ``write_text``, say) is ignored.
+BROKEN: dict[str, tuple[Callable[[Path], object], str]] = {
     "group-writable file": (chmod(0o664, "src/index.ts"), "writable-runtime"),
     "world-writable directory": (chmod(0o757, "src"), "writable-runtime"),
     "setgid directory": (chmod(0o2755, "src"), "unsafe-runtime"),
@@ -68,10 +74,7 @@ BROKEN: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda r: (r / "package.json").write_text('{"name": "amem", "version": "0.22.0"}'),
         "wrong-package",
     ),
-    "package.json a symlink": (
-        lambda r: ((r / "package.json").rename(r / "real.json"), os.symlink("real.json", r / "package.json")),
-        "unsafe-runtime",
-    ),
+    "package.json a symlink": (package_json_symlink, "unsafe-runtime"),
 }
 
 
@@ -112,10 +115,12 @@ def test_roots_level_rules(tmp_path: Path) -> None:
 def test_file_rewritten_during_measurement_is_changed(tmp_path: Path) -> None:
     """WRITER-MEAS-7: through the hook between the two passes."""
     root = install(tmp_path / "w")
+
+    def rewrite() -> None:
+        (root / "src" / "index.ts").write_text("export const x = 1;\n")
+
     with pytest.raises(WriterMeasurementError) as caught:
-        measure_root(
-            str(root), between=lambda: (root / "src" / "index.ts").write_text("export const x = 1;\n")
-        )
+        measure_root(str(root), between=rewrite)
     assert caught.value.detail == "changed"
 
 
