@@ -167,8 +167,12 @@ class ProcessJob:
     def _deadline(self) -> None:
         if self.exited or self.cleaned:
             return
+        # RUNNER-DEAD-1. The outcome is recorded before the TERM: in the seed's
+        # single-threaded runner nothing can run between the two, while here the
+        # reader thread could see the worker die of the TERM and record "worker
+        # unavailable" first.
+        self._finish(DeadlineExceeded(self.pid))
         self.terminate()
-        self._finish(DeadlineExceeded(self.pid))  # RUNNER-DEAD-1
 
     def _clear(self) -> None:
         for timer in self._timers:
