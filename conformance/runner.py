@@ -27,7 +27,7 @@ import json
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -36,7 +36,7 @@ from typing import Any
 import fastjsonschema
 
 from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess
-from inboxspec.conformance.casefiles import Case, CaseFileError, load_cases, registered_case_dirs
+from inboxspec.conformance.casefiles import Case, CaseFileError, load_cases
 from inboxspec.conformance.compare import first_difference
 from inboxspec.conformance.fixtures import FixturePool
 
@@ -451,21 +451,23 @@ def _safe_output() -> None:
             reconfigure(errors="backslashreplace")
 
 
-def _registered_machines(required: Iterable[str]) -> list[Any]:
+def _registered_machines(required: Iterable[str], chosen: Sequence[str] = ()) -> list[Any]:
+    """The machines a run covers: every registered one, or those ``--machine`` names."""
     from inboxspec import machines
 
-    unknown = sorted(set(required) - set(machines.names()))
-    if unknown:
-        raise UnusableRun(f"--require: unknown machine(s) {', '.join(unknown)}; "
-                          f"known: {', '.join(machines.names())}")
-    return machines.all_machines()
+    for flag, names in (("--require", list(required)), ("--machine", list(chosen))):
+        unknown = sorted(set(names) - set(machines.names()))
+        if unknown:
+            raise UnusableRun(f"{flag}: unknown machine(s) {', '.join(unknown)}; "
+                              f"known: {', '.join(machines.names())}")
+    return [machines.get(name) for name in sorted(set(chosen))] if chosen else machines.all_machines()
 
 
 def _command(args: argparse.Namespace) -> int:
     _safe_output()
     coverage = Coverage(require=tuple(args.require), min_executed=args.min_executed)
     try:
-        targets = _registered_machines(args.require)
+        targets = _registered_machines(args.require, args.machine)
         progress = not args.json and sys.stderr.isatty()
         if args.fuzz is not None:
             from inboxspec.conformance.fuzz import conform_fuzz
@@ -482,7 +484,9 @@ def _command(args: argparse.Namespace) -> int:
                                   without_features=args.without_feature, coverage=coverage,
                                   shrink_seconds=args.shrink_seconds)
         else:
-            cases = load_cases(args.cases or registered_case_dirs())
+            cases = load_cases(args.cases or [t.cases for t in targets])
+            if args.machine:
+                cases = [case for case in cases if case.machine in args.machine]
             selection = Selection(run=args.run, skip=args.skip, features=args.feature,
                                   without_features=args.without_feature,
                                   expected_failures=[g for f in args.skip_file
@@ -529,6 +533,9 @@ def add_conform_parser(commands: Any) -> None:
     parser.add_argument("--window", type=_positive_int, default=DEFAULT_WINDOW,
                         help="run requests in flight at once; 1 is strictly one at a time "
                              "(default %(default)s)")
+    parser.add_argument("--machine", action="append", default=[], metavar="NAME",
+                        help="run only this machine's cases, or fuzz only this machine (repeatable; "
+                             "default: every machine)")
     parser.add_argument("--require", action="append", default=[], metavar="MACHINE",
                         help="fail as unusable (exit 2) unless some case of MACHINE was executed "
                              "(repeatable)")

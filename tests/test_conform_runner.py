@@ -425,13 +425,16 @@ def test_fuzz_catches_a_node_mutant_that_the_bundled_cases_miss(name: str, tmp_p
     """PROTO-FUZZ-1, PROTO-FUZZ-3: one changed rule, invisible to every other bundled case."""
     mutant = _node_mutant(tmp_path, name)
     killers = NODE_MUTANTS[name][2]
-    code, report, output = conform("--adapter", mutant, *(f"--skip={k}" for k in killers))
+    # The mutants are of the wake gate: its cases and its random traces are the ones that matter.
+    code, report, output = conform("--adapter", mutant, "--machine", "wake-gate",
+                                   *(f"--skip={k}" for k in killers))
     assert code == 0 and report is not None, output
     code, report, output = conform("--adapter", mutant, *(f"--run={k}" for k in killers))
     assert code == 1 and report is not None, output
     assert {r["id"] for r in report["results"] if r["outcome"] == "fail"} == set(killers)
 
-    code, report, output = conform("--adapter", mutant, "--fuzz", "2000", "--seed", "1")
+    code, report, output = conform("--adapter", mutant, "--machine", "wake-gate", "--fuzz", "2000",
+                                   "--seed", "1")
     assert code == 1 and report is not None, output
     (shrunk,) = report["fuzz"]["shrunk"]
     assert shrunk["steps"] < shrunk["original_steps"] and not shrunk["cut_short"]
@@ -451,8 +454,9 @@ def test_fuzz_catches_a_node_mutant_that_the_bundled_cases_miss(name: str, tmp_p
 def test_fuzz_is_deterministic_for_a_seed(tmp_path: Path) -> None:
     """PROTO-FUZZ-2: the same seed sends the same cases and shrinks to the same case file."""
     mutant = _node_mutant(tmp_path)
-    runs = [conform("--adapter", mutant, "--fuzz", "300", "--seed", "3")[1] for _ in range(2)]
-    other = conform("--adapter", mutant, "--fuzz", "300", "--seed", "4")[1]
+    wake_gate = ("--machine", "wake-gate")
+    runs = [conform("--adapter", mutant, *wake_gate, "--fuzz", "300", "--seed", "3")[1] for _ in range(2)]
+    other = conform("--adapter", mutant, *wake_gate, "--fuzz", "300", "--seed", "4")[1]
     assert runs[0] is not None and runs[1] is not None and other is not None
 
     def essence(report: dict[str, Any]) -> Any:
@@ -470,13 +474,24 @@ def test_shrinking_a_hang_is_capped_in_time() -> None:
 
     hang = f"{sys.executable} {FAULTY} hang fuzz-1-3"
     began = time.monotonic()
-    code, report, output = conform("--adapter", hang, "--fuzz", "5", "--seed", "1", "--timeout", "1",
-                                   "--shrink-seconds", "3")
+    code, report, output = conform("--adapter", hang, "--machine", "wake-gate", "--fuzz", "5", "--seed",
+                                   "1", "--timeout", "1", "--shrink-seconds", "3")
     assert time.monotonic() - began < 30
     assert code == 1 and report is not None, output
     assert outcome(report, "wake-gate/fuzz-1-3")["detail"].startswith("timeout")
-    shrunk = report["fuzz"]["shrunk"]  # one per machine: each has a case fuzz-1-3
-    assert shrunk and all(s["cut_short"] is True and s["detail"].startswith("timeout") for s in shrunk)
+    (shrunk,) = report["fuzz"]["shrunk"]
+    assert shrunk["cut_short"] is True and shrunk["detail"].startswith("timeout")
+
+
+def test_machine_narrows_the_cases_and_the_fuzz() -> None:
+    code, report, output = conform("--adapter", REFERENCE, "--machine", "wake-gate")
+    assert code == 0 and report is not None, output
+    assert report["results"] and {r["id"].split("/")[0] for r in report["results"]} == {"wake-gate"}
+    code, report, output = conform("--adapter", REFERENCE, "--machine", "wake-gate", "--fuzz", "3")
+    assert code == 0 and report is not None, output
+    assert {r["id"].split("/")[0] for r in report["results"]} == {"wake-gate"}
+    code, report, output = conform("--adapter", REFERENCE, "--machine", "no-such-machine")
+    assert code == 2 and report is not None and "--machine: unknown machine" in report["unusable"], output
 
 
 def test_fuzz_takes_no_case_selection() -> None:
