@@ -23,7 +23,8 @@ import pytest
 
 import inboxspec.impl.idle_label as idle_label
 import inboxspec.impl.idle_subscriptions as idle_subscriptions
-from tests.test_crosshair import CROSSHAIR, contract_line, only_contract
+from tests.crosshair_runner import run_crosshair
+from tests.test_crosshair import contract_line, only_contract
 
 pytestmark = pytest.mark.slow
 
@@ -31,13 +32,7 @@ BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
 
 
 def crosshair(target: str, budget: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if cwd is not None:
-        env["PYTHONPATH"] = str(cwd) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run(
-        [CROSSHAIR, "check", "--analysis_kind=PEP316", f"--per_condition_timeout={budget}", target],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=900,
-    )
+    return run_crosshair(target, budget=budget, cwd=cwd)
 
 
 def test_contracts_hold() -> None:

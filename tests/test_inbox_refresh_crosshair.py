@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.inbox_refresh as inbox_refresh
+from tests.crosshair_runner import run_crosshair
 
 pytestmark = pytest.mark.slow
 
 BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "2")
 SOURCE = Path(inbox_refresh.__file__)
-CROSSHAIR = shutil.which("crosshair") or str(Path(sys.executable).with_name("crosshair"))
 
 # function -> (exact source fragment, its buggy replacement)
 MUTANTS = {
@@ -40,13 +38,7 @@ MUTANTS = {
 
 
 def crosshair(target: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if cwd is not None:
-        env["PYTHONPATH"] = str(cwd) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run(
-        [CROSSHAIR, "check", "--analysis_kind=PEP316", f"--per_condition_timeout={BUDGET}", target],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=600,
-    )
+    return run_crosshair(target, budget=BUDGET, cwd=cwd)
 
 
 def test_contracts_hold() -> None:

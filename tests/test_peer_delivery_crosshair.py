@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.peer_delivery as peer_delivery
+from tests.crosshair_runner import run_crosshair
 
 pytestmark = pytest.mark.slow
 
@@ -28,19 +27,12 @@ BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
 # A broken variant's counterexample can need a tuple with repeated senders: a little longer.
 MUTANT_BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "3")
 SOURCE = Path(peer_delivery.__file__)
-CROSSHAIR = shutil.which("crosshair") or str(Path(sys.executable).with_name("crosshair"))
 FUNCTIONS = ("resolve_dialog_expiry", "judge", "admit", "due_positions", "render_label", "is_receipt_state")
 
 
 def crosshair(targets: list[str], cwd: Path | None = None,
               budget: str = BUDGET) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if cwd is not None:
-        env["PYTHONPATH"] = str(cwd) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run(
-        [CROSSHAIR, "check", "--analysis_kind=PEP316", f"--per_condition_timeout={budget}", *targets],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=900,
-    )
+    return run_crosshair(*targets, budget=budget, cwd=cwd)
 
 
 def test_contracts_hold() -> None:

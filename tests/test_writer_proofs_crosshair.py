@@ -10,37 +10,25 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.writer_proofs as writer_proofs
+from tests.crosshair_runner import run_crosshair
 
 pytestmark = pytest.mark.slow
 
 BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
 SOURCE = Path(writer_proofs.__file__)
-CROSSHAIR = shutil.which("crosshair") or str(Path(sys.executable).with_name("crosshair"))
 TARGETS = ("inboxspec.impl.writer_proofs.root_category", "inboxspec.impl.writer_fs.first_fault")
 
 
 def crosshair(
     *targets: str, cwd: Path | None = None, budget: str = BUDGET, extra: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if cwd is not None:
-        env["PYTHONPATH"] = str(cwd) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run(
-        [CROSSHAIR, "check", "--analysis_kind=PEP316", f"--per_condition_timeout={budget}", *extra, *targets],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=600,
-    )
+    return run_crosshair(*targets, budget=budget, cwd=cwd, extra=extra)
 
 
 def test_contracts_hold() -> None:
