@@ -17,7 +17,7 @@ from typing import Any
 from inboxspec import machines
 from inboxspec.checker import spec_sections
 from inboxspec.checker.explore import Explorations
-from inboxspec.conformance.casefiles import Case, lint, load_cases, registered_case_dirs
+from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference
 from inboxspec.spec import index as spec_index
 
@@ -44,7 +44,7 @@ def run_check(only: Sequence[str] | None = None) -> dict[str, Any]:
             return run_check()
     report = lint(registered_case_dirs())
     tallies: dict[str, MachineTally] = defaultdict(MachineTally)
-    for case in load_cases(registered_case_dirs()) if report.ok else []:
+    for case in report.loaded if report.ok else []:
         entry = machines.get(case.machine)
         tally = tallies[case.machine]
         tally.cases += 1

@@ -68,6 +68,8 @@ class LintReport:
     problems: list[str] = field(default_factory=list)
     cases: int = 0
     coverage: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # The cases read, so that a caller that lints before it runs reads the files once.
+    loaded: list[Case] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -208,7 +210,7 @@ def lint(directories: Iterable[Path]) -> LintReport:
             cases.extend(read_case_file(path))
         except CaseFileError as error:
             report.problems.extend(error.problems)
-    report.cases = len(cases)
+    report.cases, report.loaded = len(cases), cases
     report.problems.extend(case_problems(cases))
     cited: dict[str, set[str]] = {}
     for case in cases:
