@@ -10,6 +10,7 @@ cut to the terminal's width so that it never wraps, and erased at the end.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import threading
@@ -123,7 +124,9 @@ def _is_terminal(stream: TextIO) -> bool:
 
 
 def _columns(stream: TextIO) -> int:
+    """The terminal's width; 80 when it does not say (a fresh pseudo-terminal reports 0)."""
     try:
-        return max(20, os.get_terminal_size(stream.fileno()).columns)
-    except (AttributeError, OSError, ValueError):
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
         return 80
+    return max(20, columns) if columns else 80

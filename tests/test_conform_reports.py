@@ -7,6 +7,7 @@ its counts are checked against the JSON report of the same run, per machine.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -150,7 +151,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path,
     def refuse(source: str, target: str) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(junit.os, "replace", refuse)
+    monkeypatch.setattr(os, "replace", refuse)
     with pytest.raises(OSError, match="disk full"):
         junit.write_atomically(destination, b"new")
     assert destination.read_text() == "old"
@@ -242,7 +243,8 @@ def test_junit_failures_name_the_first_difference_and_cases_carry_their_properti
     from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases
 
     for case in load_cases([bundled_cases_dir() / "wake-gate"]):
-        properties = [(p.name, p.value) for p in cases[case.id].child(junitparser.Properties)]
+        found = cases[case.id].child(junitparser.Properties)  # type: ignore[no-untyped-call]  # untyped
+        properties = [(p.name, p.value) for p in found]
         assert properties == ([("requirement", r) for r in case.requirements]
                               + [("feature", f) for f in case.features]), case.id
         if results[case.id]["outcome"] != "skip":

@@ -57,9 +57,8 @@ for line in sys.stdin:
                      "errored": {"message": "simulated \x07 fault", "context": {"at": "step 0"}}}
         elif matches("skip", case_id):
             reply = {"seq": reply["seq"], "id": case_id, "skipped": {"reason": "not implemented here"}}
-        elif matches("fail", case_id) and "result" in reply:
-            if not spoil(reply["result"]):
-                reply["result"]["outputs"].append({"spoiled": True})
+        elif matches("fail", case_id) and "result" in reply and not spoil(reply["result"]):
+            reply["result"]["outputs"].append({"spoiled": True})  # nothing to spoil: one output too many
         time.sleep(delay)
     sys.stdout.write(json.dumps(reply) + "\n")
     sys.stdout.flush()
