@@ -199,7 +199,8 @@ def as_markdown(matrix: Matrix) -> str:
     lines += _table(["machine", *labels], [
         [f"`{machine}`", *(_cell(by_label.get(run.label), run.label in unusable) for run in matrix.runs)]
         for machine, by_label in totals.items()])
-    lines += ["", f"<details><summary>Per requirement area ({len(matrix.cells)} rows; a case counts "
+    rows = f"{len(matrix.cells)} row{'' if len(matrix.cells) == 1 else 's'}"
+    lines += ["", f"<details><summary>Per requirement area ({rows}; a case counts "
                   "in each area it cites)</summary>", ""]
     lines += _table(["machine", "area", "cases", *labels], [
         [f"`{machine}`", _markdown_text(area), str(matrix.cases[(machine, area)]),
