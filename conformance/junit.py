@@ -24,22 +24,19 @@ The file is written on every exit. A run that cannot start writes one suite,
 ``inboxspec-conform``, with one errored case that gives the reason; so does a
 run that executed too little (its machines' suites are written as well).
 
-The file is replaced atomically: the XML goes to a temporary file in the
-destination's directory, which is then renamed over the destination. A
-rename replaces a symbolic link at the destination rather than writing
-through it, and a failed write leaves no partial file behind.
+The file is replaced atomically (``reportfile.write_atomically``): a failed
+write leaves no partial file, and a symbolic link at the destination is
+replaced, not written through.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from inboxspec.conformance.reportfile import write_atomically
 from inboxspec.conformance.runner import (
     ERROR,
     EXPECTED_FAIL,
@@ -147,32 +144,6 @@ def junit_tree(report: RunReport | None, unusable: Sequence[str] = ()) -> ET.Ele
     root.set("time", _seconds(sum(float(s.get("time", "0")) for s in suites)))
     ET.indent(root)
     return ET.ElementTree(root)
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` in one rename; no partial file is ever left.
-
-    The temporary file lies in the destination's directory so that the rename
-    stays on one filesystem. A symbolic link at the destination is replaced,
-    not followed. Raises OSError when the directory cannot be written or the
-    destination is a directory.
-    """
-    directory = path.parent
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(descriptor, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        # mkstemp creates the file private (0600); a report is an ordinary file.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 def write_junit(path: Path, report: RunReport | None, unusable: Sequence[str] = ()) -> None:

@@ -36,6 +36,7 @@ from typing import Any
 
 from inboxspec.conformance.casefiles import CaseFileError, load_cases
 from inboxspec.conformance.compare import escape_for_display
+from inboxspec.conformance.reportfile import write_atomically
 from inboxspec.conformance.runner import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_START_TIMEOUT_S,
@@ -253,8 +254,6 @@ def replace_block(document: str, block: str) -> str:
 
 
 def _command(args: argparse.Namespace) -> int:
-    from inboxspec.conformance.junit import write_atomically
-
     if args.check and args.into is None:
         print("inboxspec matrix: --check compares the block of --into FILE; give --into", file=sys.stderr)
         return 2

@@ -27,6 +27,7 @@ from inboxspec.conformance.compare import (
     first_difference,
     string_difference,
 )
+from inboxspec.conformance.reportfile import write_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 ADAPTERS = Path(__file__).parent / "adapters"
@@ -153,7 +154,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path,
 
     monkeypatch.setattr(os, "replace", refuse)
     with pytest.raises(OSError, match="disk full"):
-        junit.write_atomically(destination, b"new")
+        write_atomically(destination, b"new")
     assert destination.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.xml"]
 
@@ -163,7 +164,7 @@ def test_a_symlink_at_the_destination_is_replaced_not_followed(tmp_path: Path) -
     elsewhere.write_text("not yours")
     link = tmp_path / "report.xml"
     link.symlink_to(elsewhere)
-    junit.write_atomically(link, b"<testsuites/>")
+    write_atomically(link, b"<testsuites/>")
     assert elsewhere.read_text() == "not yours"
     assert not link.is_symlink() and link.read_bytes() == b"<testsuites/>"
 
