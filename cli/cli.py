@@ -80,9 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     generate.set_defaults(func=_spec_generate)
 
     from inboxspec.checker.commands import add_checker_parsers
+    from inboxspec.conformance.matrix import add_matrix_parser
     from inboxspec.conformance.runner import add_conform_parser
 
     add_conform_parser(commands)
+    add_matrix_parser(commands)
     add_checker_parsers(commands, cases_commands)
     return parser
 

@@ -2,41 +2,252 @@
 
 Values are compared as JSON, not as Python objects: in Python ``True == 1``
 and ``1 == 1.0``, but a port that answers ``1`` for ``true`` is wrong.
+
+A mismatch is described by a :class:`Difference`: the first step whose
+output differs, the JSON path of the first differing value inside it
+(``outputs[3].notice``), both values, and, when both are strings, the index
+of the first differing character with a window of context around it. The
+text report, the JSON report (``first_difference``) and the JUnit file all
+render this one object.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
+from dataclasses import dataclass
 from typing import Any
 
 from inboxspec.conformance.casefiles import Case
+
+# Characters of context shown on each side of the first differing character.
+CONTEXT_BEFORE = 24
+CONTEXT_AFTER = 24
+# Longest value printed whole in the text report; longer ones are cut with a count.
+PRINTED_VALUE_CHARS = 400
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+
+
+class _Missing:
+    """A value one side does not have (a key or a list element)."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING: Any = _Missing()
 
 
 def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
 
 
-def first_difference(case: Case, actual: Any) -> str | None:
-    """None when ``actual`` matches exactly; otherwise a one-paragraph diff."""
+def _shown(value: Any) -> str:
+    return "(missing)" if value is MISSING else canonical(value)
+
+
+def _cut(text: str, limit: int = PRINTED_VALUE_CHARS) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def escape_for_display(text: str) -> str:
+    """``text`` with every character that does not print as itself escaped.
+
+    Control characters, format characters (a zero-width space), combining
+    marks and separators other than the space are shown as ``\\n`` or
+    ``\\u200b``, so that every character of the result takes the columns a
+    terminal gives it and a caret under the result lines up. A backslash is
+    doubled, so an escape cannot be mistaken for the text itself.
+    """
+    out: list[str] = []
+    for char in text:
+        if char in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[char])
+        elif char == " " or (char.isprintable() and unicodedata.category(char)[0] not in "MZC"):
+            out.append(char)
+        elif ord(char) <= 0xFF:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) <= 0xFFFF:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    return "".join(out)
+
+
+def display_width(text: str) -> int:
+    """Terminal columns of an escaped text: wide East Asian characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+@dataclass(frozen=True)
+class StringDifference:
+    """Where two strings first differ, with the same window cut from each."""
+
+    index: int  # of the first differing character (code points), or the shorter length
+    expected_window: str  # escaped for display
+    actual_window: str
+    caret_column: int  # columns before the caret, under either window
+
+    def as_json(self) -> dict[str, Any]:
+        return {"expected": self.expected_window, "actual": self.actual_window,
+                "caret_column": self.caret_column}
+
+
+def string_difference(expected: str, actual: str) -> StringDifference:
+    index = next((i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),
+                 min(len(expected), len(actual)))
+    start = max(0, index - CONTEXT_BEFORE)
+    lead = "…" if start > 0 else ""
+    prefix = lead + escape_for_display(expected[start:index])  # equal on both sides
+
+    def window(text: str) -> str:
+        end = index + CONTEXT_AFTER
+        tail = "…" if end < len(text) else ""
+        return prefix + escape_for_display(text[index:end]) + tail
+
+    return StringDifference(index, window(expected), window(actual), display_width(prefix))
+
+
+def json_path(parts: tuple[str | int, ...]) -> str:
+    """``("outputs", 3, "notice")`` as ``outputs[3].notice``; odd keys quoted as JSON."""
+    path = ""
+    for part in parts:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif _IDENTIFIER.match(part):
+            path += f".{part}" if path else part
+        else:
+            path += f"[{json.dumps(part, ensure_ascii=False)}]"
+    return path
+
+
+def _first_leaf(expected: Any, actual: Any,
+                parts: tuple[str | int, ...]) -> tuple[tuple[str | int, ...], Any, Any]:
+    """The path and values of the first place where two JSON values differ (they must)."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in sorted(set(expected) | set(actual)):
+            want, got = expected.get(key, MISSING), actual.get(key, MISSING)
+            if want is MISSING or got is MISSING:
+                return (*parts, key), want, got
+            if canonical(want) != canonical(got):
+                return _first_leaf(want, got, (*parts, key))
+    elif isinstance(expected, list) and isinstance(actual, list):
+        for index in range(max(len(expected), len(actual))):
+            want = expected[index] if index < len(expected) else MISSING
+            got = actual[index] if index < len(actual) else MISSING
+            if want is MISSING or got is MISSING:
+                return (*parts, index), want, got
+            if canonical(want) != canonical(got):
+                return _first_leaf(want, got, (*parts, index))
+    return parts, expected, actual
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first place an implementation's result departs from a case's expectation."""
+
+    summary: str  # one line; the first line of :meth:`render`
+    path: str  # JSON path into the result, e.g. ``outputs[3].notice``; "" for the whole result
+    expected: Any  # MISSING when the expectation has nothing there
+    actual: Any
+    step: int | None = None  # the first differing step, when a step differs
+    event: str | None = None
+    step_expected: Any = MISSING  # the step's whole outputs, for context
+    step_actual: Any = MISSING
+    string: StringDifference | None = None
+
+    def message(self) -> str:
+        """One line for a JUnit failure's message attribute."""
+        where = f"step {self.step} ({self.event}) " if self.step is not None else ""
+        field = f"at {self.path}" if self.path else "the result"
+        at = f" (character {self.string.index})" if self.string else ""
+        return (f"{where}{field}{at}: expected {_cut(_shown(self.expected), 200)}, "
+                f"actual {_cut(_shown(self.actual), 200)}")
+
+    def render(self) -> str:
+        lines = [self.summary]
+        if self.step_expected is not MISSING or self.step_actual is not MISSING:
+            lines.append(f"    expected {_cut(_shown(self.step_expected))}")
+            lines.append(f"    actual   {_cut(_shown(self.step_actual))}")
+        if self.path:
+            lines.append(f"    at {self.path}:")
+            if self.string is not None:
+                lines.append(f"      first difference at character {self.string.index}")
+                lines.append(f"      expected \"{self.string.expected_window}\"")
+                lines.append(f"      actual   \"{self.string.actual_window}\"")
+                lines.append("                " + " " * self.string.caret_column + "^")
+            else:
+                lines.append(f"      expected {_cut(_shown(self.expected))}")
+                lines.append(f"      actual   {_cut(_shown(self.actual))}")
+        return "\n".join(lines)
+
+    def as_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"step": self.step, "event": self.event, "path": self.path}
+        for side, value in (("expected", self.expected), ("actual", self.actual)):
+            if value is MISSING:
+                body[f"{side}_missing"] = True
+            else:
+                body[side] = value
+        if self.string is not None:
+            body["index"] = self.string.index
+            body["window"] = self.string.as_json()
+        return body
+
+
+def _leaf_difference(summary: str, root: tuple[str | int, ...], expected: Any, actual: Any,
+                     **step: Any) -> Difference:
+    parts, want, got = _first_leaf(expected, actual, root)
+    string = string_difference(want, got) if isinstance(want, str) and isinstance(got, str) else None
+    return Difference(summary, json_path(parts), want, got, string=string, **step)
+
+
+def _step_difference(case: Case, index: int, want: Any, got: Any, summary: str | None = None) -> Difference:
+    step = case.steps[index]
+    heading = f"step {index} ({step['event']} {_cut(canonical(step.get('args', {})), 200)}):"
+    return _leaf_difference(summary or heading, ("outputs", index), want, got, step=index,
+                            event=step["event"], step_expected=want, step_actual=got)
+
+
+def find_difference(case: Case, actual: Any) -> Difference | None:
+    """None when ``actual`` matches exactly; otherwise where it first differs."""
     expected = case.expected
     if not isinstance(actual, dict):
-        return f"result is not an object: {canonical(actual)}"
+        return Difference(f"result is not an object: {_cut(canonical(actual), 200)}", "",
+                          expected, actual)
     if "config_error" in expected or "config_error" in actual:
         if canonical(expected.get("config_error")) == canonical(actual.get("config_error")):
             return None
-        return (f"config: expected {canonical(expected)}, got "
-                f"{canonical({k: actual[k] for k in actual if k != 'seq'})}")
+        shown = {k: actual[k] for k in actual if k != "seq"}
+        return _leaf_difference(f"config: expected {_cut(canonical(expected), 200)}, got "
+                                f"{_cut(canonical(shown), 200)}", ("config_error",),
+                                expected.get("config_error", MISSING),
+                                actual.get("config_error", MISSING))
     outputs = actual.get("outputs")
     if not isinstance(outputs, list):
-        return f"result has no outputs list: {canonical(actual)[:200]}"
-    if len(outputs) != len(expected["outputs"]):
-        return f"expected {len(expected['outputs'])} outputs, got {len(outputs)}"
-    for index, (want, got) in enumerate(zip(expected["outputs"], outputs, strict=True)):
-        if canonical(want) != canonical(got):
-            step = case.steps[index]
-            return (
-                f"step {index} ({step['event']} {canonical(step.get('args', {}))}):\n"
-                f"    expected {canonical(want)}\n"
-                f"    actual   {canonical(got)}"
-            )
-    return None
+        return Difference(f"result has no outputs list: {_cut(canonical(actual), 200)}", "outputs",
+                          expected["outputs"], actual.get("outputs", MISSING))
+    wanted: list[Any] = expected["outputs"]
+    first = next((i for i, (want, got) in enumerate(zip(wanted, outputs, strict=False))
+                  if canonical(want) != canonical(got)), None)
+    if len(outputs) != len(wanted):
+        summary = f"expected {len(wanted)} outputs, got {len(outputs)}"
+        if first is not None:  # an output both sides have differs before the lists part
+            return _step_difference(case, first, wanted[first], outputs[first],
+                                    f"{summary}; the first differs at step {first}:")
+        index = min(len(wanted), len(outputs))
+        event = case.steps[index]["event"] if index < len(case.steps) else None
+        return Difference(summary, f"outputs[{index}]",
+                          wanted[index] if index < len(wanted) else MISSING,
+                          outputs[index] if index < len(outputs) else MISSING,
+                          step=index, event=event)
+    if first is None:
+        return None
+    return _step_difference(case, first, wanted[first], outputs[first])
+
+
+def first_difference(case: Case, actual: Any) -> str | None:
+    """None when ``actual`` matches exactly; otherwise the difference as a paragraph of text."""
+    difference = find_difference(case, actual)
+    return None if difference is None else difference.render()

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from inboxspec.conformance.casefiles import Case
+from inboxspec.conformance.progress import Progress
 from inboxspec.conformance.runner import (
     ERROR,
     FAIL,
@@ -137,13 +138,15 @@ class FuzzRun:
 class _Sender:
     """Sends one-off cases through the session under fresh sequence numbers."""
 
-    def __init__(self, session: Session, timeout: float, window: int, first_seq: int) -> None:
+    def __init__(self, session: Session, timeout: float, window: int, first_seq: int,
+                 progress: Progress | None = None) -> None:
         self.session = session
         self.timeout = timeout
         self.window = window
         self.seq = first_seq
+        self.progress = progress  # told of each result of a run with ``shown=True``
 
-    def run(self, cases: list[Case]) -> list[CaseResult]:
+    def run(self, cases: list[Case], shown: bool = False) -> list[CaseResult]:
         work = []
         for case in cases:
             self.seq += 1
@@ -151,16 +154,18 @@ class _Sender:
         results: dict[int, CaseResult] = {}
         for seq, result in run_cases(self.session, work, self.timeout, self.window):
             results[seq] = result
+            if shown and self.progress is not None:
+                self.progress.finished(result.case.machine, result.case.id)
         return [results[seq] for seq, _ in work]
 
 
 def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int, *,
          timeout: float, window: int, without_features: Sequence[str] = (),
          shrink_budget: int = DEFAULT_SHRINK_BUDGET,
-         shrink_seconds: float = DEFAULT_SHRINK_SECONDS) -> FuzzRun:
+         shrink_seconds: float = DEFAULT_SHRINK_SECONDS, progress: Progress | None = None) -> FuzzRun:
     """Run ``count`` random cases per target through the adapter and shrink failures."""
     run = FuzzRun()
-    sender = _Sender(session, timeout, window, first_seq=0)
+    sender = _Sender(session, timeout, window, first_seq=0, progress=progress)
     for target in sorted(targets, key=lambda t: t.name):
         rng = machine_rng(seed, target.name)
         cases = []
@@ -180,11 +185,17 @@ def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int,
                 to_send.append(case)
             else:
                 run.results.append(CaseResult(case, SKIP, reason))
-        results = sender.run(to_send)
+                if progress is not None:
+                    progress.finished(target.name, case.id)
+        results = sender.run(to_send, shown=True)
         run.results.extend(results)
         failures = [r for r in results if r.outcome in (FAIL, ERROR)]
         for failure in failures[:SHRUNK_PER_MACHINE]:
+            if progress is not None:
+                progress.set_phase(f"shrinking {failure.case.id}")
             run.shrunk.append(_shrink(sender, target, failure, seed, shrink_budget, shrink_seconds))
+            if progress is not None:
+                progress.set_phase("")
     return run
 
 
@@ -417,16 +428,19 @@ def conform_fuzz(command: str, targets: Sequence[FuzzTarget], count: int, seed: 
                  timeout: float, start_timeout: float, max_line_bytes: int, window: int,
                  without_features: Sequence[str] = (), coverage: Coverage | None = None,
                  shrink_budget: int = DEFAULT_SHRINK_BUDGET,
-                 shrink_seconds: float = DEFAULT_SHRINK_SECONDS) -> RunReport:
+                 shrink_seconds: float = DEFAULT_SHRINK_SECONDS, progress: bool = False) -> RunReport:
     """The fuzz run as a report like any other, with the shrunk failures under ``fuzz``."""
     began = time.monotonic()
     session = Session(command, start_timeout, max_line_bytes)
     session.start()
+    shown = Progress({t.name: count for t in targets}, enabled=progress)
     try:
+        shown.start()
         run = fuzz(session, targets, count, seed, timeout=timeout, window=window,
                    without_features=without_features, shrink_budget=shrink_budget,
-                   shrink_seconds=shrink_seconds)
+                   shrink_seconds=shrink_seconds, progress=shown)
     finally:
+        shown.close()
         session.stop()
     extra = {"fuzz": {"seed": seed, "count": count,
                       "shrunk": [s.as_json() for s in run.shrunk]}}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import fnmatch
 import json
 import sys
@@ -37,8 +38,9 @@ import fastjsonschema
 
 from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess
 from inboxspec.conformance.casefiles import Case, CaseFileError, load_cases
-from inboxspec.conformance.compare import first_difference
+from inboxspec.conformance.compare import Difference, find_difference
 from inboxspec.conformance.fixtures import FixturePool
+from inboxspec.conformance.progress import Progress
 
 PROTOCOL_VERSION = 1
 DEFAULT_TIMEOUT_S = 10.0
@@ -89,10 +91,19 @@ class CaseResult:
     case: Case
     outcome: str
     detail: str = ""
+    # Where a failing result first departs from the expectation (compare.py).
+    difference: Difference | None = None
+    # From sending the case's request to judging its reply; None when nothing was sent.
+    seconds: float | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {"id": self.case.id, "machine": self.case.machine, "outcome": self.outcome,
-                "detail": self.detail}
+        body: dict[str, Any] = {"id": self.case.id, "machine": self.case.machine,
+                                "outcome": self.outcome, "detail": self.detail}
+        if self.difference is not None:
+            body["first_difference"] = self.difference.as_json()
+        if self.seconds is not None:
+            body["seconds"] = round(self.seconds, 6)
+        return body
 
 
 @dataclass
@@ -204,8 +215,10 @@ def _judge(case: Case, seq: int, reply: Any) -> CaseResult:
         errored = reply["errored"]
         context = f" {json.dumps(errored['context'])[:300]}" if "context" in errored else ""
         return CaseResult(case, ERROR, f"adapter errored: {errored['message'][:300]}{context}")
-    difference = first_difference(case, reply["result"])
-    return CaseResult(case, PASS) if difference is None else CaseResult(case, FAIL, difference)
+    difference = find_difference(case, reply["result"])
+    if difference is None:
+        return CaseResult(case, PASS)
+    return CaseResult(case, FAIL, difference.render(), difference)
 
 
 def _fault_result(session: Session, case: Case, fault: AdapterFault) -> CaseResult:
@@ -218,6 +231,13 @@ def _fault_result(session: Session, case: Case, fault: AdapterFault) -> CaseResu
     except UnusableRun as error:
         raise UnusableRun(f"after {case.id} ({detail}), restart failed: {error}") from error
     return CaseResult(case, ERROR, detail)
+
+
+def _timed(result: CaseResult, sent_at: float | None) -> CaseResult:
+    """``result`` with the time from its request's send to now, when it was sent."""
+    if sent_at is not None:
+        result.seconds = time.monotonic() - sent_at
+    return result
 
 
 def _answered_before(reply: Any, answered: dict[int, Case]) -> tuple[int, Case] | None:
@@ -244,6 +264,7 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
     pending = collections.deque(work)
     in_flight: collections.deque[tuple[int, Case]] = collections.deque()
     answered: dict[int, Case] = {}
+    sent_at: dict[int, float] = {}  # per-case timing (CaseResult.seconds): the latest send
     while pending or in_flight:
         while pending and len(in_flight) < window:
             seq, case = pending[0]
@@ -256,6 +277,7 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
                 pending.popleft()
                 yield seq, _fault_result(session, case, fault)
                 continue
+            sent_at[seq] = time.monotonic()
             in_flight.append(pending.popleft())
         if not in_flight:
             continue
@@ -271,7 +293,8 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
                 earlier_seq, earlier_case = earlier
                 duplicate = AdapterFault("duplicate-reply",
                                          f"the adapter answered this case (seq {earlier_seq}) twice")
-                yield earlier_seq, _fault_result(session, earlier_case, duplicate)
+                yield earlier_seq, _timed(_fault_result(session, earlier_case, duplicate),
+                                          sent_at.get(earlier_seq))
                 continue
             result = _judge(case, seq, reply)
             answered[seq] = case
@@ -279,7 +302,7 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
             pending.extendleft(reversed(in_flight))
             in_flight.clear()
             result = _fault_result(session, case, fault)
-        yield seq, result
+        yield seq, _timed(result, sent_at.get(seq))
 
 
 @dataclass(frozen=True)
@@ -390,19 +413,23 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
             work.append((seq, case))
         else:
             results[seq] = CaseResult(case, SKIP, reason)
+    shown = Progress(Counter(c.machine for c in chosen), enabled=progress)
+    for seq, result in results.items():
+        shown.finished(result.case.machine, seq)
     try:
+        shown.start()
         for seq, result in run_cases(session, work, timeout, window):
             case = result.case
             if selection.expects_failure(case) and result.outcome != SKIP:
-                result = (CaseResult(case, UNEXPECTED_PASS, "on the skip list but passes; "
-                                     "remove it from the skip file")
-                          if result.outcome == PASS else CaseResult(case, EXPECTED_FAIL, result.detail))
+                result = (dataclasses.replace(result, outcome=UNEXPECTED_PASS,
+                                              detail="on the skip list but passes; "
+                                                     "remove it from the skip file")
+                          if result.outcome == PASS
+                          else dataclasses.replace(result, outcome=EXPECTED_FAIL))
             results[seq] = result
-            if progress:
-                print(f"\r{len(results)}/{len(chosen)} cases", end="", file=sys.stderr, flush=True)
-        if progress and chosen:
-            print(file=sys.stderr)
+            shown.finished(case.machine, seq)
     finally:
+        shown.close()
         session.stop()
         _FIXTURES.close()
     ordered = [results[seq] for seq in sorted(results)]
@@ -468,7 +495,7 @@ def _command(args: argparse.Namespace) -> int:
     coverage = Coverage(require=tuple(args.require), min_executed=args.min_executed)
     try:
         targets = _registered_machines(args.require, args.machine)
-        progress = not args.json and sys.stderr.isatty()
+        progress = sys.stderr.isatty()  # drawn on stderr, so --json on stdout stays clean
         if args.fuzz is not None:
             from inboxspec.conformance.fuzz import conform_fuzz
 
@@ -482,7 +509,7 @@ def _command(args: argparse.Namespace) -> int:
                                   start_timeout=args.start_timeout,
                                   max_line_bytes=args.max_line_bytes, window=args.window,
                                   without_features=args.without_feature, coverage=coverage,
-                                  shrink_seconds=args.shrink_seconds)
+                                  shrink_seconds=args.shrink_seconds, progress=progress)
         else:
             cases = load_cases(args.cases or [t.cases for t in targets])
             if args.machine:
@@ -499,14 +526,31 @@ def _command(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"ok": False, "unusable": str(error), "problems": problems}, indent=2))
         print(f"inboxspec conform: {error}", file=sys.stderr)
+        _write_junit_report(args, None, problems)
         return 2
+    junit_written = _write_junit_report(args, report)
     if args.json:
         print(json.dumps(report.as_json(), indent=2))
     else:
         print_report(report)
     for problem in report.coverage_problems():
         print(f"inboxspec conform: not a pass: {problem}", file=sys.stderr)
-    return report.exit_code
+    return report.exit_code if junit_written else 2
+
+
+def _write_junit_report(args: argparse.Namespace, report: RunReport | None,
+                        unusable: Sequence[str] = ()) -> bool:
+    """Write ``--junit FILE`` when asked; False (after saying why) when it cannot be written."""
+    if args.junit is None:
+        return True
+    from inboxspec.conformance.junit import write_junit
+
+    try:
+        write_junit(args.junit, report, unusable)
+    except (OSError, ValueError) as error:
+        print(f"inboxspec conform: cannot write --junit {args.junit}: {error}", file=sys.stderr)
+        return False
+    return True
 
 
 def add_conform_parser(commands: Any) -> None:
@@ -551,6 +595,9 @@ def add_conform_parser(commands: Any) -> None:
     parser.add_argument("--shrink-seconds", type=float, default=120.0,
                         help="wall-clock cap on shrinking one fuzz failure (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="machine-readable report")
+    parser.add_argument("--junit", type=Path, default=None, metavar="FILE",
+                        help="also write the run as JUnit XML to FILE, on every exit (replaced "
+                             "atomically; an unusable run writes its reason as an error)")
     parser.set_defaults(func=_command)
 
 

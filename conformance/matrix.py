@@ -1,0 +1,323 @@
+"""``inboxspec matrix``: several adapters over the same cases, side by side.
+
+A port author who keeps two implementations (or compares a port with the
+reference) wants one table: per machine and per requirement area, which
+adapters pass, fail, error or skip, and for each failing requirement, which
+adapters fail it. Bowtie's compliance tables are the model.
+
+This is a command of its own rather than ``conform --adapter`` given twice:
+``conform``'s report, JSON, JUnit file, shrunk fuzz failures and exit code
+all describe one implementation, and a pipeline gating one port keeps that
+contract; the matrix is a comparison, whose output is the table.
+
+A requirement's *area* is its ID up to the last dash-number (``WAKE-LANE-3``
+is in ``WAKE-LANE``). A case counts in every area it cites, once per area.
+
+Each adapter runs on its own, one after the other, through the same runner
+as ``conform`` (so every protocol check applies). An adapter that cannot
+start gets a column that says so; the others still run.
+
+``--into FILE`` replaces the block between :data:`BEGIN` and :data:`END` in
+FILE with the Markdown (the README's matrix is made this way), and
+``--check`` only compares, exiting 1 when the block is stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inboxspec.conformance.casefiles import CaseFileError, load_cases
+from inboxspec.conformance.compare import escape_for_display
+from inboxspec.conformance.reportfile import write_atomically
+from inboxspec.conformance.runner import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_START_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_WINDOW,
+    ERROR,
+    EXPECTED_FAIL,
+    FAIL,
+    PASS,
+    SKIP,
+    UNEXPECTED_PASS,
+    RunReport,
+    Selection,
+    UnusableRun,
+    _positive_int,
+    _registered_machines,
+    conform,
+)
+
+# The columns of a cell, in the order a cell lists them.
+KINDS = ("fail", "error", "skip", "pass")
+_KIND_OF = {PASS: "pass", FAIL: "fail", UNEXPECTED_PASS: "fail", ERROR: "error",
+            SKIP: "skip", EXPECTED_FAIL: "skip"}
+_AREA = re.compile(r"^(?P<area>.+)-\d+$")
+BEGIN = "<!-- begin: inboxspec matrix (generated; do not edit by hand) -->"
+END = "<!-- end: inboxspec matrix -->"
+
+
+def area_of(requirement: str) -> str:
+    """``WAKE-LANE-3`` -> ``WAKE-LANE``; an ID without a dash-number is its own area."""
+    match = _AREA.match(requirement)
+    return match["area"] if match else requirement
+
+
+@dataclass
+class AdapterRun:
+    """One adapter's part of a matrix: its report, or why it could not run."""
+
+    command: str
+    label: str
+    report: RunReport | None = None
+    unusable: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.report is None else self.report.exit_code
+
+
+def _labels(runs: Sequence[AdapterRun]) -> None:
+    """Name each column after the implementation its adapter reported, distinctly."""
+    seen: Counter[str] = Counter()
+    for position, run in enumerate(runs, start=1):
+        if run.report is None:
+            base = f"adapter {position}"
+        else:
+            implementation = run.report.implementation
+            base = f"{implementation.get('name', '?')} {implementation.get('version', '')}".strip()
+        seen[base] += 1
+        run.label = base if seen[base] == 1 else f"{base} ({seen[base]})"
+
+
+@dataclass
+class Matrix:
+    runs: list[AdapterRun]
+    # (machine, area) -> label -> kind -> cases
+    cells: dict[tuple[str, str], dict[str, Counter[str]]] = field(default_factory=dict)
+    # (machine, area) -> the number of cases citing the area
+    cases: dict[tuple[str, str], int] = field(default_factory=dict)
+    # requirement -> label -> the ids of the cases that fail or error it
+    failing: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+
+    @property
+    def labels(self) -> list[str]:
+        return [run.label for run in self.runs]
+
+    @property
+    def exit_code(self) -> int:
+        """2 when an adapter could not run or proved nothing, else 1 on any failure, else 0."""
+        codes = {run.exit_code for run in self.runs}
+        return 2 if 2 in codes else 1 if 1 in codes else 0
+
+    def machine_totals(self) -> dict[str, dict[str, Counter[str]]]:
+        """Per machine and adapter: each kind, counting every case once."""
+        totals: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+        for run in self.runs:
+            for result in run.report.results if run.report else []:
+                totals[result.case.machine][run.label][_KIND_OF[result.outcome]] += 1
+        return dict(sorted(totals.items()))
+
+    def as_json(self) -> dict[str, Any]:
+        machines: dict[str, dict[str, Any]] = defaultdict(dict)
+        for (machine, area), by_label in sorted(self.cells.items()):
+            machines[machine][area] = {
+                "cases": self.cases[(machine, area)],
+                "adapters": {label: {kind: by_label.get(label, Counter())[kind] for kind in KINDS}
+                             for label in self.labels},
+            }
+        return {
+            "ok": self.exit_code == 0,
+            "adapters": [{"label": run.label, "command": run.command, "exit_code": run.exit_code,
+                          "implementation": run.report.implementation if run.report else None,
+                          "unusable": run.unusable,
+                          "totals": (dict(Counter(_KIND_OF[r.outcome] for r in run.report.results))
+                                     if run.report else None)}
+                         for run in self.runs],
+            "machines": dict(machines),
+            "failing_requirements": self.failing,
+        }
+
+
+def build_matrix(runs: list[AdapterRun]) -> Matrix:
+    _labels(runs)
+    matrix = Matrix(runs)
+    counted: set[tuple[str, str, str]] = set()  # (machine, area, case id)
+    failing: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for run in runs:
+        for result in run.report.results if run.report else []:
+            case = result.case
+            kind = _KIND_OF[result.outcome]
+            for area in dict.fromkeys(area_of(r) for r in case.requirements):
+                key = (case.machine, area)
+                matrix.cells.setdefault(key, {}).setdefault(run.label, Counter())[kind] += 1
+                if (case.machine, area, case.id) not in counted:
+                    counted.add((case.machine, area, case.id))
+                    matrix.cases[key] = matrix.cases.get(key, 0) + 1
+            if kind in ("fail", "error"):
+                for requirement in case.requirements:
+                    failing[requirement][run.label].append(case.id)
+    matrix.failing = {requirement: dict(by_label) for requirement, by_label in sorted(failing.items())}
+    return matrix
+
+
+def _markdown_text(text: str) -> str:
+    """Adapter-given text as inert Markdown: no table break, link, HTML or emphasis."""
+    escaped = escape_for_display(text)
+    escaped = escaped.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([\\`*_\[\]|#!~])", r"\\\1", escaped)
+
+
+def _cell(counts: Counter[str] | None, unusable: bool) -> str:
+    if unusable:
+        return "unusable"
+    if not counts:
+        return "–"
+    parts = [f"{counts[kind]} {kind}" for kind in KINDS if counts[kind]]
+    status = "✅" if set(counts) <= {"pass"} else "❌" if counts["fail"] or counts["error"] else "➖"
+    return f"{status} {', '.join(parts)}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines.extend("| " + " | ".join(row) + " |" for row in rows)
+    return lines
+
+
+def as_markdown(matrix: Matrix) -> str:
+    labels = [_markdown_text(label) for label in matrix.labels]
+    unusable = {run.label for run in matrix.runs if run.report is None}
+    lines = ["Per machine (each case once):", ""]
+    totals = matrix.machine_totals()
+    lines += _table(["machine", *labels], [
+        [f"`{machine}`", *(_cell(by_label.get(run.label), run.label in unusable) for run in matrix.runs)]
+        for machine, by_label in totals.items()])
+    rows = f"{len(matrix.cells)} row{'' if len(matrix.cells) == 1 else 's'}"
+    lines += ["", f"<details><summary>Per requirement area ({rows}; a case counts "
+                  "in each area it cites)</summary>", ""]
+    lines += _table(["machine", "area", "cases", *labels], [
+        [f"`{machine}`", _markdown_text(area), str(matrix.cases[(machine, area)]),
+         *(_cell(by_label.get(run.label), run.label in unusable) for run in matrix.runs)]
+        for (machine, area), by_label in sorted(matrix.cells.items())])
+    lines += ["", "</details>", ""]
+    if matrix.failing:
+        lines += ["Failing requirements:", ""]
+        lines += _table(["requirement", "failed or errored by"], [
+            [_markdown_text(requirement),
+             "; ".join(f"{_markdown_text(label)} ({len(ids)} case{'s' if len(ids) > 1 else ''})"
+                       for label, ids in by_label.items())]
+            for requirement, by_label in matrix.failing.items()])
+    else:
+        lines.append("No requirement is failed or errored by any adapter.")
+    for run in matrix.runs:
+        if run.unusable is not None:
+            lines += ["", f"{_markdown_text(run.label)} could not run: "
+                          f"{_markdown_text(run.unusable.splitlines()[0])}"]
+    return "\n".join(lines) + "\n"
+
+
+def run_matrix(commands: Sequence[str], args: argparse.Namespace) -> Matrix:
+    """Run the selected cases through each adapter in turn."""
+    targets = _registered_machines((), args.machine)
+    cases = load_cases(args.cases or [t.cases for t in targets])
+    if args.machine:
+        cases = [case for case in cases if case.machine in args.machine]
+    selection = Selection(run=args.run, skip=args.skip, features=args.feature,
+                          without_features=args.without_feature)
+    runs = []
+    for command in commands:
+        run = AdapterRun(command, label="")
+        try:
+            run.report = conform(command, cases, selection, timeout=args.timeout,
+                                 start_timeout=args.start_timeout, max_line_bytes=args.max_line_bytes,
+                                 progress=sys.stderr.isatty(), window=args.window)
+        except UnusableRun as error:
+            run.unusable = str(error)
+        runs.append(run)
+    return build_matrix(runs)
+
+
+def replace_block(document: str, block: str) -> str:
+    """``document`` with the text between BEGIN and END replaced by ``block``."""
+    start, end = document.find(BEGIN), document.find(END)
+    if start < 0 or end < start or document.count(BEGIN) != 1 or document.count(END) != 1:
+        raise ValueError(f"it needs exactly one {BEGIN!r} line followed by one {END!r} line")
+    return document[: start + len(BEGIN)] + "\n\n" + block + "\n" + document[end:]
+
+
+def _command(args: argparse.Namespace) -> int:
+    if args.check and args.into is None:
+        print("inboxspec matrix: --check compares the block of --into FILE; give --into", file=sys.stderr)
+        return 2
+    try:
+        matrix = run_matrix(args.adapter, args)
+    except (UnusableRun, CaseFileError) as error:
+        print(f"inboxspec matrix: {error}", file=sys.stderr)
+        return 2
+    markdown = as_markdown(matrix)
+    print(markdown, end="")
+    code = matrix.exit_code
+    try:
+        if args.markdown is not None:
+            write_atomically(args.markdown, markdown.encode("utf-8"))
+        if args.json is not None:
+            text = json.dumps(matrix.as_json(), indent=2, ensure_ascii=False) + "\n"
+            write_atomically(args.json, text.encode("utf-8"))
+        if args.into is not None:
+            current = args.into.read_text(encoding="utf-8")
+            wanted = replace_block(current, markdown)
+            if args.check:
+                if wanted != current:
+                    print(f"inboxspec matrix: the matrix in {args.into} is stale; rerun this "
+                          "command without --check", file=sys.stderr)
+                    return max(code, 1)
+            elif wanted != current:
+                write_atomically(args.into, wanted.encode("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError) as error:
+        print(f"inboxspec matrix: cannot write the matrix: {error}", file=sys.stderr)
+        return 2
+    return code
+
+
+def add_matrix_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "matrix", help="run the cases through several adapters and compare them in one table")
+    parser.add_argument("--adapter", action="append", required=True, metavar="CMD",
+                        help="an adapter command (repeatable: one column each)")
+    parser.add_argument("--cases", action="append", type=Path, default=[],
+                        help="a case directory or file (repeatable; default: the bundled cases)")
+    parser.add_argument("--machine", action="append", default=[], metavar="NAME",
+                        help="only this machine's cases (repeatable; default: every machine)")
+    parser.add_argument("--run", action="append", default=[], metavar="GLOB",
+                        help="run only cases whose id matches (repeatable)")
+    parser.add_argument("--skip", action="append", default=[], metavar="GLOB",
+                        help="leave out cases whose id matches (repeatable)")
+    parser.add_argument("--feature", action="append", default=[],
+                        help="run only cases tagged with this feature (repeatable)")
+    parser.add_argument("--without-feature", action="append", default=[],
+                        help="treat this feature as unsupported by every adapter")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        help="seconds per case (default %(default)s)")
+    parser.add_argument("--start-timeout", type=float, default=DEFAULT_START_TIMEOUT_S,
+                        help="seconds for each adapter's start handshake (default %(default)s)")
+    parser.add_argument("--max-line-bytes", type=int, default=DEFAULT_MAX_LINE_BYTES,
+                        help="longest reply line accepted (default %(default)s)")
+    parser.add_argument("--window", type=_positive_int, default=DEFAULT_WINDOW,
+                        help="run requests in flight at once (default %(default)s)")
+    parser.add_argument("--markdown", type=Path, default=None, metavar="FILE",
+                        help="also write the matrix as Markdown to FILE")
+    parser.add_argument("--json", type=Path, default=None, metavar="FILE",
+                        help="also write the matrix as JSON to FILE")
+    parser.add_argument("--into", type=Path, default=None, metavar="FILE",
+                        help="replace the generated matrix block in FILE (the README's)")
+    parser.add_argument("--check", action="store_true",
+                        help="with --into: only compare; exit 1 when the block is stale")
+    parser.set_defaults(func=_command)

@@ -1,0 +1,171 @@
+"""`inboxspec matrix`: several adapters side by side, per requirement area, and the README's copy."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from inboxspec.conformance.casefiles import Case
+from inboxspec.conformance.matrix import (
+    BEGIN,
+    END,
+    AdapterRun,
+    area_of,
+    as_markdown,
+    build_matrix,
+    replace_block,
+)
+from inboxspec.conformance.runner import ERROR, FAIL, PASS, SKIP, CaseResult, RunReport
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+MIXED = f"{sys.executable} {Path(__file__).parent / 'adapters' / 'mixed_adapter.py'}"
+
+
+def case(case_id: str, *requirements: str) -> Case:
+    return Case("wake-gate", case_id, "A probe", requirements, (), {}, (), None, "probe.json")
+
+
+LANE_BOTH = case("wake-gate/lane-both", "WAKE-LANE-1", "WAKE-LANE-2", "WAKE-FLOOR-3")
+LANE_ONE = case("wake-gate/lane-one", "WAKE-LANE-3")
+FLOOR = case("wake-gate/floor", "WAKE-FLOOR-1")
+ODD = case("wake-gate/odd", "PLAIN")
+
+
+def report(name: str, outcomes: list[tuple[Case, str]]) -> RunReport:
+    return RunReport({"name": name, "version": "1.0"}, [CaseResult(c, o) for c, o in outcomes], 0, 0.1)
+
+
+def test_the_area_is_the_id_up_to_its_last_dash_number() -> None:
+    assert [area_of(r) for r in ("WAKE-LANE-3", "PEER-NOTE-12", "A-B-C-1", "PLAIN", "X-1a")] == [
+        "WAKE-LANE", "PEER-NOTE", "A-B-C", "PLAIN", "X-1a"]
+
+
+def test_cells_count_each_case_once_per_area_and_failing_requirements_name_their_adapters() -> None:
+    runs = [
+        AdapterRun("ref", "", report("ref", [(c, PASS) for c in (LANE_BOTH, LANE_ONE, FLOOR, ODD)])),
+        AdapterRun("port", "", report("port", [(LANE_BOTH, FAIL), (LANE_ONE, ERROR), (FLOOR, SKIP),
+                                               (ODD, PASS)])),
+    ]
+    matrix = build_matrix(runs)
+    assert matrix.labels == ["ref 1.0", "port 1.0"]
+    lane, floor = ("wake-gate", "WAKE-LANE"), ("wake-gate", "WAKE-FLOOR")
+    assert matrix.cases == {lane: 2, floor: 2, ("wake-gate", "PLAIN"): 1}
+    assert matrix.cells[lane] == {"ref 1.0": Counter({"pass": 2}),
+                                  "port 1.0": Counter({"fail": 1, "error": 1})}
+    assert matrix.cells[floor]["port 1.0"] == Counter({"fail": 1, "skip": 1})
+    assert matrix.failing == {
+        "WAKE-FLOOR-3": {"port 1.0": ["wake-gate/lane-both"]},
+        "WAKE-LANE-1": {"port 1.0": ["wake-gate/lane-both"]},
+        "WAKE-LANE-2": {"port 1.0": ["wake-gate/lane-both"]},
+        "WAKE-LANE-3": {"port 1.0": ["wake-gate/lane-one"]},
+    }
+    assert matrix.exit_code == 1
+    body = matrix.as_json()
+    assert body["machines"]["wake-gate"]["WAKE-LANE"] == {
+        "cases": 2, "adapters": {"ref 1.0": {"fail": 0, "error": 0, "skip": 0, "pass": 2},
+                                 "port 1.0": {"fail": 1, "error": 1, "skip": 0, "pass": 0}}}
+    markdown = as_markdown(matrix)
+    assert "| `wake-gate` | WAKE-LANE | 2 | ✅ 2 pass | ❌ 1 fail, 1 error |" in markdown
+    assert "| `wake-gate` | ✅ 4 pass | ❌ 1 fail, 1 error, 1 skip, 1 pass |" in markdown
+    assert "| WAKE-LANE-3 | port 1.0 (1 case) |" in markdown
+
+
+def test_columns_are_told_apart_and_an_adapter_that_cannot_start_has_its_own() -> None:
+    runs = [AdapterRun("a", "", report("same", [(FLOOR, PASS)])),
+            AdapterRun("b", "", report("same", [(FLOOR, PASS)])),
+            AdapterRun("c", "", unusable="the adapter did not start (no such file)")]
+    matrix = build_matrix(runs)
+    assert matrix.labels == ["same 1.0", "same 1.0 (2)", "adapter 3"]
+    assert matrix.exit_code == 2
+    markdown = as_markdown(matrix)
+    assert "| `wake-gate` | ✅ 1 pass | ✅ 1 pass | unusable |" in markdown
+    assert "adapter 3 could not run: the adapter did not start (no such file)" in markdown
+
+
+def unescaped_pipes(line: str) -> int:
+    return len(re.findall(r"(?<!\\)\|", line))
+
+
+def test_an_adapters_name_cannot_break_the_table_or_inject_markup() -> None:
+    hostile = "evil | cell <img src=x onerror=alert(1)> [link](http://x) *bold*\n| new row"
+    matrix = build_matrix([AdapterRun("a", "", report(hostile, [(FLOOR, FAIL)]))])
+    markdown = as_markdown(matrix)
+    tables = [line for line in markdown.splitlines() if line.startswith("|")]
+    header_pipes = unescaped_pipes(tables[0])
+    assert all(unescaped_pipes(line) == header_pipes for line in tables[:2])
+    assert "<img" not in markdown and "[link](" not in markdown and "\n| new row" not in markdown
+    assert all(line.count("\n") == 0 for line in tables)
+
+
+def test_replace_block_needs_exactly_one_pair_of_markers() -> None:
+    assert replace_block(f"a\n{BEGIN}\nold\n{END}\nb", "new\n") == f"a\n{BEGIN}\n\nnew\n\n{END}\nb"
+    for broken in ("no markers", f"{END}\n{BEGIN}", f"{BEGIN}\n{BEGIN}\n{END}"):
+        with pytest.raises(ValueError, match="exactly one"):
+            replace_block(broken, "new")
+
+
+def readme_command() -> list[str]:
+    """The command the README gives for its matrix (one definition: the test reads it)."""
+    text = README.read_text(encoding="utf-8")
+    before = text[: text.index(BEGIN)]
+    (line,) = [line for line in before.splitlines() if line.startswith("inboxspec matrix ")][-1:]
+    return shlex.split(line)
+
+
+def run_matrix(argv: list[str], *extra: str) -> subprocess.CompletedProcess[str]:
+    # The README's command names `python` and `inboxspec`: this interpreter's, first on PATH.
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run([*argv, *extra], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env=env)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+def test_the_readme_matrix_is_what_its_command_generates(tmp_path: Path) -> None:
+    argv = readme_command()
+    assert argv.count("--adapter") == 2 and argv[-2:] == ["--into", "README.md"]
+    checked = run_matrix(argv, "--check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+    stale = tmp_path / "README.md"
+    stale.write_text(README.read_text(encoding="utf-8").replace("✅", "❌", 1), encoding="utf-8")
+    before = stale.read_text(encoding="utf-8")
+    drifted = run_matrix(argv[:-1], str(stale), "--check")
+    assert drifted.returncode == 1 and "stale" in drifted.stderr
+    assert stale.read_text(encoding="utf-8") == before
+    rewritten = run_matrix(argv[:-1], str(stale), "--json", str(tmp_path / "m.json"),
+                           "--markdown", str(tmp_path / "m.md"))
+    assert rewritten.returncode == 0
+    assert stale.read_text(encoding="utf-8") == README.read_text(encoding="utf-8")
+    assert (tmp_path / "m.md").read_text(encoding="utf-8") == rewritten.stdout
+    assert (tmp_path / "m.md").read_text(encoding="utf-8") in README.read_text(encoding="utf-8")
+    body = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    assert [a["implementation"]["language"].split()[0] for a in body["adapters"]] == ["python", "javascript"]
+
+
+@pytest.mark.slow
+def test_a_failing_and_an_unstartable_adapter_each_get_their_column(tmp_path: Path) -> None:
+    result = run_matrix([sys.executable, "-m", "inboxspec", "matrix", "--machine", "wake-gate",
+                         "--adapter", MIXED, "--adapter", f"{MIXED} fail=wake-gate/defaults",
+                         "--adapter", str(tmp_path / "missing"), "--json", str(tmp_path / "m.json")])
+    assert result.returncode == 2, result.stderr
+    body = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    labels = [a["label"] for a in body["adapters"]]
+    assert labels[2] == "adapter 3" and body["adapters"][2]["unusable"]
+    assert labels[1] == labels[0] + " (2)"
+    from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases
+
+    (defaults,) = [c for c in load_cases([bundled_cases_dir() / "wake-gate"]) if c.id == "wake-gate/defaults"]
+    assert set(body["failing_requirements"]) == set(defaults.requirements)
+    assert all(list(by) == [labels[1]] for by in body["failing_requirements"].values())
+    assert "unusable" in result.stdout and "Traceback" not in result.stderr

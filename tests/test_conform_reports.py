@@ -1,0 +1,346 @@
+"""The reports of `inboxspec conform`: readable first differences, the JUnit file, atomic writes.
+
+The JUnit file is read back with junitparser, an independent reader, and
+its counts are checked against the JSON report of the same run, per machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import junitparser
+import pytest
+
+from inboxspec.conformance import junit
+from inboxspec.conformance.casefiles import Case
+from inboxspec.conformance.compare import (
+    CONTEXT_BEFORE,
+    display_width,
+    escape_for_display,
+    find_difference,
+    first_difference,
+    string_difference,
+)
+from inboxspec.conformance.reportfile import write_atomically
+
+ROOT = Path(__file__).resolve().parent.parent
+ADAPTERS = Path(__file__).parent / "adapters"
+MIXED = f"{sys.executable} {ADAPTERS / 'mixed_adapter.py'}"
+NODE_PORT = ROOT / "conformance" / "ports" / "node"
+
+
+def case_with(*expects: Any, config_error: str | None = None) -> Case:
+    steps = tuple({"event": f"event{i}", "args": {"n": i}, "expect": e} for i, e in enumerate(expects))
+    return Case("toy", "toy/probe", "A probe", ("TOY-1",), (), {}, steps, config_error, "probe.json")
+
+
+def conform(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "inboxspec", "conform", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def caret_target(rendered: str, side: str = "actual") -> str:
+    """The character of the ``side`` window line that the caret line points at."""
+    lines = rendered.splitlines()
+    caret = next(i for i, line in enumerate(lines) if line.strip() == "^")
+    window = lines[caret - 1] if side == "actual" else lines[caret - 2]
+    assert window.split()[0] == side and window.split()[1].startswith('"'), window
+    return window[lines[caret].index("^")]
+
+
+# -- first differences -------------------------------------------------------------------------
+
+def test_a_differing_text_gets_the_index_and_a_caret_under_the_first_differing_character() -> None:
+    expected = "The gate announces the queue of three messages to the agent once."
+    actual = expected.replace("three", "thrfe")
+    difference = find_difference(case_with({"notice": expected}), {"outputs": [{"notice": actual}]})
+    assert difference is not None and difference.string is not None
+    assert (difference.step, difference.path) == (0, "outputs[0].notice")
+    assert difference.string.index == expected.index("three") + 3
+    window = difference.string.expected_window
+    assert window.startswith("…") and window[difference.string.caret_column] == "e"
+    assert difference.string.actual_window[difference.string.caret_column] == "f"
+    assert caret_target(difference.render()) == "f"
+    assert caret_target(difference.render(), "expected") == "e"
+
+
+@pytest.mark.parametrize(
+    ("prefix", "columns"),
+    [
+        ("a\tb\nc", len("a\\tb\\nc")),  # control characters are escaped, two columns each
+        ("日本語", 6),  # wide characters take two columns
+        ("a\u200bb", len("a\\u200bb")),  # a zero-width space would shift the caret left
+        ("e\u0301", len("e\\u0301")),  # a combining mark takes no column of its own
+        ("back\\slash", len("back\\\\slash")),
+    ],
+)
+def test_the_caret_column_counts_what_the_escaped_prefix_occupies(prefix: str, columns: int) -> None:
+    found = string_difference(prefix + "X tail", prefix + "Y tail")
+    assert found.index == len(prefix)
+    assert found.caret_column == columns == display_width(escape_for_display(prefix))
+    assert found.expected_window[len(escape_for_display(prefix))] == "X"
+
+
+def test_a_long_prefix_is_cut_to_the_window_and_the_caret_still_lines_up() -> None:
+    expected = "x" * 500 + "A" + "y" * 500
+    found = string_difference(expected, "x" * 500 + "B" + "y" * 500)
+    assert found.index == 500
+    assert found.caret_column == 1 + CONTEXT_BEFORE  # the ellipsis, then the context
+    assert found.actual_window[found.caret_column] == "B" and len(found.actual_window) < 60
+
+
+def test_a_shorter_text_differs_where_it_ends() -> None:
+    found = string_difference("abcdef", "abc")
+    assert (found.index, found.expected_window[found.caret_column]) == (3, "d")
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "path"),
+    [
+        ({"a": {"b": [1, 2, {"c": "x"}]}}, {"a": {"b": [1, 2, {"c": "y"}]}}, "outputs[1].a.b[2].c"),
+        ({"a": 1, "z": 2}, {"a": 1}, "outputs[1].z"),  # a key the port leaves out
+        ({"a": 1}, {"a": 1, "extra": 0}, "outputs[1].extra"),  # a key the port adds
+        ({"odd key": True}, {"odd key": 1}, 'outputs[1]["odd key"]'),  # true is not 1 in JSON
+        ({"list": [1, 2]}, {"list": [1, 2, 3]}, "outputs[1].list[2]"),
+    ],
+)
+def test_an_object_difference_names_its_json_path(expected: Any, actual: Any, path: str) -> None:
+    difference = find_difference(case_with({}, expected), {"outputs": [{}, actual]})
+    assert difference is not None and (difference.step, difference.path) == (1, path)
+    assert f"at {path}:" in difference.render()
+    body = difference.as_json()
+    assert (body["step"], body["event"], body["path"]) == (1, "event1", path)
+
+
+def test_a_missing_value_is_marked_missing_in_the_json() -> None:
+    difference = find_difference(case_with({"a": 1, "z": 2}), {"outputs": [{"a": 1}]})
+    assert difference is not None
+    assert difference.as_json() == {"step": 0, "event": "event0", "path": "outputs[0].z",
+                                    "expected": 2, "actual_missing": True}
+
+
+def test_too_few_outputs_name_the_first_missing_step() -> None:
+    text = first_difference(case_with({"a": 1}, {"b": 2}), {"outputs": [{"a": 1}]})
+    assert text is not None and text.startswith("expected 2 outputs, got 1")
+    difference = find_difference(case_with({"a": 1}, {"b": 2}), {"outputs": [{"a": 1}]})
+    assert difference is not None and (difference.step, difference.path) == (1, "outputs[1]")
+
+
+def test_a_wrong_config_error_is_a_string_difference_at_config_error() -> None:
+    difference = find_difference(case_with(config_error="invalid_cap"), {"config_error": "invalid_cep"})
+    assert difference is not None and difference.path == "config_error"
+    assert difference.string is not None and difference.string.index == len("invalid_c")
+
+
+def test_a_matching_result_has_no_difference() -> None:
+    assert find_difference(case_with({"a": [1, "x"]}), {"outputs": [{"a": [1, "x"]}]}) is None
+
+
+# -- atomic writes -----------------------------------------------------------------------------
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    destination = tmp_path / "report.xml"
+    destination.write_text("old")
+
+    def refuse(source: str, target: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        write_atomically(destination, b"new")
+    assert destination.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.xml"]
+
+
+def test_a_symlink_at_the_destination_is_replaced_not_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("not yours")
+    link = tmp_path / "report.xml"
+    link.symlink_to(elsewhere)
+    write_atomically(link, b"<testsuites/>")
+    assert elsewhere.read_text() == "not yours"
+    assert not link.is_symlink() and link.read_bytes() == b"<testsuites/>"
+
+
+# -- the JUnit file against the JSON report ----------------------------------------------------
+
+def by_machine(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {m: [] for m in report["machines"]}
+    for result in report["results"]:
+        grouped[result["machine"]].append(result)
+    return grouped
+
+
+@pytest.mark.slow
+def test_junit_counts_equal_the_json_reports_per_machine(tmp_path: Path) -> None:
+    skip_file = tmp_path / "known.txt"
+    # One known failure that still fails (expected-fail), one that passes (unexpected-pass).
+    skip_file.write_text("wake-gate/announce-on-fresh-gate\nwake-gate/defaults\n")
+    junit_path = tmp_path / "junit.xml"
+    process = conform(
+        "--adapter", f"{MIXED} fail=wake-gate/announce* fail=peer-delivery/*drop* "
+                     "error=idle-subscriptions/held-* skip=inbox-refresh/*close*",
+        "--skip-file", str(skip_file), "--without-feature", "option:reject_empty_batch",
+        "--json", "--junit", str(junit_path))
+    assert process.returncode == 1, process.stderr
+    report = json.loads(process.stdout)
+    document = junitparser.JUnitXml.fromfile(str(junit_path))
+    suites = {suite.name: suite for suite in document}
+    grouped = by_machine(report)
+    assert set(suites) == set(report["machines"])
+    for machine, counts in report["machines"].items():
+        suite = suites[machine]
+        cases = list(suite)
+        kinds = [type(result) for case in cases for result in case.result]
+        wanted = (counts["executed"] + counts["skipped"], counts["failed"], counts["errored"],
+                  counts["skipped"] + counts["expected_failures"])
+        assert (suite.tests, suite.failures, suite.errors, suite.skipped) == wanted, machine
+        assert (len(cases), kinds.count(junitparser.Failure), kinds.count(junitparser.Error),
+                kinds.count(junitparser.Skipped)) == wanted, machine
+        assert [(c.classname, c.name) for c in cases] == [(machine, r["id"]) for r in grouped[machine]]
+        assert suite.time == pytest.approx(sum(c.time for c in cases), abs=1e-5 * (len(cases) + 1))
+    totals = report["totals"]
+    assert totals["fail"] and totals["error"] and totals["skip"]
+    assert totals["expected-fail"] == totals["unexpected-pass"] == 1
+    assert (document.tests, document.failures, document.errors, document.skipped) == (
+        len(report["results"]), totals["fail"] + totals["unexpected-pass"], totals["error"],
+        totals["skip"] + totals["expected-fail"])
+
+
+@pytest.mark.slow
+def test_junit_failures_name_the_first_difference_and_cases_carry_their_properties(
+        tmp_path: Path) -> None:
+    junit_path = tmp_path / "junit.xml"
+    process = conform("--adapter", f"{MIXED} fail=wake-gate/announce-on-fresh-gate "
+                                   "error=wake-gate/defaults skip=wake-gate/*streak*",
+                      "--machine", "wake-gate", "--json", "--junit", str(junit_path))
+    assert process.returncode == 1, process.stderr
+    results = {r["id"]: r for r in json.loads(process.stdout)["results"]}
+    (suite,) = junitparser.JUnitXml.fromfile(str(junit_path))
+    cases = {case.name: case for case in suite}
+
+    failed = results["wake-gate/announce-on-fresh-gate"]
+    (failure,) = cases[failed["id"]].result
+    first = failed["first_difference"]
+    assert isinstance(failure, junitparser.Failure)
+    assert failure.message.startswith(f"step {first['step']} ({first['event']}) at {first['path']}")
+    shown = json.dumps(first["expected"], sort_keys=True) if "expected" in first else "(missing)"
+    assert f"expected {shown}" in failure.message
+    assert failure.text == failed["detail"]
+
+    (error,) = cases["wake-gate/defaults"].result
+    assert isinstance(error, junitparser.Error) and "simulated \\x07 fault" not in error.message
+    assert error.message.startswith("adapter errored: simulated")
+    skipped = [c for c in suite if c.result and isinstance(c.result[0], junitparser.Skipped)]
+    assert skipped and all(c.result[0].message == "adapter skipped: not implemented here" for c in skipped)
+
+    from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases
+
+    for case in load_cases([bundled_cases_dir() / "wake-gate"]):
+        found = cases[case.id].child(junitparser.Properties)  # type: ignore[no-untyped-call]  # untyped
+        properties = [(p.name, p.value) for p in found]
+        assert properties == ([("requirement", r) for r in case.requirements]
+                              + [("feature", f) for f in case.features]), case.id
+        if results[case.id]["outcome"] != "skip":
+            assert cases[case.id].time == pytest.approx(results[case.id]["seconds"], abs=1e-6)
+            assert cases[case.id].time > 0
+
+
+@pytest.mark.slow
+def test_an_adapter_that_cannot_start_writes_its_reason_as_an_error(tmp_path: Path) -> None:
+    junit_path = tmp_path / "junit.xml"
+    junit_path.write_text("a stale report from yesterday")
+    process = conform("--adapter", str(tmp_path / "no-such-adapter"), "--junit", str(junit_path))
+    assert process.returncode == 2
+    document = junitparser.JUnitXml.fromfile(str(junit_path))
+    ((suite_name, case),) = [(suite.name, case) for suite in document for case in suite]
+    (error,) = case.result
+    assert suite_name == junit.RUN_SUITE and isinstance(error, junitparser.Error)
+    assert "did not start" in error.message and document.errors == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["junit.xml"]
+
+
+@pytest.mark.slow
+def test_a_run_that_executed_nothing_writes_why_it_proves_nothing(tmp_path: Path) -> None:
+    junit_path = tmp_path / "junit.xml"
+    process = conform("--adapter", MIXED, "--run", "no-such-case-*", "--require", "wake-gate",
+                      "--junit", str(junit_path))
+    assert process.returncode == 2
+    document = junitparser.JUnitXml.fromfile(str(junit_path))
+    suites = {suite.name: list(suite) for suite in document}
+    assert suites["wake-gate"] == []
+    messages = [case.result[0].message for case in suites[junit.RUN_SUITE]]
+    assert any("no case was executed" in m for m in messages)
+    assert any("--require wake-gate" in m for m in messages)
+
+
+@pytest.mark.slow
+def test_an_unwritable_junit_path_is_exit_2_with_a_reason_and_no_litter(tmp_path: Path) -> None:
+    directory = tmp_path / "a-directory"
+    directory.mkdir()
+    process = conform("--adapter", MIXED, "--run", "wake-gate/defaults", "--junit", str(directory))
+    assert process.returncode == 2
+    assert "cannot write --junit" in process.stderr and "Traceback" not in process.stderr
+    assert "conform: ok" in process.stdout  # the report itself is still printed
+    assert list(directory.iterdir()) == [] and sorted(tmp_path.iterdir()) == [directory]
+
+
+@pytest.mark.slow
+def test_hostile_texts_in_an_adapters_reply_still_make_a_readable_junit_file(tmp_path: Path) -> None:
+    junit_path = tmp_path / "junit.xml"
+    faulty = f"{sys.executable} {ADAPTERS / 'faulty_adapter.py'} surrogate-detail announce-on-fresh-gate"
+    process = conform("--adapter", faulty, "--machine", "wake-gate", "--junit", str(junit_path))
+    assert process.returncode == 1
+    document = junitparser.JUnitXml.fromfile(str(junit_path))
+    (error,) = [result for suite in document for case in suite for result in case.result]
+    assert "\\udc80" in error.message
+
+
+# -- a wrong notice in a copy of the Node port -------------------------------------------------
+
+PHRASE = "dropped by the recipient's ingress guard"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+def test_a_wrong_character_in_a_node_notice_template_gets_the_caret(tmp_path: Path) -> None:
+    port = tmp_path / "port"
+    shutil.copytree(NODE_PORT, port)
+    holders = [p for p in port.rglob("*") if p.suffix in (".mjs", ".js") and PHRASE in p.read_text()]
+    assert len(holders) == 1, holders
+    source = holders[0].read_text()
+    assert source.count(PHRASE) == 1
+    holders[0].write_text(source.replace(PHRASE, PHRASE.replace("ingress", "ingrass")))
+    adapter = f"node {port / 'adapter.mjs'}"
+
+    process = conform("--adapter", adapter, "--machine", "peer-delivery", "--json")
+    assert process.returncode == 1, process.stderr
+    failures = [r for r in json.loads(process.stdout)["results"] if r["outcome"] == "fail"]
+    assert failures
+    for result in failures:
+        first = result["first_difference"]
+        expected, actual = first["expected"], first["actual"]
+        assert isinstance(expected, str) and PHRASE in expected, first
+        assert first["index"] == expected.index(PHRASE) + PHRASE.index("ingress") + len("ingr")
+        assert (expected[first["index"]], actual[first["index"]]) == ("e", "a")
+        window = first["window"]
+        assert (window["expected"][window["caret_column"]], window["actual"][window["caret_column"]]) == (
+            "e", "a")
+
+    text = conform("--adapter", adapter, "--run", failures[0]["id"])
+    assert text.returncode == 1
+    block = text.stdout.split(f"FAIL {failures[0]['id']}")[1]
+    assert f"at {failures[0]['first_difference']['path']}:" in block
+    assert caret_target(block) == "a" and caret_target(block, "expected") == "e"
+
+
+def test_junit_strips_what_xml_cannot_hold() -> None:
+    cleaned = junit._clean("bell \x07 surrogate \udc80 fine \t\n é 日")
+    assert cleaned == "bell \\u0007 surrogate \\udc80 fine \t\n é 日"
