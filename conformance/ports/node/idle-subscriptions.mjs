@@ -30,8 +30,8 @@ export const PEER_IDLE_NOTICE_KINDS = /** @type {const} */ (["idle", "exited", "
 Object.freeze(PEER_IDLE_NOTICE_KINDS);
 /** @typedef {(typeof PEER_IDLE_NOTICE_KINDS)[number]} PeerIdleNoticeKind */
 /** The sentence an `unavailable` notice gives as its causes (IDLE-TEXT-3). */
-export const PEER_IDLE_UNAVAILABLE_CAUSES = "it is shutting down, its subscription table is full, a newer subscription " +
-  "displaced this one, or it answered in a form this version does not recognize";
+// One literal (no concatenation), so that its declared type is the sentence itself.
+export const PEER_IDLE_UNAVAILABLE_CAUSES = "it is shutting down, its subscription table is full, a newer subscription displaced this one, or it answered in a form this version does not recognize";
 /**
  * What one idle notice says (IDLE-TEXT-2). `label` and `detail` are already through
  * peerIdleNoticeLabel; `finishedAt` (epoch milliseconds) is read for `idle` and `exited` only,
