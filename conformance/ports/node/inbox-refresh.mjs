@@ -467,7 +467,8 @@ class FakeRunner {
   }
 }
 
-class Session {
+/** One case's cache with the fakes its config describes; `apply` runs one protocol step. */
+export class InboxRefreshCaseSession {
   /** @type {string[]} */
   lines = [];
 
@@ -507,7 +508,7 @@ class Session {
 
 // Each protocol event is one call of the cache (README.md has the table); `invalidate` passes the
 // seed's argument through: its `value` as the boolean, or only the record keys the step gives.
-/** @type {Record<string, (this: Session, args: Args) => Record<string, unknown>>} */
+/** @type {Record<string, (this: InboxRefreshCaseSession, args: Args) => Record<string, unknown>>} */
 const HANDLERS = {
   snapshot(args) {
     only(args, ["callers"], "invalid_callers");
@@ -578,7 +579,7 @@ const HANDLERS = {
  */
 export function runCase(config, steps) {
   let session;
-  try { session = new Session(config); } catch (error) {
+  try { session = new InboxRefreshCaseSession(config); } catch (error) {
     if (error instanceof RefreshError) return { config_error: error.code };
     throw error;
   }

@@ -142,6 +142,20 @@ export class InboxCache {
     /** @returns {CleanupUnresolved | undefined} the unresolved cleanup, if cancelling left one (REFRESH-CLOSE) */
     close(): CleanupUnresolved | undefined;
 }
+/** One case's cache with the fakes its config describes; `apply` runs one protocol step. */
+export class InboxRefreshCaseSession {
+    /** @param {unknown} config */
+    constructor(config: unknown);
+    /** @type {string[]} */
+    lines: string[];
+    /** @type {FakeClock} */
+    clock: FakeClock;
+    source: FakeSource;
+    runner: FakeRunner;
+    cache: InboxCache;
+    /** @param {Step} step @returns {Record<string, unknown>} */
+    apply({ event, args }: Step): Record<string, unknown>;
+}
 /**
  * What an invalidation says (REFRESH-INV), each part optional: `hard` drops the cached result,
  * `capacity` forgets the capacity memo, `removeIds` and `added` adjust a soft-invalidated result's rows.
@@ -259,5 +273,56 @@ declare class CleanupUnresolved extends JobError {
     /** @param {unknown} group */
     constructor(group: unknown);
     group: number | undefined;
+}
+/** @implements {InboxSource} */
+declare class FakeSource implements InboxSource {
+    /** @param {readonly string[]} deny */
+    constructor(deny: readonly string[]);
+    version: number;
+    layout: number;
+    policy: number;
+    readable: boolean;
+    deny: readonly string[];
+    policyRevision(): number;
+    /** @returns {InboxSources} */
+    current(): InboxSources;
+    /** @param {InboxSources} remembered */
+    sourceChange(remembered: InboxSources): {
+        changed: boolean;
+        hard: boolean;
+        sources: InboxSources;
+    };
+    /** @param {InboxItem} item */
+    declines(item: InboxItem): boolean;
+}
+/** @implements {InboxRunner} */
+declare class FakeRunner implements InboxRunner {
+    /** @param {JobScript[]} scripts @param {FakeClock} clock @param {FakeSource} source */
+    constructor(scripts: JobScript[], clock: FakeClock, source: FakeSource);
+    /** @type {CapacityMemo | undefined} */
+    lastCapacity: CapacityMemo | undefined;
+    launches: number;
+    scripts: JobScript[];
+    clock: FakeClock;
+    source: FakeSource;
+    /** @param {CapacityMemo | undefined} capacity */
+    launch(capacity: CapacityMemo | undefined): FakeJob;
+}
+/** @implements {InboxJob} */
+declare class FakeJob implements InboxJob {
+    /** @param {JobScript} script @param {FakeClock} clock @param {number} policy @param {InboxSources} sources */
+    constructor(script: JobScript, clock: FakeClock, policy: number, sources: InboxSources);
+    script: JobScript;
+    clock: FakeClock;
+    policy: number;
+    sources: InboxSources;
+    due: number;
+    cancelUnresolved: boolean;
+    settled: boolean;
+    /** @returns {InboxJobResult | JobError} */
+    outcome(): InboxJobResult | JobError;
+    /** @returns {"gone" | "alive"} */
+    observeCleanup(): "gone" | "alive";
+    cancel(): void;
 }
 export {};
