@@ -136,6 +136,9 @@ policy.scheduledSelfCadenceFloor = 0;
 assertType<Equals<typeof policy.streak, number>>();
 assertType<Equals<typeof policy.scheduledSelfCadenceFloor, number>>();
 assertType<Equals<typeof policy.maxStreak, number>>();
+assertType<Equals<typeof policy.clock, () => number>>();
+// @ts-expect-error: the clock is fixed at construction
+policy.clock = () => 1;
 // @ts-expect-error: maxStreak is fixed at construction
 policy.maxStreak = 4;
 assertType<Equals<typeof InboxWakePolicy.isScheduledSelfMail, (message: AgentMessage) => boolean>>();

@@ -135,6 +135,9 @@ export class InboxWakePolicy {
     this.#options = { ...options };
   }
 
+  /** The injected clock: the current time in integer milliseconds. */
+  get clock() { return this.#clock; }
+
   /** Consecutive chatter wakes allowed without user input; fixed at construction. */
   get maxStreak() { return this.#maxStreak; }
 

@@ -70,6 +70,8 @@ export class InboxWakePolicy {
      * @param {InboxWakePolicySettings} settings
      */
     constructor(settings: InboxWakePolicySettings);
+    /** The injected clock: the current time in integer milliseconds. */
+    get clock(): () => number;
     /** Consecutive chatter wakes allowed without user input; fixed at construction. */
     get maxStreak(): number;
     /** WAKE-HOST-1: a host may restore the streak; anything but a safe integer below 2^53 - 1 is `invalid_streak`. */
