@@ -17,7 +17,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_FOLDERS = {"spec": "inboxspec/spec", "conformance": "inboxspec/conformance"}
-DATA_SUFFIXES = {".json", ".md", ".mjs"}
+# The Node port's files are package data too: .mjs modules, its package.json and lock, its
+# tsconfig files, the declarations (types/*.d.mts) and the type-level test (.ts).
+DATA_SUFFIXES = {".json", ".md", ".mjs", ".mts", ".ts"}
 
 
 @pytest.mark.slow

@@ -1,5 +1,9 @@
+#!/usr/bin/env node
+// @ts-check
 // inboxspec harness protocol v1 adapter for the Node.js example port.
 // Run: inboxspec conform --adapter "node conformance/ports/node/adapter.mjs"
+// Each machine module maps the protocol's events onto its seed-named API (README.md has the table).
+import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import * as wakeGate from "./wake-gate.mjs";
 import * as peerDelivery from "./peer-delivery.mjs";
@@ -7,7 +11,20 @@ import * as idleSubscriptions from "./idle-subscriptions.mjs";
 import * as writerProofs from "./writer-proofs.mjs";
 import * as inboxRefresh from "./inbox-refresh.mjs";
 
-// One line per machine: each module exports FEATURES and runCase(config, steps).
+/** @typedef {{ event: string, args?: Record<string, unknown> }} Step */
+/**
+ * What adapter.mjs needs of a machine module.
+ * @typedef {object} MachinePort
+ * @property {readonly string[]} FEATURES
+ * @property {(config: Record<string, unknown>, steps: Step[]) => object} runCase
+ */
+/** @typedef {Record<string, unknown>} Reply */
+
+// The package's own name and version name the implementation in the start reply.
+const PACKAGE = /** @type {{ name: string, version: string }} */ (
+  JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")));
+
+/** @type {Record<string, MachinePort>} One line per machine: each module exports FEATURES and runCase(config, steps). */
 const MACHINES = {
   "wake-gate": wakeGate,
   "peer-delivery": peerDelivery,
@@ -17,16 +34,25 @@ const MACHINES = {
 };
 const FEATURES = Object.fromEntries(Object.entries(MACHINES).map(([name, m]) => [name, m.FEATURES]));
 
-// PROTO-MAL-1/2: a request that cannot be run still gets one reply, echoing seq and id when readable.
+/**
+ * PROTO-MAL-1/2: a request that cannot be run still gets one reply, echoing seq and id when readable.
+ * @param {any} request @param {string} message
+ * @returns {Reply}
+ */
 function errored(request, message) {
   const seq = request?.seq ?? null;
   const id = typeof request?.case?.id === "string" ? request.case.id : "";
   return { seq, id, errored: { message } };
 }
 
+/** @param {unknown} v @returns {v is Record<string, any>} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
-// Where a run request breaks run.schema.json, or null (PROTO-MAL-2).
+/**
+ * Where a run request breaks run.schema.json, or null (PROTO-MAL-2).
+ * @param {Record<string, any>} request
+ * @returns {string | null}
+ */
 function runRequestProblem(request) {
   if (!("seq" in request)) return "run request has no seq";
   const testCase = request.case;
@@ -41,12 +67,13 @@ function runRequestProblem(request) {
   return null;
 }
 
+/** @param {unknown} request @returns {Reply} */
 function handle(request) {
   if (!isObject(request)) return errored(null, "request is not a JSON object");
   if (request.cmd === "start") {
     return {
       ready: true, version: 1,
-      implementation: { name: "inboxspec-node-example", version: "0.1.0", language: `javascript (node ${process.version})` },
+      implementation: { name: PACKAGE.name, version: PACKAGE.version, language: `javascript (node ${process.version})` },
       machines: Object.keys(FEATURES), features: FEATURES,
     };
   }
@@ -62,7 +89,7 @@ function handle(request) {
     const config = typeof testCase.fixture_dir === "string" ? { ...testCase.config, fixture_dir: testCase.fixture_dir } : testCase.config;
     return { ...reply, result: port.runCase(config, testCase.steps) };
   } catch (error) {
-    return { ...reply, errored: { message: String(error), context: { stack: error.stack } } };
+    return { ...reply, errored: { message: String(error), context: { stack: error instanceof Error ? error.stack : undefined } } };
   }
 }
 
@@ -72,7 +99,8 @@ for await (const line of lines) { // every line is a request, a blank one too (P
   try {
     request = JSON.parse(line);
   } catch (error) {
-    process.stdout.write(JSON.stringify(errored(null, `request is not JSON: ${error.message}`)) + "\n");
+    const why = error instanceof Error ? error.message : String(error);
+    process.stdout.write(JSON.stringify(errored(null, `request is not JSON: ${why}`)) + "\n");
     continue;
   }
   if (isObject(request) && request.cmd === "stop") break;

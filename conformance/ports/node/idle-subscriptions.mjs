@@ -1,6 +1,9 @@
+// @ts-check
 // Idle subscriptions (spec/idle-subscriptions.md), a dependency-free port for Node.js 20.
 // Written from the spec's Interface section; requirement IDs in comments point there.
 // Strings are handled as code points (for..of), never as UTF-16 units (IDLE-LABEL-4).
+// The constants, the label sanitiser, the clock and the notice texts carry the names and
+// signatures of seed 001's declarations (peer-notices.d.ts).
 import { SPACE_RANGES } from "./idle-label-table.mjs";
 
 export const FEATURES = [
@@ -8,32 +11,79 @@ export const FEATURES = [
   "option:answers_from_target_only",
 ];
 
+/** A subscription's time to live on both halves, in milliseconds (IDLE-DEF-1). */
+export const PEER_IDLE_SUBSCRIPTION_TTL_MS = 43_200_000;
+/** The target half's subscriber table cap (IDLE-DEF-1). */
+export const PEER_IDLE_SUBSCRIBER_TABLE_CAP = 32;
+/** The requester half's outstanding table cap (IDLE-DEF-1). */
+export const PEER_IDLE_OUTSTANDING_CAP = 32;
+/** Earlier outstanding subscriptions to the same target a requester keeps (IDLE-DEF-1). */
+export const PEER_IDLE_PRIORS_KEPT = 3;
+/** The settle window after a turn finishes before the idle answer, in milliseconds (IDLE-DEF-1). */
+export const PEER_IDLE_FIRE_DEBOUNCE_MS = 750;
+/** The re-check cadence while messages are held for review, in milliseconds (IDLE-DEF-1). */
+export const PEER_IDLE_HELD_BACKOFF_MS = 30_000;
+/** The sanitised label's length cap, in code points (IDLE-LABEL-4). */
+export const PEER_IDLE_LABEL_MAX = 100;
+/** The four notice kinds (IDLE-TEXT-5). */
+export const PEER_IDLE_NOTICE_KINDS = /** @type {const} */ (["idle", "exited", "unavailable", "expired"]);
+Object.freeze(PEER_IDLE_NOTICE_KINDS);
+/** @typedef {(typeof PEER_IDLE_NOTICE_KINDS)[number]} PeerIdleNoticeKind */
+/** The sentence an `unavailable` notice gives as its causes (IDLE-TEXT-3). */
+// One literal (no concatenation), so that its declared type is the sentence itself.
+export const PEER_IDLE_UNAVAILABLE_CAUSES = "it is shutting down, its subscription table is full, a newer subscription displaced this one, or it answered in a form this version does not recognize";
+/**
+ * What one idle notice says (IDLE-TEXT-2). `label` and `detail` are already through
+ * peerIdleNoticeLabel; `finishedAt` (epoch milliseconds) is read for `idle` and `exited` only,
+ * `detail` for `idle` only.
+ * @typedef {object} PeerIdleNoticeFields
+ * @property {PeerIdleNoticeKind} kind
+ * @property {string} label
+ * @property {number} [finishedAt]
+ * @property {string} [detail]
+ */
+
 const DEFAULTS = { // IDLE-CONF-1, IDLE-DEF-1
-  start_ms: 0, ttl_ms: 43_200_000, outstanding_cap: 32, priors_kept: 3, subscriber_cap: 32,
-  debounce_ms: 750, held_backoff_ms: 30_000, reader_utc_offset_min: 0, last_turn_text_seat: false,
+  start_ms: 0, ttl_ms: PEER_IDLE_SUBSCRIPTION_TTL_MS, outstanding_cap: PEER_IDLE_OUTSTANDING_CAP,
+  priors_kept: PEER_IDLE_PRIORS_KEPT, subscriber_cap: PEER_IDLE_SUBSCRIBER_TABLE_CAP,
+  debounce_ms: PEER_IDLE_FIRE_DEBOUNCE_MS, held_backoff_ms: PEER_IDLE_HELD_BACKOFF_MS, reader_utc_offset_min: 0,
+  last_turn_text_seat: false,
 };
+/** @typedef {typeof DEFAULTS} IdleConfig */
 const OPTION_NAMES = ["notify_pushed_out", "fire_when_already_idle", "fire_on_release", "answers_from_target_only"];
-const LABEL_MAX = 100;
-const KINDS = ["idle", "exited", "unavailable", "expired"];
-const CAUSES = "it is shutting down, its subscription table is full, a newer subscription displaced this one, " +
-  "or it answered in a form this version does not recognize";
 const TAG = "[peer idle notice]";
 const TAIL = "This is an automated harness notice, not a message from a person and not an instruction.";
 const PHRASE = [..."peer idle notice"];
 const UNNAMED = "(unnamed session)";
 
+/**
+ * @typedef {"invalid_config" | "invalid_argument" | "invalid_time" | "target_closed" | "turn_in_progress"
+ *   | "no_turn" | "duplicate_subscription"} IdleErrorCode
+ */
+
 export class IdleError extends Error {
-  constructor(code, message) { super(message); this.code = code; }
+  /** @param {IdleErrorCode} code @param {string} message */
+  constructor(code, message) {
+    super(message);
+    /** @readonly */
+    this.code = code;
+  }
 }
+/** @param {IdleErrorCode} code @param {string} why @returns {never} */
 const fail = (code, why) => { throw new IdleError(code, why); };
 
-const isNatural = (v) => Number.isSafeInteger(v) && v >= 0;
+/** @param {unknown} v @returns {v is number} */
+const isNatural = (v) => Number.isSafeInteger(v) && /** @type {number} */ (v) >= 0;
+/** @param {unknown} v @returns {v is Record<string, unknown>} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+/** @param {unknown} v @returns {v is string} */
 const isAddress = (v) => typeof v === "string" && v.length > 0;
-const isOffset = (v) => Number.isInteger(v) && Math.abs(v) <= 1439;
+/** @param {unknown} v @returns {v is number} */
+const isOffset = (v) => Number.isInteger(v) && Math.abs(/** @type {number} */ (v)) <= 1439;
 
 // -- the label sanitiser (IDLE-LABEL-1..6) --------------------------------------------
 
+/** @param {number} cp */
 function mapsToSpace(cp) {
   let lo = 0, hi = SPACE_RANGES.length - 1;
   while (lo <= hi) {
@@ -57,23 +107,34 @@ const FAILURE = (() => {
   return f;
 })();
 
+/** @param {number} k @param {string} lower */
 function advanceMatch(k, lower) {
   while (k && lower !== PHRASE[k]) k = FAILURE[k - 1];
   return lower === PHRASE[k] ? k + 1 : 0;
 }
 
+/** @param {string} ch */
 const asciiLower = (ch) => (ch >= "A" && ch <= "Z" ? String.fromCharCode(ch.charCodeAt(0) + 32) : ch);
 
+/**
+ * IDLE-LABEL-1..6: a label or detail line made safe to quote in a notice; undefined when nothing
+ * printable is left.
+ * @param {string} raw
+ * @returns {string | undefined}
+ */
 export function peerIdleNoticeLabel(raw) {
+  /** @type {string[]} */
   const chars = [];
+  /** @type {number[]} */
   const matched = [];
+  /** @param {string} ch */
   const push = (ch) => {
     if (ch === " " && (chars.length === 0 || chars[chars.length - 1] === " ")) return;
     chars.push(ch);
     matched.push(advanceMatch(matched.length ? matched[matched.length - 1] : 0, asciiLower(ch)));
   };
   for (const ch of raw) {
-    push(mapsToSpace(ch.codePointAt(0)) ? " " : ch);
+    push(mapsToSpace(/** @type {number} */ (ch.codePointAt(0))) ? " " : ch);
     if (matched.length && matched[matched.length - 1] === PHRASE.length) {
       chars.length -= PHRASE.length;
       matched.length -= PHRASE.length;
@@ -81,47 +142,76 @@ export function peerIdleNoticeLabel(raw) {
     }
   }
   while (chars.length && chars[chars.length - 1] === " ") chars.pop();
-  const capped = chars.slice(0, LABEL_MAX);
+  const capped = chars.slice(0, PEER_IDLE_LABEL_MAX);
   while (capped.length && capped[capped.length - 1] === " ") capped.pop();
-  return capped.length ? capped.join("") : null;
+  return capped.length ? capped.join("") : undefined;
 }
 
 // -- clock and texts (IDLE-CLOCK-*, IDLE-TEXT-*) -----------------------------------------
 
-export function formatPeerNoticeClock(epochMs, offsetMin) {
+/**
+ * IDLE-CLOCK-1..3: HH:MM, 24-hour, of the minute holding `epochMs` at the reader's fixed UTC offset
+ * (in minutes, default 0); `--:--` when there is no time.
+ * @param {number | undefined} epochMs
+ * @param {number} [utcOffsetMin]
+ * @returns {string}
+ */
+export function formatPeerNoticeClock(epochMs, utcOffsetMin = 0) {
   if (epochMs === null || epochMs === undefined) return "--:--";
   // IDLE-CLOCK-3: subtract the remainder first, so that the division is exact.
-  const minutes = (epochMs - (epochMs % 60000)) / 60000 + offsetMin;
+  const minutes = (epochMs - (epochMs % 60000)) / 60000 + utcOffsetMin;
   const m = ((minutes % 1440) + 1440) % 1440;
+  /** @param {number} n */
   const two = (n) => String(n).padStart(2, "0");
   return `${two(Math.floor(m / 60))}:${two(m % 60)}`;
 }
 
-export const isPeerIdleNoticeKind = (v) => typeof v === "string" && KINDS.includes(v);
+/**
+ * IDLE-TEXT-5: true exactly for the four kind strings.
+ * @param {unknown} v
+ * @returns {v is PeerIdleNoticeKind}
+ */
+export const isPeerIdleNoticeKind = (v) => typeof v === "string" && /** @type {readonly string[]} */ (PEER_IDLE_NOTICE_KINDS).includes(v);
 
+/** @param {...(string | null | undefined)} candidates @returns {string} IDLE-TEXT-6 */
 function labelOrUnnamed(...candidates) {
   for (const c of candidates) {
     if (c !== null && c !== undefined) {
       const label = peerIdleNoticeLabel(c);
-      if (label !== null) return label;
+      if (label !== undefined) return label;
     }
   }
   return UNNAMED;
 }
 
-export function renderCrossSessionIdleNotice(kind, label, finishedAt, detail, offsetMin) {
-  const clock = formatPeerNoticeClock(finishedAt, offsetMin);
+/**
+ * IDLE-TEXT-1..4, IDLE-TEXT-8: the one-line notice the requester's model reads. The label and
+ * detail are used as given; the clock is read at the reader's UTC offset (minutes, default 0).
+ * @param {PeerIdleNoticeFields} n
+ * @param {number} [utcOffsetMin]
+ * @returns {string}
+ */
+export function renderCrossSessionIdleNotice(n, utcOffsetMin = 0) {
+  const { kind, label, finishedAt, detail } = n;
+  const clock = formatPeerNoticeClock(finishedAt, utcOffsetMin);
   let body;
   if (kind === "idle") {
     body = `Session "${label}" went idle at ${clock}.`;
     if (detail !== null && detail !== undefined) body += ` Its last turn ended with: «${detail}».`;
   } else if (kind === "exited") body = `Session "${label}" exited at ${clock}; it will not go idle again.`;
-  else if (kind === "unavailable") body = `Session "${label}" is not holding your idle subscription: ${CAUSES}.`;
+  else if (kind === "unavailable") body = `Session "${label}" is not holding your idle subscription: ${PEER_IDLE_UNAVAILABLE_CAUSES}.`;
   else body = `Your idle subscription to session "${label}" expired with no answer from it.`;
   return `${TAG} ${body} ${TAIL}`;
 }
 
-export function describePeerIdleSubscription(address, detailShared) {
+/**
+ * IDLE-TEXT-7: the host-facing line that a peer subscribed to this session's idle notices; no
+ * detail of the last turn is shared unless `detailShared`.
+ * @param {string} address
+ * @param {boolean} [detailShared]
+ * @returns {string}
+ */
+export function describePeerIdleSubscription(address, detailShared = false) {
   const shared = detailShared
     ? "it is told the time and a one-line detail of the last turn"
     : "it is told the time only; no detail of the last turn is shared";
@@ -129,11 +219,25 @@ export function describePeerIdleSubscription(address, detailShared) {
     `when this session next goes idle or exits, ${shared}.`;
 }
 
-// IDLE-REQ-6: a recognised answer, or unavailable.
+/** @typedef {"idle" | "exited" | "unavailable"} AnswerKind */
+/** @typedef {{ kind: AnswerKind, finishedAt: number | null, detail: string | null }} Answer */
+/** @typedef {{ id: number, target: string, label: string, sentAt: number }} Outstanding */
+/** @typedef {{ requester: string, subscription: number, addedAt: number, parity: boolean }} Subscriber */
+/** @typedef {{ to: string, subscription: number, kind: AnswerKind, finished_at: number | null, detail: string | null }} SentAnswer */
+/** @typedef {{ subscription: number, kind: PeerIdleNoticeKind, text: string }} Notice */
+/** @typedef {{ notices: Notice[], sent: SentAnswer[], swept: { requester: string, subscription: number }[] }} Effects */
+/** @typedef {"idle" | "busy" | "settling" | "backing_off" | "exited" | "shut_down"} Phase */
+/** @typedef {Record<string, unknown>} Args */
+
+/**
+ * IDLE-REQ-6: a recognised answer, or unavailable.
+ * @param {unknown} answer
+ * @returns {Answer}
+ */
 function readAnswer(answer) {
   if (isObject(answer) && Object.keys(answer).every((k) => ["kind", "finished_at", "detail"].includes(k))) {
     const { kind, finished_at: fin = null, detail = null } = answer;
-    if (["idle", "exited", "unavailable"].includes(kind) && (fin === null || isNatural(fin)) &&
+    if ((kind === "idle" || kind === "exited" || kind === "unavailable") && (fin === null || isNatural(fin)) &&
         (detail === null || typeof detail === "string")) {
       return { kind, finishedAt: fin, detail };
     }
@@ -144,11 +248,14 @@ function readAnswer(answer) {
 // -- the machine -------------------------------------------------------------------------
 
 export class IdleSubscriptions {
+  /** @param {unknown} config */
   constructor(config) {
+    /** @param {string} why */
     const bad = (why) => new IdleError("invalid_config", why);
     if (!isObject(config)) throw bad("config is an object");
     const known = [...Object.keys(DEFAULTS), "options"];
     for (const key of Object.keys(config)) if (!known.includes(key)) throw bad(`unknown config key ${key}`);
+    /** @type {Record<string, unknown>} */
     const c = { ...DEFAULTS };
     for (const [key, value] of Object.entries(config)) if (key !== "options" && value !== undefined) c[key] = value;
     for (const key of ["start_ms", "outstanding_cap", "priors_kept", "subscriber_cap", "debounce_ms"]) {
@@ -162,16 +269,25 @@ export class IdleSubscriptions {
     for (const [name, value] of Object.entries(options)) {
       if (!OPTION_NAMES.includes(name) || typeof value !== "boolean") throw bad(`bad option ${name}`);
     }
-    this.c = c;
+    /** @type {IdleConfig} every value checked above */
+    this.c = /** @type {IdleConfig} */ (c);
+    /** @type {Record<string, unknown>} */
     this.options = options;
-    this.now = c.start_ms;
-    this.outstanding = new Map(); // id -> {id, target, label, sentAt}
-    this.subscribers = new Map(); // requester -> {requester, subscription, addedAt, parity}
+    this.now = this.c.start_ms;
+    /** @type {Map<number, Outstanding>} */
+    this.outstanding = new Map();
+    /** @type {Map<string, Subscriber>} keyed by requester */
+    this.subscribers = new Map();
+    /** @type {Phase} */
     this.phase = "idle";
+    /** @type {number | null} */
     this.fireAt = null;
+    /** @type {number | null} */
     this.finishedAt = null;
+    /** @type {string | null} */
     this.detail = null;
     this.held = 0;
+    /** @type {number | null} */
     this.closedAt = null;
   }
 
@@ -179,16 +295,23 @@ export class IdleSubscriptions {
     return { phase: this.phase, outstanding: this.outstanding.size, subscribers: this.subscribers.size };
   }
 
+  /**
+   * The requester's notice for one resolved subscription, through the seed-named renderer.
+   * @param {Outstanding} held @param {PeerIdleNoticeKind} kind @param {number | null} finishedAt @param {string | null} detail
+   * @returns {Notice}
+   */
   render(held, kind, finishedAt, detail) {
-    const shown = kind === "idle" && detail !== null ? peerIdleNoticeLabel(detail) : null;
-    const time = kind === "idle" || kind === "exited" ? finishedAt : null;
-    return { subscription: held.id, kind,
-      text: renderCrossSessionIdleNotice(kind, held.label, time, shown, this.c.reader_utc_offset_min) };
+    const shown = kind === "idle" && detail !== null ? peerIdleNoticeLabel(detail) : undefined;
+    const time = (kind === "idle" || kind === "exited") && finishedAt !== null ? finishedAt : undefined;
+    const text = renderCrossSessionIdleNotice({ kind, label: held.label, finishedAt: time, detail: shown },
+      this.c.reader_utc_offset_min);
+    return { subscription: held.id, kind, text };
   }
 
-  subscribe({ target, subscription: id, label = null }, fx) { // IDLE-REQ-1..3
-    if (!isAddress(target)) fail("invalid_argument", "target");
-    if (!isNatural(id)) fail("invalid_argument", "subscription");
+  /** @param {Args} args @param {Effects} fx IDLE-REQ-1..3 */
+  subscribe({ target, subscription: id, label = null }, fx) {
+    if (!isAddress(target)) return fail("invalid_argument", "target");
+    if (!isNatural(id)) return fail("invalid_argument", "subscription");
     if (label !== null && typeof label !== "string") fail("invalid_argument", "label");
     if (this.outstanding.has(id)) fail("duplicate_subscription", "outstanding");
     if (this.outstanding.size >= this.c.outstanding_cap) return { verdict: "cap", pushed_out: null };
@@ -200,12 +323,13 @@ export class IdleSubscriptions {
       pushedOut = oldest.id;
       if (this.options.notify_pushed_out) fx.notices.push(this.render(oldest, "unavailable", null, null));
     }
-    this.outstanding.set(id, { id, target, label: labelOrUnnamed(label, target), sentAt: this.now });
+    this.outstanding.set(id, { id, target, label: labelOrUnnamed(/** @type {string | null} */ (label), target), sentAt: this.now });
     return { verdict: "sent", pushed_out: pushedOut };
   }
 
-  receiveNotice({ subscription, notice = null, from = null }, fx) { // IDLE-REQ-5..8
-    if (!isNatural(subscription)) fail("invalid_argument", "subscription");
+  /** @param {Args} args @param {Effects} fx IDLE-REQ-5..8 */
+  receiveNotice({ subscription, notice = null, from = null }, fx) {
+    if (!isNatural(subscription)) return fail("invalid_argument", "subscription");
     if (from !== null && typeof from !== "string") fail("invalid_argument", "from");
     const held = this.outstanding.get(subscription);
     if (held === undefined) return { resolved: false };
@@ -216,11 +340,13 @@ export class IdleSubscriptions {
     return { resolved: true };
   }
 
-  addSubscriber({ requester, subscription, parity = null }, fx) { // IDLE-TGT-1..4, IDLE-END-3
-    if (!isAddress(requester)) fail("invalid_argument", "requester");
-    if (!isNatural(subscription)) fail("invalid_argument", "subscription");
+  /** @param {Args} args @param {Effects} fx IDLE-TGT-1..4, IDLE-END-3 */
+  addSubscriber({ requester, subscription, parity = null }, fx) {
+    if (!isAddress(requester)) return fail("invalid_argument", "requester");
+    if (!isNatural(subscription)) return fail("invalid_argument", "subscription");
     if (parity === null) parity = false;
-    if (typeof parity !== "boolean") fail("invalid_argument", "parity");
+    if (typeof parity !== "boolean") return fail("invalid_argument", "parity");
+    /** @param {string} to @param {number} sub @param {AnswerKind} kind @param {number | null} [finishedAt] */
     const answer = (to, sub, kind, finishedAt = null) =>
       fx.sent.push({ to, subscription: sub, kind, finished_at: finishedAt, detail: null });
     const refused = { accepted: false, displaced: null, announcement: null };
@@ -261,19 +387,21 @@ export class IdleSubscriptions {
     return {};
   }
 
-  turnFinished({ last_turn_text: text = null }) { // IDLE-FIRE-1
-    if (text !== null && typeof text !== "string") fail("invalid_argument", "last_turn_text");
+  /** @param {Args} args IDLE-FIRE-1 */
+  turnFinished({ last_turn_text: text = null }) {
+    if (text !== null && typeof text !== "string") return fail("invalid_argument", "last_turn_text");
     this.open();
     if (this.phase !== "busy") fail("no_turn", "no turn");
     this.phase = "settling";
     this.fireAt = this.now + this.c.debounce_ms;
     this.finishedAt = this.now;
-    this.detail = text === null ? null : peerIdleNoticeLabel(text);
+    this.detail = text === null ? null : peerIdleNoticeLabel(text) ?? null;
     return {};
   }
 
-  setHeld({ count }) { // IDLE-HELD-1, IDLE-OPT-3
-    if (!isNatural(count)) fail("invalid_argument", "count");
+  /** @param {Args} args IDLE-HELD-1, IDLE-OPT-3 */
+  setHeld({ count }) {
+    if (!isNatural(count)) return fail("invalid_argument", "count");
     this.held = count;
     if (count === 0 && this.phase === "backing_off" && this.options.fire_on_release) {
       this.phase = "settling";
@@ -282,7 +410,8 @@ export class IdleSubscriptions {
     return {};
   }
 
-  close(phase, kind, fx) { // IDLE-END-1/2
+  /** @param {"exited" | "shut_down"} phase @param {"exited" | "unavailable"} kind @param {Effects} fx IDLE-END-1/2 */
+  close(phase, kind, fx) {
     this.open();
     for (const s of this.subscribers.values()) {
       fx.sent.push({ to: s.requester, subscription: s.subscription, kind,
@@ -295,8 +424,9 @@ export class IdleSubscriptions {
     return {};
   }
 
-  advance({ now_ms: now }, fx) { // IDLE-TIME-1/2
-    if (!isNatural(now) || now < this.now) fail("invalid_time", "now_ms");
+  /** @param {Args} args @param {Effects} fx IDLE-TIME-1/2 */
+  advance({ now_ms: now }, fx) {
+    if (!isNatural(now) || now < this.now) return fail("invalid_time", "now_ms");
     this.now = now;
     const ttl = this.c.ttl_ms;
     for (const o of [...this.outstanding.values()]) {
@@ -306,7 +436,7 @@ export class IdleSubscriptions {
       }
     }
     let fire = null;
-    if ((this.phase === "settling" || this.phase === "backing_off") && this.fireAt <= now) {
+    if ((this.phase === "settling" || this.phase === "backing_off") && this.fireAt !== null && this.fireAt <= now) {
       if (this.held === 0) fire = this.fireAt;
       else { // IDLE-HELD-2
         const backoff = this.c.held_backoff_ms;
@@ -337,7 +467,14 @@ export class IdleSubscriptions {
 }
 
 // -- the case driver (IDLE-IF-*, IDLE-OUT-*) ----------------------------------------------
+// The helper events are one call each of the seed-named functions (README.md has the table).
+// JSON has no undefined: a null or absent time or detail is passed as undefined (the seed's
+// "not given"), and an undefined label comes back as null.
 
+/** @typedef {{ event: string, args?: Args }} Step */
+/** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
+
+/** @type {Record<string, readonly string[]>} */
 const ARGUMENTS = {
   subscribe: ["target", "subscription", "label"], receive_notice: ["subscription", "notice", "from"],
   add_subscriber: ["requester", "subscription", "parity"], turn_started: [], turn_finished: ["last_turn_text"],
@@ -347,43 +484,51 @@ const ARGUMENTS = {
   describe_subscription: ["address", "detail_shared"], is_notice_kind: ["value"],
 };
 
-// Absent and null optional arguments both take the default (IDLE-IF-1).
+/**
+ * Absent and null optional arguments both take the default (IDLE-IF-1).
+ * @template T
+ * @param {unknown} v @param {T} d
+ * @returns {unknown}
+ */
 const orDefault = (v, d) => (v === null || v === undefined ? d : v);
 
+/** @param {string} event @param {Args} a @returns {Record<string, unknown>} */
 function helper(event, a) {
   if (event === "sanitise_label") {
-    if (typeof a.raw !== "string") fail("invalid_argument", "raw");
-    return { label: peerIdleNoticeLabel(a.raw) };
+    if (typeof a.raw !== "string") return fail("invalid_argument", "raw");
+    return { label: peerIdleNoticeLabel(a.raw) ?? null };
   }
   if (event === "is_notice_kind") return { is_kind: isPeerIdleNoticeKind(a.value) };
   const offset = orDefault(a.utc_offset_min, 0);
-  if (!isOffset(offset)) fail("invalid_argument", "utc_offset_min");
+  if (!isOffset(offset)) return fail("invalid_argument", "utc_offset_min");
   if (event === "format_clock") {
-    const epoch = orDefault(a.epoch_ms, null);
-    if (epoch !== null && !isNatural(epoch)) fail("invalid_argument", "epoch_ms");
+    const epoch = orDefault(a.epoch_ms, undefined);
+    if (epoch !== undefined && !isNatural(epoch)) return fail("invalid_argument", "epoch_ms");
     return { clock: formatPeerNoticeClock(epoch, offset) };
   }
   if (event === "describe_subscription") {
     const shared = orDefault(a.detail_shared, false);
-    if (typeof a.address !== "string" || typeof shared !== "boolean") fail("invalid_argument", "describe");
+    if (typeof a.address !== "string" || typeof shared !== "boolean") return fail("invalid_argument", "describe");
     return { text: describePeerIdleSubscription(a.address, shared) };
   }
-  const finishedAt = orDefault(a.finished_at, null);
-  const detail = orDefault(a.detail, null);
-  if (!isPeerIdleNoticeKind(a.kind)) fail("invalid_argument", "kind");
-  if (!isAddress(a.label)) fail("invalid_argument", "label");
-  if (finishedAt !== null && !isNatural(finishedAt)) fail("invalid_argument", "finished_at");
-  if (detail !== null && typeof detail !== "string") fail("invalid_argument", "detail");
-  return { text: renderCrossSessionIdleNotice(a.kind, a.label, finishedAt, detail, offset) };
+  const finishedAt = orDefault(a.finished_at, undefined);
+  const detail = orDefault(a.detail, undefined);
+  if (!isPeerIdleNoticeKind(a.kind)) return fail("invalid_argument", "kind");
+  if (!isAddress(a.label)) return fail("invalid_argument", "label");
+  if (finishedAt !== undefined && !isNatural(finishedAt)) return fail("invalid_argument", "finished_at");
+  if (detail !== undefined && typeof detail !== "string") return fail("invalid_argument", "detail");
+  return { text: renderCrossSessionIdleNotice({ kind: a.kind, label: a.label, finishedAt, detail }, offset) };
 }
 
+/** @param {IdleSubscriptions} m @param {Step} step @returns {Record<string, unknown>} */
 function applyStep(m, { event, args = {} }) {
   if (!(event in ARGUMENTS)) throw new Error(`unknown idle-subscriptions event ${event}`);
   const isHelper = !(event in MACHINE_EVENTS);
   try {
-    if (!isObject(args)) fail("invalid_argument", "args");
+    if (!isObject(args)) return fail("invalid_argument", "args");
     for (const key of Object.keys(args)) if (!ARGUMENTS[event].includes(key)) fail("invalid_argument", key);
     if (isHelper) return helper(event, args);
+    /** @type {Effects} */
     const fx = { notices: [], sent: [], swept: [] };
     const own = MACHINE_EVENTS[event](m, args, fx);
     return { ...own, ...fx, ...m.snapshot() };
@@ -393,6 +538,7 @@ function applyStep(m, { event, args = {} }) {
   }
 }
 
+/** @type {Record<string, (m: IdleSubscriptions, a: Args, fx: Effects) => object>} */
 const MACHINE_EVENTS = {
   subscribe: (m, a, fx) => m.subscribe(a, fx),
   receive_notice: (m, a, fx) => m.receiveNotice(a, fx),
@@ -405,6 +551,10 @@ const MACHINE_EVENTS = {
   advance: (m, a, fx) => m.advance(a, fx),
 };
 
+/**
+ * @param {Record<string, unknown>} config @param {Step[]} steps
+ * @returns {CaseResult}
+ */
 export function runCase(config, steps) {
   let machine;
   try {

@@ -1,6 +1,9 @@
+// @ts-check
 // The inbox refresh cache (spec/inbox-refresh.md), a dependency-free port for Node.js 20,
 // with the fake inbox source and fake runner that a case describes (spec: Interface).
-// Requirement IDs in comments point into the spec.
+// Requirement IDs in comments point into the spec. The cache is seed 002's `InboxCache`, and
+// its `invalidate` takes the seed's argument: a boolean, or an `InboxInvalidation` record.
+// Time is data: the cache's clock is the `nowMs` its caller passes, never a clock of its own.
 
 export const NAME = "inbox-refresh";
 export const FEATURES = ["option:refreshing_only_when_runnable", "option:read_failure_backs_off"];
@@ -21,9 +24,65 @@ const DETAIL = {
 const OPTIONS = ["refreshing_only_when_runnable", "read_failure_backs_off"];
 const OUTCOMES = ["result", "changed", "unavailable", "moved", "cleanup", "deadline", "launch_runtime", "launch_error"];
 
+/**
+ * What an invalidation says (REFRESH-INV), each part optional: `hard` drops the cached result,
+ * `capacity` forgets the capacity memo, `removeIds` and `added` adjust a soft-invalidated result's rows.
+ * @typedef {object} InboxInvalidation
+ * @property {boolean} [hard]
+ * @property {boolean} [capacity]
+ * @property {readonly string[]} [removeIds]
+ * @property {number} [added]
+ */
+/** @typedef {{ id: string, at: string, title?: unknown, detail?: unknown, [field: string]: unknown }} InboxItem */
+/** @typedef {{ until: number }} CapacityMemo */
+/** The sources a result was computed from, as the fake source versions them. @typedef {[version: number, layout: number]} InboxSources */
+/**
+ * @typedef {object} InboxComputation
+ * @property {InboxItem[]} items
+ * @property {number} more
+ * @property {number | null} expiresAt
+ * @property {CapacityMemo} [capacity]
+ * @property {number} policy
+ */
+/** @typedef {{ computation: InboxComputation, sources: InboxSources }} InboxJobResult */
+/**
+ * @typedef {object} InboxSource What the cache reads of the inbox's sources.
+ * @property {() => number} policyRevision
+ * @property {(remembered: InboxSources) => { changed: boolean, hard: boolean, sources: InboxSources }} sourceChange
+ * @property {(item: InboxItem) => boolean} declines
+ */
+/**
+ * @typedef {object} InboxJob One worker job.
+ * @property {() => void} cancel
+ * @property {() => "gone" | "alive"} observeCleanup
+ */
+/** @typedef {{ launch(capacity: CapacityMemo | undefined): InboxJob }} InboxRunner */
+/** @typedef {{ refreshing_only_when_runnable?: boolean, read_failure_backs_off?: boolean }} InboxCacheOptions */
+/**
+ * @typedef {object} InboxCacheSettings
+ * @property {number} [nowMs] The time the cache starts at.
+ * @property {number} [maxItems]
+ * @property {number} [maxBytes]
+ * @property {InboxCacheOptions} [options]
+ * @property {(line: string) => void} [log]
+ */
+/** @typedef {{ items: InboxItem[], more: number, complete: boolean, refreshing: boolean, generatedAt?: string }} InboxSnapshot */
+/** @typedef {"refreshing" | "unavailable"} StatusKind */
+/** @typedef {"failure" | "cleanup" | "runtime"} InboxErrorKind */
+/**
+ * @typedef {"invalid_config" | "invalid_argument" | "invalid_time" | "invalid_callers" | "invalid_invalidation"
+ *   | "closed"} RefreshErrorCode
+ */
+
 export class RefreshError extends Error {
-  constructor(code, message) { super(message); this.code = code; }
+  /** @param {RefreshErrorCode} code @param {string} message */
+  constructor(code, message) {
+    super(message);
+    /** @readonly */
+    this.code = code;
+  }
 }
+/** @param {RefreshErrorCode} code @param {string} message @returns {never} */
 const fail = (code, message) => { throw new RefreshError(code, message); };
 
 // How a job ends: the seed's error classes.
@@ -31,65 +90,104 @@ class JobError extends Error {}
 class SourcesChanged extends JobError { constructor() { super("inbox sources changed"); } }
 class RuntimeFailure extends JobError {}
 class CleanupUnresolved extends JobError {
+  /** @param {unknown} group */
   constructor(group) {
-    const valid = Number.isSafeInteger(group) && group > 0 ? group : undefined;
+    const valid = Number.isSafeInteger(group) && /** @type {number} */ (group) > 0 ? /** @type {number} */ (group) : undefined;
     super(`inbox worker group ${valid ?? "unknown"} cleanup is unresolved`); this.group = valid;
   }
 }
 class SourceUnreadable extends Error { constructor() { super("inbox sources unreadable"); } }
 
-const isNatural = (v) => Number.isSafeInteger(v) && v >= 0;
-const isTime = (v) => Number.isSafeInteger(v) && v >= 0 && v <= MAX_TIME_MS;
+/** @param {unknown} v @returns {v is number} */
+const isNatural = (v) => Number.isSafeInteger(v) && /** @type {number} */ (v) >= 0;
+/** @param {unknown} v @returns {v is number} */
+const isTime = (v) => Number.isSafeInteger(v) && /** @type {number} */ (v) >= 0 && /** @type {number} */ (v) <= MAX_TIME_MS;
+/** @param {unknown} v @returns {v is Record<string, any>} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+/** @param {unknown} v @returns {v is boolean} */
 const isBool = (v) => typeof v === "boolean";
+/** @param {number} count */
 const backoffMs = (count) => Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(19, count - 1)); // REFRESH-BACK-1
+/** @param {number} ms */
 const iso = (ms) => new Date(ms).toISOString();
 
+/** @param {InboxItem[]} rows @param {number} total */
 function boundedRows(rows, total) {
   const actual = rows.filter((row) => row.id !== OVERFLOW_ID), hint = rows.find((row) => row.id === OVERFLOW_ID);
   const more = Math.max(0, total - actual.length);
   return { items: hint && more > 0 ? [...actual, hint] : actual, more };
 }
 
-function statusItem(kind, detail, at) { // REFRESH-IF-9, REFRESH-MSG-1
+/** @param {StatusKind} kind @param {string | undefined} detail @param {number} at @returns {InboxItem} REFRESH-IF-9, REFRESH-MSG-1 */
+function statusItem(kind, detail, at) {
   return { id: `inbox:${kind}`, group: "alert", kind: "status", title: TITLE[kind], detail: detail ?? DETAIL[kind],
     at: iso(at), verbs: [], link: { panel: "review" } };
 }
 
-export class InboxRefreshCache {
+/**
+ * The memory inbox's request-driven refresh cache (seed 002's `InboxCache`). Unlike the seed's,
+ * it is given its runner and its inbox source rather than a base directory, and its time as
+ * `nowMs` arguments rather than clocks it reads.
+ */
+export class InboxCache {
+  /** @type {InboxJobResult | undefined} */ cache = undefined;
+  /** @type {CapacityMemo | undefined} */ capacity = undefined;
+  /** @type {InboxSources | undefined} */ observed = undefined;
+  /** @type {{ job: InboxJob, generation: number, launched: number } | undefined} */ running = undefined;
+  /** @type {InboxJob | undefined} */ blocked = undefined;
+  /** @type {number | undefined} */ blockedGroup = undefined;
+  generation = 0; closed = false; pending = true; stale = false;
+  failureCount = 0; retryAt = 0;
+  /** @type {number | undefined} */ lastLaunch = undefined;
+  lastDuration = 0;
+  /** @type {InboxErrorKind | undefined} */ error = undefined;
+  /** @type {string | undefined} */ errorDetail = undefined;
+  /** @type {string | undefined} */ generatedAt = undefined;
+  /** @type {number | undefined} */ policy = undefined;
+  /** @type {string | undefined} */ capacityAt = undefined;
+  /** @type {string | undefined} */ overflowAt = undefined;
+  /** @type {"" | "ready" | "stale" | StatusKind} */ shown = "";
+  shownAt = 0;
+
+  /** @param {InboxRunner} runner @param {InboxSource} source @param {InboxCacheSettings} [settings] */
   constructor(runner, source, { nowMs = 0, maxItems = 50, maxBytes = 65536, options = {}, log = () => {} } = {}) {
     this.runner = runner; this.source = source; this.maxItems = maxItems; this.maxBytes = maxBytes;
     this.options = options; this.log = log;
-    Object.assign(this, {
-      now: nowMs, cache: undefined, capacity: undefined, observed: undefined, running: undefined,
-      blocked: undefined, blockedGroup: undefined, generation: 0, closed: false, pending: true, stale: false,
-      failureCount: 0, retryAt: 0, lastLaunch: undefined, lastDuration: 0, error: undefined, errorDetail: undefined,
-      generatedAt: undefined, policy: undefined, capacityAt: undefined, overflowAt: undefined, shown: "", shownAt: 0,
-    });
+    this.now = nowMs;
   }
 
+  /** @param {unknown} nowMs @returns {number} */
   checkTime(nowMs) {
     if (!isTime(nowMs)) fail("invalid_time", "now_ms out of range");
     if (nowMs < this.now) fail("invalid_time", "time never moves backwards");
     return nowMs;
   }
 
+  /** @param {unknown} nowMs */
   advance(nowMs) { this.now = this.checkTime(nowMs); }
 
-  invalidate(change) { // REFRESH-INV
+  /**
+   * REFRESH-INV: a boolean is a whole invalidation (`true`: hard, with the capacity memo) or a soft
+   * one (`false`); a record says which parts. Nothing given is a soft invalidation.
+   * @param {boolean | InboxInvalidation} [input]
+   * @returns {void}
+   */
+  invalidate(input = {}) {
+    const change = typeof input === "boolean" ? { hard: input, capacity: input } : input;
     this.generation++; this.pending = true; this.stale = true;
     if (change.hard) { this.cache = undefined; this.observed = undefined; }
-    else if (this.cache && (change.removeIds.length || change.added)) {
+    else if (this.cache && (change.removeIds?.length || change.added)) {
       const old = this.cache.computation, actual = old.items.filter((item) => item.id !== OVERFLOW_ID);
-      const removed = new Set(change.removeIds), shown = actual.filter((item) => !removed.has(item.id));
-      const total = Math.max(shown.length, actual.length + old.more - removed.size + change.added);
+      const removed = new Set(change.removeIds ?? []), shown = actual.filter((item) => !removed.has(item.id));
+      const total = Math.max(shown.length, actual.length + old.more - removed.size + (change.added ?? 0));
       const hint = old.items.find((item) => item.id === OVERFLOW_ID);
       Object.assign(old, boundedRows(hint ? [...shown, hint] : shown, total));
     }
     if (change.capacity) this.capacity = undefined;
   }
 
-  allowed() { // REFRESH-START-1
+  /** @returns {boolean} REFRESH-START-1 */
+  allowed() {
     return this.now >= Math.max(this.retryAt, this.lastLaunch === undefined ? 0 : this.lastLaunch + Math.max(SPACING_MS, this.lastDuration));
   }
 
@@ -102,6 +200,7 @@ export class InboxRefreshCache {
   refresh() {
     if (this.closed || this.running || this.blocked || !this.pending || !this.allowed()) return;
     this.lastLaunch = this.now; this.pending = false; this.error = undefined; this.errorDetail = undefined;
+    /** @type {InboxJob} */
     let job;
     try { job = this.runner.launch(this.capacity); } catch (error) {
       if (!(error instanceof JobError)) throw error;
@@ -110,7 +209,8 @@ export class InboxRefreshCache {
     this.running = { job, generation: this.generation, launched: this.now };
   }
 
-  failed(error, job) { // REFRESH-BACK
+  /** @param {JobError} error @param {InboxJob} [job] REFRESH-BACK */
+  failed(error, job) {
     if (error instanceof SourcesChanged) { this.pending = true; return; }
     this.failureCount = Math.min(20, this.failureCount + 1);
     this.retryAt = this.now + backoffMs(this.failureCount);
@@ -123,32 +223,40 @@ export class InboxRefreshCache {
       : LOG_FAILED);
   }
 
+  /**
+   * A job's end, at its due time.
+   * @param {InboxJob} job @param {InboxJobResult | JobError} outcome @param {number} nowMs
+   * @returns {{ settled: string | null, reason: string | null }}
+   */
   settle(job, outcome, nowMs) {
     this.now = this.checkTime(nowMs);
     const running = this.running;
+    if (running === undefined) throw new Error("no job is running");
     try {
       if (outcome instanceof JobError) {
         this.failed(outcome, job);
         if (outcome instanceof SourcesChanged) return { settled: "changed", reason: null };
-        return { settled: this.error, reason: outcome.message };
+        return { settled: this.error ?? null, reason: outcome.message };
       }
       try { return { settled: this.accept(outcome, running.generation), reason: null }; } catch (error) {
-        this.failed(new JobError(error.message), job);
-        return { settled: "failure", reason: error.message };
+        const message = error instanceof Error ? error.message : String(error);
+        this.failed(new JobError(message), job);
+        return { settled: "failure", reason: message };
       }
     } finally {
       this.lastDuration = Math.max(0, this.now - running.launched); this.running = undefined; // REFRESH-START-3
     }
   }
 
-  accept(result, generation) { // REFRESH-ACC
+  /** @param {InboxJobResult} result @param {number} generation REFRESH-ACC */
+  accept(result, generation) {
     const revision = this.source.policyRevision(), computation = result.computation;
     if (generation !== this.generation || computation.policy !== revision || this.source.sourceChange(result.sources).changed) {
       this.pending = true; return "discarded";
     }
     const expires = computation.expiresAt;
     if (expires !== null && (!Number.isFinite(expires) || expires < 0)) throw Error("invalid inbox expiry");
-    if (expires !== null && this.now >= expires) { this.invalidate({ hard: true, capacity: false, removeIds: [], added: 0 }); return "expired"; }
+    if (expires !== null && this.now >= expires) { this.invalidate({ hard: true }); return "expired"; }
     if (computation.items.length > this.maxItems || Buffer.byteLength(JSON.stringify(computation.items)) > this.maxBytes
       || !Number.isSafeInteger(computation.more) || computation.more < 0) throw Error("invalid inbox result");
     if (computation.items.some((item) => item.id !== OVERFLOW_ID && this.source.declines(item))) throw Error("inbox result declined");
@@ -162,17 +270,23 @@ export class InboxRefreshCache {
     return "accepted";
   }
 
-  snapshot(nowMs, callers = 1) { // REFRESH-SNAP
-    if (!Number.isSafeInteger(callers) || callers < 1 || callers > MAX_CALLERS) fail("invalid_callers", "callers out of range");
+  /**
+   * REFRESH-SNAP: what `callers` concurrent requests at `nowMs` are answered, one copy each.
+   * @param {unknown} nowMs @param {unknown} [callers]
+   * @returns {InboxSnapshot[]}
+   */
+  snapshot(nowMs, callers = 1) {
+    if (!isNatural(callers) || callers < 1 || callers > MAX_CALLERS) fail("invalid_callers", "callers out of range");
     this.checkTime(nowMs);
     if (this.closed) fail("closed", "inbox provider is closed");
-    this.now = nowMs;
+    this.now = /** @type {number} */ (nowMs);
     const value = this.compute();
-    return Array.from({ length: callers }, () => structuredClone(value));
+    return Array.from({ length: /** @type {number} */ (callers) }, () => structuredClone(value));
   }
 
+  /** @returns {InboxSnapshot} */
   compute() {
-    const hard = { hard: true, capacity: true, removeIds: [], added: 0 };
+    const hard = { hard: true, capacity: true };
     try {
       this.recover();
       const revision = this.source.policyRevision();
@@ -181,11 +295,11 @@ export class InboxRefreshCache {
       if (this.cache) {
         const changed = this.source.sourceChange(this.observed ?? this.cache.sources);
         this.observed = changed.sources;
-        if (changed.changed) this.invalidate({ hard: changed.hard, capacity: changed.hard, removeIds: [], added: 0 });
+        if (changed.changed) this.invalidate({ hard: changed.hard, capacity: changed.hard });
         if (this.cache && this.cache.computation.expiresAt !== null && this.now >= this.cache.computation.expiresAt) {
-          this.invalidate({ hard: true, capacity: false, removeIds: [], added: 0 });
+          this.invalidate({ hard: true });
         }
-        if (this.capacity && this.now >= this.capacity.until && !this.stale) this.invalidate({ hard: false, capacity: false, removeIds: [], added: 0 });
+        if (this.capacity && this.now >= this.capacity.until && !this.stale) this.invalidate();
       }
       this.refresh();
       if (this.cache && (!this.stale || this.cache.computation.items.length)) {
@@ -207,13 +321,15 @@ export class InboxRefreshCache {
     }
   }
 
+  /** @returns {InboxSnapshot} */
   status() {
     const kind = this.error || this.blocked ? "unavailable" : "refreshing";
     if (this.shown !== kind) { this.shown = kind; this.shownAt = Math.max(this.now, this.shownAt + 1); } // REFRESH-SNAP-4
     return { items: [statusItem(kind, this.errorDetail, this.shownAt)], more: 0, complete: false, refreshing: true };
   }
 
-  close() { // REFRESH-CLOSE
+  /** @returns {CleanupUnresolved | undefined} the unresolved cleanup, if cancelling left one (REFRESH-CLOSE) */
+  close() {
     this.closed = true; this.cache = undefined; this.capacity = undefined; this.generation++;
     const running = this.running, job = running ? running.job : this.blocked;
     if (!job) return undefined;
@@ -230,22 +346,41 @@ export class InboxRefreshCache {
 
 // -- the fakes a case describes (REFRESH-IF-1..3) ------------------------------------
 
+/** @typedef {Record<string, any>} Args */
+/** @typedef {{ event: string, args?: Args }} Step */
+/** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
+/** @typedef {{ now: number }} FakeClock */
+/**
+ * @typedef {object} JobScript One scripted worker job (REFRESH-IF-2).
+ * @property {string} outcome
+ * @property {number} duration
+ * @property {{ items: InboxItem[], more: number, expires_at: number | null, capacity: CapacityMemo | null } | null} computation
+ * @property {number | null} group
+ * @property {number | null} reap
+ * @property {"gone" | "unresolved"} cancel
+ * @property {string} message
+ */
+
+/** @param {string} message @returns {never} */
 const configError = (message) => fail("invalid_config", message);
+/** @param {unknown} object @param {readonly string[]} keys @param {RefreshErrorCode} code */
 const only = (object, keys, code) => {
   if (!isObject(object)) fail(code, "args must be an object");
   for (const key of Object.keys(object)) if (!keys.includes(key)) fail(code, `unknown argument ${key}`);
 };
 
+/** @param {unknown} raw @returns {NonNullable<JobScript["computation"]>} */
 function parseComputation(raw) {
-  if (!isObject(raw) || Object.keys(raw).sort().join() !== "capacity,expires_at,items,more") configError("bad computation keys");
+  if (!isObject(raw) || Object.keys(raw).sort().join() !== "capacity,expires_at,items,more") return configError("bad computation keys");
   if (!Array.isArray(raw.items) || !raw.items.every((i) => isObject(i) && typeof i.id === "string" && typeof i.at === "string")) configError("bad items");
   const cap = raw.capacity;
   if (cap !== null && !(isObject(cap) && Object.keys(cap).join() === "until" && isNatural(cap.until))) configError("bad capacity");
-  return raw;
+  return /** @type {NonNullable<JobScript["computation"]>} */ (raw);
 }
 
+/** @param {unknown} raw @returns {JobScript} */
 function parseScript(raw) {
-  if (!isObject(raw)) configError("a job script is an object");
+  if (!isObject(raw)) return configError("a job script is an object");
   for (const key of Object.keys(raw)) if (!["outcome", "duration_ms", "computation", "group", "reap_ms", "cancel", "message"].includes(key)) configError(`unknown script key ${key}`);
   const { outcome, duration_ms = 0, group = null, reap_ms = null, cancel = "gone", message = WORKER_CHANGED } = raw;
   if (!OUTCOMES.includes(outcome)) configError("bad outcome");
@@ -259,30 +394,39 @@ function parseScript(raw) {
     group, reap: reap_ms, cancel, message };
 }
 
+/** @implements {InboxSource} */
 class FakeSource {
+  /** @param {readonly string[]} deny */
   constructor(deny) { this.version = 0; this.layout = 0; this.policy = 1; this.readable = true; this.deny = deny; }
   policyRevision() { if (!this.readable) throw new SourceUnreadable(); return this.policy; }
+  /** @returns {InboxSources} */
   current() { return [this.version, this.layout]; }
+  /** @param {InboxSources} remembered */
   sourceChange(remembered) {
     if (!this.readable) throw new SourceUnreadable();
     return { changed: remembered[0] !== this.version || remembered[1] !== this.layout, hard: remembered[1] !== this.layout, sources: this.current() };
   }
+  /** @param {InboxItem} item */
   declines(item) {
     const texts = [item.title, item.detail].filter((v) => typeof v === "string");
     return this.deny.some((word) => texts.some((text) => text.includes(word)));
   }
 }
 
+/** @implements {InboxJob} */
 class FakeJob {
+  /** @param {JobScript} script @param {FakeClock} clock @param {number} policy @param {InboxSources} sources */
   constructor(script, clock, policy, sources) {
-    Object.assign(this, { script, clock, policy, sources, due: clock.now + script.duration, cancelUnresolved: false, settled: false });
+    this.script = script; this.clock = clock; this.policy = policy; this.sources = sources;
+    this.due = clock.now + script.duration; this.cancelUnresolved = false; this.settled = false;
   }
+  /** @returns {InboxJobResult | JobError} */
   outcome() {
     this.settled = true;
     const s = this.script;
     switch (s.outcome) {
       case "result": {
-        const raw = structuredClone(s.computation);
+        const raw = structuredClone(/** @type {NonNullable<JobScript["computation"]>} */ (s.computation));
         return { computation: { items: raw.items, more: raw.more, expiresAt: raw.expires_at, capacity: raw.capacity ?? undefined, policy: this.policy }, sources: this.sources };
       }
       case "changed": return new SourcesChanged();
@@ -291,6 +435,7 @@ class FakeJob {
       default: return new CleanupUnresolved(s.group); // cleanup, deadline
     }
   }
+  /** @returns {"gone" | "alive"} */
   observeCleanup() {
     if (this.cancelUnresolved || this.script.reap === null) return "alive";
     return this.clock.now >= this.due + this.script.reap ? "gone" : "alive";
@@ -304,8 +449,14 @@ class FakeJob {
   }
 }
 
+/** @implements {InboxRunner} */
 class FakeRunner {
-  constructor(scripts, clock, source) { Object.assign(this, { scripts, clock, source, launches: 0, lastCapacity: undefined }); }
+  /** @type {CapacityMemo | undefined} */
+  lastCapacity = undefined;
+  launches = 0;
+  /** @param {JobScript[]} scripts @param {FakeClock} clock @param {FakeSource} source */
+  constructor(scripts, clock, source) { this.scripts = scripts; this.clock = clock; this.source = source; }
+  /** @param {CapacityMemo | undefined} capacity */
   launch(capacity) {
     this.lastCapacity = capacity;
     const script = this.scripts[this.launches] ?? parseScript({ outcome: "unavailable" });
@@ -316,9 +467,14 @@ class FakeRunner {
   }
 }
 
-class Session {
+/** One case's cache with the fakes its config describes; `apply` runs one protocol step. */
+export class InboxRefreshCaseSession {
+  /** @type {string[]} */
+  lines = [];
+
+  /** @param {unknown} config */
   constructor(config) {
-    if (!isObject(config)) configError("config must be an object");
+    if (!isObject(config)) throw new RefreshError("invalid_config", "config must be an object");
     for (const key of Object.keys(config)) if (!["start_ms", "max_items", "max_bytes", "deny", "jobs", "options"].includes(key)) configError(`unknown key ${key}`);
     const { start_ms = 0, max_items = 50, max_bytes = 65536, deny = [], jobs = [], options = {} } = config;
     if (!isTime(start_ms)) configError("bad start_ms");
@@ -329,16 +485,17 @@ class Session {
     if (!isObject(options)) configError("bad options");
     for (const [key, value] of Object.entries(options)) if (!OPTIONS.includes(key) || !isBool(value)) configError(`bad option ${key}`);
     const scripts = jobs.map(parseScript);
+    /** @type {FakeClock} */
     this.clock = { now: start_ms };
     this.source = new FakeSource(deny);
     this.runner = new FakeRunner(scripts, this.clock, this.source);
-    this.lines = [];
-    this.cache = new InboxRefreshCache(this.runner, this.source, { nowMs: start_ms, maxItems: max_items, maxBytes: max_bytes, options, log: (line) => this.lines.push(line) });
+    this.cache = new InboxCache(this.runner, this.source, { nowMs: start_ms, maxItems: max_items, maxBytes: max_bytes, options, log: (line) => this.lines.push(line) });
   }
 
+  /** @param {Step} step @returns {Record<string, unknown>} */
   apply({ event, args = {} }) {
     this.lines = [];
-    const handler = HANDLERS[event];
+    const handler = Object.hasOwn(HANDLERS, event) ? HANDLERS[event] : undefined;
     if (!handler) throw new Error(`unknown inbox-refresh event ${event}`);
     try {
       return { ...handler.call(this, args), log: [...this.lines] };
@@ -349,6 +506,9 @@ class Session {
   }
 }
 
+// Each protocol event is one call of the cache (README.md has the table); `invalidate` passes the
+// seed's argument through: its `value` as the boolean, or only the record keys the step gives.
+/** @type {Record<string, (this: InboxRefreshCaseSession, args: Args) => Record<string, unknown>>} */
 const HANDLERS = {
   snapshot(args) {
     only(args, ["callers"], "invalid_callers");
@@ -360,8 +520,9 @@ const HANDLERS = {
   advance(args) {
     only(args, ["now_ms"], "invalid_time");
     const now = this.cache.checkTime(args.now_ms);
+    /** @type {{ settled: string | null, reason: string | null }} */
     let settled = { settled: null, reason: null };
-    const job = this.cache.running?.job;
+    const job = /** @type {FakeJob | undefined} */ (this.cache.running?.job);
     if (job && job.due <= now) {
       this.clock.now = job.due;
       settled = this.cache.settle(job, job.outcome(), job.due);
@@ -374,15 +535,20 @@ const HANDLERS = {
     if ("value" in args) {
       if (!isBool(args.value)) fail("invalid_invalidation", "value must be a boolean");
       if (Object.keys(args).length > 1) fail("invalid_invalidation", "value mixed with record keys");
-      this.cache.invalidate({ hard: args.value, capacity: args.value, removeIds: [], added: 0 });
+      this.cache.invalidate(args.value);
       return {};
     }
-    const { hard = false, capacity = false, remove_ids = [], added = 0 } = args;
-    if (!isBool(hard)) fail("invalid_invalidation", "hard must be a boolean");
-    if (!isBool(capacity)) fail("invalid_invalidation", "capacity must be a boolean");
-    if (!Array.isArray(remove_ids) || !remove_ids.every((id) => typeof id === "string")) fail("invalid_invalidation", "remove_ids must be strings");
-    if (!isNatural(added)) fail("invalid_invalidation", "added must be a safe integer");
-    this.cache.invalidate({ hard, capacity, removeIds: remove_ids, added });
+    /** @type {InboxInvalidation} */
+    const change = {};
+    if ("hard" in args) change.hard = isBool(args.hard) ? args.hard : fail("invalid_invalidation", "hard must be a boolean");
+    if ("capacity" in args) change.capacity = isBool(args.capacity) ? args.capacity : fail("invalid_invalidation", "capacity must be a boolean");
+    if ("remove_ids" in args) {
+      const ids = args.remove_ids;
+      if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string")) fail("invalid_invalidation", "remove_ids must be strings");
+      change.removeIds = ids;
+    }
+    if ("added" in args) change.added = isNatural(args.added) ? args.added : fail("invalid_invalidation", "added must be a safe integer");
+    this.cache.invalidate(change);
     return {};
   },
   edit_sources(args) {
@@ -407,9 +573,13 @@ const HANDLERS = {
   },
 };
 
+/**
+ * @param {Record<string, unknown>} config @param {Step[]} steps
+ * @returns {CaseResult}
+ */
 export function runCase(config, steps) {
   let session;
-  try { session = new Session(config); } catch (error) {
+  try { session = new InboxRefreshCaseSession(config); } catch (error) {
     if (error instanceof RefreshError) return { config_error: error.code };
     throw error;
   }

@@ -1,6 +1,9 @@
+// @ts-check
 // Peer delivery (spec/peer-delivery.md), a dependency-free port for Node.js 20.
 // Requirement IDs in comments point into the spec. Written from the spec's
 // Interface section: config, events, arguments, outputs and fault order.
+// The receipt vocabulary, the dialogExpiry resolution and the rendered notices carry the
+// names and signatures of seed 001's declarations (peer-notices.d.ts).
 
 export const NAME = "peer-delivery";
 export const FEATURES = [
@@ -12,14 +15,54 @@ const OPTION_NAMES = ["fair_eviction", "release_respects_box_cap", "deadline_for
 const CONFIG_KEYS = ["held_cap", "box_cap", "max_hops", "setting", "starting_up", "mode", "options"];
 const SETTINGS = ["accept", "hold", "refuse"];
 const ATTESTATIONS = ["valid", "garbage", "absent"];
-const RECEIPT_STATES = ["held", "denied", "expired", "delivered", "refused", "dropped"]; // PEER-RCPT-1
-const DROP_REASONS = ["rate-limited", "duplicate", "hop-loop", "hop-runaway", "queue-full"]; // PEER-RCPT-2
-const REVIEW_CAUSES = ["mode-mismatch", "no-mode-asserted", "attestation-garbage"]; // PEER-CAUSE-2
-const EXPIRY_MS = { "60s": 60_000, "5m": 300_000, "10m": 600_000, never: null }; // PEER-EXP-1
+
+/** The held buffer's capacity per recipient session; a hold past it evicts (PEER-HOLD-2). */
+export const PEER_HELD_QUEUE_CAP = 100;
+/** The recipient box's capacity, checked at the send station (PEER-SEND-1). */
+export const PEER_DELIVERY_BOX_CAP = 50;
+/** The relay hops a message may have made before it is a runaway (PEER-JUDGE-1). */
+export const PEER_MAX_HOPS = 4;
+
+/** The `dialogExpiry` vocabulary (PEER-EXP-1). */
+export const CROSS_SESSION_DIALOG_EXPIRY_VALUES = /** @type {const} */ (["60s", "5m", "10m", "never"]);
+Object.freeze(CROSS_SESSION_DIALOG_EXPIRY_VALUES);
+/** @typedef {(typeof CROSS_SESSION_DIALOG_EXPIRY_VALUES)[number]} CrossSessionDialogExpiry */
+/** @type {CrossSessionDialogExpiry} */
+export const CROSS_SESSION_DIALOG_EXPIRY_DEFAULT = "5m";
+/** @type {Readonly<Record<CrossSessionDialogExpiry, number | null>>} Each value's deadline; null is none. */
+const EXPIRY_MS = Object.freeze({ "60s": 60_000, "5m": 300_000, "10m": 600_000, never: null });
+/**
+ * A resolved `dialogExpiry`: `invalid` is true when the input was outside the vocabulary and the
+ * default applies, which the caller must announce (PEER-EXP-3).
+ * @typedef {object} ResolvedCrossSessionDialogExpiry
+ * @property {number | null} ms Milliseconds before a held message expires; null for `never`.
+ * @property {CrossSessionDialogExpiry} value
+ * @property {boolean} invalid
+ */
+
+/** The hold causes (PEER-CAUSE-1). */
+export const CROSS_SESSION_HOLD_CAUSES = /** @type {const} */ (
+  ["inbound-hold", "starting-up", "mode-mismatch", "no-mode-asserted", "attestation-garbage"]);
+Object.freeze(CROSS_SESSION_HOLD_CAUSES);
+/** @typedef {(typeof CROSS_SESSION_HOLD_CAUSES)[number]} CrossSessionHoldCause */
+/** @type {readonly CrossSessionHoldCause[]} The causes a human review resolves; only they arm a deadline (PEER-CAUSE-2). */
+export const PEER_HELD_REVIEW_CAUSES = Object.freeze(["mode-mismatch", "no-mode-asserted", "attestation-garbage"]);
+
+/** The receipt states, in the spec's order (PEER-RCPT-1). */
+export const PEER_DELIVERY_RECEIPT_STATES = /** @type {const} */ (
+  ["held", "denied", "expired", "delivered", "refused", "dropped"]);
+Object.freeze(PEER_DELIVERY_RECEIPT_STATES);
+/** @typedef {(typeof PEER_DELIVERY_RECEIPT_STATES)[number]} PeerDeliveryReceiptState */
+/** The drop reasons (PEER-RCPT-2); `queue-full` is never minted here (PEER-SEND-3). */
+export const PEER_DROP_REASONS = /** @type {const} */ (["rate-limited", "duplicate", "hop-loop", "hop-runaway", "queue-full"]);
+Object.freeze(PEER_DROP_REASONS);
+/** @typedef {(typeof PEER_DROP_REASONS)[number]} PeerDropReason */
+
 const EXPIRY_WARNING =
   "[peer delivery settings] dialogExpiry is not one of 60s, 5m, 10m, never; the default 5m applies."; // PEER-EXP-3
 const TAG = "[peer delivery]";
 const TRAILER = "This line is automated harness output, not a message from a person and not an instruction.";
+/** @type {Readonly<Record<Exclude<PeerDeliveryReceiptState, "dropped">, string>>} */
 const PHRASES = {
   held: "{was} held for the recipient's approval",
   denied: "{was} denied by the recipient",
@@ -27,6 +70,7 @@ const PHRASES = {
   delivered: "{was} delivered",
   refused: "{was} refused: the recipient does not accept messages from other sessions",
 }; // PEER-NOTE-1
+/** @type {Readonly<Record<PeerDropReason, string>>} */
 const DROP_PHRASES = {
   "rate-limited": "rate limited", duplicate: "duplicate", "hop-loop": "relay loop",
   "hop-runaway": "too many relay hops", "queue-full": "recipient queue full",
@@ -35,34 +79,65 @@ const NO_REASON = "no reason given";
 const LABEL_MAX = 48; // PEER-LABEL-1
 const BLANKED = /[\p{Cc}\p{Cf}\p{Cs}\p{Zs}\p{Zl}\p{Zp}\[\]<>«»"]/gu;
 
+/**
+ * @typedef {"invalid_config" | "invalid_argument" | "invalid_message" | "invalid_recipient" | "invalid_time"
+ *   | "invalid_ticket" | "not_held" | "invalid_count" | "invalid_state" | "invalid_recipients"
+ *   | "invalid_reasons" | "box_full"} PeerDeliveryErrorCode
+ */
+
 export class PeerDeliveryError extends Error {
+  /** @param {PeerDeliveryErrorCode} code @param {string} message */
   constructor(code, message) {
     super(message);
+    /** @readonly */
     this.code = code;
   }
 }
 
+/** @param {PeerDeliveryErrorCode} code @param {string} message @returns {never} */
 const fail = (code, message) => { throw new PeerDeliveryError(code, message); };
-const isNatural = (v) => Number.isSafeInteger(v) && v >= 0;
-const isPositive = (v) => Number.isSafeInteger(v) && v >= 1;
+/** @param {unknown} v @returns {v is number} */
+const isNatural = (v) => Number.isSafeInteger(v) && /** @type {number} */ (v) >= 0;
+/** @param {unknown} v @returns {v is number} */
+const isPositive = (v) => Number.isSafeInteger(v) && /** @type {number} */ (v) >= 1;
+/** @param {unknown} v @returns {v is Record<string, unknown>} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+/** @param {unknown} v @returns {v is string | null} */
 const isMode = (v) => v === null || (typeof v === "string" && v.length > 0);
+/** @param {object} object @param {PropertyKey} key */
 const has = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
+/** @param {readonly string[]} list @param {unknown} v @returns {boolean} */
+const isOneOf = (list, v) => typeof v === "string" && list.includes(v);
 
 // -- rendering ------------------------------------------------------------------------
 
-export function renderLabel(raw) { // PEER-LABEL-1
+/**
+ * PEER-LABEL-1: a recipient label made safe for a notice.
+ * @param {string} raw
+ * @returns {string}
+ */
+export function renderLabel(raw) {
   const collapsed = raw.replace(BLANKED, " ").split(" ").filter((part) => part).join(" ");
   return [...collapsed].slice(0, LABEL_MAX).join("").replace(/ +$/, "");
 }
 
+/** @param {unknown} v @returns {readonly string[]} */
 const checkRecipients = (v) =>
   Array.isArray(v) && v.every((r) => typeof r === "string") ? v : fail("invalid_recipients", "recipients must be a list of strings");
+/** @param {unknown} v @returns {readonly (PeerDropReason | undefined)[]} */
 const checkReasons = (v) =>
-  Array.isArray(v) && v.every((r) => r === null || DROP_REASONS.includes(r)) ? v : fail("invalid_reasons", "reasons must be drop reasons or null");
+  Array.isArray(v) && v.every((r) => r === undefined || isOneOf(PEER_DROP_REASONS, r))
+    ? v : fail("invalid_reasons", "reasons must be drop reasons or undefined");
+/** @param {unknown} v @returns {number} */
 const checkCount = (v) => (isPositive(v) ? v : fail("invalid_count", "count must be an integer in [1, 2**53 - 1]"));
 
-export function recipientSuffix(recipients) { // PEER-NOTE-4
+/**
+ * PEER-NOTE-4: " to A, B and C" for the unique non-empty labels, at most three named.
+ * @param {readonly string[]} recipients
+ * @returns {string}
+ */
+export function peerRecipientSuffix(recipients) {
+  /** @type {string[]} */
   const labels = [];
   for (const raw of checkRecipients(recipients)) {
     const label = renderLabel(raw);
@@ -76,41 +151,108 @@ export function recipientSuffix(recipients) { // PEER-NOTE-4
   return ` to ${labels.slice(0, 3).join(", ")} and ${rest} ${rest === 1 ? "other" : "others"}`;
 }
 
-export function describeDropReasons(reasons) { // PEER-NOTE-3
+/**
+ * PEER-NOTE-3: each reason's phrase once, in order of first occurrence; undefined is "no reason given".
+ * @param {readonly (PeerDropReason | undefined)[]} reasons
+ * @returns {string}
+ */
+export function describePeerDropReasons(reasons) {
+  /** @type {string[]} */
   const phrases = [];
   for (const reason of checkReasons(reasons)) {
-    const phrase = reason === null ? NO_REASON : DROP_PHRASES[reason];
+    const phrase = reason === undefined ? NO_REASON : DROP_PHRASES[reason];
     if (!phrases.includes(phrase)) phrases.push(phrase);
   }
   return phrases.length ? phrases.join(", ") : NO_REASON;
 }
 
+/** @param {number} count @returns {[string, string]} */
 const subject = (count) => (count === 1 ? ["1 message", "was"] : [`${count} messages`, "were"]);
 
-export function renderDeliveryNotice(state, count, recipients) { // PEER-NOTE-1
+/**
+ * PEER-NOTE-1: the notice for `count` receipts of one non-drop state.
+ * @param {Exclude<PeerDeliveryReceiptState, "dropped">} state
+ * @param {number} count
+ * @param {readonly string[]} [recipients]
+ * @returns {string}
+ */
+export function renderCrossSessionDeliveryNotice(state, count, recipients = []) {
   if (typeof state !== "string" || !has(PHRASES, state)) fail("invalid_state", "state must be a non-drop receipt state");
   const [noun, was] = subject(checkCount(count));
-  const suffix = recipientSuffix(recipients);
+  const suffix = peerRecipientSuffix(recipients);
   return `${TAG} ${noun}${suffix} ${PHRASES[state].replaceAll("{was}", was)}. ${TRAILER}`;
 }
 
-export function renderDroppedNotice(count, recipients, reasons) { // PEER-NOTE-2
+/**
+ * PEER-NOTE-2: the notice for `count` messages dropped at the recipient's ingress guard.
+ * @param {number} count
+ * @param {readonly string[]} [recipients]
+ * @param {readonly (PeerDropReason | undefined)[]} [reasons]
+ * @returns {string}
+ */
+export function renderCrossSessionDroppedNotice(count, recipients = [], reasons = []) {
   const [noun, was] = subject(checkCount(count));
-  const suffix = recipientSuffix(recipients);
-  return `${TAG} ${noun}${suffix} ${was} dropped by the recipient's ingress guard (${describeDropReasons(reasons)}). ${TRAILER}`;
+  const suffix = peerRecipientSuffix(recipients);
+  return `${TAG} ${noun}${suffix} ${was} dropped by the recipient's ingress guard (${describePeerDropReasons(reasons)}). ${TRAILER}`;
 }
 
-export const isReceiptState = (v) => typeof v === "string" && RECEIPT_STATES.includes(v); // PEER-RCPT-4
+/**
+ * PEER-RCPT-4: true exactly for the six state strings.
+ * @param {unknown} v
+ * @returns {v is PeerDeliveryReceiptState}
+ */
+export const isPeerDeliveryReceiptState = (v) => isOneOf(PEER_DELIVERY_RECEIPT_STATES, v);
 
-export function resolveDialogExpiry(raw, present = true) { // PEER-EXP-2
-  if (typeof raw === "string" && has(EXPIRY_MS, raw)) return { value: raw, ms: EXPIRY_MS[raw], invalid: false };
-  const invalid = !(!present || raw === null || raw === "default");
-  return { value: "5m", ms: 300_000, invalid };
+/**
+ * PEER-EXP-2: undefined (absent), null and "default" give the default; a member gives itself; anything
+ * else gives the default with `invalid` true.
+ * @param {unknown} raw
+ * @returns {ResolvedCrossSessionDialogExpiry}
+ */
+export function resolveCrossSessionDialogExpiry(raw) {
+  if (typeof raw === "string" && has(EXPIRY_MS, raw)) {
+    const value = /** @type {CrossSessionDialogExpiry} */ (raw);
+    return { value, ms: EXPIRY_MS[value], invalid: false };
+  }
+  const invalid = !(raw === undefined || raw === null || raw === "default");
+  return { value: CROSS_SESSION_DIALOG_EXPIRY_DEFAULT, ms: EXPIRY_MS[CROSS_SESSION_DIALOG_EXPIRY_DEFAULT], invalid };
 }
 
 // -- judgement ------------------------------------------------------------------------
 
-// PEER-JUDGE-1, first match wins; a drain round skips the ingress guard (rules 1-4).
+/** @typedef {"accept" | "hold" | "refuse" | null} RecipientSetting */
+/** @typedef {{ setting: RecipientSetting, startingUp: boolean, mode: string | null }} Recipient */
+/**
+ * What the sender's host says about one message (the `send_message` arguments).
+ * @typedef {object} MessageFacts
+ * @property {string} sender
+ * @property {string | null} senderMode
+ * @property {"valid" | "garbage" | "absent"} attestation
+ * @property {number} hops
+ * @property {boolean} loop
+ * @property {boolean} duplicate
+ * @property {boolean} rateLimited
+ */
+/**
+ * @typedef {{ state: "dropped", reason: PeerDropReason } | { state: "refused" | "delivered" }
+ *   | { state: "held", cause: CrossSessionHoldCause }} Verdict
+ */
+/**
+ * @typedef {object} Receipt PEER-IF-2
+ * @property {number} ticket
+ * @property {string} sender
+ * @property {PeerDeliveryReceiptState} state
+ * @property {CrossSessionHoldCause | null} cause
+ * @property {PeerDropReason | null} reason
+ */
+/** @typedef {{ ticket: number, facts: MessageFacts, cause: CrossSessionHoldCause, deadline: number | null }} HeldEntry */
+/** @typedef {Record<string, unknown>} Args */
+
+/**
+ * PEER-JUDGE-1, first match wins; a drain round skips the ingress guard (rules 1-4).
+ * @param {MessageFacts} facts @param {Recipient} recipient @param {number} maxHops @param {boolean} atIngress
+ * @returns {Verdict}
+ */
 function judge(facts, recipient, maxHops, atIngress) {
   if (atIngress) {
     if (facts.loop) return { state: "dropped", reason: "hop-loop" };
@@ -128,44 +270,66 @@ function judge(facts, recipient, maxHops, atIngress) {
   return { state: "delivered" };
 }
 
+/**
+ * @param {number} ticket @param {string} sender @param {PeerDeliveryReceiptState} state
+ * @param {CrossSessionHoldCause | null} [cause] @param {PeerDropReason | null} [reason]
+ * @returns {Receipt}
+ */
 const receipt = (ticket, sender, state, cause = null, reason = null) => ({ ticket, sender, state, cause, reason });
 
+/**
+ * @param {unknown} setting @param {unknown} startingUp @param {unknown} mode
+ * @param {"invalid_config" | "invalid_recipient"} code
+ */
 function checkRecipientArgs(setting, startingUp, mode, code) {
-  if (setting !== undefined && setting !== null && !SETTINGS.includes(setting)) fail(code, "setting must be accept, hold, refuse or null");
+  if (setting !== undefined && setting !== null && !isOneOf(SETTINGS, setting)) fail(code, "setting must be accept, hold, refuse or null");
   if (startingUp !== undefined && typeof startingUp !== "boolean") fail(code, "starting_up must be a boolean");
   if (mode !== undefined && !isMode(mode)) fail(code, "mode must be a non-empty string or null");
 }
 
 export class PeerDelivery {
-  constructor(config) { // PEER-IF-1
-    if (!isObject(config)) fail("invalid_config", "config must be an object");
+  /** @param {unknown} config PEER-IF-1 */
+  constructor(config) {
+    if (!isObject(config)) throw new PeerDeliveryError("invalid_config", "config must be an object");
     for (const key of Object.keys(config)) if (!CONFIG_KEYS.includes(key)) fail("invalid_config", `unknown config key ${key}`);
-    const { held_cap = 100, box_cap = 50, max_hops = 4, setting = null, starting_up = false, mode = null, options = {} } = config;
-    if (!isPositive(held_cap)) fail("invalid_config", "held_cap");
-    if (!isNatural(box_cap)) fail("invalid_config", "box_cap");
-    if (!isNatural(max_hops)) fail("invalid_config", "max_hops");
+    const {
+      held_cap = PEER_HELD_QUEUE_CAP, box_cap = PEER_DELIVERY_BOX_CAP, max_hops = PEER_MAX_HOPS,
+      setting = null, starting_up = false, mode = null, options = {},
+    } = config;
+    if (!isPositive(held_cap)) throw new PeerDeliveryError("invalid_config", "held_cap");
+    if (!isNatural(box_cap)) throw new PeerDeliveryError("invalid_config", "box_cap");
+    if (!isNatural(max_hops)) throw new PeerDeliveryError("invalid_config", "max_hops");
     checkRecipientArgs(setting, starting_up, mode, "invalid_config");
-    if (!isObject(options)) fail("invalid_config", "options must be an object");
+    if (!isObject(options)) throw new PeerDeliveryError("invalid_config", "options must be an object");
     for (const [name, value] of Object.entries(options)) {
       if (!OPTION_NAMES.includes(name) || typeof value !== "boolean") fail("invalid_config", `bad option ${name}`);
     }
     this.heldCap = held_cap;
     this.boxCap = box_cap;
     this.maxHops = max_hops;
+    /** @type {Record<string, boolean>} */
     this.options = Object.fromEntries(OPTION_NAMES.map((name) => [name, options[name] === true]));
-    this.recipient = { setting, startingUp: starting_up, mode };
+    /** @type {Recipient} */
+    this.recipient = {
+      setting: /** @type {RecipientSetting} */ (setting), startingUp: /** @type {boolean} */ (starting_up),
+      mode: /** @type {string | null} */ (mode),
+    };
     this.now = 0;
     this.box = 0;
-    this.held = []; // {ticket, facts, cause, deadline}
+    /** @type {HeldEntry[]} */
+    this.held = [];
     this.nextTicket = 1;
-    this.expiryMs = 300_000;
+    /** @type {number | null} */
+    this.expiryMs = EXPIRY_MS[CROSS_SESSION_DIALOG_EXPIRY_DEFAULT];
   }
 
-  deadline(cause) { // PEER-EXP-4, PEER-OPT-3
-    const arms = REVIEW_CAUSES.includes(cause) || this.options.deadline_for_waiting_holds;
+  /** @param {CrossSessionHoldCause} cause @returns {number | null} PEER-EXP-4, PEER-OPT-3 */
+  deadline(cause) {
+    const arms = PEER_HELD_REVIEW_CAUSES.includes(cause) || this.options.deadline_for_waiting_holds;
     return arms && this.expiryMs !== null ? this.now + this.expiryMs : null;
   }
 
+  /** @param {Receipt[]} receipts @param {Record<string, unknown>} [extra] */
   state(receipts, extra = {}) {
     return {
       receipts,
@@ -175,16 +339,22 @@ export class PeerDelivery {
     };
   }
 
+  /** @param {Args} args */
   send_message({ sender, sender_mode = null, attestation = "absent", hops = 0, loop = false, duplicate = false, rate_limited = false }) {
-    if (typeof sender !== "string" || sender.length === 0) fail("invalid_message", "sender");
-    if (!isMode(sender_mode)) fail("invalid_message", "sender_mode");
-    if (!ATTESTATIONS.includes(attestation)) fail("invalid_message", "attestation");
-    if (!isNatural(hops)) fail("invalid_message", "hops");
+    if (typeof sender !== "string" || sender.length === 0) return fail("invalid_message", "sender");
+    if (!isMode(sender_mode)) return fail("invalid_message", "sender_mode");
+    if (!isOneOf(ATTESTATIONS, attestation)) fail("invalid_message", "attestation");
+    if (!isNatural(hops)) return fail("invalid_message", "hops");
     for (const flag of [loop, duplicate, rate_limited]) if (typeof flag !== "boolean") fail("invalid_message", "flag");
     const ticket = this.nextTicket++; // PEER-SEND-2
     if (this.box >= this.boxCap) return this.state([], { ticket, send_error: "queue_full" }); // PEER-SEND-1
-    const facts = { sender, senderMode: sender_mode, attestation, hops, loop, duplicate, rateLimited: rate_limited };
+    /** @type {MessageFacts} */
+    const facts = {
+      sender, senderMode: sender_mode, attestation: /** @type {MessageFacts["attestation"]} */ (attestation), hops,
+      loop: loop === true, duplicate: duplicate === true, rateLimited: rate_limited === true,
+    };
     const verdict = judge(facts, this.recipient, this.maxHops, true);
+    /** @type {Receipt[]} */
     const receipts = [];
     if (verdict.state === "delivered") {
       this.box += 1;
@@ -195,6 +365,7 @@ export class PeerDelivery {
       if (this.held.length > this.heldCap) { // PEER-HOLD-2, PEER-OPT-1
         let position = 0;
         if (this.options.fair_eviction) {
+          /** @param {string} s */
           const count = (s) => this.held.filter((e) => e.facts.sender === s).length;
           const most = Math.max(...this.held.map((e) => count(e.facts.sender)));
           position = this.held.findIndex((e) => count(e.facts.sender) === most);
@@ -202,28 +373,33 @@ export class PeerDelivery {
         const [evicted] = this.held.splice(position, 1);
         receipts.push(receipt(evicted.ticket, evicted.facts.sender, "expired"));
       }
+    } else if (verdict.state === "dropped") {
+      receipts.push(receipt(ticket, sender, "dropped", null, verdict.reason));
     } else {
-      receipts.push(receipt(ticket, sender, verdict.state, null, verdict.reason ?? null));
+      receipts.push(receipt(ticket, sender, verdict.state));
     }
     return this.state(receipts, { ticket, send_error: null });
   }
 
-  set_recipient({ setting, starting_up, mode }) { // PEER-SET-1
+  /** @param {Args} args PEER-SET-1 */
+  set_recipient({ setting, starting_up, mode }) {
     checkRecipientArgs(setting, starting_up, mode, "invalid_recipient");
-    if (setting !== undefined) this.recipient.setting = setting;
-    if (starting_up !== undefined) this.recipient.startingUp = starting_up;
-    if (mode !== undefined) this.recipient.mode = mode;
+    if (setting !== undefined) this.recipient.setting = /** @type {RecipientSetting} */ (setting);
+    if (starting_up !== undefined) this.recipient.startingUp = /** @type {boolean} */ (starting_up);
+    if (mode !== undefined) this.recipient.mode = /** @type {string | null} */ (mode);
     return this.state([]);
   }
 
-  set_dialog_expiry(args) { // PEER-EXP-2, PEER-EXP-3
-    const resolved = resolveDialogExpiry(args.value, has(args, "value"));
+  /** @param {Args} args PEER-EXP-2, PEER-EXP-3: an absent value is undefined, the seed's "not given". */
+  set_dialog_expiry(args) {
+    const resolved = resolveCrossSessionDialogExpiry(has(args, "value") ? args.value : undefined);
     this.expiryMs = resolved.ms;
     return this.state([], { ...resolved, warning: resolved.invalid ? EXPIRY_WARNING : null });
   }
 
-  advance({ now_ms }) { // PEER-TIME-1
-    if (!isNatural(now_ms) || now_ms < this.now) fail("invalid_time", "now_ms");
+  /** @param {Args} args PEER-TIME-1 */
+  advance({ now_ms }) {
+    if (!isNatural(now_ms) || now_ms < this.now) return fail("invalid_time", "now_ms");
     this.now = now_ms;
     const due = this.held.filter((e) => e.deadline !== null && e.deadline <= now_ms);
     this.held = this.held.filter((e) => e.deadline === null || e.deadline > now_ms);
@@ -231,10 +407,12 @@ export class PeerDelivery {
   }
 
   drain() { // PEER-DRAIN-1..3
+    /** @type {HeldEntry[]} */
     const kept = [];
+    /** @type {Receipt[]} */
     const receipts = [];
     for (const entry of this.held) {
-      if (REVIEW_CAUSES.includes(entry.cause)) {
+      if (PEER_HELD_REVIEW_CAUSES.includes(entry.cause)) {
         kept.push(entry);
         continue;
       }
@@ -248,7 +426,7 @@ export class PeerDelivery {
         receipts.push(receipt(entry.ticket, entry.facts.sender, "delivered"));
       } else if (verdict.state === "refused") {
         receipts.push(receipt(entry.ticket, entry.facts.sender, "refused"));
-      } else {
+      } else if (verdict.state === "held") {
         kept.push({ ...entry, cause: verdict.cause, deadline: entry.deadline ?? this.deadline(verdict.cause) });
       }
     }
@@ -256,14 +434,16 @@ export class PeerDelivery {
     return this.state(receipts);
   }
 
-  find(ticket) { // PEER-HOLD-4
-    if (!isPositive(ticket)) fail("invalid_ticket", "ticket");
+  /** @param {unknown} ticket @returns {number} the entry's index (PEER-HOLD-4) */
+  find(ticket) {
+    if (!isPositive(ticket)) return fail("invalid_ticket", "ticket");
     const index = this.held.findIndex((e) => e.ticket === ticket);
     if (index < 0) fail("not_held", `ticket ${ticket} is not held`);
     return index;
   }
 
-  approve({ ticket }) { // PEER-HOLD-3, PEER-HOLD-5, PEER-OPT-2
+  /** @param {Args} args PEER-HOLD-3, PEER-HOLD-5, PEER-OPT-2 */
+  approve({ ticket }) {
     const index = this.find(ticket);
     if (this.options.release_respects_box_cap && this.box >= this.boxCap) fail("box_full", "the box is full");
     const [entry] = this.held.splice(index, 1);
@@ -271,19 +451,29 @@ export class PeerDelivery {
     return this.state([receipt(entry.ticket, entry.facts.sender, "delivered")]);
   }
 
-  deny({ ticket }) { // PEER-HOLD-3
+  /** @param {Args} args PEER-HOLD-3 */
+  deny({ ticket }) {
     const [entry] = this.held.splice(this.find(ticket), 1);
     return this.state([receipt(entry.ticket, entry.facts.sender, "denied")]);
   }
 
-  take({ count = 1 }) { // PEER-HOLD-6
+  /** @param {Args} args PEER-HOLD-6 */
+  take({ count = 1 }) {
     this.box -= Math.min(checkCount(count), this.box);
     return this.state([]);
   }
 }
 
 // -- the case driver (PEER-IF-2..4) ------------------------------------------------------
+// Each protocol event is one call: the stateful ones of PeerDelivery, the pure ones of the
+// seed-named functions above (README.md has the table). JSON has no undefined, so an absent
+// argument is passed as undefined (the seed's "not given") and a null drop reason as undefined.
 
+/** @typedef {{ event: string, args?: Args }} Step */
+/** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
+/** @typedef {"send_message" | "set_recipient" | "set_dialog_expiry" | "advance" | "drain" | "approve" | "deny" | "take"} StatefulEvent */
+
+/** @type {Record<StatefulEvent, readonly string[]>} */
 const STATEFUL = {
   send_message: ["sender", "sender_mode", "attestation", "hops", "loop", "duplicate", "rate_limited"],
   set_recipient: ["setting", "starting_up", "mode"],
@@ -294,22 +484,36 @@ const STATEFUL = {
   deny: ["ticket"],
   take: ["count"],
 };
-const arg = (args, key, fallback) => (has(args, key) ? args[key] : fallback);
+/** @param {Args} args @param {string} key @returns {unknown} */
+const given = (args, key) => (has(args, key) ? args[key] : undefined);
+/** A protocol list of drop reasons, with null for "no reason", as the seed's list with undefined. @param {unknown} v */
+const reasonsArgument = (v) => (Array.isArray(v) ? v.map((r) => (r === null ? undefined : r)) : v);
+/** @typedef {(args: Args) => Record<string, unknown>} PureCall */
+/** @type {Record<string, [readonly string[], PureCall]>} */
 const PURE = {
   render_delivery_notice: [["state", "count", "recipients"],
-    (a) => ({ text: renderDeliveryNotice(a.state, a.count, arg(a, "recipients", [])) })],
+    (a) => ({ text: renderCrossSessionDeliveryNotice(/** @type {Exclude<PeerDeliveryReceiptState, "dropped">} */ (a.state),
+      /** @type {number} */ (a.count), /** @type {string[] | undefined} */ (given(a, "recipients"))) })],
   render_dropped_notice: [["count", "recipients", "reasons"],
-    (a) => ({ text: renderDroppedNotice(a.count, arg(a, "recipients", []), arg(a, "reasons", [])) })],
-  describe_drop_reasons: [["reasons"], (a) => ({ text: describeDropReasons(a.reasons) })],
-  recipient_suffix: [["recipients"], (a) => ({ text: recipientSuffix(a.recipients) })],
-  is_receipt_state: [["value"], (a) => ({ result: isReceiptState(a.value) })],
+    (a) => ({ text: renderCrossSessionDroppedNotice(/** @type {number} */ (a.count),
+      /** @type {string[] | undefined} */ (given(a, "recipients")),
+      /** @type {PeerDropReason[] | undefined} */ (reasonsArgument(given(a, "reasons")))) })],
+  describe_drop_reasons: [["reasons"],
+    (a) => ({ text: describePeerDropReasons(/** @type {PeerDropReason[]} */ (reasonsArgument(a.reasons))) })],
+  recipient_suffix: [["recipients"], (a) => ({ text: peerRecipientSuffix(/** @type {string[]} */ (a.recipients)) })],
+  is_receipt_state: [["value"], (a) => ({ result: isPeerDeliveryReceiptState(a.value) })],
 };
 
+/** @param {string} event @param {Args} args @param {readonly string[]} names */
 function checkArgumentNames(event, args, names) {
   for (const key of Object.keys(args)) if (!names.includes(key)) fail("invalid_argument", `${event} takes no argument ${key}`);
 }
 
-// `null` stays a value; only a missing key is absent (undefined).
+/**
+ * `null` stays a value; only a missing key is absent (undefined).
+ * @param {PeerDelivery} delivery @param {Step} step
+ * @returns {Record<string, unknown>}
+ */
 function applyStep(delivery, { event, args = {} }) {
   if (has(PURE, event)) {
     const [names, run] = PURE[event];
@@ -322,15 +526,20 @@ function applyStep(delivery, { event, args = {} }) {
     }
   }
   if (!has(STATEFUL, event)) throw new Error(`unknown peer-delivery event ${event}`);
+  const stateful = /** @type {StatefulEvent} */ (event);
   try {
-    checkArgumentNames(event, args, STATEFUL[event]);
-    return delivery[event](args);
+    checkArgumentNames(event, args, STATEFUL[stateful]);
+    return delivery[stateful](args);
   } catch (error) {
     if (error instanceof PeerDeliveryError) return { error: error.code, ...delivery.state([]) };
     throw error;
   }
 }
 
+/**
+ * @param {Record<string, unknown>} config @param {Step[]} steps
+ * @returns {CaseResult}
+ */
 export function runCase(config, steps) {
   let delivery;
   try {

@@ -1,5 +1,7 @@
+// @ts-check
 // The writer proofs (spec/writer-proofs.md) in plain JavaScript for Node 20, no dependencies.
 // It measures the runner's materialised fixtures with its own filesystem code (node:fs, node:crypto).
+// The refusal is seed 002's `PlacementWriterContextError`, with its fields, defaults and message.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -8,8 +10,22 @@ import { types } from "node:util";
 
 export const FEATURES = ["option:attest_requires_fences", "option:compare_writers_by_id"];
 
-const CATEGORIES = ["running CLI", "setup receipt", "declared writer", "active locator", "home floor", "writer renewal"];
-const CAUSES = ["missing", "changed", "unavailable"];
+/** The root categories a refusal names (WRITER-CAT). */
+export const PLACEMENT_WRITER_ROOT_CATEGORIES = /** @type {const} */ (
+  ["running CLI", "setup receipt", "declared writer", "active locator", "home floor", "writer renewal"]);
+Object.freeze(PLACEMENT_WRITER_ROOT_CATEGORIES);
+/** @typedef {(typeof PLACEMENT_WRITER_ROOT_CATEGORIES)[number]} PlacementWriterRootCategory */
+/** The cause classes a refusal names. */
+export const PLACEMENT_WRITER_CAUSE_CLASSES = /** @type {const} */ (["missing", "changed", "unavailable"]);
+Object.freeze(PLACEMENT_WRITER_CAUSE_CLASSES);
+/** @typedef {(typeof PLACEMENT_WRITER_CAUSE_CLASSES)[number]} PlacementWriterCauseClass */
+/** @typedef {"initial" | "active"} PlacementWriterContextPhase */
+/** @typedef {"pending" | "staging"} SharedWriterRenewalState */
+/** @typedef {keyof typeof FAILURE_DETAILS} SyncPlacementWriterFailureDetail */
+/** @type {readonly string[]} */
+const CATEGORIES = PLACEMENT_WRITER_ROOT_CATEGORIES;
+/** @type {readonly string[]} */
+const CAUSES = PLACEMENT_WRITER_CAUSE_CLASSES;
 const FAILURE_DETAILS = {
   "below-minimum": "release is below 0.21.0",
   "wrong-package": "package is not @staix/agent-mem",
@@ -29,13 +45,26 @@ const RENEWAL_MESSAGES = {
 const PLACEHOLDER = "{fixture}";
 const MAX_SAFE = 2n ** 53n - 1n;
 const MAX_ROOTS = 32, MAX_ENTRIES = 20000, MAX_BYTES = 64 * 1024 * 1024, MAX_DEPTH = 16, MAX_HOME_FILE_BYTES = 1024 * 1024;
+/** @type {readonly SyncPlacementWriterFailureDetail[]} */
 const PRECEDENCE = ["bound", "unsafe-runtime", "unreadable", "wrong-package", "invalid-version", "below-minimum", "missing-runtime", "writable-runtime"];
 const { O_RDONLY, O_NOFOLLOW = 0, O_NONBLOCK = 0 } = fs.constants;
+/** @param {object} object @param {PropertyKey} key @returns {boolean} */
 const own = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
 
 // -- errors -------------------------------------------------------------------------------------
-class WriterProofsError extends Error { constructor(code, message) { super(message); this.code = code; } }
+/** @typedef {"invalid_config" | "invalid_argument" | "invalid_roots" | "no_context" | "fences_not_held"} WriterProofsErrorCode */
+class WriterProofsError extends Error {
+  /** @param {WriterProofsErrorCode} code @param {string} message */
+  constructor(code, message) { super(message); this.code = code; }
+}
 
+/**
+ * WRITER-MSG: the refusal's message, from its fields.
+ * @param {PlacementWriterRootCategory} category @param {PlacementWriterCauseClass} cause
+ * @param {PlacementWriterContextPhase} phase @param {SyncPlacementWriterFailureDetail | undefined} detail
+ * @param {SharedWriterRenewalState | undefined} renewalState
+ * @returns {string}
+ */
 function writerContextMessage(category, cause, phase, detail, renewalState) {
   if (category === "writer renewal") return RENEWAL_MESSAGES[renewalState === "staging" ? "staging" : "pending"];
   if (category === "active locator") return `Sync placement initial root locator is ${cause} (active locator category); have the person inspect sync-placement-writer-roots.json and the matching activation metadata with a compatible recovery release, then run amem migrate --sync-placement --dry-run.`;
@@ -46,74 +75,134 @@ function writerContextMessage(category, cause, phase, detail, renewalState) {
 }
 
 export class SharedWriterRevisionError extends Error {
-  constructor(code) { const state = code === "staging" ? "staging" : "pending"; super(RENEWAL_MESSAGES[state]); this.code = state; }
-}
-export class PlacementWriterContextError extends Error {
-  constructor(category, causeClass, phase = "active", detail = null, renewalState = null) {
-    super(writerContextMessage(category, causeClass, phase, detail, renewalState));
-    this.category = category; this.causeClass = causeClass; this.phase = phase; this.detail = detail; this.renewalState = renewalState;
+  /** @param {unknown} code anything but "staging" is "pending" */
+  constructor(code) {
+    /** @type {SharedWriterRenewalState} */
+    const state = code === "staging" ? "staging" : "pending";
+    super(RENEWAL_MESSAGES[state]);
+    this.code = state;
   }
+}
+/** Why a sync placement may not proceed: a root category, a cause class, the phase, and detail. */
+export class PlacementWriterContextError extends Error {
+  /**
+   * @param {PlacementWriterRootCategory} category
+   * @param {PlacementWriterCauseClass} causeClass
+   * @param {PlacementWriterContextPhase} [phase]
+   * @param {SyncPlacementWriterFailureDetail} [detail]
+   * @param {SharedWriterRenewalState} [renewalState]
+   */
+  constructor(category, causeClass, phase = "active", detail = undefined, renewalState = undefined) {
+    super(writerContextMessage(category, causeClass, phase, detail, renewalState));
+    this.name = "PlacementWriterContextError";
+    /** @readonly */ this.category = category;
+    /** @readonly */ this.causeClass = causeClass;
+    /** @readonly */ this.phase = phase;
+    /** @readonly */ this.detail = detail;
+    /** @readonly */ this.renewalState = renewalState;
+  }
+  /** The protocol's `refusal` object (WRITER-IF). */
   toJSON() {
     return { category: this.category, cause: this.causeClass, phase: this.phase, detail: this.detail ?? null, renewal_state: this.renewalState ?? null, message: this.message };
   }
 }
 class WriterMeasurementError extends Error {
+  /** @param {SyncPlacementWriterFailureDetail} detail @param {number | null} [rootIndex] */
   constructor(detail, rootIndex = null) { super(`writer measurement failed: ${detail}`); this.detail = detail; this.rootIndex = rootIndex; this.code = detail === "changed" ? "changed" : "failed"; }
 }
-const fail = (category, cause, phase = "active", detail = null) => new PlacementWriterContextError(category, cause, phase, detail);
+/**
+ * @param {PlacementWriterRootCategory} category @param {PlacementWriterCauseClass} cause
+ * @param {PlacementWriterContextPhase} [phase] @param {SyncPlacementWriterFailureDetail} [detail]
+ */
+const fail = (category, cause, phase = "active", detail = undefined) => new PlacementWriterContextError(category, cause, phase, detail);
 
 // WRITER-SAFE-1: a genuine instance (not a proxy), fields read from own data properties only.
+/** @param {object} error @param {string} name @returns {unknown} */
 function ownValue(error, name) {
   const field = Object.getOwnPropertyDescriptor(error, name);
   return field && "value" in field ? field.value : undefined;
 }
+/**
+ * @template {abstract new (...args: any) => any} C
+ * @param {unknown} error @param {C} Class
+ * @returns {error is InstanceType<C>}
+ */
 const genuine = (error, Class) => error !== null && typeof error === "object" && !types.isProxy(error) && error instanceof Class;
 
+/**
+ * WRITER-SAFE: a refusal built only from a genuine error's own data fields; anything else is `unavailable`.
+ * @param {unknown} error @param {string} category @param {PlacementWriterContextPhase} [phase]
+ * @returns {PlacementWriterContextError}
+ */
 export function safeRefusal(error, category, phase = "active") {
   if (genuine(error, SharedWriterRevisionError)) {
     const code = ownValue(error, "code");
-    if (code === "pending" || code === "staging") return new PlacementWriterContextError("writer renewal", "unavailable", phase, null, code);
+    if (code === "pending" || code === "staging") return new PlacementWriterContextError("writer renewal", "unavailable", phase, undefined, code);
   }
   if (genuine(error, PlacementWriterContextError)) {
     const ownCategory = ownValue(error, "category"), cause = ownValue(error, "causeClass");
-    if (typeof ownCategory === "string" && CATEGORIES.includes(ownCategory) && typeof cause === "string" && CAUSES.includes(cause)) {
+    if (isCategory(ownCategory) && isCause(cause)) {
       const detail = ownValue(error, "detail"), state = ownValue(error, "renewalState");
-      return new PlacementWriterContextError(ownCategory, cause, phase, typeof detail === "string" && own(FAILURE_DETAILS, detail) ? detail : null,
-        state === "pending" || state === "staging" ? state : null);
+      return new PlacementWriterContextError(ownCategory, cause, phase, isFailureDetail(detail) ? detail : undefined,
+        state === "pending" || state === "staging" ? state : undefined);
     }
   }
-  return new PlacementWriterContextError(CATEGORIES.includes(category) ? category : "declared writer", "unavailable", phase);
+  return new PlacementWriterContextError(isCategory(category) ? category : "declared writer", "unavailable", phase);
 }
 
+/** @param {unknown} v @returns {v is PlacementWriterRootCategory} */
+const isCategory = (v) => typeof v === "string" && CATEGORIES.includes(v);
+/** @param {unknown} v @returns {v is PlacementWriterCauseClass} */
+const isCause = (v) => typeof v === "string" && CAUSES.includes(v);
+/** @param {unknown} v @returns {v is SyncPlacementWriterFailureDetail} */
+const isFailureDetail = (v) => typeof v === "string" && own(FAILURE_DETAILS, v);
+
+/**
+ * @param {unknown} error
+ * @returns {{ code: "changed" | "failed", detail: SyncPlacementWriterFailureDetail, rootIndex: number | undefined } | undefined}
+ */
 function extractFailure(error) {
   if (!genuine(error, WriterMeasurementError)) return undefined;
   const detail = ownValue(error, "detail"), index = ownValue(error, "rootIndex");
-  if (typeof detail !== "string" || !own(FAILURE_DETAILS, detail)) return undefined;
-  return { code: detail === "changed" ? "changed" : "failed", detail, rootIndex: Number.isInteger(index) && index >= 0 ? index : undefined };
+  if (!isFailureDetail(detail)) return undefined;
+  return { code: detail === "changed" ? "changed" : "failed", detail, rootIndex: Number.isInteger(index) && /** @type {number} */ (index) >= 0 ? /** @type {number} */ (index) : undefined };
 }
 
 // -- canonical JSON and order (WRITER-JSON-*) ----------------------------------------------------
+/** @param {string} a @param {string} b */
 const byCodePoint = (a, b) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+/** @param {unknown} value @returns {unknown} */
 function sortKeys(value) {
   if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === "object") return Object.fromEntries(Object.keys(value).sort(byCodePoint).map((k) => [k, sortKeys(value[k])]));
+  if (value && typeof value === "object") {
+    const record = /** @type {Record<string, unknown>} */ (value);
+    return Object.fromEntries(Object.keys(record).sort(byCodePoint).map((k) => [k, sortKeys(record[k])]));
+  }
   return value;
 }
+/** WRITER-JSON: keys sorted by code point, no spaces. @param {unknown} value @returns {string} */
 export const canonicalJSON = (value) => JSON.stringify(sortKeys(value));
+/** @param {Uint8Array} buffer @returns {unknown} */
 function strictJson(buffer) {
   if (buffer.length >= 3 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf) throw new Error("a byte order mark is not JSON");
   return JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(buffer));
 }
+/** @param {unknown} v @returns {v is Record<string, any>} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
-// WRITER-VER-1
+/**
+ * WRITER-VER-1: a plain release as three BigInts, or null.
+ * @param {unknown} text
+ * @returns {[bigint, bigint, bigint] | null}
+ */
 export function parseRelease(text) {
   if (typeof text !== "string" || text.length > 50) return null;
   const match = /^(0|[1-9][0-9]{0,15})\.(0|[1-9][0-9]{0,15})\.(0|[1-9][0-9]{0,15})$/.exec(text);
   if (!match) return null;
-  const numbers = match.slice(1, 4).map((n) => BigInt(n));
+  const numbers = /** @type {[bigint, bigint, bigint]} */ (match.slice(1, 4).map((n) => BigInt(n)));
   return numbers.some((n) => n > MAX_SAFE) ? null : numbers;
 }
+/** @param {readonly bigint[]} a @param {readonly bigint[]} b */
 function compareRelease(a, b) {
   for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
   return 0;
@@ -121,15 +210,25 @@ function compareRelease(a, b) {
 
 // -- measuring a root (WRITER-MEAS-*) ---------------------------------------------------------------
 class Bound extends Error {}
+/** @typedef {{ path: string, kind: "dir" | "file", mode: number, size: bigint, signature: string }} WalkEntry */
+/** @typedef {{ root: string, writerId: string, version: string | null, pin: string }} MeasuredRoot */
+/** @typedef {{ writerId: string, version: string | null, pin: string }} Writer */
+/** @typedef {{ roots: MeasuredRoot[], writers: Writer[] }} Measurement */
+/** @param {import("node:fs").BigIntStats} st */
 const signature = (st) => [st.mode, st.size, st.ino, st.dev, st.mtimeNs, st.ctimeNs, st.nlink].join(",");
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
+/** @param {string} root @returns {{ entries: WalkEntry[], faults: Set<SyncPlacementWriterFailureDetail> }} */
 function walk(root) {
-  const faults = new Set(), entries = [];
+  /** @type {Set<SyncPlacementWriterFailureDetail>} */
+  const faults = new Set();
+  /** @type {WalkEntry[]} */
+  const entries = [];
   let total = 0n;
+  /** @type {[string, number][]} */
   const stack = [[".", 0]];
   while (stack.length) {
-    const [rel, depth] = stack.pop();
+    const [rel, depth] = /** @type {[string, number]} */ (stack.pop());
     const full = rel === "." ? root : path.join(root, rel);
     let st;
     try { st = fs.lstatSync(full, { bigint: true }); } catch { faults.add("unreadable"); continue; }
@@ -144,6 +243,7 @@ function walk(root) {
     if (mode & 0o7000) faults.add("unsafe-runtime");
     if (mode & 0o022) faults.add("writable-runtime");
     if (st.isDirectory()) {
+      /** @type {Buffer[]} */
       let names;
       try { names = fs.readdirSync(full, { encoding: "buffer" }); } catch { faults.add("unreadable"); continue; }
       const children = [];
@@ -160,7 +260,9 @@ function walk(root) {
   return { entries, faults };
 }
 
+/** @param {string} root @param {WalkEntry} entry @returns {Buffer | null} */
 function readFile(root, entry) {
+  /** @type {number} */
   let fd;
   try { fd = fs.openSync(path.join(root, entry.path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK); } catch { return null; }
   try {
@@ -182,6 +284,7 @@ function readFile(root, entry) {
   } finally { fs.closeSync(fd); }
 }
 
+/** @param {Buffer | undefined} packageBytes @returns {[SyncPlacementWriterFailureDetail | null, string | null]} */
 function identity(packageBytes) {
   if (!packageBytes) return ["unreadable", null];
   let data;
@@ -193,17 +296,21 @@ function identity(packageBytes) {
   return [null, data.version];
 }
 
+/** @param {import("node:crypto").BinaryLike} data */
 const sha256 = (data) => crypto.createHash("sha256").update(data).digest("hex");
 
+/** @param {string} name @param {string | null} version @param {[string, ...unknown[]][]} entries */
 function pinOf(name, version, entries) {
   const sorted = [...entries].sort((a, b) => byCodePoint(a[0], b[0]));
   return "sha256:" + sha256(Buffer.from(canonicalJSON({ format: "amem-writer-pin/1", package: name, version, entries: sorted }), "utf8"));
 }
 
+/** @param {string} realRoot @returns {MeasuredRoot} */
 function measureRoot(realRoot) {
   let walked;
   try { walked = walk(realRoot); } catch (error) { if (error instanceof Bound) throw new WriterMeasurementError("bound"); throw error; }
   const { entries, faults } = walked;
+  /** @type {Map<string, Buffer>} */
   const contents = new Map();
   const blocked = () => faults.has("unsafe-runtime") || faults.has("unreadable");
   if (!blocked()) {
@@ -222,23 +329,30 @@ function measureRoot(realRoot) {
   const files = new Set(entries.filter((e) => e.kind === "file").map((e) => e.path));
   if (!files.has("bin/amem.js") || !files.has("src/index.ts")) faults.add("missing-runtime");
   for (const detail of PRECEDENCE) if (faults.has(detail)) throw new WriterMeasurementError(detail);
-  const inventory = entries.map((e) => [e.path, e.kind, e.mode, Number(e.size), e.kind === "file" ? sha256(contents.get(e.path)) : ""]);
+  /** @type {[string, ...unknown[]][]} */
+  const inventory = entries.map((e) => [e.path, e.kind, e.mode, Number(e.size), e.kind === "file" ? sha256(/** @type {Buffer} */ (contents.get(e.path))) : ""]);
   let again;
   try { again = walk(realRoot).entries; } catch (error) { if (error instanceof Bound) throw new WriterMeasurementError("changed"); throw error; }
+  /** @param {WalkEntry[]} list */
   const key = (list) => list.map((e) => `${e.path}\u0000${e.signature}`).sort().join("\u0001");
   if (key(again) !== key(entries)) throw new WriterMeasurementError("changed");
   return { root: realRoot, writerId: realRoot, version, pin: pinOf("@staix/agent-mem", version, inventory) };
 }
 
+/** @param {unknown} p @returns {string} */
 function realPath(p) {
   if (typeof p !== "string" || !path.isAbsolute(p) || p.includes("\0")) throw new Error("not an absolute path");
   return fs.realpathSync(p);
 }
 
+/** @param {readonly string[]} roots @returns {Measurement} */
 function measureWriters(roots) {
   if (!roots.length) throw new WriterMeasurementError("invalid-inventory");
   if (roots.length > MAX_ROOTS) throw new WriterMeasurementError("bound");
-  const rows = [], seen = new Set();
+  /** @type {MeasuredRoot[]} */
+  const rows = [];
+  /** @type {Set<string>} */
+  const seen = new Set();
   roots.forEach((root, index) => {
     if (typeof root !== "string" || !root || !path.isAbsolute(root) || root.includes("\0")) throw new WriterMeasurementError("invalid-inventory", index);
     let real;
@@ -258,6 +372,7 @@ function measureWriters(roots) {
 }
 
 // -- the home's files (WRITER-HOME-*) ----------------------------------------------------------------
+/** @param {string} file @returns {unknown} */
 function readHomeJson(file) {
   const fd = fs.openSync(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   try {
@@ -273,8 +388,10 @@ function readHomeJson(file) {
     return strictJson(buffer.subarray(0, length));
   } finally { fs.closeSync(fd); }
 }
-const absent = (error) => error && error.code === "ENOENT";
+/** @param {unknown} error */
+const absent = (error) => error instanceof Error && "code" in error && error.code === "ENOENT";
 
+/** @param {string} home @returns {string[]} */
 function readSetupWriterRoots(home) {
   let data;
   try { data = readHomeJson(path.join(home, "setup-receipt.json")); } catch (error) { if (absent(error)) return []; throw error; }
@@ -283,6 +400,7 @@ function readSetupWriterRoots(home) {
   return [...new Set(roots.map(realPath))].sort(byCodePoint);
 }
 
+/** @param {string} home @returns {string} */
 function requireHomeFloor(home) {
   let data;
   try { data = readHomeJson(path.join(home, "formats.json")); } catch (error) {
@@ -294,6 +412,8 @@ function requireHomeFloor(home) {
   return floor;
 }
 
+/** @typedef {{ data: Record<string, unknown>, roots: string[] | null, renewal: SharedWriterRenewalState | null, writers: Writer[] }} Locator */
+/** @param {string} home @returns {Locator} */
 function readLocator(home) {
   const data = readHomeJson(path.join(home, "sync-placement-writer-roots.json"));
   if (!isObject(data)) throw new Error("the locator is an object");
@@ -310,6 +430,7 @@ function readLocator(home) {
   return { data, roots, renewal, writers: writers.map(({ writerId, version, pin }) => ({ writerId, version, pin })) };
 }
 
+/** @param {string} home @returns {{ roots: string[] | null, writers: Writer[], assertCurrent(): void }} */
 function readEffective(home) {
   let first;
   try { first = readLocator(home); } catch (error) {
@@ -331,22 +452,35 @@ function readEffective(home) {
 }
 
 // -- the core (WRITER-REQ, CAT, COMP, INIT, ACT, PREV) -----------------------------------------------
+/** @typedef {{ own: string, receipt: string[], roots: string[] }} RequiredRoots */
+/** @typedef {{ attest_requires_fences: boolean, compare_writers_by_id: boolean }} WriterOptions */
+/**
+ * @typedef {object} WriterContext
+ * @property {PlacementWriterContextPhase} phase
+ * @property {Measurement} measurement
+ * @property {() => { writers: Writer[], legacySyncQuiesced: boolean }} attest
+ * @property {PlacementWriterContextError} [lastRefusal]
+ */
+/** @param {string} home @param {string} ownRoot @param {PlacementWriterContextPhase} [phase] @returns {RequiredRoots} */
 function required(home, ownRoot, phase = "active") {
   let ownReal, receipt;
   try { ownReal = realPath(ownRoot); } catch { throw fail("running CLI", "unavailable", phase, "unreadable"); }
   try { receipt = readSetupWriterRoots(home); } catch { throw fail("setup receipt", "unavailable", phase, "unreadable"); }
   return { own: ownReal, receipt, roots: [...new Set([ownReal, ...receipt])].sort(byCodePoint) };
 }
+/** @param {string | undefined} root @param {RequiredRoots} needed @returns {PlacementWriterRootCategory} */
 function rootCategory(root, needed) {
   if (root === needed.own) return "running CLI";
   return root && needed.receipt.includes(root) ? "setup receipt" : "declared writer";
 }
+/** @param {unknown} error @param {readonly string[]} roots @param {RequiredRoots} needed @param {PlacementWriterContextPhase} phase */
 function measurementRefusal(error, roots, needed, phase) {
   const failure = extractFailure(error);
   let root;
   if (failure?.rootIndex !== undefined && failure.rootIndex < roots.length) { try { root = realPath(roots[failure.rootIndex]); } catch { root = undefined; } }
   return new PlacementWriterContextError(rootCategory(root, needed), failure?.code === "changed" ? "changed" : "unavailable", phase, failure?.detail ?? "unreadable");
 }
+/** @param {string} home @param {readonly string[]} roots @param {string} ownRoot @param {PlacementWriterContextPhase} [phase] @returns {Measurement} */
 function measureComplete(home, roots, ownRoot, phase = "active") {
   const before = required(home, ownRoot, phase);
   let result;
@@ -358,17 +492,22 @@ function measureComplete(home, roots, ownRoot, phase = "active") {
   if (canonicalJSON(after.receipt) !== canonicalJSON(before.receipt)) throw fail("setup receipt", "changed", phase, "changed");
   return result;
 }
+/** @param {Writer[]} current @param {Writer[]} expected @param {boolean} byId */
 function writersDiffer(current, expected, byId) {
+  /** @param {Writer[]} list */
   const encode = (list) => { const rows = list.map(({ writerId, version, pin }) => ({ writerId, version, pin })); if (byId) rows.sort((a, b) => byCodePoint(a.writerId, b.writerId)); return canonicalJSON(rows); };
   return encode(current) !== encode(expected);
 }
+/** @param {MeasuredRoot[]} rows @param {Writer[]} expected */
 const changedRoot = (rows, expected) => rows.find((row) => !expected.some((old) => old.writerId === row.writerId && old.version === row.version && old.pin === row.pin))?.root;
 
+/** @param {string} home @param {readonly string[]} roots @param {string} ownRoot @param {WriterOptions} options @returns {WriterContext} */
 function initialContext(home, roots, ownRoot, options) {
   const selected = roots.length ? [...roots] : required(home, ownRoot, "initial").roots;
   const measurement = measureComplete(home, selected, ownRoot, "initial");
   const canonical = measurement.roots.map((row) => row.root);
   const floor = requireHomeFloor(home);
+  /** @type {WriterContext} */
   const context = {
     phase: "initial", measurement,
     attest() {
@@ -384,6 +523,7 @@ function initialContext(home, roots, ownRoot, options) {
   };
   return context;
 }
+/** @param {string} home @param {string} ownRoot @param {WriterOptions} options @returns {Measurement} */
 function activeRead(home, ownRoot, options) {
   requireHomeFloor(home);
   const effective = readEffective(home);
@@ -399,8 +539,10 @@ function activeRead(home, ownRoot, options) {
   effective.assertCurrent();
   return measurement;
 }
+/** @param {string} home @param {string} ownRoot @param {WriterOptions} options @returns {WriterContext} */
 function activeContext(home, ownRoot, options) {
   const measurement = activeRead(home, ownRoot, options);
+  /** @type {WriterContext} */
   const context = {
     phase: "active", measurement,
     attest() {
@@ -410,6 +552,7 @@ function activeContext(home, ownRoot, options) {
   };
   return context;
 }
+/** @param {string} home @param {string} ownRoot @param {readonly string[]} requested */
 function preview(home, ownRoot, requested) {
   const effective = readEffective(home), mapped = effective.roots;
   if (!mapped) throw fail("active locator", "unavailable");
@@ -419,7 +562,9 @@ function preview(home, ownRoot, requested) {
   try { measurement = measureWriters(selected); } catch {
     return { complete: false, matches: false, roots: [], expected, missingCategories: ["declared writer"], differences: expected.map((row) => ({ writerId: row.writerId, state: "unverified" })), refusalCategory: "declared writer" };
   }
-  const needed = required(home, ownRoot), missingCategories = [];
+  const needed = required(home, ownRoot);
+  /** @type {PlacementWriterRootCategory[]} */
+  const missingCategories = [];
   if (!measurement.roots.some((row) => row.root === needed.own)) missingCategories.push("running CLI");
   if (needed.receipt.some((root) => !measurement.roots.some((row) => row.root === root))) missingCategories.push("setup receipt");
   const differences = expected.map((row) => {
@@ -434,27 +579,34 @@ function preview(home, ownRoot, requested) {
 }
 
 // -- the session and the case driver (WRITER-IF-*) ---------------------------------------------------
+/** @type {Record<string, readonly string[]>} */
 const EVENT_ARGS = { preview: ["requested"], initial: ["roots"], active: [], attest: [], hold_fences: [], release_fences: [], swap_paths: ["first", "second"] };
 const CONFIG_KEYS = ["home", "own_root", "options", "fixture", "fixture_dir"];
 const OPTIONS = ["attest_requires_fences", "compare_writers_by_id"];
 
+/** @param {unknown} value @param {string} dir @returns {unknown} */
 const substitute = (value, dir) => typeof value === "string" ? value.split(PLACEHOLDER).join(dir) : Array.isArray(value) ? value.map((v) => substitute(v, dir)) : value;
+/** @param {unknown} value @param {string} dir @returns {unknown} */
 function neutralise(value, dir) {
   if (typeof value === "string") return value === dir || value.startsWith(dir + "/") ? PLACEHOLDER + value.slice(dir.length) : value;
   if (Array.isArray(value)) return value.map((v) => neutralise(v, dir));
   if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, neutralise(v, dir)]));
   return value;
 }
+/** @param {unknown} value @returns {string[]} */
 function checkPaths(value) {
   if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) throw new WriterProofsError("invalid_roots", "roots must be a list of strings");
   return value;
 }
+/** @param {string} dir @param {string} relative @returns {string} */
 function fixturePath(dir, relative) {
   const parts = relative.split("/").filter((p) => p !== "" && p !== ".");
   if (relative.startsWith("/") || !parts.length || parts.includes("..")) throw new Error("not a fixture-relative path");
   return path.join(dir, ...parts);
 }
+/** @param {string} p */
 const lexists = (p) => { try { fs.lstatSync(p); return true; } catch { return false; } };
+/** @param {string} dir @param {string} first @param {string} second */
 function swapPaths(dir, first, second) {
   const a = fixturePath(dir, first), b = fixturePath(dir, second), parking = path.join(dir, ".swap-parking");
   const hasA = lexists(a), hasB = lexists(b);
@@ -464,20 +616,29 @@ function swapPaths(dir, first, second) {
   if (hasA) fs.renameSync(parking, b);
 }
 
+/** @typedef {Record<string, unknown>} Args */
+/** @typedef {{ event: string, args?: Args }} Step */
+/** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
+
 class Session {
+  /** @param {unknown} config */
   constructor(config) {
     if (!isObject(config)) throw new WriterProofsError("invalid_config", "config must be an object");
     if (Object.keys(config).some((k) => !CONFIG_KEYS.includes(k))) throw new WriterProofsError("invalid_config", "unknown config key");
     for (const key of ["home", "own_root"]) if (typeof config[key] !== "string" || !config[key]) throw new WriterProofsError("invalid_config", `${key} must be a non-empty string`);
     const options = own(config, "options") ? config.options : {};
     if (!isObject(options) || Object.keys(options).some((k) => !OPTIONS.includes(k)) || Object.values(options).some((v) => typeof v !== "boolean")) throw new WriterProofsError("invalid_config", "bad options");
+    /** @type {string} */
     this.dir = config.fixture_dir;
-    this.home = substitute(config.home, this.dir);
-    this.ownRoot = substitute(config.own_root, this.dir);
+    this.home = /** @type {string} */ (substitute(config.home, this.dir));
+    this.ownRoot = /** @type {string} */ (substitute(config.own_root, this.dir));
+    /** @type {WriterOptions} */
     this.options = { attest_requires_fences: false, compare_writers_by_id: false, ...options };
+    /** @type {WriterContext | null} */
     this.context = null;
     this.fences = false;
   }
+  /** @param {string} event @param {Args} args @returns {Record<string, unknown>} */
   body(event, args) {
     switch (event) {
       case "preview": return { preview: preview(this.home, this.ownRoot, checkPaths(substitute(own(args, "requested") ? args.requested : [], this.dir))) };
@@ -504,8 +665,10 @@ class Session {
     }
     throw new WriterProofsError("invalid_argument", `unknown event ${event}`);
   }
+  /** @param {Step} step @returns {Record<string, unknown>} */
   apply(step) {
     const event = step.event, args = own(step, "args") ? step.args : {};
+    /** @type {Record<string, unknown>} */
     let body;
     try {
       if (!own(EVENT_ARGS, event)) throw new Error(`unknown writer-proofs event ${event}`); // the case errors (PROTO-MAL-2)
@@ -518,12 +681,17 @@ class Session {
       else if (error instanceof SharedWriterRevisionError) body = { renewal: { state: error.code, message: error.message } };
       else throw error;
     }
-    return { ...neutralise(JSON.parse(JSON.stringify(body)), this.dir), context: this.context ? this.context.phase : null };
+    const neutral = /** @type {Record<string, unknown>} */ (neutralise(JSON.parse(JSON.stringify(body)), this.dir));
+    return { ...neutral, context: this.context ? this.context.phase : null };
   }
 }
 
 // A writer-proofs case; the runner has materialised config.fixture, and the adapter passes its
 // directory as config.fixture_dir (PROTO-FIX-2).
+/**
+ * @param {Record<string, unknown>} config @param {Step[]} steps
+ * @returns {CaseResult}
+ */
 export function runCase(config, steps) {
   const fixtureDir = isObject(config) ? config.fixture_dir : undefined;
   let session;

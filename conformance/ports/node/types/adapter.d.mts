@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+export type Step = {
+    event: string;
+    args?: Record<string, unknown>;
+};
+/**
+ * What adapter.mjs needs of a machine module.
+ */
+export type MachinePort = {
+    FEATURES: readonly string[];
+    runCase: (config: Record<string, unknown>, steps: Step[]) => object;
+};
+export type Reply = Record<string, unknown>;

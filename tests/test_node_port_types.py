@@ -1,0 +1,123 @@
+"""The Node port is typed: every module under `// @ts-check`, `tsc --strict` clean, its
+declarations current, and a type-level test that a wrong signature fails.
+
+TypeScript is the port's pinned devDependency, installed by `npm ci` in conformance/ports/node
+(.ci/run does). Without it these tests skip, saying so, except in CI, where they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PORT = ROOT / "conformance" / "ports" / "node"
+TSC = PORT / "node_modules" / "typescript" / "bin" / "tsc"
+NODE = shutil.which("node")
+
+
+def tsc_command() -> list[str]:
+    missing = None
+    if NODE is None:
+        missing = "node is not installed"
+    elif not TSC.is_file():
+        missing = f"{TSC.relative_to(ROOT)} is absent: run `npm ci` in conformance/ports/node"
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"{missing}; CI installs the port's pinned TypeScript in .ci/run")
+        pytest.skip(missing)
+    assert NODE is not None
+    return [NODE, str(TSC)]
+
+
+def tsc(*args: str, cwd: Path = PORT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*tsc_command(), *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def test_every_module_is_type_checked() -> None:
+    modules = sorted(PORT.glob("*.mjs"))
+    assert len(modules) >= 8
+    for module in modules:
+        lines = module.read_text(encoding="utf-8").splitlines()
+        first = lines[1] if lines[0].startswith("#!") else lines[0]  # the adapter is also a script
+        assert first == "// @ts-check", module.name
+
+
+@pytest.mark.slow
+def test_tsc_strict_is_clean_on_every_module_and_the_type_test() -> None:
+    process = tsc("--noEmit", "--strict", "-p", str(PORT), "--listFiles")
+    assert process.returncode == 0, process.stdout + process.stderr
+    checked = {Path(line).resolve() for line in process.stdout.splitlines() if line.strip()}
+    wanted = {*PORT.glob("*.mjs"), PORT / "types-test.ts", *(PORT / "types").glob("*.d.mts")}
+    assert not {p.resolve() for p in wanted} - checked, sorted(str(p) for p in wanted - checked)
+
+
+@pytest.mark.slow
+def test_declarations_are_what_the_modules_generate(tmp_path: Path) -> None:
+    process = tsc("-p", str(PORT / "tsconfig.declarations.json"), "--outDir", str(tmp_path))
+    assert process.returncode == 0, process.stdout + process.stderr
+    generated = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.glob("*.d.mts")}
+    committed = {p.name: p.read_text(encoding="utf-8") for p in (PORT / "types").glob("*.d.mts")}
+    assert "index.d.mts" in generated
+    assert generated == committed, "types/ has drifted: run `npm run declarations` in conformance/ports/node"
+
+
+# Declarations a plausible slip would produce; types-test.ts must reject each one.
+WRONG_SIGNATURES = {
+    "a drop reason may be null": (
+        "peer-delivery.d.mts", "describePeerDropReasons(reasons: readonly (PeerDropReason | undefined)[])",
+        "describePeerDropReasons(reasons: readonly (PeerDropReason | null | undefined)[])"),
+    "a misspelt drop reason": (
+        "peer-delivery.d.mts", '"hop-runaway", "queue-full"]', '"hop-runaway", "queue_full"]'),
+    "a receipt state missing": ("peer-delivery.d.mts", '"refused", "dropped"]', '"refused"]'),
+    "dropped accepted by the delivery notice": (
+        "peer-delivery.d.mts",
+        'renderCrossSessionDeliveryNotice(state: Exclude<PeerDeliveryReceiptState, "dropped">',
+        "renderCrossSessionDeliveryNotice(state: PeerDeliveryReceiptState"),
+    "a label of null for nothing left": (
+        "idle-subscriptions.d.mts", "peerIdleNoticeLabel(raw: string): string | undefined;",
+        "peerIdleNoticeLabel(raw: string): string | null;"),
+    "a writable maxStreak": ("wake-gate.d.mts", "get maxStreak(): number;", "maxStreak: number;"),
+    "an optional clock": ("wake-gate.d.mts", "clock: () => number;", "clock?: () => number;"),
+    "invalidate without its boolean form": (
+        "inbox-refresh.d.mts", "invalidate(input?: boolean | InboxInvalidation): void;",
+        "invalidate(input?: InboxInvalidation): void;"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slip", sorted(WRONG_SIGNATURES))
+def test_the_type_level_test_rejects_a_wrong_signature(tmp_path: Path, slip: str) -> None:
+    command = tsc_command()
+    copy = tmp_path / "node"
+    shutil.copytree(PORT, copy, ignore=shutil.ignore_patterns("node_modules"))
+    (copy / "node_modules").symlink_to(PORT / "node_modules", target_is_directory=True)
+    file, right, wrong = WRONG_SIGNATURES[slip]
+    declaration = copy / "types" / file
+    text = declaration.read_text(encoding="utf-8")
+    assert text.count(right) == 1, right
+    declaration.write_text(text.replace(right, wrong), encoding="utf-8")
+    process = subprocess.run([*command, "-p", str(copy)], capture_output=True, text=True, cwd=copy,
+                             timeout=300)
+    assert process.returncode != 0, slip
+    # The failure is an assertion of the type-level test, not a broken declaration file.
+    assert re.search(r"^types-test\.ts\(\d+,\d+\): error", process.stdout, re.MULTILINE), process.stdout
+    assert "types/" not in process.stdout.replace("types-test.ts", ""), process.stdout
+
+
+def test_typescript_is_pinned_exactly() -> None:
+    manifest = json.loads((PORT / "package.json").read_text(encoding="utf-8"))
+    lock = json.loads((PORT / "package-lock.json").read_text(encoding="utf-8"))
+    pinned = manifest["devDependencies"]["typescript"]
+    assert re.fullmatch(r"\d+\.\d+\.\d+", pinned), pinned
+    assert lock["packages"]["node_modules/typescript"]["version"] == pinned
+    assert not manifest.get("dependencies"), "the port has no runtime dependencies"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    install, test = ci.index("(cd conformance/ports/node && npm ci"), ci.index(".venv/bin/pytest")
+    assert install < test, "CI installs TypeScript before the README's test command"
