@@ -1,7 +1,10 @@
 """The inboxspec command line.
 
 Exit codes, for every subcommand: 0 clean, 1 a check failed, 2 the command
-could not run (bad arguments, unreadable input, unusable adapter).
+could not run (bad arguments, unreadable input, unusable adapter);
+``conform`` ended by a signal exits 128 plus its number. Under ``--json`` a
+bad argument is reported as JSON too (``{"ok": false, "unusable": ...}``),
+so that a pipeline reading the report always has one.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from inboxspec import __version__
 
@@ -54,8 +58,26 @@ def _check(args: argparse.Namespace) -> int:
     return main(args.json, args.machine)
 
 
+class UsageError(Exception):
+    """A command line that argparse rejects, with the usage of the (sub)command it concerns."""
+
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """Raises :class:`UsageError` instead of exiting, so ``main`` can still write the JSON report.
+
+    Subcommand parsers are of the same class (argparse makes them ``type(parent)``).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}", self.format_usage())
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="inboxspec", description=__doc__)
+    parser = ArgumentParser(prog="inboxspec", description=__doc__)
     parser.add_argument("--version", action="version", version=f"inboxspec {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -88,8 +110,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(arguments)
+    except UsageError as error:
+        # Pre-scanned, since the arguments did not parse: everything before a lone `--`.
+        options = arguments[: arguments.index("--")] if "--" in arguments else arguments
+        if "--json" in options:
+            from inboxspec.conformance.runner import unusable_report
+
+            print(json.dumps(unusable_report(str(error)), indent=2))
+        print(f"{error.usage}{error}", file=sys.stderr)
+        return 2
     code: int = args.func(args)
     return code
 
