@@ -41,8 +41,11 @@ from inboxspec.conformance.interrupts import raise_if_interrupted
 from inboxspec.conformance.plainjson import NotPlainJSON, parse_plain_json
 
 STDERR_TAIL_BYTES = 4096
-# How often a wait for a reply looks whether the adapter itself has exited.
+# How often a wait for a reply looks whether the adapter itself has exited, and for a signal.
+# WARNING: spec/conformance-protocol.md (PROTO-PROC-3, PROTO-SIG-1) states it; change both together.
 EXIT_POLL_S = 0.05
+# How long an adapter has to exit after ``stop`` before its tree is ended.
+STOP_GRACE_S = 2.0
 # How long a crash report waits for the last of the adapter's stderr.
 STDERR_SETTLE_S = 0.5
 
@@ -332,7 +335,8 @@ class AdapterProcess:
                 with contextlib.suppress(OSError):
                     stream.close()
 
-    def stop(self, grace: float = 2.0) -> None:
+    # WARNING: spec/conformance-protocol.md (PROTO-STOP-1) states this grace; change both together.
+    def stop(self, grace: float = STOP_GRACE_S) -> None:
         """Ask politely with ``stop``, then end the adapter's tree if anything lingers."""
         try:
             self.send({"cmd": "stop"})

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from inboxspec.conformance.casefiles import Case, CaseFileError, case_files, read_case_file
-from inboxspec.conformance.interrupts import RunInterrupted
+from inboxspec.conformance.interrupts import RunInterrupted, raise_if_interrupted
 from inboxspec.conformance.runner import (
     ERROR,
     FAIL,
@@ -193,6 +193,7 @@ def _fuzz_targets(run: FuzzRun, session: Session, targets: Sequence[FuzzTarget],
         rng = machine_rng(seed, target.name)
         cases = []
         for index in range(1, count + 1):
+            raise_if_interrupted()  # generating many cases takes a while: a signal ends it too
             try:
                 config, steps = target.fuzz(rng)
                 cases.append(expected_case(target, f"{target.name}/fuzz-{seed}-{index}",

@@ -165,6 +165,8 @@ def terminate(tree: Tree, grace: float = KILL_GRACE_S) -> list[int]:
     messages). Never waits on a pipe; waits at most ``grace`` plus a moment
     for the KILLed processes to go.
     """
+    if not PROC.is_dir():
+        return _terminate_group(tree.root, grace)
     keep = {tree.root, *tree.spare}
     members = tree.members()
     _signal_all(members, tree.root, signal.SIGTERM)
@@ -183,3 +185,17 @@ def terminate(tree: Tree, grace: float = KILL_GRACE_S) -> list[int]:
         members = tree.members()
     reap_adopted(keep)
     return stubborn
+
+
+def _terminate_group(group: int, grace: float) -> list[int]:
+    """Without ``/proc``: TERM and then KILL the adapter's process group, and nothing else."""
+    _signal_all((), group, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except OSError:
+            return []
+        time.sleep(_POLL_S)
+    _signal_all((), group, signal.SIGKILL)
+    return [group]

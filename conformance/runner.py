@@ -52,6 +52,7 @@ DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
 # Run requests in flight at once. Overlapping the adapter's work with the
 # runner's checking is what keeps the protocol path near in-process speed.
 DEFAULT_WINDOW = 16
+# WARNING: spec/conformance-protocol.md (PROTO-CLI-1, PROTO-FUZZ-4) states these two; change both together.
 # The largest number of seconds any option takes: a day. Past it a timer overflows the
 # system's (select takes no 1e300), and nothing the runner waits for needs longer.
 MAX_SECONDS = 86400.0
