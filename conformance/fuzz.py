@@ -158,10 +158,16 @@ class _Sender:
             self.seq += 1
             work.append((self.seq, case))
         results: dict[int, CaseResult] = {}
+        position: dict[int, int] = {}  # where in ``reported`` each seq's result went
         next_index = 0
         for seq, result in run_cases(self.session, work, self.timeout, self.window):
             results[seq] = result
-            while reported is not None and next_index < len(work) and work[next_index][0] in results:
+            if reported is None:
+                continue
+            if seq in position:  # a duplicate reply replaced a result already reported
+                reported[position[seq]] = result
+            while next_index < len(work) and work[next_index][0] in results:
+                position[work[next_index][0]] = len(reported)
                 reported.append(results[work[next_index][0]])
                 next_index += 1
         return [results[seq] for seq, _ in work]

@@ -10,6 +10,7 @@ spec/conformance-protocol.md it shows.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -17,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,7 @@ class Run:
     """One ``inboxspec conform`` subprocess with its own TMPDIR and probe token."""
 
     def __init__(self, scratch: Path) -> None:
+        _RUNS.append(self)
         self.scratch = scratch
         self.tmpdir = scratch / "tmp"
         self.tmpdir.mkdir(exist_ok=True)
@@ -60,8 +63,11 @@ class Run:
         return f"{sys.executable} {HOSTILE} --record {self.record} " + " ".join(options)
 
     def survivors(self) -> list[str]:
-        """Every process of this run still alive: recorded leftovers, and anything with its token."""
-        alive = [f"{pid} ({kind})" for pid, start, kind in _records(self.record) if _running(pid, start)]
+        """Every process of this run still alive: recorded leftovers, and anything with its token.
+
+        Each is KILLed once found, so that a failing test leaves nothing behind either.
+        """
+        alive = [(pid, kind) for pid, start, kind in _records(self.record) if _running(pid, start)]
         marker = f"{PROBE}={self.token}".encode()
         for name in os.listdir("/proc"):
             if name.isdigit() and int(name) != os.getpid():
@@ -70,8 +76,11 @@ class Run:
                 except OSError:
                     continue
                 if marker in environment.split(b"\0") and _running(int(name), None):
-                    alive.append(f"{name} (token)")
-        return alive
+                    alive.append((int(name), "token"))
+        for pid, _ in alive:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        return [f"{pid} ({kind})" for pid, kind in alive]
 
     def restarts_saw_alive(self) -> list[Any]:
         """What each start of the hostile adapter found still alive of the starts before it."""
@@ -80,6 +89,17 @@ class Run:
 
     def fixture_dirs(self) -> list[str]:
         return sorted(entry for entry in os.listdir(self.tmpdir) if entry.startswith("inboxspec-"))
+
+
+_RUNS: list[Run] = []
+
+
+@pytest.fixture(autouse=True)
+def _end_survivors() -> Iterator[None]:
+    """Whatever a test asserted, what its runs left alive is ended after it."""
+    yield
+    while _RUNS:
+        _RUNS.pop().survivors()
 
 
 def _report(stdout: str) -> dict[str, Any] | None:
@@ -436,3 +456,35 @@ def test_the_protocol_page_states_the_runners_numbers() -> None:
     assert f"random source ({FUZZ_SEED_BITS} bits)" in text
     for signum in INTERRUPTING_SIGNALS:
         assert f"{exit_code(signum.name)} for {signum.name}" in text
+
+
+def test_a_duplicate_reply_during_fuzz_replaces_the_reported_result(tmp_path: Path) -> None:
+    """PROTO-RUN-4, PROTO-SIG-1: fuzz results are reported as they come (so that an interrupted run
+    keeps them), and a later duplicate reply still replaces the result it blames."""
+    run = Run(tmp_path)
+    faulty = f"{sys.executable} {ADAPTERS / 'faulty_adapter.py'} duplicate fuzz-1-3 {tmp_path / 'once'}"
+    code, report, output = run("--adapter", faulty, "--machine", "wake-gate", "--fuzz", "5", "--seed", "1",
+                               "--window", "1", "--shrink-seconds", "5")
+    assert code == 1 and report is not None, output
+    assert [r["id"] for r in report["results"]] == [f"wake-gate/fuzz-1-{n}" for n in range(1, 6)]
+    blamed = outcome(report, "wake-gate/fuzz-1-3")
+    assert blamed["outcome"] == "error" and blamed["detail"].startswith("duplicate-reply"), blamed
+    assert report["totals"]["error"] == 1 and report["totals"]["pass"] == 4
+
+
+def test_an_error_of_the_runners_own_is_reported_without_a_traceback(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """PROTO-CLI-1: a bug of inboxspec's own is exit 2 and a JSON report, never a traceback."""
+    from inboxspec.cli import main
+    from inboxspec.conformance import runner
+
+    def broken(directories: Any) -> Any:
+        raise RuntimeError("the case loader broke")
+
+    monkeypatch.setattr(runner, "load_cases", broken)
+    code = main(["conform", "--adapter", REFERENCE, "--json"])
+    captured = capsys.readouterr()
+    assert code == 2 and "Traceback" not in captured.err
+    report = json.loads(captured.out)
+    assert report["ok"] is False
+    assert report["unusable"] == "internal error: RuntimeError: the case loader broke"
