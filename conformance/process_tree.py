@@ -26,6 +26,16 @@ service manager, ``at``, a container daemon, ``ssh`` to this machine): it is
 no descendant, carries no token, and this module cannot see it.
 
 Without ``/proc`` (not Linux) only the process group is reached.
+
+Two other designs were weighed. A cgroup v2 per adapter (``cgroup.kill``)
+would also stop a fork bomb outright, but needs root *and* a writable,
+delegated cgroup hierarchy, which containers and CI runners often do not
+give; the runner would still need this module where it is missing, and the
+tests could prove the cgroup path only on some machines. A token alone misses
+whatever clears its environment. The subreaper with the session and the token
+works unprivileged and is proven by ``tests/test_conform_process.py`` against
+every kind of ``tests/adapters/leftover.py``; what it leaves is the residual
+limit above, and a fork bomb that outruns the KILL loop.
 """
 
 from __future__ import annotations
