@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from inboxspec import __version__
+from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 
 
 def _cases_lint(args: argparse.Namespace) -> int:
@@ -111,20 +112,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    # Pre-scanned, since the arguments may not parse: everything before a lone `--`.
+    options = arguments[: arguments.index("--")] if "--" in arguments else arguments
     try:
-        args = parser.parse_args(arguments)
-    except UsageError as error:
-        # Pre-scanned, since the arguments did not parse: everything before a lone `--`.
-        options = arguments[: arguments.index("--")] if "--" in arguments else arguments
-        if "--json" in options:
-            from inboxspec.conformance.runner import unusable_report
+        parser = build_parser()
+        try:
+            args = parser.parse_args(arguments)
+        except UsageError as error:
+            _report_unusable(str(error), "--json" in options)
+            print(f"{error.usage}{error}", file=sys.stderr)
+            return 2
+        code: int = args.func(args)
+        return code
+    except KeyboardInterrupt:
+        # Ctrl-C outside a conformance run (which handles it itself): a message, not a traceback.
+        _report_unusable("interrupted by SIGINT", "--json" in options, interrupted="SIGINT")
+        print("inboxspec: interrupted by SIGINT", file=sys.stderr)
+        return interrupt_exit_code("SIGINT")
 
-            print(json.dumps(unusable_report(str(error)), indent=2))
-        print(f"{error.usage}{error}", file=sys.stderr)
-        return 2
-    code: int = args.func(args)
-    return code
+
+def _report_unusable(message: str, as_json: bool, **marks: str) -> None:
+    if as_json:
+        from inboxspec.conformance.runner import unusable_report
+
+        print(json.dumps(unusable_report(message, **marks), indent=2))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ ADAPTERS = Path(__file__).parent / "adapters"
 HOSTILE = ADAPTERS / "hostile_adapter.py"
 REFERENCE = f"{sys.executable} -m inboxspec.conformance.adapter"
 PROBE = "INBOXSPEC_TEST_PROBE"
+CASES_WITH_TRIGGER = ("--run", "wake-gate/a*", "--timeout", "60")
 # A writer-proofs case well into the machine's cases: the ones before it have passed when it hangs.
 WRITER_TRIGGER = "writer-proofs/floor-checked-first"
 
@@ -488,3 +489,39 @@ def test_an_error_of_the_runners_own_is_reported_without_a_traceback(
     report = json.loads(captured.out)
     assert report["ok"] is False
     assert report["unusable"] == "internal error: RuntimeError: the case loader broke"
+
+
+def test_a_second_signal_while_the_run_ends_is_ignored(tmp_path: Path) -> None:
+    """PROTO-SIG-1: the end of an interrupted run (here a leftover that ignores TERM holds it for
+    the grace) is not cut short by a second signal: the report is still written."""
+    run = Run(tmp_path)
+    hanging = tmp_path / "hanging"
+    process = subprocess.Popen(
+        run.argv("--adapter", run.hostile("--spawn=ignores-term", "--on-trigger=hang",
+                                          f"--hanging={hanging}"), *CASES_WITH_TRIGGER),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run.env)
+    _wait_for(hanging, 60)
+    process.send_signal(signal.SIGTERM)
+    time.sleep(0.3)  # within the kill grace of the leftover
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 143 and "Traceback" not in stderr, stderr
+    report = _report(stdout)
+    assert report is not None and report["interrupted"] == "SIGTERM", stdout
+    assert run.survivors() == []
+
+
+def test_ctrl_c_outside_a_run_is_a_message_not_a_traceback(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """PROTO-SIG-1: SIGINT before the run has installed its handlers (reading the case files, say)."""
+    from inboxspec.cli import main
+    from inboxspec.conformance import runner
+
+    def interrupted(directories: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "load_cases", interrupted)
+    code = main(["conform", "--adapter", REFERENCE, "--json"])
+    captured = capsys.readouterr()
+    assert code == 130 and "Traceback" not in captured.err
+    assert json.loads(captured.out)["interrupted"] == "SIGINT"
