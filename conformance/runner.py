@@ -650,11 +650,16 @@ def add_conform_parser(commands: Any) -> None:
     parser.set_defaults(func=_command)
 
 
+def _shown(text: str) -> str:
+    """An argument as a message quotes it: at most 40 characters of it."""
+    return repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text)} characters)"
+
+
 def _integer(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not an integer: {_shown(text)}") from None
 
 
 def _seconds(text: str) -> float:
@@ -662,10 +667,10 @@ def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {_shown(text)}") from None
     if not math.isfinite(value) or not 0 < value <= MAX_SECONDS:
         raise argparse.ArgumentTypeError(f"must be a number of seconds above 0 and at most "
-                                         f"{MAX_SECONDS:g}, not {text!r}")
+                                         f"{MAX_SECONDS:g}, not {_shown(text)}")
     return value
 
 
