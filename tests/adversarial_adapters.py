@@ -67,7 +67,7 @@ CORPUS: tuple[Attack, ...] = (
            trigger=("error", "not-json")),
     Attack("deep", "nests 100 000 levels", fault="deep", trigger=("error", "not-json")),
     Attack("hang", "never answers", fault="hang", trigger=("error", "timeout"),
-           arguments=(*CASES, "--timeout", "1")),
+           arguments=(*CASES, "--timeout", "2")),
     # Answers that are wrong, and adapters that prove nothing.
     Attack("lie", "gives a wrong output", fault="lie", trigger=("fail", "step 0")),
     Attack("stringly-true", "answers 1 for true", fault="stringly-true", trigger=("fail", "step 0")),
@@ -92,5 +92,5 @@ CORPUS: tuple[Attack, ...] = (
            errored=1),
     Attack("hang-with-children", "hangs with children of every kind", hostile=(
         *EVERY_LEFTOVER, "--on-trigger=hang"), trigger=("error", "timeout"),
-        arguments=(*CASES, "--timeout", "1")),
+        arguments=(*CASES, "--timeout", "2")),
 )

@@ -159,7 +159,7 @@ def test_no_process_of_the_adapter_survives(scenario: str, tmp_path: Path) -> No
     began = time.monotonic()
     if scenario in SCENARIOS[:3]:
         action = {"end-of-run": "none", "crash": "exit", "timeout": "hang"}[scenario]
-        timeout = "1" if scenario == "timeout" else "60"
+        timeout = "2" if scenario == "timeout" else "60"
         code, report, output = run("--adapter", run.hostile(*options, f"--on-trigger={action}"),
                                    *common, "--timeout", timeout)
         assert report is not None and "Traceback" not in output, output
