@@ -1,7 +1,10 @@
 """The inboxspec command line.
 
 Exit codes, for every subcommand: 0 clean, 1 a check failed, 2 the command
-could not run (bad arguments, unreadable input, unusable adapter).
+could not run (bad arguments, unreadable input, unusable adapter);
+``conform`` ended by a signal exits 128 plus its number. Under ``--json`` a
+bad argument is reported as JSON too (``{"ok": false, "unusable": ...}``),
+so that a pipeline reading the report always has one.
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from inboxspec import __version__
+from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 
 
 def _cases_lint(args: argparse.Namespace) -> int:
@@ -54,8 +59,26 @@ def _check(args: argparse.Namespace) -> int:
     return main(args.json, args.machine)
 
 
+class UsageError(Exception):
+    """A command line that argparse rejects, with the usage of the (sub)command it concerns."""
+
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """Raises :class:`UsageError` instead of exiting, so ``main`` can still write the JSON report.
+
+    Subcommand parsers are of the same class (argparse makes them ``type(parent)``).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}", self.format_usage())
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="inboxspec", description=__doc__)
+    parser = ArgumentParser(prog="inboxspec", description=__doc__)
     parser.add_argument("--version", action="version", version=f"inboxspec {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -90,10 +113,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    code: int = args.func(args)
-    return code
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    # Pre-scanned, since the arguments may not parse: everything before a lone `--`.
+    options = arguments[: arguments.index("--")] if "--" in arguments else arguments
+    try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(arguments)
+        except UsageError as error:
+            _report_unusable(str(error), "--json" in options)
+            print(f"{error.usage}{error}", file=sys.stderr)
+            return 2
+        code: int = args.func(args)
+        return code
+    except KeyboardInterrupt:
+        # Ctrl-C outside a conformance run (which handles it itself): a message, not a traceback.
+        _report_unusable("interrupted by SIGINT", "--json" in options, interrupted="SIGINT")
+        print("inboxspec: interrupted by SIGINT", file=sys.stderr)
+        return interrupt_exit_code("SIGINT")
+
+
+def _report_unusable(message: str, as_json: bool, **marks: str) -> None:
+    if as_json:
+        from inboxspec.conformance.runner import unusable_report
+
+        print(json.dumps(unusable_report(message, **marks), indent=2))
 
 
 if __name__ == "__main__":

@@ -11,26 +11,46 @@ Both pipes are non-blocking and pumped from the caller's thread: requests are
 queued by :meth:`AdapterProcess.send` and written while :meth:`receive` waits
 for a reply, so an adapter that stops reading can delay the run by at most the
 per-case timeout, never block it (PROTO-FRAME-4).
+
+The adapter runs in a session of its own. Ending it ends its whole tree
+(``conformance/process_tree.py``): TERM, then KILL after a short grace, for
+the children that left its group too (PROTO-PROC-1, PROTO-PROC-2). Nothing
+here ever waits for a pipe's end of file or closes a pipe another thread
+reads: a child that keeps the adapter's pipes open cannot hold the runner
+(PROTO-PROC-3). The adapter's own exit is noticed while waiting for a reply,
+so an adapter that exits mid-case is ``crashed`` at once even when a child
+still holds its stdout.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-import io
 import json
 import os
+import secrets
 import selectors
 import shlex
-import signal
 import subprocess
 import threading
 import time
-from typing import IO, Any, cast
+from typing import IO, Any
 
+from inboxspec.conformance import process_tree
+from inboxspec.conformance.interrupts import raise_if_interrupted
 from inboxspec.conformance.plainjson import NotPlainJSON, parse_plain_json
 
 STDERR_TAIL_BYTES = 4096
+# How often a wait for a reply looks whether the adapter itself has exited, and for a signal.
+# WARNING: spec/conformance-protocol.md (PROTO-PROC-3, PROTO-SIG-1) states it; change both together.
+EXIT_POLL_S = 0.05
+# How long an adapter has to exit after ``stop`` before its tree is ended.
+STOP_GRACE_S = 2.0
+# How long a crash report waits for the last of the adapter's stderr.
+STDERR_SETTLE_S = 0.5
+
+# Every adapter started and not yet ended, so that an interrupted run can end them all.
+_LIVE: set[AdapterProcess] = set()
 
 
 class AdapterFault(Exception):
@@ -54,9 +74,8 @@ class AdapterProcess:
     def __init__(self, command: str, max_line_bytes: int) -> None:
         self.command = command
         self.max_line_bytes = max_line_bytes
-        argv = shlex.split(command)
-        if not argv:
-            raise AdapterFault("no-command", "the adapter command is empty")
+        argv = split_command(command)
+        self.token = secrets.token_hex(16)
         try:
             self._process = subprocess.Popen(
                 argv,
@@ -64,9 +83,12 @@ class AdapterProcess:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # so a kill reaches the adapter's children too
+                env={**os.environ, process_tree.TOKEN_VARIABLE: self.token},
             )
-        except OSError as error:
+        except (OSError, ValueError) as error:
             raise AdapterFault("spawn-failed", f"cannot start {argv[0]!r}: {error}") from error
+        _LIVE.add(self)
+        self._ended = False
         self._buffer = b""
         self._eof = False
         self._stderr_tail: collections.deque[bytes] = collections.deque()
@@ -84,23 +106,71 @@ class AdapterProcess:
         self._stdin_watched = False
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._stdout_fd, selectors.EVENT_READ)
+        self._exit_code: int | None = None
         # stdout is read in the caller's thread (no hand-off per reply); stderr,
         # which nobody waits for, is drained by a thread so it can never block the adapter.
-        threading.Thread(target=self._drain_stderr, args=(self._process.stderr,), daemon=True).start()
+        # The thread owns the stderr pipe and closes it; kill() wakes it through a pipe
+        # of its own instead of closing stderr under it (which would wait for its read).
+        self._stderr_done = threading.Event()
+        wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._process.stderr.fileno(), False)
+        threading.Thread(target=self._drain_stderr, args=(self._process.stderr, wake_read),
+                         daemon=True).start()
 
-    def _drain_stderr(self, stream: IO[bytes]) -> None:
+    def _drain_stderr(self, stream: IO[bytes], wake_read: int) -> None:
         # Adapters may log freely; only a bounded tail is kept, for error context.
+        fd = stream.fileno()
         try:
-            # Popen's pipes are buffered readers: read1 returns what is there, up to 64 KiB.
-            reader = cast(io.BufferedReader, stream)
-            for chunk in iter(lambda: reader.read1(65536), b""):
-                with self._stderr_lock:
-                    self._stderr_tail.append(chunk)
-                    self._stderr_size += len(chunk)
-                    while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr_tail) > 1:
-                        self._stderr_size -= len(self._stderr_tail.popleft())
+            with selectors.DefaultSelector() as selector:
+                selector.register(fd, selectors.EVENT_READ)
+                selector.register(wake_read, selectors.EVENT_READ)
+                while True:
+                    ready = {key.fd for key, _ in selector.select()}
+                    if fd in ready:
+                        try:
+                            chunk = os.read(fd, 65536)
+                        except BlockingIOError:
+                            continue
+                        if not chunk:
+                            break
+                        self._keep_stderr(chunk)
+                    elif wake_read in ready:
+                        break
         except (OSError, ValueError):
             pass
+        finally:
+            self._stderr_done.set()
+            with contextlib.suppress(OSError):
+                stream.close()
+            with contextlib.suppress(OSError):
+                os.close(wake_read)
+
+    def _keep_stderr(self, chunk: bytes) -> None:
+        with self._stderr_lock:
+            self._stderr_tail.append(chunk)
+            self._stderr_size += len(chunk)
+            while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr_tail) > 1:
+                self._stderr_size -= len(self._stderr_tail.popleft())
+
+    def _exited(self) -> bool:
+        """Whether the adapter itself has exited; what it wrote before is read first."""
+        if self._exit_code is None:
+            self._exit_code = self._process.poll()
+        return self._exit_code is not None
+
+    def _read_available(self) -> None:
+        """Everything the adapter wrote to stdout that is there now, without waiting."""
+        while not self._eof:
+            try:
+                chunk = os.read(self._stdout_fd, 1 << 16)
+            except (BlockingIOError, OSError):
+                return
+            if not chunk:
+                self._eof = True
+                return
+            self._buffer += chunk
+            if len(self._buffer) > self.max_line_bytes:
+                return
 
     def _next_line(self, timeout: float) -> bytes | None:
         """One line without its newline, or None at end of stream."""
@@ -117,13 +187,28 @@ class AdapterProcess:
                 raise AdapterFault("oversized-line", f"reply line exceeds {self.max_line_bytes} bytes")
             if self._eof:
                 return None
+            if self._exited():
+                # The adapter is gone, though a child of it may hold stdout open (PROTO-PROC-3):
+                # what it wrote before exiting still counts, nothing more will come.
+                self._read_available()
+                if b"\n" in self._buffer or len(self._buffer) > self.max_line_bytes:
+                    continue
+                self._eof = True
+                if self._buffer:
+                    partial, self._buffer = self._buffer, b""
+                    shown = partial[:120].decode("utf-8", "replace")
+                    raise AdapterFault("not-json", f"reply ends before its newline: {shown!r}")
+                return None
+            raise_if_interrupted()  # a signal is acted on within EXIT_POLL_S (PROTO-SIG-1)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise AdapterFault("timeout", self._timeout_detail(timeout))
             self._watch_stdin()
-            events = self._selector.select(remaining)
+            events = self._selector.select(min(remaining, EXIT_POLL_S))
             if not events:
-                raise AdapterFault("timeout", self._timeout_detail(timeout))
+                if deadline - time.monotonic() <= 0:
+                    raise AdapterFault("timeout", self._timeout_detail(timeout))
+                continue
             if any(key.fd == self._stdin_fd for key, _ in events):
                 self._pump()
             if not any(key.fd == self._stdout_fd for key, _ in events):
@@ -142,6 +227,10 @@ class AdapterProcess:
                     raise AdapterFault("not-json", f"reply ends before its newline: {shown!r}")
 
     def stderr_tail(self) -> str:
+        if self._exit_code is not None or self._eof:
+            # The last lines of a crashed adapter may still be in the pipe: give the
+            # drain thread a moment, never longer (a child may hold stderr open).
+            self._stderr_done.wait(STDERR_SETTLE_S)
         with self._stderr_lock:
             data = b"".join(self._stderr_tail)[-STDERR_TAIL_BYTES:]
         return data.decode("utf-8", "replace")
@@ -206,7 +295,7 @@ class AdapterProcess:
         line = self._next_line(timeout)
         if line is None:
             try:
-                code: int | str = self._process.wait(timeout=5)
+                code: int | str = self._process.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 code = "unknown (stdout closed, process still running)"
             raise AdapterFault("crashed", f"adapter exited with code {code}")
@@ -218,21 +307,37 @@ class AdapterProcess:
             shown = line[:120].decode("utf-8", "replace")
             raise AdapterFault("not-json", f"reply is not a JSON line: {shown!r}") from None
 
-    def kill(self) -> None:
-        if self._process.poll() is None:
-            try:
-                os.killpg(self._process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self._process.kill()
-        self._process.wait()
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def kill(self, grace: float = process_tree.KILL_GRACE_S) -> None:
+        """End the adapter and everything it started: TERM, then KILL after ``grace``.
+
+        Safe to call twice; never blocks on a pipe a leftover child holds.
+        """
+        if self._ended:
+            return
+        self._ended = True
+        _LIVE.discard(self)
+        spare = frozenset(other.pid for other in _LIVE)
+        process_tree.terminate(process_tree.Tree(self._process.pid, self.token, spare), grace)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(timeout=grace)  # a zombie by now: the tree was KILLed
         self._selector.close()
-        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
+        with contextlib.suppress(OSError):
+            os.write(self._wake_write, b"x")  # the stderr thread closes stderr itself
+        with contextlib.suppress(OSError):
+            os.close(self._wake_write)
+        # Only this thread reads stdout and writes stdin: closing them cannot wait.
+        for stream in (self._process.stdin, self._process.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
 
-    def stop(self, grace: float = 2.0) -> None:
-        """Ask politely with ``stop``, then kill if the adapter lingers."""
+    # WARNING: spec/conformance-protocol.md (PROTO-STOP-1) states this grace; change both together.
+    def stop(self, grace: float = STOP_GRACE_S) -> None:
+        """Ask politely with ``stop``, then end the adapter's tree if anything lingers."""
         try:
             self.send({"cmd": "stop"})
             if self.flush(grace):
@@ -242,3 +347,20 @@ class AdapterProcess:
         except (AdapterFault, OSError, subprocess.TimeoutExpired):
             pass
         self.kill()
+
+
+def split_command(command: str) -> list[str]:
+    """The adapter command as a program and its arguments, split as a POSIX shell would."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as error:  # an unbalanced quote, a trailing backslash
+        raise AdapterFault("bad-command", f"cannot split the adapter command: {error}") from None
+    if not argv:
+        raise AdapterFault("no-command", "the adapter command is empty")
+    return argv
+
+
+def kill_all() -> None:
+    """End every adapter still running: the last thing an interrupted or failed run does."""
+    for process in list(_LIVE):
+        process.kill()

@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from inboxspec.conformance.casefiles import Case
+from inboxspec.conformance.casefiles import Case, CaseFileError, case_files, read_case_file
+from inboxspec.conformance.interrupts import RunInterrupted, raise_if_interrupted
 from inboxspec.conformance.progress import Progress
 from inboxspec.conformance.runner import (
     ERROR,
@@ -51,9 +52,11 @@ from inboxspec.conformance.runner import (
     RunReport,
     Session,
     UnusableRun,
+    end_session,
     run_cases,
     unsupported_reason,
 )
+from inboxspec.spec import index as spec_index
 
 # Candidate runs allowed while shrinking one failure (each is one round trip).
 DEFAULT_SHRINK_BUDGET = 1000
@@ -79,6 +82,8 @@ class FuzzTarget(Protocol):
     def run_case(self) -> CaseRunner: ...
     @property
     def fuzz(self) -> Generator: ...
+    @property
+    def cases(self) -> Path: ...
     @property
     def generated_cases(self) -> Path: ...
 
@@ -133,6 +138,8 @@ class Shrunk:
 class FuzzRun:
     results: list[CaseResult] = field(default_factory=list)
     shrunk: list[Shrunk] = field(default_factory=list)
+    # The signal that ended the run early (PROTO-SIG-1); results and shrunk are those so far.
+    interrupted: str | None = None
 
 
 class _Sender:
@@ -146,16 +153,29 @@ class _Sender:
         self.seq = first_seq
         self.progress = progress  # told of each result of a run with ``shown=True``
 
-    def run(self, cases: list[Case], shown: bool = False) -> list[CaseResult]:
+    def run(self, cases: list[Case], reported: list[CaseResult] | None = None,
+            shown: bool = False) -> list[CaseResult]:
+        """The results in the cases' order; with ``reported``, each is also appended there
+        as soon as it and every case before it are known, so an interrupted run keeps them."""
         work = []
         for case in cases:
             self.seq += 1
             work.append((self.seq, case))
         results: dict[int, CaseResult] = {}
+        position: dict[int, int] = {}  # where in ``reported`` each seq's result went
+        next_index = 0
         for seq, result in run_cases(self.session, work, self.timeout, self.window):
             results[seq] = result
             if shown and self.progress is not None:
                 self.progress.finished(result.case.machine, result.case.id)
+            if reported is None:
+                continue
+            if seq in position:  # a duplicate reply replaced a result already reported
+                reported[position[seq]] = result
+            while next_index < len(work) and work[next_index][0] in results:
+                position[work[next_index][0]] = len(reported)
+                reported.append(results[work[next_index][0]])
+                next_index += 1
         return [results[seq] for seq, _ in work]
 
 
@@ -163,13 +183,29 @@ def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int,
          timeout: float, window: int, without_features: Sequence[str] = (),
          shrink_budget: int = DEFAULT_SHRINK_BUDGET,
          shrink_seconds: float = DEFAULT_SHRINK_SECONDS, progress: Progress | None = None) -> FuzzRun:
-    """Run ``count`` random cases per target through the adapter and shrink failures."""
+    """Run ``count`` random cases per target through the adapter and shrink failures.
+
+    A signal ends it early (PROTO-SIG-1): the run holds every result reported so
+    far, and the failure being shrunk is reported unshrunk.
+    """
     run = FuzzRun()
+    try:
+        _fuzz_targets(run, session, targets, count, seed, timeout, window, without_features,
+                      shrink_budget, shrink_seconds, progress)
+    except RunInterrupted as interruption:
+        run.interrupted = interruption.signal_name
+    return run
+
+
+def _fuzz_targets(run: FuzzRun, session: Session, targets: Sequence[FuzzTarget], count: int,
+                  seed: int, timeout: float, window: int, without_features: Sequence[str],
+                  shrink_budget: int, shrink_seconds: float, progress: Progress | None) -> None:
     sender = _Sender(session, timeout, window, first_seq=0, progress=progress)
     for target in sorted(targets, key=lambda t: t.name):
         rng = machine_rng(seed, target.name)
         cases = []
         for index in range(1, count + 1):
+            raise_if_interrupted()  # generating many cases takes a while: a signal ends it too
             try:
                 config, steps = target.fuzz(rng)
                 cases.append(expected_case(target, f"{target.name}/fuzz-{seed}-{index}",
@@ -187,8 +223,7 @@ def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int,
                 run.results.append(CaseResult(case, SKIP, reason))
                 if progress is not None:
                     progress.finished(target.name, case.id)
-        results = sender.run(to_send, shown=True)
-        run.results.extend(results)
+        results = sender.run(to_send, reported=run.results, shown=True)
         failures = [r for r in results if r.outcome in (FAIL, ERROR)]
         for failure in failures[:SHRUNK_PER_MACHINE]:
             if progress is not None:
@@ -196,7 +231,6 @@ def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int,
             run.shrunk.append(_shrink(sender, target, failure, seed, shrink_budget, shrink_seconds))
             if progress is not None:
                 progress.set_phase("")
-    return run
 
 
 def signature(result: CaseResult) -> tuple[Any, ...]:
@@ -381,13 +415,16 @@ def case_file(target: FuzzTarget, case: Case, seed: int, detail: str) -> dict[st
 
     It cites the requirements of the generated transition cases that end in the
     same event with the same non-numeric outputs as the failing step: the spec
-    rules that decide that output.
+    rules that decide that output. A case that reduces to a config error cites
+    what every bundled case expecting that config error cites. It never cites a
+    placeholder: failing all else, the machine's bundled cases of that event,
+    then the spec's first requirement (PROTO-FUZZ-3; a reviewer checks them).
     """
     entry: dict[str, Any] = {
         "id": case.id,
         "description": f"Random trace {case.id.rsplit('-', 1)[-1]} of conform --fuzz --seed {seed}"
                        " replays with exact outputs",
-        "requirements": _citations(target, case, detail) or ["TODO-CITE-1"],
+        "requirements": _citations(target, case, detail) or _fallback_citations(target, case),
     }
     if case.features:
         entry["features"] = list(case.features)
@@ -406,8 +443,38 @@ def _shape(output: Any) -> Any:
     return output
 
 
+def _bundled_cases(target: FuzzTarget) -> list[Case]:
+    cases: list[Case] = []
+    for path in case_files([target.cases]):
+        try:
+            cases.extend(read_case_file(path))
+        except CaseFileError:
+            continue  # lint names it; citations come from the files that read
+    return cases
+
+
+def _config_error_citations(target: FuzzTarget, code: str) -> list[str]:
+    """The requirements that every bundled case expecting this config error cites (else any cites)."""
+    alike = [c.requirements for c in _bundled_cases(target) if c.expect_config_error == code]
+    if not alike:
+        return []
+    common = [r for r in alike[0] if all(r in other for other in alike[1:])]
+    return common or sorted({r for requirements in alike for r in requirements})
+
+
+def _fallback_citations(target: FuzzTarget, case: Case) -> list[str]:
+    events = {step["event"] for step in case.steps}
+    cited: list[str] = []
+    for bundled in _bundled_cases(target):
+        if events & {step.get("event") for step in bundled.steps}:
+            cited.extend(r for r in bundled.requirements if r not in cited)
+    return cited or spec_index.requirements(target.name)[:1]
+
+
 def _citations(target: FuzzTarget, case: Case, detail: str) -> list[str]:
-    if case.expect_config_error is not None or not case.steps:
+    if case.expect_config_error is not None:
+        return _config_error_citations(target, case.expect_config_error)
+    if not case.steps:
         return []
     match = FAILING_STEP.match(detail)
     index = int(match[1]) if match else len(case.steps) - 1
@@ -428,12 +495,18 @@ def conform_fuzz(command: str, targets: Sequence[FuzzTarget], count: int, seed: 
                  timeout: float, start_timeout: float, max_line_bytes: int, window: int,
                  without_features: Sequence[str] = (), coverage: Coverage | None = None,
                  shrink_budget: int = DEFAULT_SHRINK_BUDGET,
-                 shrink_seconds: float = DEFAULT_SHRINK_SECONDS, progress: bool = False) -> RunReport:
-    """The fuzz run as a report like any other, with the shrunk failures under ``fuzz``."""
+                 shrink_seconds: float = DEFAULT_SHRINK_SECONDS, progress: bool = False,
+                 seed_drawn: bool = False) -> RunReport:
+    """The fuzz run as a report like any other, with the shrunk failures under ``fuzz``.
+
+    ``seed_drawn`` says that no ``--seed`` was given and the seed was drawn at
+    random for this run (PROTO-FUZZ-4); the report carries it either way.
+    """
     began = time.monotonic()
     session = Session(command, start_timeout, max_line_bytes)
     session.start()
     shown = Progress({t.name: count for t in targets}, enabled=progress)
+    run = FuzzRun()
     try:
         shown.start()
         run = fuzz(session, targets, count, seed, timeout=timeout, window=window,
@@ -441,9 +514,10 @@ def conform_fuzz(command: str, targets: Sequence[FuzzTarget], count: int, seed: 
                    shrink_seconds=shrink_seconds, progress=shown)
     finally:
         shown.close()
-        session.stop()
-    extra = {"fuzz": {"seed": seed, "count": count,
+        # The fixture directories of every case sent are removed here too (PROTO-FIX-1).
+        end_session(session, interrupted=run.interrupted is not None)
+    extra = {"fuzz": {"seed": seed, "seed_drawn": seed_drawn, "count": count,
                       "shrunk": [s.as_json() for s in run.shrunk]}}
     return RunReport(session.implementation, run.results, session.restarts,
                      time.monotonic() - began, coverage or Coverage(),
-                     tuple(sorted(t.name for t in targets)), extra)
+                     tuple(sorted(t.name for t in targets)), extra, interrupted=run.interrupted)

@@ -25,6 +25,8 @@ import collections
 import dataclasses
 import fnmatch
 import json
+import math
+import secrets
 import sys
 import time
 from collections import Counter, defaultdict
@@ -36,10 +38,13 @@ from typing import Any
 
 import fastjsonschema
 
-from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess
+from inboxspec.conformance import process_tree
+from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess, kill_all, split_command
 from inboxspec.conformance.casefiles import Case, CaseFileError, load_cases
 from inboxspec.conformance.compare import Difference, find_difference
 from inboxspec.conformance.fixtures import FixturePool
+from inboxspec.conformance.interrupts import RunInterrupted, interruptible, raise_if_interrupted, received
+from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 from inboxspec.conformance.progress import Progress
 
 PROTOCOL_VERSION = 1
@@ -49,6 +54,11 @@ DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
 # Run requests in flight at once. Overlapping the adapter's work with the
 # runner's checking is what keeps the protocol path near in-process speed.
 DEFAULT_WINDOW = 16
+# WARNING: spec/conformance-protocol.md (PROTO-CLI-1, PROTO-FUZZ-4) states these two; change both together.
+# The largest number of seconds any option takes: a day. Past it a timer overflows the
+# system's (select takes no 1e300), and nothing the runner waits for needs longer.
+MAX_SECONDS = 86400.0
+FUZZ_SEED_BITS = 32
 
 # Outcomes of one case.
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
@@ -152,6 +162,13 @@ class Session:
         except AdapterFault as fault:
             raise UnusableRun(f"the adapter did not start ({fault.detail})") from fault
         try:
+            self._handshake(process)
+        except BaseException:
+            process.kill()  # a failed or interrupted start leaves nothing running
+            raise
+
+    def _handshake(self, process: AdapterProcess) -> None:
+        try:
             process.send({"cmd": "start", "version": PROTOCOL_VERSION})
             reply = process.receive(self.start_timeout)
             problem = _protocol_problem(START_REPLY, reply)
@@ -179,6 +196,12 @@ class Session:
     def stop(self) -> None:
         if self.process is not None:
             self.process.stop()
+            self.process = None
+
+    def kill(self) -> None:
+        """End the adapter's tree at once, without asking: an interrupted run."""
+        if self.process is not None:
+            self.process.kill()
             self.process = None
 
 
@@ -241,9 +264,14 @@ def _timed(result: CaseResult, sent_at: float | None) -> CaseResult:
 
 
 def _answered_before(reply: Any, answered: dict[int, Case]) -> tuple[int, Case] | None:
-    """The earlier case this reply answers again, if it echoes an answered ``seq``."""
+    """The earlier case this reply answers again: it echoes that case's ``seq`` *and* id.
+
+    A reply with an answered ``seq`` and some other id is no second answer to
+    anything: it is a wrong reply to the case being waited for, which takes
+    the blame (PROTO-RUN-4).
+    """
     seq = reply.get("seq") if isinstance(reply, dict) else None
-    if type(seq) is int and seq in answered:
+    if type(seq) is int and seq in answered and reply.get("id") == answered[seq].id:
         return seq, answered[seq]
     return None
 
@@ -266,6 +294,7 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
     answered: dict[int, Case] = {}
     sent_at: dict[int, float] = {}  # per-case timing (CaseResult.seconds): the latest send
     while pending or in_flight:
+        raise_if_interrupted()
         while pending and len(in_flight) < window:
             seq, case = pending[0]
             assert session.process is not None
@@ -336,6 +365,8 @@ class RunReport:
     # so that a machine with nothing executed still gets its row.
     machines: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    # The signal that ended the run early (PROTO-SIG-1): the results are those so far.
+    interrupted: str | None = None
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Per machine: executed, passed, failed, errored, skipped, expected failures."""
@@ -371,11 +402,14 @@ class RunReport:
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.coverage_problems()
+        return not self.failed and not self.coverage_problems() and self.interrupted is None
 
     @property
     def exit_code(self) -> int:
-        """1 for any failure; otherwise 2 when the run proves too little; else 0."""
+        """128 + the signal for an interrupted run; 1 for any failure; otherwise 2 when the
+        run proves too little; else 0."""
+        if self.interrupted is not None:
+            return interrupt_exit_code(self.interrupted)
         if self.failed:
             return 1
         return 2 if self.coverage_problems() else 0
@@ -393,6 +427,7 @@ class RunReport:
             "restarts": self.restarts,
             "seconds": round(self.seconds, 3),
             "results": [r.as_json() for r in self.results],
+            "interrupted": self.interrupted,
             **self.extra,
         }
 
@@ -416,6 +451,7 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
     shown = Progress(Counter(c.machine for c in chosen), enabled=progress)
     for seq, result in results.items():
         shown.finished(result.case.machine, seq)
+    interrupted: str | None = None
     try:
         shown.start()
         for seq, result in run_cases(session, work, timeout, window):
@@ -428,13 +464,28 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
                           else dataclasses.replace(result, outcome=EXPECTED_FAIL))
             results[seq] = result
             shown.finished(case.machine, seq)
+    except RunInterrupted as interruption:  # PROTO-SIG-1: what ran so far is still reported
+        interrupted = interruption.signal_name
     finally:
         shown.close()
-        session.stop()
-        _FIXTURES.close()
+        end_session(session, interrupted=interrupted is not None)
     ordered = [results[seq] for seq in sorted(results)]
     return RunReport(session.implementation, ordered, session.restarts, time.monotonic() - began,
-                     coverage, tuple(sorted({c.machine for c in chosen})))
+                     coverage, tuple(sorted({c.machine for c in chosen})), interrupted=interrupted)
+
+
+def end_session(session: Session, *, interrupted: bool) -> None:
+    """The end of every run, however it ends: the adapter's tree gone, every fixture removed.
+
+    An interrupted run does not ask the adapter to stop; it ends its tree at once.
+    """
+    try:
+        if interrupted:
+            session.kill()
+        else:
+            session.stop()
+    finally:
+        _FIXTURES.close()
 
 
 def print_report(report: RunReport) -> None:
@@ -465,7 +516,8 @@ def print_report(report: RunReport) -> None:
         print(json.dumps(shrunk["case_file"], indent=2, ensure_ascii=False))
     for problem in report.coverage_problems():
         print(f"\nNOT A PASS: {problem}")
-    verdict = {0: "ok", 1: "FAILED", 2: "UNUSABLE (nothing proven)"}[report.exit_code]
+    verdict = (f"INTERRUPTED by {report.interrupted} (the results so far)" if report.interrupted
+               else {0: "ok", 1: "FAILED", 2: "UNUSABLE (nothing proven)"}[report.exit_code])
     print(f"\nconform: {verdict} in {report.seconds:.2f}s")
 
 
@@ -490,8 +542,39 @@ def _registered_machines(required: Iterable[str], chosen: Sequence[str] = ()) ->
     return [machines.get(name) for name in sorted(set(chosen))] if chosen else machines.all_machines()
 
 
+def unusable_report(message: str, problems: Sequence[str] | None = None,
+                    **marks: Any) -> dict[str, Any]:
+    """The ``--json`` report of a run that could not run (exit 2, or a signal before any case)."""
+    return {"ok": False, "unusable": message, "problems": list(problems or [message]), **marks}
+
+
 def _command(args: argparse.Namespace) -> int:
     _safe_output()
+    # Orphans of the adapter's tree are re-parented to the runner, where they are found (PROTO-PROC-1).
+    process_tree.become_subreaper()
+    with interruptible():
+        try:
+            return _run_command(args)
+        except RunInterrupted as interruption:  # before any case ran: during start, say
+            name = interruption.signal_name
+            if args.json:
+                print(json.dumps(unusable_report(f"interrupted by {name} before any case ran",
+                                                 interrupted=name), indent=2))
+            print(f"inboxspec conform: interrupted by {name} before any case ran", file=sys.stderr)
+            return interruption.exit_code
+        except Exception as error:
+            message = f"internal error: {type(error).__name__}: {error}"
+            if args.json:
+                print(json.dumps(unusable_report(message), indent=2))
+            print(f"inboxspec conform: {message}", file=sys.stderr)
+            return 2
+        finally:
+            # Whatever ended the run, nothing it started outlives it (PROTO-PROC-1, PROTO-FIX-1).
+            kill_all()
+            _FIXTURES.close()
+
+
+def _run_command(args: argparse.Namespace) -> int:
     coverage = Coverage(require=tuple(args.require), min_executed=args.min_executed)
     try:
         targets = _registered_machines(args.require, args.machine)
@@ -504,12 +587,18 @@ def _command(args: argparse.Namespace) -> int:
                                               ("--skip-file", args.skip_file)) if given]
             if fixed:
                 raise UnusableRun(f"--fuzz sends random cases; it does not take {', '.join(fixed)}")
-
-            report = conform_fuzz(args.adapter, targets, args.fuzz, args.seed, timeout=args.timeout,
+            seed_drawn = args.seed is None
+            # PROTO-FUZZ-4: unless asked for, the seed is one the adapter cannot know in advance.
+            seed = secrets.randbits(FUZZ_SEED_BITS) if seed_drawn else args.seed
+            print(f"inboxspec conform: fuzz seed {seed}"
+                  + (f" (drawn at random; replay with --seed {seed})" if seed_drawn else ""),
+                  file=sys.stderr)
+            report = conform_fuzz(args.adapter, targets, args.fuzz, seed, timeout=args.timeout,
                                   start_timeout=args.start_timeout,
                                   max_line_bytes=args.max_line_bytes, window=args.window,
                                   without_features=args.without_feature, coverage=coverage,
-                                  shrink_seconds=args.shrink_seconds, progress=progress)
+                                  shrink_seconds=args.shrink_seconds, progress=progress,
+                                  seed_drawn=seed_drawn)
         else:
             cases = load_cases(args.cases or [t.cases for t in targets])
             if args.machine:
@@ -524,10 +613,12 @@ def _command(args: argparse.Namespace) -> int:
     except (UnusableRun, CaseFileError) as error:
         problems = error.problems if isinstance(error, CaseFileError) else [str(error)]
         if args.json:
-            print(json.dumps({"ok": False, "unusable": str(error), "problems": problems}, indent=2))
+            print(json.dumps(unusable_report(str(error), problems), indent=2))
         print(f"inboxspec conform: {error}", file=sys.stderr)
         _write_junit_report(args, None, problems)
         return 2
+    if report.interrupted is None and received() is not None:
+        report.interrupted = received()  # the signal came while the run was ending anyway
     junit_written = _write_junit_report(args, report)
     if args.json:
         print(json.dumps(report.as_json(), indent=2))
@@ -535,6 +626,10 @@ def _command(args: argparse.Namespace) -> int:
         print_report(report)
     for problem in report.coverage_problems():
         print(f"inboxspec conform: not a pass: {problem}", file=sys.stderr)
+    if report.interrupted is not None:
+        print(f"inboxspec conform: interrupted by {report.interrupted}: {len(report.results)} "
+              "case(s) reported; the adapter's processes and the fixture directories are gone",
+              file=sys.stderr)
     return report.exit_code if junit_written else 2
 
 
@@ -555,7 +650,8 @@ def _write_junit_report(args: argparse.Namespace, report: RunReport | None,
 
 def add_conform_parser(commands: Any) -> None:
     parser = commands.add_parser("conform", help="run the conformance cases through an adapter")
-    parser.add_argument("--adapter", required=True, help='the adapter command, e.g. "node adapter.mjs"')
+    parser.add_argument("--adapter", required=True, type=_adapter_command,
+                        help='the adapter command, split as a POSIX shell would, e.g. "node adapter.mjs"')
     parser.add_argument("--cases", action="append", type=Path, default=[],
                         help="a case directory or file (repeatable; default: the bundled cases)")
     parser.add_argument("--run", action="append", default=[], metavar="GLOB",
@@ -568,11 +664,11 @@ def add_conform_parser(commands: Any) -> None:
                         help="treat this feature as unsupported: its cases are skipped")
     parser.add_argument("--skip-file", action="append", type=Path, default=[],
                         help="known failures, one id glob a line; each must still fail")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S,
                         help="seconds per case (default %(default)s)")
-    parser.add_argument("--start-timeout", type=float, default=DEFAULT_START_TIMEOUT_S,
+    parser.add_argument("--start-timeout", type=_seconds, default=DEFAULT_START_TIMEOUT_S,
                         help="seconds for the start handshake (default %(default)s)")
-    parser.add_argument("--max-line-bytes", type=int, default=DEFAULT_MAX_LINE_BYTES,
+    parser.add_argument("--max-line-bytes", type=_positive_int, default=DEFAULT_MAX_LINE_BYTES,
                         help="longest reply line accepted (default %(default)s)")
     parser.add_argument("--window", type=_positive_int, default=DEFAULT_WINDOW,
                         help="run requests in flight at once; 1 is strictly one at a time "
@@ -590,9 +686,10 @@ def add_conform_parser(commands: Any) -> None:
                         help="instead of the bundled cases, send N random cases per machine, "
                              "expected outputs from the reference; failures are shrunk and "
                              "printed as case files")
-    parser.add_argument("--seed", type=_natural_int, default=0,
-                        help="seed of --fuzz (default %(default)s); a seed gives the same cases")
-    parser.add_argument("--shrink-seconds", type=float, default=120.0,
+    parser.add_argument("--seed", type=_natural_int, default=None,
+                        help="seed of --fuzz (default: a fresh one drawn at random and printed); "
+                             "a seed gives the same cases")
+    parser.add_argument("--shrink-seconds", type=_seconds, default=120.0,
                         help="wall-clock cap on shrinking one fuzz failure (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="machine-readable report")
     parser.add_argument("--junit", type=Path, default=None, metavar="FILE",
@@ -601,15 +698,47 @@ def add_conform_parser(commands: Any) -> None:
     parser.set_defaults(func=_command)
 
 
+def _shown(text: str) -> str:
+    """An argument as a message quotes it: at most 40 characters of it."""
+    return repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text)} characters)"
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {_shown(text)}") from None
+
+
+def _seconds(text: str) -> float:
+    """A number of seconds: finite, above 0, at most MAX_SECONDS (``nan``, ``inf``, ``1e300`` are not)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {_shown(text)}") from None
+    if not math.isfinite(value) or not 0 < value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0 and at most "
+                                         f"{MAX_SECONDS:g}, not {_shown(text)}")
+    return value
+
+
+def _adapter_command(text: str) -> str:
+    try:
+        split_command(text)
+    except AdapterFault as fault:
+        raise argparse.ArgumentTypeError(fault.detail) from None
+    return text
+
+
 def _positive_int(text: str) -> int:
-    value = int(text)
+    value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
 
 
 def _natural_int(text: str) -> int:
-    value = int(text)
+    value = _integer(text)
     if value < 0:
         raise argparse.ArgumentTypeError("must be at least 0")
     return value

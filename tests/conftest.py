@@ -3,6 +3,9 @@
 Hypothesis profiles: ``ci`` (default) is bounded so CI stays well under its
 budget; ``deep`` runs many more and longer examples. Choose with
 ``HYPOTHESIS_PROFILE=deep pytest``.
+
+The session checks itself at its end: no fixture directory and no adapter
+process may outlive it (``tests/session_hygiene.py``).
 """
 
 from __future__ import annotations
@@ -10,6 +13,10 @@ from __future__ import annotations
 import os
 
 from hypothesis import HealthCheck, settings
+
+from tests.session_hygiene import pytest_configure, pytest_sessionfinish
+
+__all__ = ["pytest_configure", "pytest_sessionfinish"]  # hooks of this conftest, defined there
 
 # What the profiles share: stateful runs vary in speed, so no per-example deadline.
 COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}

@@ -397,7 +397,7 @@ def test_fuzz_passes_the_reference() -> None:
     code, report, output = conform("--adapter", REFERENCE, "--fuzz", "300", "--seed", "7")
     assert code == 0 and report is not None, output
     assert report["machines"]["wake-gate"]["executed"] == 300
-    assert report["fuzz"] == {"seed": 7, "count": 300, "shrunk": []}
+    assert report["fuzz"] == {"seed": 7, "seed_drawn": False, "count": 300, "shrunk": []}
 
 
 @pytest.mark.skipif(NODE is None and not os.environ.get("CI"), reason="node is not installed")

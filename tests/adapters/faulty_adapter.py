@@ -83,6 +83,8 @@ for line in sys.stdin:
             reply.pop("seq")
         if fault == "other-case":
             reply["id"] = "wake-gate/defaults"
+        if fault == "stale-seq":  # seq 1 (answered long ago) with yet another case's id
+            reply["seq"], reply["id"] = 1, "wake-gate/defaults"
         if fault == "wrong-outputs":
             reply["result"]["outputs"] = reply["result"]["outputs"][:-1]
         if fault == "enormous-line":

@@ -1,0 +1,75 @@
+"""SIGINT, SIGTERM and SIGHUP end a conformance run cleanly (PROTO-SIG-1).
+
+A handler that raised wherever the signal landed could cut a fixture's
+layout or an adapter's kill in half. These handlers only record the signal;
+the runner raises :class:`RunInterrupted` at the points where it waits (each
+turn of a wait for a reply, each case sent), at most ``EXIT_POLL_S`` after the
+signal. The run then ends its adapter's tree, removes its fixture
+directories and reports what it has, marked interrupted. A second signal
+while that happens is ignored: the cleanup is bounded (the kill grace).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+# WARNING: spec/conformance-protocol.md (PROTO-SIG-1) gives these signals and their exit codes
+# (128 + the signal's number); change both together.
+INTERRUPTING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class RunInterrupted(BaseException):
+    """A signal asked the run to end. A BaseException, so that no ``except Exception`` eats it."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.signal_name)
+
+
+def exit_code(signal_name: str) -> int:
+    """128 plus the signal's number, as a shell reports a process the signal ended."""
+    return 128 + int(signal.Signals[signal_name])
+
+
+_received: list[str] = []
+
+
+def _record(signum: int, _frame: FrameType | None) -> None:
+    if not _received:
+        _received.append(signal.Signals(signum).name)
+
+
+def raise_if_interrupted() -> None:
+    """Raise :class:`RunInterrupted` once a signal has arrived (once: cleanup is not interrupted)."""
+    if len(_received) == 1:
+        _received.append("raised")
+        raise RunInterrupted(_received[0])
+
+
+def received() -> str | None:
+    """The name of the signal that interrupted the run, if one did."""
+    return _received[0] if _received else None
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Record the interrupting signals for the duration; restore the previous handlers after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals go to the main thread only; a run in another thread keeps the defaults
+        return
+    _received.clear()
+    previous = {signum: signal.signal(signum, _record) for signum in INTERRUPTING_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        _received.clear()

@@ -1,0 +1,211 @@
+"""Finding and ending every process an adapter started, including those that escaped its group.
+
+The adapter runs in a session of its own (``start_new_session``), so one
+``killpg`` reaches the adapter and every child that stayed in its process
+group. A hostile or careless adapter can do more: a child may move to another
+group of the session (``setpgid``), start a session of its own (``setsid``),
+double-fork into a daemon whose parent exits, close its stdio, or clear its
+environment. What the runner does against each (spec/conformance-protocol.md,
+*Processes*; conformance/WRITING-AN-ADAPTER.md, *Threat model: adapters and
+the runner*):
+
+- **subreaper**: the runner marks itself ``PR_SET_CHILD_SUBREAPER`` (Linux,
+  through ``prctl``), so an orphan of the adapter's tree is re-parented to the
+  runner rather than to init, and stays findable by its parent pid;
+- **session**: a descendant that did not call ``setsid`` keeps the adapter's
+  session id, whatever group it moved to;
+- **token**: every adapter gets a fresh random ``INBOXSPEC_ADAPTER_TOKEN`` in
+  its environment, inherited by what it starts unless it clears it;
+- **tree**: every descendant, through parent pids, of a process found so.
+
+A descendant that both calls ``setsid`` and clears its environment is still
+either the child of a living process of the tree or, once its parent is gone,
+a child of the runner in a session that is not the runner's: found. The
+residual limit is a process the adapter has *another* program start (a
+service manager, ``at``, a container daemon, ``ssh`` to this machine): it is
+no descendant, carries no token, and this module cannot see it.
+
+Without ``/proc`` (not Linux) only the process group is reached.
+
+Two other designs were weighed. A cgroup v2 per adapter (``cgroup.kill``)
+would also stop a fork bomb outright, but needs root *and* a writable,
+delegated cgroup hierarchy, which containers and CI runners often do not
+give; the runner would still need this module where it is missing, and the
+tests could prove the cgroup path only on some machines. A token alone misses
+whatever clears its environment. The subreaper with the session and the token
+works unprivileged and is proven by ``tests/test_conform_process.py`` against
+every kind of ``tests/adapters/leftover.py``; what it leaves is the residual
+limit above, and a fork bomb that outruns the KILL loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+TOKEN_VARIABLE = "INBOXSPEC_ADAPTER_TOKEN"
+# WARNING: spec/conformance-protocol.md (PROTO-PROC-2) states this grace; change both together.
+KILL_GRACE_S = 1.0
+_POLL_S = 0.01
+PR_SET_CHILD_SUBREAPER = 36
+PROC = Path("/proc")
+
+
+def become_subreaper() -> bool:
+    """Adopt the orphans of every descendant (Linux); False where the system has no such thing."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    state: str
+
+
+def process_info(pid: int) -> ProcessInfo | None:
+    """One process as ``/proc/PID/stat`` gives it; None once it is gone."""
+    try:
+        stat = (PROC / str(pid) / "stat").read_bytes()
+    except OSError:
+        return None
+    # The command name is in parentheses and may itself hold spaces and parentheses.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    try:
+        return ProcessInfo(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode())
+    except (IndexError, ValueError):
+        return None
+
+
+def all_processes() -> dict[int, ProcessInfo]:
+    found: dict[int, ProcessInfo] = {}
+    try:
+        names = os.listdir(PROC)
+    except OSError:
+        return found
+    for name in names:
+        if name.isdigit():
+            info = process_info(int(name))
+            if info is not None:
+                found[info.pid] = info
+    return found
+
+
+def has_token(pid: int, variable: str, token: str) -> bool:
+    try:
+        environment = (PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return False
+    return f"{variable}={token}".encode() in environment.split(b"\0")
+
+
+@dataclass
+class Tree:
+    """What identifies one adapter's processes: its pid (= group and session id) and token."""
+
+    root: int
+    token: str
+    # Live adapters the runner still needs (a restarted adapter): never collected as orphans.
+    spare: frozenset[int] = frozenset()
+
+    def members(self) -> set[int]:
+        """Every live (not zombie) process of the tree, by the four rules of the module docstring."""
+        table = all_processes()
+        runner = os.getpid()
+        runner_sid = os.getsid(0)
+        found = {
+            info.pid for info in table.values()
+            if info.pid != runner and info.pid not in self.spare and (
+                info.sid == self.root or info.pgid == self.root
+                or (info.ppid == runner and info.sid != runner_sid)
+                or has_token(info.pid, TOKEN_VARIABLE, self.token))
+        }
+        if self.root in table:
+            found.add(self.root)
+        children: dict[int, list[int]] = {}
+        for info in table.values():
+            children.setdefault(info.ppid, []).append(info.pid)
+        frontier = list(found)
+        while frontier:
+            for child in children.get(frontier.pop(), ()):
+                if child not in found and child != runner and child not in self.spare:
+                    found.add(child)
+                    frontier.append(child)
+        return {pid for pid in found if table[pid].state != "Z"}
+
+
+def _signal_all(pids: Iterable[int], group: int, signum: int) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(group, signum)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signum)
+
+
+def reap_adopted(keep: Iterable[int]) -> None:
+    """Collect the exit status of orphans re-parented to the runner, never blocking.
+
+    Only zombies whose parent is the runner, in a session other than the
+    runner's, are collected, except ``keep``: the adapters whose status their
+    ``subprocess.Popen`` still reads.
+    """
+    runner, runner_sid, kept = os.getpid(), os.getsid(0), set(keep)
+    for info in all_processes().values():
+        if info.ppid == runner and info.state == "Z" and info.sid != runner_sid and info.pid not in kept:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(info.pid, os.WNOHANG)
+
+
+def terminate(tree: Tree, grace: float = KILL_GRACE_S) -> list[int]:
+    """TERM every process of the tree, KILL what is left after ``grace`` seconds.
+
+    Returns the pids that were still alive when KILL was sent (for tests and
+    messages). Never waits on a pipe; waits at most ``grace`` plus a moment
+    for the KILLed processes to go.
+    """
+    if not PROC.is_dir():
+        return _terminate_group(tree.root, grace)
+    keep = {tree.root, *tree.spare}
+    members = tree.members()
+    _signal_all(members, tree.root, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while members and time.monotonic() < deadline:
+        time.sleep(_POLL_S)
+        reap_adopted(keep)
+        members = tree.members()  # rescanned: a TERMed parent may have left adopted orphans
+    stubborn = sorted(members)
+    # KILL until nothing of the tree is left: a process may fork between two scans.
+    settle = time.monotonic() + grace
+    while members and time.monotonic() < settle:
+        _signal_all(members, tree.root, signal.SIGKILL)
+        time.sleep(_POLL_S)
+        reap_adopted(keep)
+        members = tree.members()
+    reap_adopted(keep)
+    return stubborn
+
+
+def _terminate_group(group: int, grace: float) -> list[int]:
+    """Without ``/proc``: TERM and then KILL the adapter's process group, and nothing else."""
+    _signal_all((), group, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except OSError:
+            return []
+        time.sleep(_POLL_S)
+    _signal_all((), group, signal.SIGKILL)
+    return [group]

@@ -1,0 +1,527 @@
+"""The runner's process side: the adapter's tree, signals, seeds, arguments (issue 16).
+
+Each defect is reproduced as a user meets it: ``inboxspec conform`` run as a
+subprocess against an adapter script of ``tests/adapters/``. What survives a
+run is looked up in ``/proc``: every leftover process records its pid and
+start time (``tests/adapters/leftover.py``), and every run gets a token of its
+own in its environment. Each test names the requirements of
+spec/conformance-protocol.md it shows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.adversarial_adapters import CORPUS, EVERY_LEFTOVER, TRIGGER_ID, Attack
+
+pytestmark = pytest.mark.slow
+
+ADAPTERS = Path(__file__).parent / "adapters"
+HOSTILE = ADAPTERS / "hostile_adapter.py"
+REFERENCE = f"{sys.executable} -m inboxspec.conformance.adapter"
+PROBE = "INBOXSPEC_TEST_PROBE"
+CASES_WITH_TRIGGER = ("--run", "wake-gate/a*", "--timeout", "60")
+# A writer-proofs case well into the machine's cases: the ones before it have passed when it hangs.
+WRITER_TRIGGER = "writer-proofs/floor-checked-first"
+
+
+class Run:
+    """One ``inboxspec conform`` subprocess with its own TMPDIR and probe token."""
+
+    def __init__(self, scratch: Path) -> None:
+        _RUNS.append(self)
+        self.scratch = scratch
+        self.tmpdir = scratch / "tmp"
+        self.tmpdir.mkdir(exist_ok=True)
+        self.token = secrets.token_hex(8)
+        self.record = scratch / "record"
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "TMPDIR": str(self.tmpdir), PROBE: self.token}
+
+    def argv(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "inboxspec", "conform", "--json", *args]
+
+    def __call__(self, *args: str, timeout: float = 120) -> tuple[int, dict[str, Any] | None, str]:
+        process = subprocess.run(self.argv(*args), capture_output=True, text=True, timeout=timeout,
+                                 env=self.env)
+        return process.returncode, _report(process.stdout), process.stdout + process.stderr
+
+    def hostile(self, *options: str) -> str:
+        return f"{sys.executable} {HOSTILE} --record {self.record} " + " ".join(options)
+
+    def survivors(self) -> list[str]:
+        """Every process of this run still alive: recorded leftovers, and anything with its token.
+
+        Each is KILLed once found, so that a failing test leaves nothing behind either.
+        """
+        alive = [(pid, kind) for pid, start, kind in _records(self.record) if _running(pid, start)]
+        marker = f"{PROBE}={self.token}".encode()
+        for name in os.listdir("/proc"):
+            if name.isdigit() and int(name) != os.getpid():
+                try:
+                    environment = Path(f"/proc/{name}/environ").read_bytes()
+                except OSError:
+                    continue
+                if marker in environment.split(b"\0") and _running(int(name), None):
+                    alive.append((int(name), "token"))
+        for pid, _ in alive:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        return [f"{pid} ({kind})" for pid, kind in alive]
+
+    def restarts_saw_alive(self) -> list[Any]:
+        """What each start of the hostile adapter found still alive of the starts before it."""
+        path = Path(f"{self.record}.restarts")
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def fixture_dirs(self) -> list[str]:
+        return sorted(entry for entry in os.listdir(self.tmpdir) if entry.startswith("inboxspec-"))
+
+
+_RUNS: list[Run] = []
+
+
+@pytest.fixture(autouse=True)
+def _end_survivors() -> Iterator[None]:
+    """Whatever a test asserted, what its runs left alive is ended after it."""
+    yield
+    while _RUNS:
+        _RUNS.pop().survivors()
+
+
+def _report(stdout: str) -> dict[str, Any] | None:
+    try:
+        report = json.loads(stdout)
+    except json.JSONDecodeError:
+        return None
+    return report if isinstance(report, dict) else None
+
+
+def _records(path: Path) -> list[tuple[int, str, str]]:
+    if not path.exists():
+        return []
+    return [(int(pid), start, kind) for pid, start, kind in
+            (line.split() for line in path.read_text().splitlines())]
+
+
+def _running(pid: int, starttime: str | None) -> bool:
+    """This very process (not one that reused its pid) is alive and not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return fields[0] != b"Z" and (starttime is None or fields[19].decode() == starttime)
+
+
+def outcome(report: dict[str, Any], case_id: str) -> dict[str, Any]:
+    return next(r for r in report["results"] if r["id"] == case_id)
+
+
+def _wait_for(path: Path, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+# -- The adapter's tree is gone, whatever ends the run --------------------------------------------
+
+SCENARIOS = ("end-of-run", "crash", "timeout", "SIGINT", "SIGTERM", "SIGHUP")
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_no_process_of_the_adapter_survives(scenario: str, tmp_path: Path) -> None:
+    """PROTO-PROC-1, PROTO-PROC-2, PROTO-PROC-3, PROTO-SIG-1, PROTO-FIX-1 (defects 3, 6, 8).
+
+    The adapter leaves one process of every kind behind (leftover.py), on every
+    start; writer-proofs cases give every request a fixture directory. After the
+    run, none of the processes is alive, the restarted adapter found none of
+    its predecessor's alive when it started, and no fixture directory is left.
+    """
+    run = Run(tmp_path)
+    options = [*EVERY_LEFTOVER, f"--trigger={WRITER_TRIGGER}", f"--once={tmp_path / 'once'}"]
+    common = ("--machine", "writer-proofs")
+    began = time.monotonic()
+    if scenario in SCENARIOS[:3]:
+        action = {"end-of-run": "none", "crash": "exit", "timeout": "hang"}[scenario]
+        timeout = "2" if scenario == "timeout" else "60"
+        code, report, output = run("--adapter", run.hostile(*options, f"--on-trigger={action}"),
+                                   *common, "--timeout", timeout)
+        assert report is not None and "Traceback" not in output, output
+        trigger = outcome(report, WRITER_TRIGGER)
+        if scenario == "end-of-run":
+            assert code == 0 and report["ok"] is True, output
+        else:
+            expected = "crashed" if scenario == "crash" else "timeout"
+            assert code == 1 and trigger["detail"].startswith(expected), trigger
+            assert report["totals"]["error"] == 1 and report["restarts"] == 1
+        # An adapter that exits with its children on the pipes is crashed at once, not after a
+        # --timeout of 60 s (defect 3); stopping an adapter with such children does not hang.
+        assert time.monotonic() - began < 30
+        saw = run.restarts_saw_alive()
+        assert saw == [[]] * (1 + report["restarts"]), saw
+    else:
+        hanging = tmp_path / "hanging"
+        process = subprocess.Popen(
+            run.argv("--adapter", run.hostile(*options, "--on-trigger=hang", f"--hanging={hanging}"),
+                     *common, "--timeout", "60", "--window", "1"),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run.env)
+        _wait_for(hanging, 60)
+        assert run.fixture_dirs(), "the hanging case has its fixture directory"
+        process.send_signal(getattr(signal, scenario))
+        stdout, stderr = process.communicate(timeout=30)
+        assert time.monotonic() - began < 60
+        assert "Traceback" not in stderr, stderr
+        assert process.returncode == 128 + getattr(signal, scenario), stderr
+        report = _report(stdout)
+        assert report is not None and report["ok"] is False and report["interrupted"] == scenario, stdout
+        passed_before = [r["id"] for r in report["results"]]
+        assert len(passed_before) >= 7 and WRITER_TRIGGER not in passed_before, passed_before
+        assert report["totals"]["pass"] == len(passed_before)
+        assert f"interrupted by {scenario}" in stderr
+    kinds = {kind for _, _, kind in _records(run.record)}
+    assert kinds == {option.split("=")[1] for option in EVERY_LEFTOVER}, "every leftover started"
+    assert run.survivors() == []
+    assert run.fixture_dirs() == []
+
+
+def test_children_that_closed_their_stdio_are_gone_after_the_run(tmp_path: Path) -> None:
+    """PROTO-PROC-1 (defect 8): a child with its stdio on /dev/null is invisible to the pipes."""
+    run = Run(tmp_path)
+    code, report, output = run("--adapter", run.hostile("--spawn=closed-stdio", "--spawn=daemon"),
+                               "--run", "wake-gate/f1-*")
+    assert code == 0 and report is not None, output
+    assert len(_records(run.record)) == 2
+    assert run.survivors() == []
+
+
+def test_an_adapter_that_ignores_term_is_killed_after_the_grace(tmp_path: Path) -> None:
+    """PROTO-PROC-2: TERM first, KILL after the grace; the run waits no longer than that."""
+    from inboxspec.conformance.process_tree import KILL_GRACE_S
+
+    run = Run(tmp_path)
+    began = time.monotonic()
+    code, _, output = run("--adapter", run.hostile("--spawn=ignores-term"), "--run", "wake-gate/f1-*")
+    assert code == 0, output
+    assert run.survivors() == []
+    # Python's start-up and one grace; a run that waited on the leftover would take its hour.
+    assert time.monotonic() - began < 10 + KILL_GRACE_S
+
+
+@pytest.mark.parametrize("attack", CORPUS, ids=[attack.name for attack in CORPUS])
+def test_adversarial_adapter_corpus(attack: Attack, tmp_path: Path) -> None:
+    """Every attack of tests/adversarial_adapters.py gets its verdict, no traceback, no survivor.
+
+    PROTO-RUN-1, PROTO-RUN-4, PROTO-FRAME-3, PROTO-VAL-3, PROTO-EXEC-1, PROTO-PROC-1.
+    """
+    run = Run(tmp_path)
+    code, report, output = run("--adapter", attack.command(tmp_path), *attack.arguments)
+    assert "Traceback" not in output, output
+    assert code == attack.exit_code, output
+    assert report is not None and report["ok"] is (attack.exit_code == 0), output
+    if attack.trigger is not None:
+        result, (expected, detail) = outcome(report, TRIGGER_ID), attack.trigger
+        assert result["outcome"] == expected and result["detail"].startswith(detail), result
+    if attack.errored is not None:
+        assert report["totals"]["error"] == attack.errored, report["results"]
+    elif attack.trigger is not None and attack.trigger[0] == "error":
+        assert report["totals"]["error"] == 1, report["results"]  # the one case, none innocent
+    assert run.survivors() == []
+
+
+# -- Right blame (defect 12) ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("window", ["16", "1"])
+def test_a_reply_with_an_answered_seq_and_another_id_blames_the_case_sent(window: str,
+                                                                          tmp_path: Path) -> None:
+    """PROTO-RUN-4 (defect 12): seq 1 with another case's id is a wrong reply to the case waited for.
+
+    The case answered first (seq 1) keeps its pass, and the faulty case is not
+    sent again to pass on the restarted adapter.
+    """
+    run = Run(tmp_path)
+    faulty = f"{sys.executable} {ADAPTERS / 'faulty_adapter.py'} stale-seq announce-on-fresh-gate"
+    code, report, output = run("--adapter", f"{faulty} {tmp_path / 'once'}", "--run", "wake-gate/a*",
+                               "--window", window)
+    assert code == 1 and report is not None, output
+    first, second = report["results"]
+    assert first["id"] == "wake-gate/announce-once-per-episode" and first["outcome"] == "pass", first
+    assert second["id"] == TRIGGER_ID and second["outcome"] == "error", second
+    assert second["detail"].startswith("wrong-seq"), second
+
+
+# -- Seeds (defect 5) -----------------------------------------------------------------------------
+
+REPLAY = ADAPTERS / "replay_adapter.py"
+
+
+def test_a_replay_table_recorded_on_one_run_fails_the_next_unseeded_run(tmp_path: Path) -> None:
+    """PROTO-FUZZ-4 (defect 5): without --seed the adapter cannot know the cases in advance.
+
+    The replay adapter records every case it is sent with the reference's
+    answer, then replays answers by the case's content. Replaying with the
+    recorded run's seed passes everything (so the table works); an unseeded run
+    draws another seed, and the table knows none of its cases.
+    """
+    run = Run(tmp_path)
+    table = tmp_path / "table.json"
+    args = ("--machine", "wake-gate", "--fuzz", "30")
+    process = subprocess.run(run.argv("--adapter", f"{sys.executable} {REPLAY} record {table}", *args),
+                             capture_output=True, text=True, timeout=120, env=run.env)
+    recorded = _report(process.stdout)
+    assert process.returncode == 0 and recorded is not None, process.stderr
+    seed = recorded["fuzz"]["seed"]
+    assert recorded["fuzz"]["seed_drawn"] is True
+    assert f"fuzz seed {seed} (drawn at random; replay with --seed {seed})" in process.stderr
+
+    replay = f"{sys.executable} {REPLAY} replay {table}"
+    code, replayed, output = run("--adapter", replay, *args, "--seed", str(seed))
+    assert code == 0 and replayed is not None and replayed["totals"]["pass"] == 30, output
+    assert replayed["fuzz"]["seed"] == seed and replayed["fuzz"]["seed_drawn"] is False
+
+    code, fresh, output = run("--adapter", replay, *args)
+    assert code == 1 and fresh is not None, output
+    assert fresh["fuzz"]["seed"] != seed
+    assert fresh["totals"]["error"] >= 25, fresh["totals"]  # a repeated short trace may be known
+
+
+# -- Fuzz fixtures (defect 7) ---------------------------------------------------------------------
+
+FIXTURE_SPY = """
+import json, os, sys
+from inboxspec.conformance.adapter import handle
+log = open(sys.argv[1], "a")
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["cmd"] == "stop":
+        break
+    directory = request.get("case", {}).get("fixture_dir")
+    if directory:
+        log.write(json.dumps({"dir": directory, "exists": os.path.isdir(directory)}) + "\\n")
+        log.flush()
+    print(json.dumps(handle(request)), flush=True)
+"""
+
+
+def test_fuzz_removes_its_fixture_directories(tmp_path: Path) -> None:
+    """PROTO-FIX-1 (defect 7): every fixture directory of a --fuzz run is gone when it ends."""
+    run = Run(tmp_path)
+    spy, log = tmp_path / "spy.py", tmp_path / "log.jsonl"
+    spy.write_text(FIXTURE_SPY)
+    code, report, output = run("--adapter", f"{sys.executable} {spy} {log}", "--machine", "writer-proofs",
+                               "--fuzz", "20")
+    assert code == 0 and report is not None, output
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(seen) == 20 and all(entry["exists"] for entry in seen)
+    assert all(Path(entry["dir"]).parent == run.tmpdir for entry in seen)
+    assert not any(Path(entry["dir"]).exists() for entry in seen)
+    assert run.fixture_dirs() == []
+
+
+def test_an_interrupted_fuzz_run_reports_what_it_ran(tmp_path: Path) -> None:
+    """PROTO-SIG-1: SIGTERM during --fuzz: the results so far, the seed, the run marked interrupted."""
+    run = Run(tmp_path)
+    hanging = tmp_path / "hanging"
+    process = subprocess.Popen(
+        run.argv("--adapter", run.hostile("--spawn=setsid", "--on-trigger=hang", "--trigger=fuzz-5-5",
+                                          f"--once={tmp_path / 'once'}", f"--hanging={hanging}"),
+                 "--machine", "wake-gate", "--fuzz", "50", "--seed", "5", "--window", "1"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run.env)
+    _wait_for(hanging, 60)
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 143 and "Traceback" not in stderr, stderr
+    report = _report(stdout)
+    assert report is not None and report["interrupted"] == "SIGTERM" and report["fuzz"]["seed"] == 5
+    # The fifth random case hung (--once: fuzz-5-50 does not); the four before it are reported.
+    assert [r["id"] for r in report["results"]] == [f"wake-gate/fuzz-5-{n}" for n in range(1, 5)]
+    assert run.survivors() == []
+
+
+# -- Arguments (defect 11) ------------------------------------------------------------------------
+
+BAD_ARGUMENTS = {
+    "timeout-nan": (["--timeout", "nan"], "--timeout"),
+    "timeout-inf": (["--timeout", "inf"], "--timeout"),
+    "timeout-negative": (["--timeout", "-1"], "--timeout"),
+    "timeout-zero": (["--timeout", "0"], "--timeout"),
+    "timeout-text": (["--timeout", "soon"], "--timeout"),
+    "start-timeout-1e300": (["--start-timeout", "1e300"], "--start-timeout"),
+    "shrink-seconds-nan": (["--shrink-seconds", "nan"], "--shrink-seconds"),
+    "max-line-bytes-negative": (["--max-line-bytes", "-5"], "--max-line-bytes"),
+    "window-negative": (["--window", "-1"], "--window"),
+    "seed-negative": (["--seed", "-1"], "--seed"),
+    "min-executed-5000-digits": (["--min-executed", "9" * 5000], "--min-executed"),
+    "fuzz-zero": (["--fuzz", "0"], "--fuzz"),
+    "unknown-option": (["--bogus"], "unrecognized arguments"),
+}
+BAD_ADAPTERS = {
+    "unbalanced-quote": (f"{sys.executable} -c 'print(1)", "No closing quotation"),
+    "trailing-backslash": ("node adapter.mjs \\", "No escaped character"),
+    "empty": ("", "the adapter command is empty"),
+}
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+@pytest.mark.parametrize("name", [*BAD_ARGUMENTS, *BAD_ADAPTERS])
+def test_odd_arguments_are_an_unusable_run_with_a_report(name: str, as_json: bool, tmp_path: Path) -> None:
+    """PROTO-CLI-1 (defect 11): exit 2, the problem named, JSON under --json, never a traceback."""
+    if name in BAD_ARGUMENTS:
+        extra, problem = BAD_ARGUMENTS[name]
+        args = ["--adapter", REFERENCE, *extra]
+    else:
+        command, problem = BAD_ADAPTERS[name]
+        args = ["--adapter", command]
+    argv = [sys.executable, "-m", "inboxspec", "conform", *args, *(["--json"] if as_json else [])]
+    process = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert process.returncode == 2, process.stdout + process.stderr
+    assert "Traceback" not in process.stderr and problem in process.stderr, process.stderr
+    if as_json:
+        report = _report(process.stdout)
+        assert report is not None and report["ok"] is False, process.stdout
+        assert problem in report["unusable"] and report["problems"] == [report["unusable"]]
+    else:
+        assert process.stdout == ""
+
+
+def test_a_missing_required_option_under_json_still_writes_json() -> None:
+    """PROTO-CLI-1: argparse's own errors (here: no --adapter) are reported as JSON too."""
+    process = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--json"],
+                             capture_output=True, text=True, timeout=60)
+    report = _report(process.stdout)
+    assert process.returncode == 2 and report is not None and "--adapter" in report["unusable"]
+
+
+# -- Shrunk cases cite real requirements ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("machine", ["writer-proofs", "wake-gate"])
+def test_a_shrunk_config_error_cites_real_requirements_and_passes_lint(machine: str,
+                                                                       tmp_path: Path) -> None:
+    """PROTO-FUZZ-3: a shrunk case that reduces to a config error cites what config-error cases cite.
+
+    It cites no placeholder, and the case file passes the linter's rules.
+    """
+    from inboxspec import machines
+    from inboxspec.conformance.casefiles import bundled_cases_dir, case_problems, load_cases, read_case_file
+    from inboxspec.conformance.fuzz import case_file, expected_case
+
+    target = machines.get(machine)
+    bundled = [c for c in load_cases([bundled_cases_dir()]) if c.machine == machine]
+    invalid = next(c for c in bundled if c.id == f"{machine}/config-unknown-key")
+    case = expected_case(target, f"{machine}/fuzz-9-1", "Random trace", dict(invalid.config), [],
+                         "fuzz seed 9")
+    assert case.expect_config_error == "invalid_config"
+    document = case_file(target, case, 9, "")
+    (entry,) = document["cases"]
+    config_error_cases = [c for c in bundled if c.expect_config_error == "invalid_config"]
+    assert entry["requirements"], "cites something"
+    for requirement in entry["requirements"]:
+        assert all(requirement in c.requirements for c in config_error_cases), requirement
+    path = tmp_path / "found.json"
+    path.write_text(json.dumps(document))
+    assert case_problems(list(read_case_file(path))) == []
+
+
+def test_the_protocol_page_states_the_runners_numbers() -> None:
+    """PROTO-STOP-1, PROTO-PROC-2, PROTO-PROC-3, PROTO-CLI-1, PROTO-FUZZ-4: each number written once
+    in code, and the spec checked against it."""
+    from inboxspec.conformance.adapter_process import EXIT_POLL_S, STOP_GRACE_S
+    from inboxspec.conformance.interrupts import INTERRUPTING_SIGNALS, exit_code
+    from inboxspec.conformance.process_tree import KILL_GRACE_S
+    from inboxspec.conformance.runner import FUZZ_SEED_BITS, MAX_SECONDS
+    from inboxspec.spec.index import spec_text
+
+    text = " ".join(spec_text("conformance-protocol.md").split())
+    assert f"waits up to {STOP_GRACE_S:g} seconds for the adapter to exit" in text
+    assert f"after a grace of {KILL_GRACE_S:g} second" in text
+    assert f"at least every {EXIT_POLL_S * 1000:g} ms" in text
+    assert f"within {EXIT_POLL_S * 1000:g} ms of waiting" in text
+    assert f"at most {MAX_SECONDS:g}" in text
+    assert f"random source ({FUZZ_SEED_BITS} bits)" in text
+    for signum in INTERRUPTING_SIGNALS:
+        assert f"{exit_code(signum.name)} for {signum.name}" in text
+
+
+def test_a_duplicate_reply_during_fuzz_replaces_the_reported_result(tmp_path: Path) -> None:
+    """PROTO-RUN-4, PROTO-SIG-1: fuzz results are reported as they come (so that an interrupted run
+    keeps them), and a later duplicate reply still replaces the result it blames."""
+    run = Run(tmp_path)
+    faulty = f"{sys.executable} {ADAPTERS / 'faulty_adapter.py'} duplicate fuzz-1-3 {tmp_path / 'once'}"
+    code, report, output = run("--adapter", faulty, "--machine", "wake-gate", "--fuzz", "5", "--seed", "1",
+                               "--window", "1", "--shrink-seconds", "5")
+    assert code == 1 and report is not None, output
+    assert [r["id"] for r in report["results"]] == [f"wake-gate/fuzz-1-{n}" for n in range(1, 6)]
+    blamed = outcome(report, "wake-gate/fuzz-1-3")
+    assert blamed["outcome"] == "error" and blamed["detail"].startswith("duplicate-reply"), blamed
+    assert report["totals"]["error"] == 1 and report["totals"]["pass"] == 4
+
+
+def test_an_error_of_the_runners_own_is_reported_without_a_traceback(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """PROTO-CLI-1: a bug of inboxspec's own is exit 2 and a JSON report, never a traceback."""
+    from inboxspec.cli import main
+    from inboxspec.conformance import runner
+
+    def broken(directories: Any) -> Any:
+        raise RuntimeError("the case loader broke")
+
+    monkeypatch.setattr(runner, "load_cases", broken)
+    code = main(["conform", "--adapter", REFERENCE, "--json"])
+    captured = capsys.readouterr()
+    assert code == 2 and "Traceback" not in captured.err
+    report = json.loads(captured.out)
+    assert report["ok"] is False
+    assert report["unusable"] == "internal error: RuntimeError: the case loader broke"
+
+
+def test_a_second_signal_while_the_run_ends_is_ignored(tmp_path: Path) -> None:
+    """PROTO-SIG-1: the end of an interrupted run (here a leftover that ignores TERM holds it for
+    the grace) is not cut short by a second signal: the report is still written."""
+    run = Run(tmp_path)
+    hanging = tmp_path / "hanging"
+    process = subprocess.Popen(
+        run.argv("--adapter", run.hostile("--spawn=ignores-term", "--on-trigger=hang",
+                                          f"--hanging={hanging}"), *CASES_WITH_TRIGGER),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run.env)
+    _wait_for(hanging, 60)
+    process.send_signal(signal.SIGTERM)
+    time.sleep(0.3)  # within the kill grace of the leftover
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 143 and "Traceback" not in stderr, stderr
+    report = _report(stdout)
+    assert report is not None and report["interrupted"] == "SIGTERM", stdout
+    assert run.survivors() == []
+
+
+def test_ctrl_c_outside_a_run_is_a_message_not_a_traceback(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """PROTO-SIG-1: SIGINT before the run has installed its handlers (reading the case files, say)."""
+    from inboxspec.cli import main
+    from inboxspec.conformance import runner
+
+    def interrupted(directories: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "load_cases", interrupted)
+    code = main(["conform", "--adapter", REFERENCE, "--json"])
+    captured = capsys.readouterr()
+    assert code == 130 and "Traceback" not in captured.err
+    assert json.loads(captured.out)["interrupted"] == "SIGINT"
