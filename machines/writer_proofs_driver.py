@@ -290,11 +290,7 @@ def observe(directory: str, config: Mapping[str, Any], spellings: Sequence[str],
     home = substitute(config["home"], directory)
     own_root = str(config["own_root"])
     own = _status(own_root, directory)
-    try:
-        receipt: tuple[str, ...] | None = tuple(
-            neutralise(r, directory) for r in writer_fs.read_setup_writer_roots(home))
-    except Exception:
-        receipt = None
+    receipt = _receipt(home, directory)
     try:
         floor = writer_fs.require_home_floor(home)
     except PlacementWriterContextError as refusal:
@@ -329,7 +325,19 @@ def observe(directory: str, config: Mapping[str, Any], spellings: Sequence[str],
     installs = tuple((real, observed[real] if real in observed else _install(real, directory))
                      for real in reals)
     own_real = own[2] if own[1] == "ok" else None
-    return World(own_real, own_real, receipt, receipt, floor, locator, paths, installs)
+    if swap is None or swap.armed is not None:
+        return World(own_real, own_real, receipt, receipt, floor, locator, paths, installs)
+    # The swap was performed inside a measurement: the reads after it see the moved world.
+    own_after = _status(own_root, directory)
+    return World(own_real, own_after[2] if own_after[1] == "ok" else None, receipt,
+                 _receipt(home, directory), floor, locator, paths, installs)
+
+
+def _receipt(home: str, directory: str) -> tuple[str, ...] | None:
+    try:
+        return tuple(neutralise(r, directory) for r in writer_fs.read_setup_writer_roots(home))
+    except Exception:
+        return None
 
 
 def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

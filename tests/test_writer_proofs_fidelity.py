@@ -44,6 +44,8 @@ INTENDED: dict[str, tuple[Any, ...]] = {
     "identical-replacement-before-read": ("refusal", "running CLI", "changed", "changed"),
     "identical-file-between-measurements": ("attested",),
     "mid-measurement-swap-waits-for-its-moment": ("refusal", "running CLI", "changed", "changed"),
+    "receipt-changed-during-measurement": ("refusal", "setup receipt", "changed", "changed"),
+    "running-cli-moved-during-measurement": ("refusal", "running CLI", "changed", "changed"),
     "initial-attest-floor-gone-is-initial": ("refusal", "home floor", "missing", None, "initial"),
     "initial-attest-floor-lowered-is-initial": ("refusal", "home floor", "unavailable", None, "initial"),
     "utf8-order-beyond-the-bmp": (

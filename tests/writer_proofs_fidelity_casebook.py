@@ -105,6 +105,19 @@ case("mid-measurement-swap-waits-for-its-moment", "A swap armed for the second s
      config(CLI + install("cli-old", "0.20.9") + IDENTICAL_INDEX + INITIAL_HOME),
      [mid("cli/src/index.ts", "spare/index.ts", "before_restat"), initial("cli-old"), initial("cli")])
 
+case("receipt-changed-during-measurement", "A setup receipt rewritten while the roots are measured refuses setup receipt, changed",
+     ["WRITER-COMP-4", "WRITER-IF-6"],
+     config(CLI + INITIAL_HOME + [{"path": "home-next", "type": "dir"},
+                                  {"path": "home-next/setup-receipt.json", "type": "file", "text": json.dumps({"writerRoots": [f"{F}/cli"]})}]),
+     [mid("home/setup-receipt.json", "home-next/setup-receipt.json", "before_restat"), initial("cli")])
+case("running-cli-moved-during-measurement", "A running CLI root (a symlink) repointed while the roots are measured refuses running CLI, changed",
+     ["WRITER-COMP-4", "WRITER-IF-6"],
+     {**config(CLI + install("cli-v2", "0.22.1") + INITIAL_HOME
+               + [{"path": "current", "type": "symlink", "target": f"{F}/cli"},
+                  {"path": "next", "type": "dir"}, {"path": "next/current", "type": "symlink", "target": f"{F}/cli-v2"}]),
+      "own_root": f"{F}/current"},
+     [mid("current", "next/current", "before_restat"), initial("current")])
+
 ASIDE = [{"path": "aside", "type": "dir"}]
 case("initial-attest-floor-gone-is-initial", "The floor reader's refusal reaches the initial attest in phase initial: safeRefusal rebuilds it",
      ["WRITER-ATT-2", "WRITER-SAFE-3", "WRITER-HOME-2"], config(CLI + INITIAL_HOME + ASIDE),
