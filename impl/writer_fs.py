@@ -16,6 +16,7 @@ read is ``changed`` only when the install has none of the ranked faults.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -112,22 +113,21 @@ def _finite_int(text: str) -> int:
     return int(text)
 
 
-# A JSON string (skipped whole) or a bracket; brackets inside strings never count.
-_NESTING_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# A JSON string, skipped whole (the unrolled form never backtracks far); then anything not a bracket.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def check_json_depth(text: str) -> None:
-    """WRITER-JSON-3: at most MAX_JSON_DEPTH nested arrays and objects, counted without recursion
-    before the parser (whose recursion limit depends on the stack) ever sees the text."""
-    depth = 0
-    for token in _NESTING_TOKEN.finditer(text):
-        bracket = token.group()
-        if bracket in ("[", "{"):
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                raise ValueError(f"JSON nested more than {MAX_JSON_DEPTH} levels")
-        elif bracket in ("]", "}"):
-            depth -= 1
+    """WRITER-JSON-3: at most MAX_JSON_DEPTH nested arrays and objects, counted in linear time and
+    without recursion before the parser (whose recursion limit depends on the stack) sees the text.
+    Brackets inside strings never count; on text that is not JSON the parser fails anyway."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    if max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0) > MAX_JSON_DEPTH:
+        raise ValueError(f"JSON nested more than {MAX_JSON_DEPTH} levels")
 
 
 def strict_json(data: bytes) -> Any:
@@ -367,13 +367,19 @@ def measure_writers(roots: Sequence[str], between: Callable[[], None] | None = N
 # -- the home's files (WRITER-HOME-*) ------------------------------------------------------------
 
 def _read_home_json(path: str) -> Any:
-    """A home file's JSON; FileNotFoundError when absent, ValueError/OSError when unreadable."""
+    """A home file's JSON (WRITER-HOME-5); FileNotFoundError when absent, ValueError/OSError when
+    unreadable: a symlink (O_NOFOLLOW), anything but a regular file, more than 1 MiB."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(path, flags)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ValueError("not a regular file")
-        data = os.read(fd, MAX_HOME_FILE_BYTES + 1)
+        data = b""
+        while len(data) <= MAX_HOME_FILE_BYTES:  # a read may return less than asked: read to the end
+            chunk = os.read(fd, MAX_HOME_FILE_BYTES + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
         if len(data) > MAX_HOME_FILE_BYTES:
             raise ValueError("too large")
         return strict_json(data)

@@ -285,3 +285,43 @@ def test_the_driver_and_the_node_port_name_the_same_swap_moments() -> None:
     node = (ROOT / "conformance" / "ports" / "node" / "writer-proofs.mjs").read_text(encoding="utf-8")
     line = next(x for x in node.splitlines() if x.startswith("const SWAP_MOMENTS"))
     assert json.loads(line.split("=", 1)[1].strip().rstrip(";")) == list(writer_proofs_driver.SWAP_MOMENTS)
+
+
+# -- the two ports agree where the text is large or tricky (WRITER-JSON-3) ---------------------------
+
+def _node_run(config: dict[str, Any], steps: list[dict[str, Any]]) -> Any:
+    module = ROOT / "conformance" / "ports" / "node" / "writer-proofs.mjs"
+    script = (f"import {{ runCase }} from {json.dumps(module.as_uri())};"
+              "import fs from 'node:fs';"
+              "const [config, steps] = JSON.parse(fs.readFileSync(0, 'utf8'));"
+              "process.stdout.write(JSON.stringify(runCase(config, steps)));")
+    result = subprocess.run([NODE or "node", "--input-type=module", "-e", script],
+                            input=json.dumps([config, steps]), capture_output=True, text=True,
+                            timeout=60, check=True)
+    return json.loads(result.stdout)
+
+
+HEAD = '{"name": "@staix/agent-mem", "version": "0.22.0", "x": '
+PACKAGES = {
+    "a 16-million-character string": HEAD + '"' + "a\\\\" * 4_000_000 + "b" * 4_000_000 + '"}',
+    "brackets and escaped quotes in strings": HEAD + '["\\"[[[[{{{{", "]]]", ' + "[" * 62 + "]" * 62 + "]}",
+    "64 levels under closed siblings": HEAD + "[" + "[], " * 100 + "[" * 62 + "]" * 62 + "]}",
+    "65 levels under closed siblings": HEAD + "[" + "{}, " * 100 + "[" * 63 + "]" * 63 + "]}",
+}
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@pytest.mark.parametrize("name", sorted(PACKAGES))
+def test_the_ports_agree_on_a_package_json(tmp_path: Path, name: str) -> None:
+    root = install(tmp_path / "w")
+    (root / "package.json").write_text(PACKAGES[name])
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "formats.json").write_text('{"readerFloor": "0.22.0"}')
+    config = {"home": "{fixture}/home", "own_root": "{fixture}/w", "fixture": {"entries": []},
+              "fixture_dir": str(tmp_path)}
+    steps = [{"event": "initial", "args": {"roots": ["{fixture}/w"]}}]
+    reference = run_case(config, steps)
+    assert _node_run(config, steps) == reference
+    outcome = reference["outputs"][0]
+    assert ("refusal" in outcome) == name.startswith("65"), outcome

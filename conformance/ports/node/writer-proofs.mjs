@@ -103,11 +103,14 @@ export const canonicalJSON = (value) => JSON.stringify(sortKeys(value));
 // WRITER-JSON-3: at most MAX_JSON_DEPTH nested arrays and objects, counted before parsing; a string is skipped whole.
 // WARNING: impl/writer_fs.py has the same MAX_JSON_DEPTH.
 const MAX_JSON_DEPTH = 64;
-function checkJsonDepth(text) {
-  let depth = 0;
-  for (const [token] of text.matchAll(/"(?:[^"\\]|\\[\s\S])*"|[[\]{}]/g)) {
-    if (token === "[" || token === "{") { if (++depth > MAX_JSON_DEPTH) throw new Error("JSON nested too deep"); }
-    else if (token === "]" || token === "}") depth--;
+function checkJsonDepth(text) { // a loop, not a regular expression: a long string must not exhaust the regex stack
+  let depth = 0, inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) { if (c === 0x5c) i++; else if (c === 0x22) inString = false; }
+    else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) { if (++depth > MAX_JSON_DEPTH) throw new Error("JSON nested too deep"); }
+    else if (c === 0x5d || c === 0x7d) depth--;
   }
 }
 const finiteNumbers = (key, value) => { if (typeof value === "number" && !Number.isFinite(value)) throw new Error("a number beyond the range of a double"); return value; };
