@@ -67,6 +67,8 @@ INTENDED: dict[str, tuple[Any, ...]] = {
     "home-file-dangling-symlink": ("refusal", "home floor", "unavailable", None),
     "home-file-fifo": ("refusal", "home floor", "unavailable", None),
     "receipt-symlink": ("refusal", "setup receipt", "unavailable", "unreadable"),
+    "home-with-nul": ("refusal", "setup receipt", "unavailable", "unreadable"),
+    "home-with-nul-active": ("refusal", "home floor", "unavailable", None),
     "locator-fifo": ("refusal", "active locator", "unavailable", None),
     "locator-number-out-of-range-preview": ("refusal", "active locator", "unavailable", None),
     "locator-number-out-of-range-active": ("refusal", "active locator", "unavailable", None),

@@ -195,6 +195,10 @@ case("receipt-symlink", "A setup receipt that is a symlink is not followed: the 
      ["WRITER-HOME-5", "WRITER-HOME-1", "WRITER-REQ-1"],
      config(CLI + home() + [{"path": "home/setup-receipt.json", "type": "symlink", "target": "../elsewhere/setup-receipt.json"}]
             + RECEIPT_ELSEWHERE), [initial("cli")])
+case("home-with-nul", "A home path holding a NUL character makes every home file unreadable: the receipt first",
+     ["WRITER-HOME-5", "WRITER-REQ-1"], {**config(CLI + INITIAL_HOME), "home": f"{F}/home\u0000"}, [initial("cli")])
+case("home-with-nul-active", "A home path holding a NUL character makes the floor unreadable, not missing",
+     ["WRITER-HOME-5", "WRITER-HOME-2"], {**config(CLI + INITIAL_HOME), "home": f"{F}/home\u0000"}, [step("active")])
 case("locator-fifo", "An active locator that is a FIFO is unavailable, and the read never blocks",
      ["WRITER-HOME-5", "WRITER-HOME-3", "WRITER-ACT-1"],
      config(CLI + home(receipt=[]) + [{"path": "home/sync-placement-writer-roots.json", "type": "fifo"}]), [step("active")])
