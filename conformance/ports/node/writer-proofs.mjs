@@ -223,7 +223,7 @@ function performArmedSwap(moment) {
   if (!armedSwap || armedSwap.during !== moment) return;
   const { dir, first, second } = armedSwap;
   armedSwap = null;
-  try { swapPaths(dir, first, second); } catch { /* neither path exists: nothing moves */ }
+  try { swapPaths(dir, first, second); } catch { /* neither path exists, or one is outside the fixture: nothing moves */ }
 }
 
 function measureRoot(realRoot) {
