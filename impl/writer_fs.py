@@ -9,13 +9,16 @@ reads and hashes every regular file through a descriptor opened with ``O_NOFOLLO
 (so a FIFO swapped in never blocks), and parses ``package.json`` from the very bytes it hashed. The
 second pass stats the tree again; any difference in the entries' kinds, modes, sizes, inodes or
 modification times is ``changed``. Faults found in the first pass are ranked (WRITER-MEAS-4) so that
-several faults in one install always yield the same detail.
+several faults in one install always yield the same detail; a file that is not the walk's when it is
+read is ``changed`` only when the install has none of the ranked faults.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import math
 import os
 import re
 import stat
@@ -42,7 +45,8 @@ MAX_ROOTS = 32  # WRITER-MEAS-3
 MAX_ENTRIES = 20_000
 MAX_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 16
-MAX_HOME_FILE_BYTES = 1024 * 1024
+MAX_HOME_FILE_BYTES = 1024 * 1024  # WRITER-HOME-5
+MAX_JSON_DEPTH = 64  # WRITER-JSON-3; WARNING: the Node port's MAX_JSON_DEPTH is the same number
 MAX_SAFE_INTEGER = 2**53 - 1
 REQUIRED_RUNTIME = ("bin/amem.js", "src/index.ts")
 PIN_FORMAT = "amem-writer-pin/1"
@@ -96,13 +100,46 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"not JSON: {name}")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError("a number beyond the range of a double")
+    return value
+
+
+def _finite_int(text: str) -> int:
+    if math.isinf(float(text)):  # also every integer too long for int() to parse
+        raise ValueError("a number beyond the range of a double")
+    return int(text)
+
+
+# A JSON string, skipped whole (the unrolled form never backtracks far); then anything not a bracket.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def check_json_depth(text: str) -> None:
+    """WRITER-JSON-3: at most MAX_JSON_DEPTH nested arrays and objects, counted in linear time and
+    without recursion before the parser (whose recursion limit depends on the stack) sees the text.
+    Brackets inside strings never count; on text that is not JSON the parser fails anyway."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    if max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0) > MAX_JSON_DEPTH:
+        raise ValueError(f"JSON nested more than {MAX_JSON_DEPTH} levels")
+
+
 def strict_json(data: bytes) -> Any:
-    """WRITER-JSON-3: strict UTF-8 (no BOM), RFC 8259 JSON (no NaN or Infinity); duplicate keys keep
-    the last value, as JavaScript does."""
+    """WRITER-JSON-3: strict UTF-8 (no BOM), RFC 8259 JSON (no NaN or Infinity, no number that
+    overflows a double, at most MAX_JSON_DEPTH levels); duplicate keys keep the last value, as
+    JavaScript does."""
     if data.startswith(b"\xef\xbb\xbf"):
         raise ValueError("a byte order mark is not JSON")
     text = data.decode("utf-8", "strict")
-    return json.loads(text, parse_constant=_reject_constant)
+    check_json_depth(text)
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
+                      parse_int=_finite_int)
 
 
 @dataclass(frozen=True)
@@ -176,17 +213,20 @@ def _walk(root: str) -> tuple[list[_Entry], set[str]]:
     return entries, faults
 
 
-def _read_file(root: str, entry: _Entry) -> bytes | None:
-    """The file's bytes, or None when it cannot be read as the same regular file the walk saw."""
+def _read_file(root: str, entry: _Entry) -> bytes | str:
+    """The file's bytes, or the fault that keeps them from being evidence: ``unreadable`` when the
+    file cannot be opened or read, ``changed`` when the descriptor shows another file than the walk
+    saw or a size other than the bytes read (WRITER-MEAS-7). ``changed`` is only reported for an
+    install with none of the ranked faults (WRITER-MEAS-4), so it is returned, never raised."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(os.path.join(root, entry.path), flags)
     except OSError:
-        return None
+        return "unreadable"
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or _signature(st) != entry.signature:
-            raise WriterMeasurementError("changed")
+            return "changed"
         chunks = []
         while True:
             chunk = os.read(fd, 1 << 20)
@@ -195,10 +235,10 @@ def _read_file(root: str, entry: _Entry) -> bytes | None:
             chunks.append(chunk)
         data = b"".join(chunks)
         if len(data) != entry.size or _signature(os.fstat(fd)) != entry.signature:
-            raise WriterMeasurementError("changed")
+            return "changed"
         return data
     except OSError:
-        return None
+        return "unreadable"
     finally:
         os.close(fd)
 
@@ -229,31 +269,44 @@ def pin_of(name: str, version: str, entries: Sequence[tuple[str, str, int, int, 
     return "sha256:" + hashlib.sha256(canonical_json(document).encode("utf-8")).hexdigest()
 
 
-def measure_root(real_root: str, between: Callable[[], None] | None = None) -> Writer:
-    """Measure one resolved root; raise WriterMeasurementError (without an index) on failure."""
+def measure_root(real_root: str, between: Callable[[], None] | None = None,
+                 before_read: Callable[[], None] | None = None) -> Writer:
+    """Measure one resolved root; raise WriterMeasurementError (without an index) on failure.
+
+    ``before_read`` and ``between`` are test hooks, run after the walk and after the read pass.
+    """
     try:
         entries, faults = _walk(real_root)
     except _Bound:
         raise WriterMeasurementError("bound") from None
+    if before_read is not None:
+        before_read()
     contents: dict[str, bytes] = {}
+    changed: set[str] = set()  # files that were not the walk's when read: no evidence, no fault yet
     if not faults & {"unsafe-runtime", "unreadable"}:
         for entry in entries:
             if entry.kind == "file":
                 data = _read_file(real_root, entry)
-                if data is None:
-                    faults.add("unreadable")
-                else:
+                if data == "changed":
+                    changed.add(entry.path)
+                elif isinstance(data, bytes):
                     contents[entry.path] = data
-    fault, version = _identity(contents.get("package.json")) if not faults & {
-        "unsafe-runtime", "unreadable"} else (None, None)
-    if fault:
-        faults.add(fault)
+                else:
+                    faults.add("unreadable")
+    version: str | None = None
+    if not faults & {"unsafe-runtime", "unreadable"} and "package.json" not in changed:
+        fault, version = _identity(contents.get("package.json"))
+        if fault:
+            faults.add(fault)
     files = {e.path for e in entries if e.kind == "file"}
     if any(required not in files for required in REQUIRED_RUNTIME):
         faults.add("missing-runtime")
+    # WRITER-MEAS-4: a ranked fault wins over a change seen while reading.
     detail = first_fault(frozenset(faults))
     if detail is not None:
         raise WriterMeasurementError(detail)
+    if changed:
+        raise WriterMeasurementError("changed")
     assert version is not None
     inventory = [(e.path, e.kind, e.mode, e.size,
                   hashlib.sha256(contents[e.path]).hexdigest() if e.kind == "file" else "")
@@ -273,10 +326,14 @@ def real_path(path: str) -> str:
     """WRITER-MEAS-2: an absolute path resolved through every link; relative paths are refused."""
     if type(path) is not str or not os.path.isabs(path) or "\0" in path:
         raise OSError(f"not an absolute path: {path!r:.80}")
+    # The kernel resolves the spelling first: a component after a non-directory (``/x/file/..``,
+    # ``/x/file/``), which realpath alone would drop, is ENOTDIR here (WRITER-MEAS-2).
+    os.stat(path)
     return os.path.realpath(path, strict=True)
 
 
-def measure_writers(roots: Sequence[str], between: Callable[[], None] | None = None) -> Measurement:
+def measure_writers(roots: Sequence[str], between: Callable[[], None] | None = None,
+                    before_read: Callable[[], None] | None = None) -> Measurement:
     """WRITER-MEAS-1..3: measure every root in order; the first failing root wins."""
     if not roots:
         raise WriterMeasurementError("invalid-inventory")
@@ -300,7 +357,7 @@ def measure_writers(roots: Sequence[str], between: Callable[[], None] | None = N
         except OSError:
             raise WriterMeasurementError("unreadable", index) from None
         try:
-            writer = measure_root(real, between)
+            writer = measure_root(real, between, before_read)
         except WriterMeasurementError as error:
             raise WriterMeasurementError(error.detail, index) from None
         rows.append(RootRow(real, writer))
@@ -310,13 +367,19 @@ def measure_writers(roots: Sequence[str], between: Callable[[], None] | None = N
 # -- the home's files (WRITER-HOME-*) ------------------------------------------------------------
 
 def _read_home_json(path: str) -> Any:
-    """A home file's JSON; FileNotFoundError when absent, ValueError/OSError when unreadable."""
+    """A home file's JSON (WRITER-HOME-5); FileNotFoundError when absent, ValueError/OSError when
+    unreadable: a symlink (O_NOFOLLOW), anything but a regular file, more than 1 MiB."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(path, flags)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ValueError("not a regular file")
-        data = os.read(fd, MAX_HOME_FILE_BYTES + 1)
+        data = b""
+        while len(data) <= MAX_HOME_FILE_BYTES:  # a read may return less than asked: read to the end
+            chunk = os.read(fd, MAX_HOME_FILE_BYTES + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
         if len(data) > MAX_HOME_FILE_BYTES:
             raise ValueError("too large")
         return strict_json(data)
@@ -380,16 +443,17 @@ def read_effective(home: str) -> Effective:
     """WRITER-HOME-3: the active locator; no roots when it is absent or records none."""
     try:
         data, roots, writers = _read_locator(home)
+        first = canonical_json(data)
     except FileNotFoundError:
         return Effective(None, (), lambda: None)
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         raise PlacementWriterContextError("active locator", "unavailable") from None
-    first = canonical_json(data)
 
     def assert_current() -> None:
         """WRITER-HOME-4: the locator is still the one read, and no writer renewal is under way."""
         try:
             again, _, _ = _read_locator(home)
+            text = canonical_json(again)
         except FileNotFoundError:
             raise PlacementWriterContextError("active locator", "missing") from None
         except (OSError, ValueError, UnicodeDecodeError, RecursionError):
@@ -397,7 +461,7 @@ def read_effective(home: str) -> Effective:
         renewal = again["activation"].get("renewal")
         if renewal in ("pending", "staging"):
             raise SharedWriterRevisionError(renewal)
-        if canonical_json(again) != first:
+        if text != first:
             raise PlacementWriterContextError("active locator", "changed")
 
     return Effective(roots, writers, assert_current)
@@ -406,8 +470,10 @@ def read_effective(home: str) -> Effective:
 class FilesystemEnvironment:
     """The real world: every read goes to the filesystem when the core asks for it."""
 
-    def __init__(self, between: Callable[[], None] | None = None) -> None:
-        self.between = between  # a test hook run between a measurement's two passes
+    def __init__(self, between: Callable[[], None] | None = None,
+                 before_read: Callable[[], None] | None = None) -> None:
+        self.between = between  # a hook run between a root's read pass and its second stat pass
+        self.before_read = before_read  # a hook run between a root's walk and its read pass
 
     def real_path(self, path: str) -> str:
         return real_path(path)
@@ -416,7 +482,7 @@ class FilesystemEnvironment:
         return read_setup_writer_roots(home)
 
     def measure(self, roots: Sequence[str]) -> Measurement:
-        return measure_writers(roots, self.between)
+        return measure_writers(roots, self.between, self.before_read)
 
     def require_home_floor(self, home: str) -> str:
         return require_home_floor(home)

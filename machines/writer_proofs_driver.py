@@ -16,7 +16,7 @@ import os
 import random
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +45,11 @@ EVENT_ARGS: dict[str, frozenset[str]] = {
     "attest": frozenset(),
     "hold_fences": frozenset(),
     "release_fences": frozenset(),
-    "swap_paths": frozenset({"first", "second"}),
+    "swap_paths": frozenset({"first", "second", "during"}),
 }
+# WRITER-IF-6: the moments of a root's measurement at which an armed swap is performed.
+# WARNING: the Node port (conformance/ports/node/writer-proofs.mjs) lists the same moments.
+SWAP_MOMENTS = ("before_read", "before_restat")
 
 
 def substitute(value: Any, directory: str) -> Any:
@@ -70,6 +73,47 @@ def neutralise(value: Any, directory: str) -> Any:
     return value
 
 
+def _record_swap(first: str, second: str) -> None:
+    """Remember a swap, so an in-process fixture is restored when its run ends."""
+    if _SWAPS_DONE:
+        _SWAPS_DONE[-1].append((first, second))
+
+
+class ArmedSwap:
+    """WRITER-IF-6: a ``swap_paths`` with ``during``, performed by the next measurement of a root
+    that reaches its moment (after the root's walk, or after its read pass), then disarmed."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.armed: tuple[str, str, str] | None = None
+
+    def arm(self, first: str, second: str, during: str) -> None:
+        self.armed = (first, second, during)
+
+    def perform(self, moment: str) -> None:
+        if self.armed is None or self.armed[2] != moment:
+            return
+        first, second, _ = self.armed
+        self.armed = None
+        try:
+            fixtures.swap(self.directory, first, second)
+        except (OSError, ValueError):
+            return  # neither path exists, or one is not fixture-relative: nothing moves
+        _record_swap(first, second)
+
+    def hooks(self) -> dict[str, Callable[[], None]]:
+        return {"before_read": lambda: self.perform("before_read"),
+                "between": lambda: self.perform("before_restat")}
+
+
+class HarnessEnvironment(FilesystemEnvironment):
+    """The real filesystem, with the case's mid-measurement swap (WRITER-IF-6)."""
+
+    def __init__(self, directory: str) -> None:
+        self.swap = ArmedSwap(directory)
+        super().__init__(**self.swap.hooks())
+
+
 def build(config: Mapping[str, Any], directory: str) -> WriterProofs:
     """WRITER-IF-1: the session from a case's config, fault order as the spec gives it."""
     if not isinstance(config, Mapping):
@@ -77,11 +121,14 @@ def build(config: Mapping[str, Any], directory: str) -> WriterProofs:
     unknown = sorted(str(k) for k in config if k not in CONFIG_KEYS)
     if unknown:
         raise InvalidConfig(f"unknown writer-proofs config key(s): {', '.join(unknown)}")
+    if "fixture_dir" in config and "fixture" not in config:
+        # The runner's key, given only beside a fixture: a case's own directory is never used.
+        raise InvalidConfig("fixture_dir is the runner's, given only beside a fixture")
     for key in ("home", "own_root"):
         if type(config.get(key)) is not str or not config[key]:
             raise InvalidConfig(f"{key} must be a non-empty string")
     options = Options.from_mapping(config.get("options", {}))
-    return WriterProofs(FilesystemEnvironment(), substitute(config["home"], directory),
+    return WriterProofs(HarnessEnvironment(directory), substitute(config["home"], directory),
                         substitute(config["own_root"], directory), options)
 
 
@@ -105,12 +152,16 @@ def _body(proofs: WriterProofs, event: str, args: Mapping[str, Any], directory: 
         first, second = args.get("first"), args.get("second")
         if type(first) is not str or type(second) is not str:
             raise InvalidArgument("swap_paths takes two fixture-relative paths")
+        if "during" in args:
+            if args["during"] not in SWAP_MOMENTS or not isinstance(proofs.env, HarnessEnvironment):
+                raise InvalidArgument(f"swap_paths during is one of {', '.join(SWAP_MOMENTS)}")
+            proofs.env.swap.arm(first, second, str(args["during"]))
+            return {}
         try:
             fixtures.swap(directory, first, second)
         except (OSError, ValueError) as error:
             raise InvalidArgument(f"swap_paths failed: {error}") from None
-        if _SWAPS_DONE:
-            _SWAPS_DONE[-1].append((first, second))
+        _record_swap(first, second)
         return {}
     raise InvalidArgument(f"unknown writer-proofs event {event!r}")
 
@@ -212,12 +263,12 @@ def _status(spelling: str, directory: str) -> tuple[str, str, str]:
         return (spelling, "unresolved", "")
 
 
-def _install(real: str, directory: str) -> Install:
+def _install(real: str, directory: str, swap: ArmedSwap | None = None) -> Install:
     path = substitute(real, directory)
     try:
         if not stat.S_ISDIR(os.lstat(path).st_mode):
             return ("fault", "invalid-inventory")
-        writer = writer_fs.measure_root(path)
+        writer = writer_fs.measure_root(path, **(swap.hooks() if swap else {}))
     except WriterMeasurementError as failure:
         return ("fault", failure.detail)
     except OSError:
@@ -225,20 +276,21 @@ def _install(real: str, directory: str) -> Install:
     return ("ok", writer.version, writer.pin)
 
 
-def observe(directory: str, config: Mapping[str, Any], spellings: Sequence[str]) -> World:
+def observe(directory: str, config: Mapping[str, Any], spellings: Sequence[str],
+            swap: ArmedSwap | None = None, first: str | None = None) -> World:
     """What the filesystem answers now, in the model's terms, paths shown through the placeholder.
 
     The observation is static: nothing moves while one event runs, so the ``*_after`` reads equal
     the first ones. Every root any read may name is resolved and every install measured once.
+    An armed mid-measurement swap can only be performed by the event's first root (a measurement
+    ends at its first failing root), so that install, spelled ``first``, is measured first and
+    alone with the swap; without ``first`` (an event whose roots no argument names) the first
+    install in path order takes it.
     """
     home = substitute(config["home"], directory)
     own_root = str(config["own_root"])
     own = _status(own_root, directory)
-    try:
-        receipt: tuple[str, ...] | None = tuple(
-            neutralise(r, directory) for r in writer_fs.read_setup_writer_roots(home))
-    except Exception:
-        receipt = None
+    receipt = _receipt(home, directory)
     try:
         floor = writer_fs.require_home_floor(home)
     except PlacementWriterContextError as refusal:
@@ -265,9 +317,27 @@ def observe(directory: str, config: Mapping[str, Any], spellings: Sequence[str])
         names.update(locator.roots or ())
     paths = tuple(sorted(_status(name, directory) for name in names))
     reals = sorted({real for _, status, real in paths if status == "ok"})
-    installs = tuple((real, _install(real, directory)) for real in reals)
+    first_real = next((real for spelling, status, real in paths if spelling == first and status == "ok"),
+                      reals[0] if reals and first is None else None)
+    observed: dict[str, Install] = {}
+    if swap is not None and first_real is not None:
+        observed[first_real] = _install(first_real, directory, swap)
+    installs = tuple((real, observed[real] if real in observed else _install(real, directory))
+                     for real in reals)
     own_real = own[2] if own[1] == "ok" else None
-    return World(own_real, own_real, receipt, receipt, floor, locator, paths, installs)
+    if swap is None or swap.armed is not None:
+        return World(own_real, own_real, receipt, receipt, floor, locator, paths, installs)
+    # The swap was performed inside a measurement: the reads after it see the moved world.
+    own_after = _status(own_root, directory)
+    return World(own_real, own_after[2] if own_after[1] == "ok" else None, receipt,
+                 _receipt(home, directory), floor, locator, paths, installs)
+
+
+def _receipt(home: str, directory: str) -> tuple[str, ...] | None:
+    try:
+        return tuple(neutralise(r, directory) for r in writer_fs.read_setup_writer_roots(home))
+    except Exception:
+        return None
 
 
 def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -276,17 +346,24 @@ def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]
         chart = WriterProofsChart(own_root=str(config["own_root"]),
                                   options=WriterProofsModelOptions(**config.get("options", {})))
         outputs = []
+        swap = ArmedSwap(directory)
         for step in steps:
             event, args = str(step["event"]), dict(step.get("args", {}))
             if event == "swap_paths":
-                fixtures.swap(directory, args["first"], args["second"])
-                if _SWAPS_DONE:
-                    _SWAPS_DONE[-1].append((args["first"], args["second"]))
+                if "during" in args:
+                    swap.arm(args["first"], args["second"], args["during"])
+                else:
+                    fixtures.swap(directory, args["first"], args["second"])
+                    _record_swap(args["first"], args["second"])
                 outputs.append({"context": chart.phase})
                 continue
             kept = list(chart.kept[0]) if chart.kept else []
             listed = [*args.get("roots", []), *args.get("requested", []), *kept]
-            world = observe(directory, config, listed)
+            measures = event in ("preview", "initial", "active", "attest")
+            named = {"initial": args.get("roots", []), "preview": args.get("requested", []),
+                     "attest": kept}.get(event, [])
+            world = observe(directory, config, listed, swap if measures else None,
+                            named[0] if named else None)
             chart.send(event, world=world, roots=tuple(args.get("roots", ())),
                        requested=tuple(args.get("requested", ())))
             outputs.append(dict(chart.output))

@@ -182,10 +182,28 @@ function sortKeys(value) {
 }
 /** WRITER-JSON: keys sorted by code point, no spaces. @param {unknown} value @returns {string} */
 export const canonicalJSON = (value) => JSON.stringify(sortKeys(value));
+// WRITER-JSON-3: at most MAX_JSON_DEPTH nested arrays and objects, counted before parsing; a string is skipped whole.
+// WARNING: impl/writer_fs.py has the same MAX_JSON_DEPTH.
+const MAX_JSON_DEPTH = 64;
+/** @param {string} text */
+function checkJsonDepth(text) { // a loop, not a regular expression: a long string must not exhaust the regex stack
+  let depth = 0, inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) { if (c === 0x5c) i++; else if (c === 0x22) inString = false; }
+    else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) { if (++depth > MAX_JSON_DEPTH) throw new Error("JSON nested too deep"); }
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+}
+/** @param {string} key @param {unknown} value @returns {unknown} */
+const finiteNumbers = (key, value) => { if (typeof value === "number" && !Number.isFinite(value)) throw new Error("a number beyond the range of a double"); return value; };
 /** @param {Uint8Array} buffer @returns {unknown} */
 function strictJson(buffer) {
   if (buffer.length >= 3 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf) throw new Error("a byte order mark is not JSON");
-  return JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(buffer));
+  const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(buffer);
+  checkJsonDepth(text);
+  return JSON.parse(text, finiteNumbers);
 }
 /** @param {unknown} v @returns {v is Record<string, any>} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -260,14 +278,14 @@ function walk(root) {
   return { entries, faults };
 }
 
-/** @param {string} root @param {WalkEntry} entry @returns {Buffer | null} */
+/** @param {string} root @param {WalkEntry} entry @returns {Buffer | "changed" | null} */
 function readFile(root, entry) {
   /** @type {number} */
   let fd;
   try { fd = fs.openSync(path.join(root, entry.path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK); } catch { return null; }
   try {
     const st = fs.fstatSync(fd, { bigint: true });
-    if (!st.isFile() || signature(st) !== entry.signature) throw new WriterMeasurementError("changed");
+    if (!st.isFile() || signature(st) !== entry.signature) return "changed";
     const chunks = [];
     const buffer = Buffer.alloc(1 << 20);
     for (;;) {
@@ -276,10 +294,9 @@ function readFile(root, entry) {
       chunks.push(Buffer.from(buffer.subarray(0, n)));
     }
     const data = Buffer.concat(chunks);
-    if (BigInt(data.length) !== entry.size || signature(fs.fstatSync(fd, { bigint: true })) !== entry.signature) throw new WriterMeasurementError("changed");
+    if (BigInt(data.length) !== entry.size || signature(fs.fstatSync(fd, { bigint: true })) !== entry.signature) return "changed";
     return data;
-  } catch (error) {
-    if (error instanceof WriterMeasurementError) throw error;
+  } catch {
     return null;
   } finally { fs.closeSync(fd); }
 }
@@ -305,23 +322,38 @@ function pinOf(name, version, entries) {
   return "sha256:" + sha256(Buffer.from(canonicalJSON({ format: "amem-writer-pin/1", package: name, version, entries: sorted }), "utf8"));
 }
 
+// WRITER-IF-6: a case's swap armed for a moment of the next root measurement that reaches it.
+// WARNING: machines/writer_proofs_driver.py (SWAP_MOMENTS, ArmedSwap) does the same.
+const SWAP_MOMENTS = ["before_read", "before_restat"];
+/** @type {{dir: string, first: string, second: string, during: string} | null} */
+let armedSwap = null;
+/** @param {string} moment */
+function performArmedSwap(moment) {
+  if (!armedSwap || armedSwap.during !== moment) return;
+  const { dir, first, second } = armedSwap;
+  armedSwap = null;
+  try { swapPaths(dir, first, second); } catch { /* neither path exists, or one is outside the fixture: nothing moves */ }
+}
+
 /** @param {string} realRoot @returns {MeasuredRoot} */
 function measureRoot(realRoot) {
   let walked;
   try { walked = walk(realRoot); } catch (error) { if (error instanceof Bound) throw new WriterMeasurementError("bound"); throw error; }
   const { entries, faults } = walked;
+  performArmedSwap("before_read");
   /** @type {Map<string, Buffer>} */
   const contents = new Map();
   const blocked = () => faults.has("unsafe-runtime") || faults.has("unreadable");
+  const changed = new Set(); // WRITER-MEAS-4: a file that is not the walk's is reported only without a ranked fault
   if (!blocked()) {
     for (const entry of entries) {
       if (entry.kind !== "file") continue;
       const data = readFile(realRoot, entry);
-      if (data === null) faults.add("unreadable"); else contents.set(entry.path, data);
+      if (data === null) faults.add("unreadable"); else if (data === "changed") changed.add(entry.path); else contents.set(entry.path, data);
     }
   }
   let version = null;
-  if (!blocked()) {
+  if (!blocked() && !changed.has("package.json")) {
     const [fault, found] = identity(contents.get("package.json"));
     if (fault) faults.add(fault);
     version = found;
@@ -329,8 +361,10 @@ function measureRoot(realRoot) {
   const files = new Set(entries.filter((e) => e.kind === "file").map((e) => e.path));
   if (!files.has("bin/amem.js") || !files.has("src/index.ts")) faults.add("missing-runtime");
   for (const detail of PRECEDENCE) if (faults.has(detail)) throw new WriterMeasurementError(detail);
+  if (changed.size) throw new WriterMeasurementError("changed");
   /** @type {[string, ...unknown[]][]} */
   const inventory = entries.map((e) => [e.path, e.kind, e.mode, Number(e.size), e.kind === "file" ? sha256(/** @type {Buffer} */ (contents.get(e.path))) : ""]);
+  performArmedSwap("before_restat");
   let again;
   try { again = walk(realRoot).entries; } catch (error) { if (error instanceof Bound) throw new WriterMeasurementError("changed"); throw error; }
   /** @param {WalkEntry[]} list */
@@ -342,7 +376,7 @@ function measureRoot(realRoot) {
 /** @param {unknown} p @returns {string} */
 function realPath(p) {
   if (typeof p !== "string" || !path.isAbsolute(p) || p.includes("\0")) throw new Error("not an absolute path");
-  return fs.realpathSync(p);
+  return fs.realpathSync.native(p); // the kernel's resolution: /x/file/.. is ENOTDIR (WRITER-MEAS-2)
 }
 
 /** @param {readonly string[]} roots @returns {Measurement} */
@@ -580,7 +614,7 @@ function preview(home, ownRoot, requested) {
 
 // -- the session and the case driver (WRITER-IF-*) ---------------------------------------------------
 /** @type {Record<string, readonly string[]>} */
-const EVENT_ARGS = { preview: ["requested"], initial: ["roots"], active: [], attest: [], hold_fences: [], release_fences: [], swap_paths: ["first", "second"] };
+const EVENT_ARGS = { preview: ["requested"], initial: ["roots"], active: [], attest: [], hold_fences: [], release_fences: [], swap_paths: ["first", "second", "during"] };
 const CONFIG_KEYS = ["home", "own_root", "options", "fixture", "fixture_dir"];
 const OPTIONS = ["attest_requires_fences", "compare_writers_by_id"];
 
@@ -660,6 +694,12 @@ class Session {
       case "release_fences": this.fences = false; return { fences: false };
       case "swap_paths":
         if (typeof args.first !== "string" || typeof args.second !== "string") throw new WriterProofsError("invalid_argument", "two paths");
+        if (own(args, "during")) {
+          const during = args.during;
+          if (typeof during !== "string" || !SWAP_MOMENTS.includes(during)) throw new WriterProofsError("invalid_argument", "bad moment");
+          armedSwap = { dir: this.dir, first: args.first, second: args.second, during };
+          return {};
+        }
         try { swapPaths(this.dir, args.first, args.second); } catch { throw new WriterProofsError("invalid_argument", "swap failed"); }
         return {};
     }
@@ -694,10 +734,13 @@ class Session {
  */
 export function runCase(config, steps) {
   const fixtureDir = isObject(config) ? config.fixture_dir : undefined;
+  // WRITER-IF-1: fixture_dir is the runner's, given only beside a fixture; a case's own is refused.
+  if (isObject(config) && own(config, "fixture_dir") && !own(config, "fixture")) return { config_error: "invalid_config" };
   let session;
   try {
     // Without a fixture (a config-error case, say) paths resolve inside an empty directory.
     const dir = typeof fixtureDir === "string" ? fixtureDir : fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "inboxspec-empty-")));
+    armedSwap = null;
     session = new Session(isObject(config) ? { ...config, fixture_dir: dir } : config);
   } catch (error) {
     if (error instanceof WriterProofsError) return { config_error: error.code };
