@@ -50,7 +50,6 @@ from inboxspec.machines import peer_delivery_driver
 from inboxspec.machines.frame import Action, Bounds, Invariant, Machine
 from inboxspec.model.peer_delivery import REVIEW, After, PeerDeliveryChart, PeerDeliveryModelOptions, Position
 
-HeldView = tuple[str, "str | None", str, str, "int | None"]
 COMPARED = 7  # the snapshot fields that identify a state; the rest are concrete names
 
 
