@@ -58,15 +58,13 @@ Bounds (``--bound NAME=VALUE``), and why each suffices
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from inboxspec.machines import idle_subscriptions_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, Machine
+from inboxspec.machines.frame import Action, Bounds, Invariant, bundled_machine, merged_bounds, with_options
 from inboxspec.model.idle_subscriptions import IdleModelOptions, IdleSubscriptionsChart
 
 Snapshot = tuple[Any, ...]
-_FOLDER = Path(__file__).resolve().parent.parent
 
 T0 = 1_000_000  # the clock a loaded snapshot reads
 MAX_REFINE_DEPTH = 8  # checker/refine.py's deepest refinement
@@ -189,12 +187,9 @@ class IdleSubscriptionsExplorer:
     unobservable_events: frozenset[str] = frozenset()
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        unknown = sorted(set(raw) - set(self.default_bounds))
-        if unknown:
-            raise ValueError(f"unknown idle-subscriptions bound(s): {', '.join(unknown)}; "
-                             f"known: {', '.join(self.default_bounds)}")
+        merged = merged_bounds("idle-subscriptions", self.default_bounds, raw)
         try:
-            parsed = {k: int(v) for k, v in {**self.default_bounds, **raw}.items()}
+            parsed = {k: int(v) for k, v in merged.items()}
         except ValueError as error:
             raise ValueError(f"idle-subscriptions bounds are integers: {error}") from error
         if any(v < 0 for v in parsed.values()) or parsed["ttl_ms"] < 1 or parsed["held_backoff_ms"] < 1:
@@ -285,10 +280,7 @@ class IdleSubscriptionsExplorer:
         )
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
-        result: dict[str, Any] = self._settings(bounds)
-        if options:
-            result["options"] = dict(options)
-        return result
+        return with_options(self._settings(bounds), options)
 
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """Case steps that replay a trace so that the clock reads ``T0`` before its last letter.
@@ -318,17 +310,7 @@ class IdleSubscriptionsExplorer:
         return steps
 
 
-MACHINE = Machine(
-    name="idle-subscriptions",
-    title="idle subscriptions",
-    seed="001_08883a16a8c012a7.txt",
-    spec=_FOLDER / "spec" / "idle-subscriptions.md",
-    cases=_FOLDER / "conformance" / "cases" / "idle-subscriptions",
-    manifest=_FOLDER / "checker" / "manifests" / "idle-subscriptions.json",
-    chart=IdleSubscriptionsChart,
-    run_case=idle_subscriptions_driver.run_case,
-    run_model_case=idle_subscriptions_driver.run_model_case,
-    features=idle_subscriptions_driver.FEATURES,
-    explorer=IdleSubscriptionsExplorer(),
-    fuzz=idle_subscriptions_driver.fuzz,
+MACHINE = bundled_machine(
+    name="idle-subscriptions", title="idle subscriptions", seed="001_08883a16a8c012a7.txt",
+    chart=IdleSubscriptionsChart, driver=idle_subscriptions_driver, explorer=IdleSubscriptionsExplorer(),
 )

@@ -50,14 +50,12 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from inboxspec.machines import inbox_refresh_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, Machine
+from inboxspec.machines.frame import Action, Bounds, Invariant, bundled_machine, merged_bounds, with_options
 from inboxspec.model.inbox_refresh import InboxRefreshChart, RefreshModelOptions, Script
 
-_FOLDER = Path(__file__).resolve().parent.parent
 T = "2026-01-01T00:00:00.000Z"
 
 CATALOGUE: dict[str, dict[str, Any]] = {
@@ -198,11 +196,7 @@ class InboxRefreshExplorer:
     unobservable_events: frozenset[str] = frozenset()
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        unknown = sorted(set(raw) - set(self.default_bounds))
-        if unknown:
-            raise ValueError(f"unknown inbox-refresh bound(s): {', '.join(unknown)}; "
-                             f"known: {', '.join(self.default_bounds)}")
-        merged = {**self.default_bounds, **raw}
+        merged = merged_bounds("inbox-refresh", self.default_bounds, raw)
         names = tuple(n.strip() for n in merged["jobs"].split(",") if n.strip())
         missing = [n for n in names if n not in CATALOGUE]
         if missing or not names:
@@ -297,11 +291,8 @@ class InboxRefreshExplorer:
         ))
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
-        result: dict[str, Any] = {"deny": ["secret"],
-                                  "jobs": [CATALOGUE[n] for n in bounds["jobs"]] * REPEAT}
-        if options:
-            result["options"] = dict(options)
-        return result
+        return with_options({"deny": ["secret"],
+                            "jobs": [CATALOGUE[n] for n in bounds["jobs"]] * REPEAT}, options)
 
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """The clock is absolute in every snapshot, so an advance goes to its post's clock."""
@@ -324,17 +315,7 @@ class InboxRefreshExplorer:
         return steps
 
 
-MACHINE = Machine(
-    name="inbox-refresh",
-    title="inbox refresh",
-    seed="002_79f456de189a5c5b.txt",
-    spec=_FOLDER / "spec" / "inbox-refresh.md",
-    cases=_FOLDER / "conformance" / "cases" / "inbox-refresh",
-    manifest=_FOLDER / "checker" / "manifests" / "inbox-refresh.json",
-    chart=InboxRefreshChart,
-    run_case=inbox_refresh_driver.run_case,
-    run_model_case=inbox_refresh_driver.run_model_case,
-    features=inbox_refresh_driver.FEATURES,
-    explorer=InboxRefreshExplorer(),  # type: ignore[arg-type]
-    fuzz=inbox_refresh_driver.fuzz,
+MACHINE = bundled_machine(
+    name="inbox-refresh", title="inbox refresh", seed="002_79f456de189a5c5b.txt",
+    chart=InboxRefreshChart, driver=inbox_refresh_driver, explorer=InboxRefreshExplorer(),  # type: ignore[arg-type]
 )

@@ -43,11 +43,10 @@ Bounds (``--bound NAME=VALUE``) and why they suffice
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from inboxspec.machines import peer_delivery_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, Machine
+from inboxspec.machines.frame import Action, Bounds, Invariant, bundled_machine, merged_bounds, with_options
 from inboxspec.model.peer_delivery import REVIEW, After, PeerDeliveryChart, PeerDeliveryModelOptions, Position
 
 COMPARED = 7  # the snapshot fields that identify a state; the rest are concrete names
@@ -77,7 +76,6 @@ STEP = 300_000  # the clock's one move: the default dialogExpiry
 RECIPIENT_MODE = "x"
 SEND_DEFAULTS: dict[str, Any] = {"sender_mode": None, "attestation": "absent", "hops": 0, "loop": False,
                                  "duplicate": False, "rate_limited": False}
-_FOLDER = Path(__file__).resolve().parent.parent
 OPTIONS = tuple(PeerDeliveryModelOptions.__dataclass_fields__)
 
 
@@ -180,11 +178,7 @@ class PeerDeliveryExplorer:
     unobservable_events: frozenset[str] = frozenset()
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        unknown = sorted(set(raw) - set(self.default_bounds))
-        if unknown:
-            raise ValueError(f"unknown peer-delivery bound(s): {', '.join(unknown)}; "
-                             f"known: {', '.join(self.default_bounds)}")
-        merged = {**self.default_bounds, **raw}
+        merged = merged_bounds("peer-delivery", self.default_bounds, raw)
         try:
             held_cap, box_cap = int(merged["held_cap"]), int(merged["box_cap"])
         except ValueError as error:
@@ -253,11 +247,8 @@ class PeerDeliveryExplorer:
                          tuple(e[0] for e in data.held), data.next_ticket, now))
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
-        result: dict[str, Any] = {"held_cap": bounds["held_cap"], "box_cap": bounds["box_cap"],
-                                  "mode": RECIPIENT_MODE}
-        if options:
-            result["options"] = dict(options)
-        return result
+        return with_options({"held_cap": bounds["held_cap"], "box_cap": bounds["box_cap"],
+                            "mode": RECIPIENT_MODE}, options)
 
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """Positions become the tickets, and delays the instants, of each step's own state."""
@@ -276,17 +267,7 @@ class PeerDeliveryExplorer:
         return steps
 
 
-MACHINE = Machine(
-    name="peer-delivery",
-    title="peer delivery",
-    seed="001_08883a16a8c012a7.txt",
-    spec=_FOLDER / "spec" / "peer-delivery.md",
-    cases=_FOLDER / "conformance" / "cases" / "peer-delivery",
-    manifest=_FOLDER / "checker" / "manifests" / "peer-delivery.json",
-    chart=PeerDeliveryChart,
-    run_case=peer_delivery_driver.run_case,
-    run_model_case=peer_delivery_driver.run_model_case,
-    features=peer_delivery_driver.FEATURES,
-    explorer=PeerDeliveryExplorer(),
-    fuzz=peer_delivery_driver.fuzz,
+MACHINE = bundled_machine(
+    name="peer-delivery", title="peer delivery", seed="001_08883a16a8c012a7.txt",
+    chart=PeerDeliveryChart, driver=peer_delivery_driver, explorer=PeerDeliveryExplorer(),
 )

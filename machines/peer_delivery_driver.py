@@ -24,6 +24,8 @@ from inboxspec.impl.peer_delivery import (
     render_delivery_notice,
     render_dropped_notice,
 )
+from inboxspec.machines import sessions
+from inboxspec.machines.sessions import run_reference_case
 from inboxspec.model.peer_delivery import PeerDeliveryChart, PeerDeliveryModelOptions
 
 # One feature per finding option: a port that has not implemented an option
@@ -123,21 +125,13 @@ def apply_step(delivery: PeerDelivery, step: Mapping[str, Any]) -> dict[str, Any
 
 
 def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    try:
-        delivery = PeerDelivery.from_config(config)
-    except PeerDeliveryError as error:
-        return {"config_error": error.code}
-    return {"outputs": [apply_step(delivery, step) for step in steps]}
+    return run_reference_case(config, steps, PeerDelivery.from_config, apply_step, PeerDeliveryError)
 
 
-class ModelSession:
-    """Valid steps applied to the model chart, in the same output shape.
-
-    The model has no input validation (it describes behaviour, not parsing),
-    so this takes only steps the reference accepts, with one exception that is
-    behaviour: a ticket that is not held (``not_held``), a clock that moves
-    back (``invalid_time``) and a full box under PEER-OPT-2 (``box_full``) are
-    the chart's own outputs.
+class ModelSession(sessions.ModelSession):
+    """The peer-delivery chart. Its error outputs are behaviour: a ticket that
+    is not held (``not_held``), a clock that moves back (``invalid_time``) and
+    a full box under PEER-OPT-2 (``box_full``).
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
@@ -170,9 +164,7 @@ class ModelSession:
         return dict(self.chart.output)
 
 
-def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    session = ModelSession(config)
-    return {"outputs": [session.apply(step) for step in steps]}
+run_model_case = ModelSession.run_case
 
 
 # -- random cases for `conform --fuzz` ------------------------------------------

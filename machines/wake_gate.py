@@ -31,11 +31,10 @@ Bounds (``--bound NAME=VALUE``)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from inboxspec.machines import wake_gate_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, Machine
+from inboxspec.machines.frame import Action, Bounds, Invariant, bundled_machine, merged_bounds, with_options
 from inboxspec.model.wake_gate import WakeGateChart, WakeGateModelOptions
 
 Snapshot = tuple[str, int, int | None, int]
@@ -44,7 +43,6 @@ CHATTER = ("agent", "peer", "me", "hello")
 SELF = ("agent", "me", "me", "[scheduled] sweep")
 USER = ("user", "person", "me", "hi")
 
-_FOLDER = Path(__file__).resolve().parent.parent
 
 # -- invariants ------------------------------------------------------------------
 # `applies` is decided once per letter of the alphabet; `holds` runs on every step
@@ -121,11 +119,7 @@ class WakeGateExplorer:
     unobservable_events: frozenset[str] = frozenset({"elapse"})
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        unknown = sorted(set(raw) - set(self.default_bounds))
-        if unknown:
-            raise ValueError(f"unknown wake-gate bound(s): {', '.join(unknown)}; "
-                             f"known: {', '.join(self.default_bounds)}")
-        merged = {**self.default_bounds, **raw}
+        merged = merged_bounds("wake-gate", self.default_bounds, raw)
         try:
             cap = int(merged["max_streak"])
             floors = tuple(int(v) for v in merged["floors"].split(","))
@@ -180,10 +174,7 @@ class WakeGateExplorer:
         return (state, data.streak, _canonical_age(age, data.boundaries), data.floor_ms)
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
-        result: dict[str, Any] = {"max_streak": bounds["max_streak"], "floor_ms": bounds["floors"][0]}
-        if options:
-            result["options"] = dict(options)
-        return result
+        return with_options({"max_streak": bounds["max_streak"], "floor_ms": bounds["floors"][0]}, options)
 
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """A clock move changes only ``age``; its concrete size is the change in the
@@ -209,17 +200,7 @@ class WakeGateExplorer:
         return steps
 
 
-MACHINE = Machine(
-    name="wake-gate",
-    title="wake gate",
-    seed="000_82681ec6c92fd68c.txt",
-    spec=_FOLDER / "spec" / "wake-gate.md",
-    cases=_FOLDER / "conformance" / "cases" / "wake-gate",
-    manifest=_FOLDER / "checker" / "manifests" / "wake-gate.json",
-    chart=WakeGateChart,
-    run_case=wake_gate_driver.run_case,
-    run_model_case=wake_gate_driver.run_model_case,
-    features=wake_gate_driver.FEATURES,
-    explorer=WakeGateExplorer(),
-    fuzz=wake_gate_driver.fuzz,
+MACHINE = bundled_machine(
+    name="wake-gate", title="wake gate", seed="000_82681ec6c92fd68c.txt",
+    chart=WakeGateChart, driver=wake_gate_driver, explorer=WakeGateExplorer(),
 )

@@ -34,14 +34,12 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from inboxspec.machines import fixtures, writer_proofs_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, Machine
+from inboxspec.machines.frame import Action, Bounds, Invariant, bundled_machine, merged_bounds
 from inboxspec.model.writer_proofs import World, WriterProofsChart, WriterProofsModelOptions
 
-_FOLDER = Path(__file__).resolve().parent.parent
 F = fixtures.PLACEHOLDER
 Snapshot = tuple[str, bool, Any]
 
@@ -197,11 +195,7 @@ class WriterProofsExplorer:
     unobservable_events: frozenset[str] = frozenset()
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        unknown = sorted(set(raw) - set(self.default_bounds))
-        if unknown:
-            raise ValueError(f"unknown writer-proofs bound(s): {', '.join(unknown)}; "
-                             f"known: {', '.join(self.default_bounds)}")
-        alphabet = {**self.default_bounds, **raw}["alphabet"]
+        alphabet = merged_bounds("writer-proofs", self.default_bounds, raw)["alphabet"]
         if alphabet not in ("lean", "full"):
             raise ValueError(f"the writer-proofs alphabet is lean or full, not {alphabet!r}")
         return {"alphabet": alphabet}
@@ -267,17 +261,7 @@ class WriterProofsExplorer:
         return steps
 
 
-MACHINE = Machine(
-    name="writer-proofs",
-    title="writer proofs",
-    seed="002_79f456de189a5c5b.txt",
-    spec=_FOLDER / "spec" / "writer-proofs.md",
-    cases=_FOLDER / "conformance" / "cases" / "writer-proofs",
-    manifest=_FOLDER / "checker" / "manifests" / "writer-proofs.json",
-    chart=WriterProofsChart,
-    run_case=writer_proofs_driver.run_case,
-    run_model_case=writer_proofs_driver.run_model_case,
-    features=writer_proofs_driver.FEATURES,
-    explorer=WriterProofsExplorer(),
-    fuzz=writer_proofs_driver.fuzz,
+MACHINE = bundled_machine(
+    name="writer-proofs", title="writer proofs", seed="002_79f456de189a5c5b.txt",
+    chart=WriterProofsChart, driver=writer_proofs_driver, explorer=WriterProofsExplorer(),
 )

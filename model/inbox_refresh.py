@@ -23,7 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from statemachine import State, StateChart
+from statemachine import State
+
+from .chart import ModelChart
 
 SPACING_MS = 30_000
 MAX_BACKOFF_MS = 300_000
@@ -82,15 +84,7 @@ def _group(value: Any) -> int | None:
     return value if type(value) is int and 0 < value <= 2**53 - 1 else None
 
 
-class InboxRefreshChart(StateChart["InboxRefreshChart"]):
-    # Pinned behaviour flags: an event with no enabled transition is a model
-    # bug, not a no-op; self-transitions do not re-run entry actions; callback
-    # errors propagate instead of becoming `error.execution` events.
-    allow_event_without_transition = False
-    enable_self_transition_entries = False
-    atomic_configuration_update = False
-    catch_errors_as_events = False
-
+class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
     idle = State(initial=True)
     running = State()
     blocked = State()

@@ -17,12 +17,12 @@ independent descriptions of the same machine.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from statemachine import State, StateChart
-from statemachine.transition_list import TransitionList
+from statemachine import State
+
+from .chart import ModelChart, stay
 
 REVIEW = ("mode-mismatch", "no-mode-asserted", "attestation-garbage")
 EXPIRY = {"60s": 60_000, "5m": 300_000, "10m": 600_000, "never": None}
@@ -60,45 +60,31 @@ class PeerDeliveryModelOptions:
     deadline_for_waiting_holds: bool = False  # PEER-F3
 
 
-def _stay(states: Sequence[State], **kwargs: Any) -> TransitionList:
-    result = TransitionList()
-    for state in states:
-        result = result | state.to.itself(internal=True, **kwargs)
-    return result
-
-
-class PeerDeliveryChart(StateChart["PeerDeliveryChart"]):
-    # Pinned behaviour flags, as in the wake gate: a missing transition is a
-    # model bug, self-transitions skip entry actions, callback errors propagate.
-    allow_event_without_transition = False
-    enable_self_transition_entries = False
-    atomic_configuration_update = False
-    catch_errors_as_events = False
-
+class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
     open = State(initial=True)
     full = State()
 
     _all = (open, full)
 
     send_message = (
-        _stay(_all, cond="box_is_full_at_send_station", on="book_queue_full")
-        | _stay(_all, cond="ingress_guard_drops", on="book_drop")
-        | _stay(_all, cond="recipient_refuses", on="book_refusal")
-        | _stay(_all, cond="judged_delivered", on="book_delivery")
+        stay(_all, cond="box_is_full_at_send_station", on="book_queue_full")
+        | stay(_all, cond="ingress_guard_drops", on="book_drop")
+        | stay(_all, cond="recipient_refuses", on="book_refusal")
+        | stay(_all, cond="judged_delivered", on="book_delivery")
         | open.to(full, cond="hold_fills_buffer", on="book_hold")
         | open.to.itself(internal=True, on="book_hold")
         | full.to.itself(internal=True, on="book_hold_evicting")
     )
 
     approve = (
-        _stay(_all, cond="ticket_is_not_held", on="book_not_held")
-        | _stay(_all, cond="release_waits_for_box", on="book_box_full")
+        stay(_all, cond="ticket_is_not_held", on="book_not_held")
+        | stay(_all, cond="release_waits_for_box", on="book_box_full")
         | open.to.itself(internal=True, on="book_approval")
         | full.to(open, on="book_approval")
     )
 
     deny = (
-        _stay(_all, cond="ticket_is_not_held", on="book_not_held")
+        stay(_all, cond="ticket_is_not_held", on="book_not_held")
         | open.to.itself(internal=True, on="book_denial")
         | full.to(open, on="book_denial")
     )
@@ -115,9 +101,9 @@ class PeerDeliveryChart(StateChart["PeerDeliveryChart"]):
         | full.to(open, on="book_drain")
     )
 
-    set_recipient = _stay(_all, on="book_recipient")
-    set_dialog_expiry = _stay(_all, on="book_dialog_expiry")
-    take = _stay(_all, on="book_take")
+    set_recipient = stay(_all, on="book_recipient")
+    set_dialog_expiry = stay(_all, on="book_dialog_expiry")
+    take = stay(_all, on="book_take")
 
     del _all
 
