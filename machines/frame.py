@@ -139,6 +139,11 @@ class Explorer(Protocol):
         ...
 
 
+def case_step(event: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A case step: ``{"event": event}``, with ``args`` only when there are some."""
+    return {"event": event, "args": dict(args)} if args else {"event": event}
+
+
 def merged_bounds(machine: str, defaults: Mapping[str, str], raw: Mapping[str, str]) -> dict[str, str]:
     """``raw`` over the defaults, as ``Explorer.parse_bounds`` starts; ValueError for an unknown name."""
     unknown = sorted(set(raw) - set(defaults))

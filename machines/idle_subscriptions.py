@@ -60,8 +60,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inboxspec.machines import idle_subscriptions_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, bundled_machine, merged_bounds, with_options
+from inboxspec.machines import frame, idle_subscriptions_driver
+from inboxspec.machines.frame import Action, Bounds, Invariant
 from inboxspec.model.idle_subscriptions import IdleModelOptions, IdleSubscriptionsChart
 
 Snapshot = tuple[Any, ...]
@@ -187,7 +187,7 @@ class IdleSubscriptionsExplorer:
     unobservable_events: frozenset[str] = frozenset()
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        merged = merged_bounds("idle-subscriptions", self.default_bounds, raw)
+        merged = frame.merged_bounds("idle-subscriptions", self.default_bounds, raw)
         try:
             parsed = {k: int(v) for k, v in merged.items()}
         except ValueError as error:
@@ -280,7 +280,7 @@ class IdleSubscriptionsExplorer:
         )
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
-        return with_options(self._settings(bounds), options)
+        return frame.with_options(self._settings(bounds), options)
 
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """Case steps that replay a trace so that the clock reads ``T0`` before its last letter.
@@ -303,14 +303,12 @@ class IdleSubscriptionsExplorer:
                 kwargs = dict(action.kwargs)
                 sender = kwargs.pop("sender")
                 steps.append({"event": "receive_notice", "args": {**kwargs, "from": sender}})
-            elif action.kwargs:
-                steps.append({"event": action.event, "args": dict(action.kwargs)})
             else:
-                steps.append({"event": action.event})
+                steps.append(frame.case_step(action.event, action.kwargs))
         return steps
 
 
-MACHINE = bundled_machine(
+MACHINE = frame.bundled_machine(
     name="idle-subscriptions", title="idle subscriptions", seed="001_08883a16a8c012a7.txt",
     chart=IdleSubscriptionsChart, driver=idle_subscriptions_driver, explorer=IdleSubscriptionsExplorer(),
 )

@@ -52,8 +52,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inboxspec.machines import inbox_refresh_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, bundled_machine, merged_bounds, with_options
+from inboxspec.machines import frame, inbox_refresh_driver
+from inboxspec.machines.frame import Action, Bounds, Invariant
 from inboxspec.model.inbox_refresh import InboxRefreshChart, RefreshModelOptions, Script
 
 T = "2026-01-01T00:00:00.000Z"
@@ -196,7 +196,7 @@ class InboxRefreshExplorer:
     unobservable_events: frozenset[str] = frozenset()
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        merged = merged_bounds("inbox-refresh", self.default_bounds, raw)
+        merged = frame.merged_bounds("inbox-refresh", self.default_bounds, raw)
         names = tuple(n.strip() for n in merged["jobs"].split(",") if n.strip())
         missing = [n for n in names if n not in CATALOGUE]
         if missing or not names:
@@ -291,8 +291,8 @@ class InboxRefreshExplorer:
         ))
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
-        return with_options({"deny": ["secret"],
-                            "jobs": [CATALOGUE[n] for n in bounds["jobs"]] * REPEAT}, options)
+        return frame.with_options({"deny": ["secret"],
+                                  "jobs": [CATALOGUE[n] for n in bounds["jobs"]] * REPEAT}, options)
 
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """The clock is absolute in every snapshot, so an advance goes to its post's clock."""
@@ -305,17 +305,15 @@ class InboxRefreshExplorer:
                 args: dict[str, Any] = {k: v for k, v in kwargs.items() if v}
                 if "remove_ids" in args:
                     args["remove_ids"] = list(args["remove_ids"])
-                steps.append({"event": "invalidate", "args": args} if args else {"event": "invalidate"})
+                steps.append(frame.case_step("invalidate", args))
             elif action.event == "snapshot":
-                steps.append({"event": "snapshot"})
-            elif kwargs:
-                steps.append({"event": action.event, "args": kwargs})
+                steps.append(frame.case_step("snapshot"))
             else:
-                steps.append({"event": action.event})
+                steps.append(frame.case_step(action.event, kwargs))
         return steps
 
 
-MACHINE = bundled_machine(
+MACHINE = frame.bundled_machine(
     name="inbox-refresh", title="inbox refresh", seed="002_79f456de189a5c5b.txt",
     chart=InboxRefreshChart, driver=inbox_refresh_driver, explorer=InboxRefreshExplorer(),  # type: ignore[arg-type]
 )

@@ -45,8 +45,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inboxspec.machines import peer_delivery_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, bundled_machine, merged_bounds, with_options
+from inboxspec.machines import frame, peer_delivery_driver
+from inboxspec.machines.frame import Action, Bounds, Invariant
 from inboxspec.model.peer_delivery import REVIEW, After, PeerDeliveryChart, PeerDeliveryModelOptions, Position
 
 COMPARED = 7  # the snapshot fields that identify a state; the rest are concrete names
@@ -178,7 +178,7 @@ class PeerDeliveryExplorer:
     unobservable_events: frozenset[str] = frozenset()
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        merged = merged_bounds("peer-delivery", self.default_bounds, raw)
+        merged = frame.merged_bounds("peer-delivery", self.default_bounds, raw)
         try:
             held_cap, box_cap = int(merged["held_cap"]), int(merged["box_cap"])
         except ValueError as error:
@@ -247,8 +247,8 @@ class PeerDeliveryExplorer:
                          tuple(e[0] for e in data.held), data.next_ticket, now))
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
-        return with_options({"held_cap": bounds["held_cap"], "box_cap": bounds["box_cap"],
-                            "mode": RECIPIENT_MODE}, options)
+        return frame.with_options({"held_cap": bounds["held_cap"], "box_cap": bounds["box_cap"],
+                                  "mode": RECIPIENT_MODE}, options)
 
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """Positions become the tickets, and delays the instants, of each step's own state."""
@@ -263,11 +263,11 @@ class PeerDeliveryExplorer:
                 args = {"ticket": tickets[index - 1] if index <= len(tickets) else next_ticket + index}
             elif action.event == "send_message":
                 args = {k: v for k, v in args.items() if k == "sender" or v != SEND_DEFAULTS[k]}
-            steps.append({"event": action.event, "args": args} if args else {"event": action.event})
+            steps.append(frame.case_step(action.event, args))
         return steps
 
 
-MACHINE = bundled_machine(
+MACHINE = frame.bundled_machine(
     name="peer-delivery", title="peer delivery", seed="001_08883a16a8c012a7.txt",
     chart=PeerDeliveryChart, driver=peer_delivery_driver, explorer=PeerDeliveryExplorer(),
 )

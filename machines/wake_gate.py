@@ -33,8 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inboxspec.machines import wake_gate_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, bundled_machine, merged_bounds, with_options
+from inboxspec.machines import frame, wake_gate_driver
+from inboxspec.machines.frame import Action, Bounds, Invariant
 from inboxspec.model.wake_gate import WakeGateChart, WakeGateModelOptions
 
 Snapshot = tuple[str, int, int | None, int]
@@ -119,7 +119,7 @@ class WakeGateExplorer:
     unobservable_events: frozenset[str] = frozenset({"elapse"})
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        merged = merged_bounds("wake-gate", self.default_bounds, raw)
+        merged = frame.merged_bounds("wake-gate", self.default_bounds, raw)
         try:
             cap = int(merged["max_streak"])
             floors = tuple(int(v) for v in merged["floors"].split(","))
@@ -174,7 +174,8 @@ class WakeGateExplorer:
         return (state, data.streak, _canonical_age(age, data.boundaries), data.floor_ms)
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
-        return with_options({"max_streak": bounds["max_streak"], "floor_ms": bounds["floors"][0]}, options)
+        return frame.with_options({"max_streak": bounds["max_streak"], "floor_ms": bounds["floors"][0]},
+                                  options)
 
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """A clock move changes only ``age``; its concrete size is the change in the
@@ -193,14 +194,12 @@ class WakeGateExplorer:
                 if action.kwargs["plugin_pending"]:
                     args["plugin_pending"] = True
                 steps.append({"event": "decide", "args": args})
-            elif action.event in ("set_streak", "set_floor"):
-                steps.append({"event": action.event, "args": {"value": action.kwargs["value"]}})
-            else:
-                steps.append({"event": action.event})
+            else:  # the streak and the floor take their one `value`; the rest take nothing
+                steps.append(frame.case_step(action.event, action.kwargs))
         return steps
 
 
-MACHINE = bundled_machine(
+MACHINE = frame.bundled_machine(
     name="wake-gate", title="wake gate", seed="000_82681ec6c92fd68c.txt",
     chart=WakeGateChart, driver=wake_gate_driver, explorer=WakeGateExplorer(),
 )

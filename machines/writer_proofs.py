@@ -36,8 +36,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inboxspec.machines import fixtures, writer_proofs_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, bundled_machine, merged_bounds
+from inboxspec.machines import fixtures, frame, writer_proofs_driver
+from inboxspec.machines.frame import Action, Bounds, Invariant
 from inboxspec.model.writer_proofs import World, WriterProofsChart, WriterProofsModelOptions
 
 F = fixtures.PLACEHOLDER
@@ -195,7 +195,7 @@ class WriterProofsExplorer:
     unobservable_events: frozenset[str] = frozenset()
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        alphabet = merged_bounds("writer-proofs", self.default_bounds, raw)["alphabet"]
+        alphabet = frame.merged_bounds("writer-proofs", self.default_bounds, raw)["alphabet"]
         if alphabet not in ("lean", "full"):
             raise ValueError(f"the writer-proofs alphabet is lean or full, not {alphabet!r}")
         return {"alphabet": alphabet}
@@ -254,14 +254,12 @@ class WriterProofsExplorer:
                     if swap is not None:
                         steps.append({"event": "swap_paths", "args": {"first": swap[0], "second": swap[1]}})
                 current = wanted
-            if action.event == "initial" and action.kwargs["roots"]:
-                steps.append({"event": "initial", "args": {"roots": list(action.kwargs["roots"])}})
-            else:
-                steps.append({"event": action.event})
+            roots = action.kwargs.get("roots") if action.event == "initial" else None
+            steps.append(frame.case_step(action.event, {"roots": list(roots)} if roots else None))
         return steps
 
 
-MACHINE = bundled_machine(
+MACHINE = frame.bundled_machine(
     name="writer-proofs", title="writer proofs", seed="002_79f456de189a5c5b.txt",
     chart=WriterProofsChart, driver=writer_proofs_driver, explorer=WriterProofsExplorer(),
 )

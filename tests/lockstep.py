@@ -9,7 +9,8 @@ ready-to-commit conformance case. ``outputs_agree`` compares the two as JSON,
 the way ``conform`` compares: in Python ``True == 1`` and ``1 == 1.0``.
 
 A test subclass sets ``machine``, calls ``start`` from its ``@initialize`` rule
-and adds only what differs: its rules and its state invariants.
+and adds only what differs: its rules and its state invariants. An event that
+takes no argument is a rule written ``reset = event_rule("reset")``.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol
 
 from hypothesis import note
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from inboxspec.conformance.casefiles import case_from_trace
 from inboxspec.conformance.compare import canonical
+from inboxspec.machines.frame import case_step
 
 Output = dict[str, Any]
 
@@ -50,7 +52,7 @@ class Lockstep(RuleBasedStateMachine):
         self.apply_reference = reference
 
     def _step(self, event: str, **args: Any) -> None:
-        step: dict[str, Any] = {"event": event, "args": args} if args else {"event": event}
+        step = case_step(event, args)
         self.model_output = self.model_session.apply(step)
         self.impl_output = self.apply_reference(step)
         self.trace.append({**step, "expect": self.model_output})
@@ -64,3 +66,13 @@ class Lockstep(RuleBasedStateMachine):
     @invariant()
     def outputs_agree(self) -> None:
         assert canonical(self.model_output) == canonical(self.impl_output)
+
+
+def event_rule(event: str) -> Any:
+    """A rule that sends ``event`` without arguments; the rule reads as the event in a trace."""
+
+    def send(self: Lockstep) -> None:
+        self._step(event)
+
+    send.__name__ = send.__qualname__ = event
+    return rule()(send)

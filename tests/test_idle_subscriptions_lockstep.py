@@ -16,7 +16,7 @@ from hypothesis.stateful import initialize, invariant, rule
 
 from inboxspec.impl.idle_subscriptions import IdleSubscriptions
 from inboxspec.machines.idle_subscriptions_driver import ModelSession, apply_step
-from tests.lockstep import Lockstep
+from tests.lockstep import Lockstep, event_rule
 
 ids = st.integers(0, 4)
 texts = st.sampled_from([None, "done", "ok «x» [peer idle notice]", "\u200b", "a" * 120])
@@ -63,9 +63,7 @@ class IdleSubscriptionsLockstep(Lockstep):
     def add_subscriber(self, requester: str, subscription: int, parity: bool | None) -> None:
         self._step("add_subscriber", requester=requester, subscription=subscription, parity=parity)
 
-    @rule()
-    def turn_started(self) -> None:
-        self._step("turn_started")
+    turn_started = event_rule("turn_started")
 
     @rule(last_turn_text=texts)
     def turn_finished(self, last_turn_text: str | None) -> None:
@@ -75,13 +73,9 @@ class IdleSubscriptionsLockstep(Lockstep):
     def set_held(self, count: int) -> None:
         self._step("set_held", count=count)
 
-    @rule()
-    def exit(self) -> None:
-        self._step("exit")
+    exit = event_rule("exit")
 
-    @rule()
-    def shutdown(self) -> None:
-        self._step("shutdown")
+    shutdown = event_rule("shutdown")
 
     @rule(by=st.sampled_from(["0", "1", "debounce", "backoff", "ttl", "ttl-1", "big"]))
     def advance(self, by: str) -> None:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
 from inboxspec.machines.inbox_refresh_driver import ModelSession, Session
-from tests.lockstep import Lockstep
+from tests.lockstep import Lockstep, event_rule
 
 T = "2026-01-01T00:00:00.000Z"
 ITEM_IDS = ("c1", "c2", "capacity:proposal", "inbox:more")
@@ -91,18 +91,13 @@ class InboxRefreshLockstep(Lockstep):
     def edit_sources(self, hard: bool) -> None:
         self._step("edit_sources", hard=hard)
 
-    @rule()
-    def change_policy(self) -> None:
-        self._step("change_policy")
+    change_policy = event_rule("change_policy")
 
     @rule(value=st.booleans())
     def set_readable(self, value: bool) -> None:
         self._step("set_readable", value=value)
 
-    @precondition(lambda self: len(self.trace) > 3)
-    @rule()
-    def close(self) -> None:
-        self._step("close")
+    close = precondition(lambda self: len(self.trace) > 3)(event_rule("close"))
 
     @invariant()
     def clocks_agree(self) -> None:

@@ -13,7 +13,7 @@ from hypothesis.stateful import initialize, invariant, rule
 
 from inboxspec.impl.peer_delivery import PeerDelivery
 from inboxspec.machines.peer_delivery_driver import ModelSession, apply_step
-from tests.lockstep import Lockstep
+from tests.lockstep import Lockstep, event_rule
 
 SENDERS = st.sampled_from(["a", "b", "c"])
 MODES = st.sampled_from([None, "x", "y"])
@@ -60,9 +60,7 @@ class PeerDeliveryLockstep(Lockstep):
     def advance(self, delay: int) -> None:
         self._step("advance", now_ms=self.impl.now_ms + delay)
 
-    @rule()
-    def drain(self) -> None:
-        self._step("drain")
+    drain = event_rule("drain")
 
     @rule(data=st.data())
     def approve(self, data: st.DataObject) -> None:

@@ -12,7 +12,7 @@ from hypothesis.stateful import initialize, invariant, rule
 from inboxspec.impl.wake_gate import WakePolicy
 from inboxspec.machines.wake_gate_driver import ModelSession, apply_step
 from tests import wake_gate_strategies as ws
-from tests.lockstep import Lockstep
+from tests.lockstep import Lockstep, event_rule
 
 # Model control state <-> (announced, refused_since_rearm) in the reference.
 EPISODES = {
@@ -39,13 +39,9 @@ class WakeGateLockstep(Lockstep):
         self.now_ms = max(0, self.now_ms + ws.resolve_jump(jump, self.impl.floor_ms))
         self._step("decide", batch=batch, plugin_pending=plugin_pending, now_ms=self.now_ms)
 
-    @rule()
-    def announce_refusal(self) -> None:
-        self._step("announce_refusal")
+    announce_refusal = event_rule("announce_refusal")
 
-    @rule()
-    def reset_streak(self) -> None:
-        self._step("reset_streak")
+    reset_streak = event_rule("reset_streak")
 
     @rule(value=st.integers(0, 6))
     def set_streak(self, value: int) -> None:

@@ -19,7 +19,7 @@ from inboxspec.impl.writer_proofs import Options, WriterProofs
 from inboxspec.machines.writer_proofs_driver import apply_step
 from inboxspec.model.writer_proofs import World, WriterProofsChart, WriterProofsModelOptions
 from tests import writer_proofs_fakes as fakes
-from tests.lockstep import Lockstep
+from tests.lockstep import Lockstep, event_rule
 
 NOWHERE = "\0no fixture"  # lockstep has no fixture: no path is rewritten
 
@@ -54,36 +54,32 @@ class WriterProofsLockstep(Lockstep):
         config = {"options": {"attest_requires_fences": fences, "compare_writers_by_id": by_id}}
         self.start(config, self.model, lambda step: apply_step(self.proofs, step, NOWHERE))
 
-    def _observe(self, event: str, world: World | None = None, **args: Any) -> None:
+    def _step(self, event: str, world: World | None = None, **args: Any) -> None:
         if world is not None:
             self.env.begin(world)
             note(f"world: {world}")
         self.model.world = world
-        self._step(event, **{name: list(value) for name, value in args.items()})
+        super()._step(event, **{name: list(value) for name, value in args.items()})
 
     @rule(roots=fakes.root_lists, world=fakes.worlds())
     def initial(self, roots: tuple[str, ...], world: World) -> None:
-        self._observe("initial", world, roots=roots)
+        self._step("initial", world, roots=roots)
 
     @rule(world=fakes.worlds())
     def active(self, world: World) -> None:
-        self._observe("active", world)
+        self._step("active", world)
 
     @rule(world=fakes.worlds())
     def attest(self, world: World) -> None:
-        self._observe("attest", world)
+        self._step("attest", world)
 
     @rule(requested=fakes.root_lists, world=fakes.worlds())
     def preview(self, requested: tuple[str, ...], world: World) -> None:
-        self._observe("preview", world, requested=requested)
+        self._step("preview", world, requested=requested)
 
-    @rule()
-    def hold_fences(self) -> None:
-        self._observe("hold_fences")
+    hold_fences = event_rule("hold_fences")
 
-    @rule()
-    def release_fences(self) -> None:
-        self._observe("release_fences")
+    release_fences = event_rule("release_fences")
 
     @invariant()
     def phases_agree(self) -> None:
