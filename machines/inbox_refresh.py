@@ -1,8 +1,8 @@
 """The inbox refresh cache in the machine frame: its registry entry and how to explore it.
 
 Snapshot
-    The chart's control state and data, canonicalised (``VARIABLES`` names the
-    fields). The clock and the times that appear in outputs (status time,
+    A ``RefreshSnapshot``: the chart's control state and data, canonicalised.
+    The clock and the times that appear in outputs (status time,
     ``generatedAt``, due times) are absolute, because the outputs quote them.
 
 Symmetry and abstraction (each exact for the chart and its outputs)
@@ -50,7 +50,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from inboxspec.machines import frame, inbox_refresh_driver
 from inboxspec.machines.frame import Action, Bounds, Invariant
@@ -85,42 +85,53 @@ CATALOGUE: dict[str, dict[str, Any]] = {
 # any explored trace launches, so a replay from scratch runs the same jobs.
 REPEAT = 40
 
-VARIABLES = ("control", "now", "readable", "items", "more", "expires", "cache_sources", "capacity",
-             "observed", "job_moved_generation", "pending", "stale", "failures", "retry_at",
-             "last_launch", "last_duration", "error", "detail", "generated_ms", "policy",
-             "capacity_at", "overflow_at", "shown", "shown_at", "launches", "job", "job_due",
-             "job_launched", "job_stamp", "blocked_job", "blocked_due", "blocked_group",
-             "blocked_forever")
-_AT = {name: index for index, name in enumerate(VARIABLES)}
+
+
+class RefreshSnapshot(NamedTuple):
+    """The chart's control state and data, canonicalised (see the module's docstring)."""
+
+    control: str
+    now: int
+    readable: bool
+    items: str | None  # the cached items as canonical JSON
+    more: int
+    expires: int | None
+    cache_sources: tuple[int, int] | None  # (version, layout) relative to now: 0 same, -1 older
+    capacity: Any
+    observed: tuple[int, int] | None
+    job_moved_generation: bool
+    pending: bool
+    stale: bool
+    failures: int  # collapsed, see store
+    retry_at: int  # 0 once passed
+    last_launch: int | None  # None once the spacing has passed
+    last_duration: int
+    error: str | None
+    detail: Any
+    generated_ms: int | None
+    policy: int | None  # 0 same as now, -1 older
+    capacity_at: Any
+    overflow_at: Any
+    shown: Any
+    shown_at: Any
+    launches: int  # modulo the job cycle
+    job: int | None  # index in the job cycle
+    job_due: int
+    job_launched: int
+    job_stamp: Any
+    blocked_job: int | None
+    blocked_due: int
+    blocked_group: int | None
+    blocked_forever: bool
+
+
+VARIABLES = RefreshSnapshot._fields
 
 
 @functools.cache
 def cycle_of(names: tuple[str, ...]) -> tuple[Script, ...]:
     """The scripts of a ``jobs`` bound, in launch order."""
     return tuple(Script.from_json(CATALOGUE[n]) for n in names)
-
-
-def _field(snapshot: Any, name: str) -> Any:
-    return snapshot[_AT[name]]
-
-
-class RefreshSnapshot(tuple[Any, ...]):
-    """A snapshot (a plain tuple of ``VARIABLES``) that prints only what differs from a fresh cache."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        values = dict(zip(VARIABLES, self, strict=True))
-        parts = [f"{values['control']} @{values['now']}"]
-        if values["items"] is not None:
-            ids = [item["id"] for item in json.loads(values["items"])]
-            parts.append(f"cache {ids} more {values['more']}" + (" stale" if values["stale"] else ""))
-        parts += ["pending"] if values["pending"] else []
-        parts += [] if values["readable"] else ["unreadable"]
-        for name in ("error", "failures", "retry_at", "job", "job_due", "blocked_job", "blocked_group"):
-            if values[name] not in (None, 0, False):
-                parts.append(f"{name}={values[name]}")
-        return "(" + ", ".join(parts) + ")"
 
 
 def _relative(remembered: tuple[int, int] | None, version: int, layout: int) -> tuple[int, int] | None:
@@ -141,48 +152,48 @@ def _launched(out: Mapping[str, Any]) -> bool:
 
 def _blocked_group_gone(pre: Any, bounds: Bounds) -> bool:
     """REFRESH-REC-2: at ``pre``'s clock, the blocked job's group is observed gone."""
-    index = _field(pre, "blocked_job")
-    if index is None or _field(pre, "blocked_forever"):
+    index = pre.blocked_job
+    if index is None or pre.blocked_forever:
         return False
     reap = cycle_of(bounds["jobs"])[index].reap_ms
-    return reap is not None and _field(pre, "now") >= _field(pre, "blocked_due") + reap
+    return reap is not None and pre.now >= pre.blocked_due + reap
 
 
 def _spacing_passed(pre: Any) -> bool:
-    last = _field(pre, "last_launch")
-    return last is None or _field(pre, "now") >= last + max(30000, _field(pre, "last_duration"))
+    last = pre.last_launch
+    return last is None or pre.now >= last + max(30000, pre.last_duration)
 
 
 INVARIANTS: tuple[Invariant, ...] = (
     Invariant("one_job_at_a_time", ("REFRESH-START-1",), _event("snapshot"),
-              lambda pre, post, out, b: not (pre[0] == "running" and _launched(out))),
+              lambda pre, post, out, b: not (pre.control == "running" and _launched(out))),
     Invariant("launch_waits_for_spacing_and_backoff", ("REFRESH-START-1", "REFRESH-BACK-1"),
               _event("snapshot"),
               lambda pre, post, out, b: not _launched(out)
-              or (_field(pre, "now") >= _field(pre, "retry_at") and _spacing_passed(pre))),
+              or (pre.now >= pre.retry_at and _spacing_passed(pre))),
     Invariant("no_launch_while_blocked", ("REFRESH-REC-1", "REFRESH-REC-2"), _event("snapshot"),
-              lambda pre, post, out, b: not (_launched(out) and pre[0] == "blocked")
+              lambda pre, post, out, b: not (_launched(out) and pre.control == "blocked")
               or _blocked_group_gone(pre, b)),
     Invariant("blocked_means_a_blocked_job", ("REFRESH-REC-1",), lambda a: True,
-              lambda pre, post, out, b: (post[0] == "blocked") == (_field(post, "blocked_job") is not None)
-              or post[0] == "closed"),
+              lambda pre, post, out, b: (post.control == "blocked") == (post.blocked_job is not None)
+              or post.control == "closed"),
     Invariant("backoff_is_at_most_five_minutes", ("REFRESH-BACK-1", "REFRESH-DEF-1"), lambda a: True,
-              lambda pre, post, out, b: _field(post, "retry_at") <= _field(post, "now") + 300000),
+              lambda pre, post, out, b: post.retry_at <= post.now + 300000),
     Invariant("time_launches_nothing", ("REFRESH-START-2",), _event("advance"),
-              lambda pre, post, out, b: post[0] != "running" or pre[0] == "running"),
+              lambda pre, post, out, b: post.control != "running" or pre.control == "running"),
     Invariant("closed_cache_refuses_snapshots", ("REFRESH-SNAP-7", "REFRESH-CLOSE-1"), _event("snapshot"),
-              lambda pre, post, out, b: pre[0] != "closed" or out.get("error") == "closed"),
+              lambda pre, post, out, b: pre.control != "closed" or out.get("error") == "closed"),
     Invariant("accepted_result_is_fresh", ("REFRESH-ACC-5",), _event("advance"),
               lambda pre, post, out, b: out.get("settled") != "accepted"
-              or (not _field(post, "pending") and not _field(post, "stale")
-                  and _field(post, "failures") == 0)),
+              or (not post.pending and not post.stale
+                  and post.failures == 0)),
     Invariant("refreshing_means_a_refresh_can_run", ("REFRESH-OPT-1", "REFRESH-SNAP-2"), _event("snapshot"),
               lambda pre, post, out, b: "snapshot" not in out or not out["snapshot"]["refreshing"]
               or "generatedAt" not in out["snapshot"]
-              or (_field(post, "error") is None and _field(post, "blocked_job") is None),
+              or (post.error is None and post.blocked_job is None),
               finding="REFRESH-F1", option="refreshing_only_when_runnable"),
     Invariant("every_failure_is_logged", ("REFRESH-OPT-2", "REFRESH-SNAP-5"), _event("snapshot"),
-              lambda pre, post, out, b: _field(pre, "error") is not None or _field(post, "error") is None
+              lambda pre, post, out, b: pre.error is not None or post.error is None
               or bool(out.get("log")),
               finding="REFRESH-F2", option="read_failure_backs_off"),
 )
@@ -243,23 +254,22 @@ class InboxRefreshExplorer:
         return self.store(chart, "idle")
 
     def load(self, data: Any, snapshot: Any) -> None:
-        values = dict(zip(VARIABLES, snapshot, strict=True))
-        data.now_ms = values["now"]
+        data.now_ms = snapshot.now
         data.version, data.layout, data.world_policy = 0, 0, 0
-        data.readable = values["readable"]
-        data.items = None if values["items"] is None else json.loads(values["items"])
-        data.more, data.expires = values["more"], values["expires"]
-        data.cache_sources = values["cache_sources"] or (0, 0)
-        data.capacity, data.observed = values["capacity"], values["observed"]
+        data.readable = snapshot.readable
+        data.items = None if snapshot.items is None else json.loads(snapshot.items)
+        data.more, data.expires = snapshot.more, snapshot.expires
+        data.cache_sources = snapshot.cache_sources or (0, 0)
+        data.capacity, data.observed = snapshot.capacity, snapshot.observed
         data.generation = 0
-        data.job_generation = -1 if values["job_moved_generation"] else 0
+        data.job_generation = -1 if snapshot.job_moved_generation else 0
         for name in ("pending", "stale", "failures", "retry_at", "last_launch", "last_duration", "error",
                      "detail", "generated_ms", "policy", "capacity_at", "overflow_at", "shown", "shown_at",
                      "launches", "job_due", "job_launched", "job_stamp", "blocked_due", "blocked_group",
                      "blocked_forever"):
-            setattr(data, name, values[name])
-        data.job = None if values["job"] is None else data.cycle[values["job"]]
-        data.blocked_job = None if values["blocked_job"] is None else data.cycle[values["blocked_job"]]
+            setattr(data, name, getattr(snapshot, name))
+        data.job = None if snapshot.job is None else data.cycle[snapshot.job]
+        data.blocked_job = None if snapshot.blocked_job is None else data.cycle[snapshot.blocked_job]
 
     def store(self, data: Any, state: str) -> Any:
         version, layout, now = data.version, data.layout, data.now_ms
@@ -268,7 +278,7 @@ class InboxRefreshExplorer:
         stamp_policy, stamp_sources = data.job_stamp
         job_stamp = ((0 if stamp_policy == data.world_policy else -1),
                      _relative(stamp_sources, version, layout)) if data.job is not None else (0, (0, 0))
-        return RefreshSnapshot((
+        return RefreshSnapshot(
             state, now, data.readable,
             None if data.items is None else json.dumps(data.items, sort_keys=True),
             data.more, data.expires,
@@ -288,7 +298,7 @@ class InboxRefreshExplorer:
             None if data.blocked_job is None else cycle.index(data.blocked_job),
             data.blocked_due if data.blocked_job is not None else 0, data.blocked_group,
             data.blocked_forever,
-        ))
+        )
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         return frame.with_options({"deny": ["secret"],
@@ -300,7 +310,7 @@ class InboxRefreshExplorer:
         for _pre, action, post in trace:
             kwargs = dict(action.kwargs)
             if action.event == "advance":
-                steps.append({"event": "advance", "args": {"now_ms": _field(post, "now")}})
+                steps.append({"event": "advance", "args": {"now_ms": post.now}})
             elif action.event == "invalidate":
                 args: dict[str, Any] = {k: v for k, v in kwargs.items() if v}
                 if "remove_ids" in args:
