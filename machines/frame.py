@@ -32,8 +32,10 @@ from statemachine import StateChart
 # {"outputs": [...]} (one output per step) or {"config_error": code}.
 CaseRunner = Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]]], dict[str, Any]]
 
-# An explorer snapshot: the machine's canonical state fingerprint, a tuple of
-# hashable fields whose first field is the chart's control state id. Two
+# An explorer snapshot: the machine's canonical state fingerprint, a NamedTuple
+# of hashable fields (``Explorer.variables`` are its field names, and nested
+# entries are NamedTuples too, so that traces and the invariants read them by
+# name) whose first field is the chart's control state id. Two
 # snapshots that the invariants and the chart cannot tell apart must be equal
 # (symmetry reduction is the description's job: for example, interchangeable
 # message identities are renumbered in ``store``).
