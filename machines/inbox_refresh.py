@@ -12,8 +12,11 @@ Symmetry and abstraction (each exact for the chart and its outputs)
     - The generation matters only by equality with the running job's.
     - A deadline already passed (back-off, spacing) is compared with a clock
       that never goes back, so it is stored as "passed".
-    - The failure count matters only through the next back-off, which is
-      five minutes from the tenth failure on, so counts above 9 are 9.
+    - The failure count matters only through whether it is zero and through
+      the next back-off, which stops changing from some count on (five minutes
+      from the tenth failure on, today), so counts from ``FAILURES_COLLAPSED``
+      on are stored as it; ``collapsed_failures`` computes it from the model's
+      back-off formula.
     - Launches index the job cycle, so they are stored modulo its length.
 
 Time
@@ -54,7 +57,16 @@ from typing import Any, NamedTuple
 
 from inboxspec.machines import frame, inbox_refresh_driver
 from inboxspec.machines.frame import Action, Bounds, Invariant
-from inboxspec.model.inbox_refresh import InboxRefreshChart, RefreshModelOptions, Script
+from inboxspec.model.inbox_refresh import (
+    MAX_BACKOFF_MS,
+    MAX_FAILURES,
+    InboxRefreshChart,
+    RefreshModelOptions,
+    Script,
+    backoff_ms,
+    failures_after_one_more,
+    spacing_ms,
+)
 
 T = "2026-01-01T00:00:00.000Z"
 
@@ -128,6 +140,23 @@ class RefreshSnapshot(NamedTuple):
 VARIABLES = RefreshSnapshot._fields
 
 
+def _next_backoff(failures: int) -> int:
+    return backoff_ms(failures_after_one_more(failures))
+
+
+# WARNING: exact only while every count from FAILURES_COLLAPSED on gives the same next
+# back-off (model/inbox_refresh.py's backoff_ms and failures_after_one_more) and only
+# zero is read on its own; tests/test_explorer_abstractions.py checks both on the chart.
+FAILURES_COLLAPSED = min(count for count in range(1, MAX_FAILURES + 1)
+                         if all(_next_backoff(more) == _next_backoff(count)
+                                for more in range(count, MAX_FAILURES + 1)))
+
+
+def collapsed_failures(failures: int) -> int:
+    """The failure count as a state stores it: counts that the chart cannot tell apart are one."""
+    return min(failures, FAILURES_COLLAPSED)
+
+
 @functools.cache
 def cycle_of(names: tuple[str, ...]) -> tuple[Script, ...]:
     """The scripts of a ``jobs`` bound, in launch order."""
@@ -161,7 +190,7 @@ def _blocked_group_gone(pre: Any, bounds: Bounds) -> bool:
 
 def _spacing_passed(pre: Any) -> bool:
     last = pre.last_launch
-    return last is None or pre.now >= last + max(30000, pre.last_duration)
+    return last is None or pre.now >= last + spacing_ms(pre.last_duration)
 
 
 INVARIANTS: tuple[Invariant, ...] = (
@@ -178,7 +207,7 @@ INVARIANTS: tuple[Invariant, ...] = (
               lambda pre, post, out, b: (post.control == "blocked") == (post.blocked_job is not None)
               or post.control == "closed"),
     Invariant("backoff_is_at_most_five_minutes", ("REFRESH-BACK-1", "REFRESH-DEF-1"), lambda a: True,
-              lambda pre, post, out, b: post.retry_at <= post.now + 300000),
+              lambda pre, post, out, b: post.retry_at <= post.now + MAX_BACKOFF_MS),
     Invariant("time_launches_nothing", ("REFRESH-START-2",), _event("advance"),
               lambda pre, post, out, b: post.control != "running" or pre.control == "running"),
     Invariant("closed_cache_refuses_snapshots", ("REFRESH-SNAP-7", "REFRESH-CLOSE-1"), _event("snapshot"),
@@ -274,7 +303,7 @@ class InboxRefreshExplorer:
     def store(self, data: Any, state: str) -> Any:
         version, layout, now = data.version, data.layout, data.now_ms
         cycle = data.cycle
-        spacing_passed = data.last_launch is None or now >= data.last_launch + max(30000, data.last_duration)
+        spacing_passed = data.last_launch is None or now >= data.last_launch + spacing_ms(data.last_duration)
         stamp_policy, stamp_sources = data.job_stamp
         job_stamp = ((0 if stamp_policy == data.world_policy else -1),
                      _relative(stamp_sources, version, layout)) if data.job is not None else (0, (0, 0))
@@ -285,7 +314,7 @@ class InboxRefreshExplorer:
             _relative(data.cache_sources, version, layout) if data.items is not None else None,
             data.capacity, _relative(data.observed, version, layout),
             data.job is not None and data.job_generation != data.generation,
-            data.pending, data.stale, min(data.failures, 9),
+            data.pending, data.stale, collapsed_failures(data.failures),
             data.retry_at if data.retry_at > now else 0,
             None if spacing_passed else data.last_launch, 0 if spacing_passed else data.last_duration,
             data.error, data.detail, data.generated_ms,
