@@ -98,6 +98,8 @@ class Snapshot(PeerState):
         return hash(self[:COMPARED])
 
 
+# The causes whose held entries a state keeps without their sender's mode and attestation.
+FORGETS_JUDGEMENT_INPUTS = REVIEW
 STEP = 300_000  # the clock's one move: the default dialogExpiry
 RECIPIENT_MODE = "x"
 SEND_DEFAULTS: dict[str, Any] = {"sender_mode": None, "attestation": "absent", "hops": 0, "loop": False,
@@ -268,10 +270,11 @@ class PeerDeliveryExplorer:
 
     def store(self, data: Any, state: str) -> Snapshot:
         now = data.now_ms
-        # A review-cause entry is never judged again, so its sender's mode and attestation
-        # are never read again: they are dropped from the snapshot.
+        # WARNING: a review-cause entry is never judged again (model/peer_delivery.py's
+        # _drain_outcomes), so its sender's mode and attestation are never read again: they
+        # are dropped from the snapshot. tests/test_explorer_abstractions.py checks it.
         held = tuple(HeldView(sender, None, "absent", cause, None if deadline is None else deadline - now)
-                     if cause in REVIEW else
+                     if cause in FORGETS_JUDGEMENT_INPUTS else
                      HeldView(sender, mode, attestation, cause, None if deadline is None else deadline - now)
                      for _ticket, sender, mode, attestation, cause, deadline in data.held)
         return Snapshot(state, data.box, held, data.setting, data.starting_up, data.mode, data.expiry_ms,

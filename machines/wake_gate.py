@@ -107,6 +107,8 @@ INVARIANTS: tuple[Invariant, ...] = (
 )
 
 
+# WARNING: exact only while the chart compares the age with 0 and the floors alone
+# (model/wake_gate.py's _is_rapid); tests/test_explorer_abstractions.py checks it.
 def _canonical_age(age: int | None, boundaries: tuple[int, ...]) -> int | None:
     """The lowest age of ``age``'s interval between neighbouring boundaries (see the module doc)."""
     if age is None:

@@ -103,6 +103,9 @@ class WakeGateChart(ModelChart["WakeGateChart"]):
         return any(sender == recipient and text.startswith(SCHEDULED_PREFIX)
                    for _kind, sender, recipient, text in batch)
 
+    # WARNING: machines/wake_gate.py stores the self-wake age only up to its interval between
+    # 0 and the floors, because this compares it with 0 and the floor alone;
+    # tests/test_explorer_abstractions.py fails when another comparison tells an interval apart.
     def _is_rapid(self) -> bool:
         if self.last_self_wake_ms is None:
             return False
