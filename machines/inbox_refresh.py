@@ -58,8 +58,11 @@ from typing import Any, NamedTuple
 from inboxspec.machines import frame, inbox_refresh_driver
 from inboxspec.machines.frame import Action, Bounds, Invariant
 from inboxspec.model.inbox_refresh import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_ITEMS,
     MAX_BACKOFF_MS,
     MAX_FAILURES,
+    SPACING_MS,
     InboxRefreshChart,
     RefreshModelOptions,
     Script,
@@ -254,7 +257,7 @@ class InboxRefreshExplorer:
         return [
             Action("snapshot", "snapshot", {"callers": 1}),
             Action("advance +0 ms", "advance", {"ms": 0}),
-            Action("advance +30 s", "advance", {"ms": 30000}),
+            Action("advance +30 s", "advance", {"ms": SPACING_MS}),
             Action("invalidate", "invalidate",
                    {"hard": False, "capacity": False, "remove_ids": (), "added": 0}),
             Action("edit_sources", "edit_sources", {"hard": False}),
@@ -271,8 +274,8 @@ class InboxRefreshExplorer:
     def constants(self, data: Any, bounds: Bounds, options: Mapping[str, bool]) -> None:
         data.cycle = cycle_of(bounds["jobs"])
         data.scripts = data.cycle * REPEAT
-        data.max_items = 50
-        data.max_bytes = 65536
+        data.max_items = DEFAULT_MAX_ITEMS
+        data.max_bytes = DEFAULT_MAX_BYTES
         data.deny = ("secret",)
         data.options = RefreshModelOptions(**options)
         data.horizon_ms = bounds["horizon_ms"]

@@ -42,7 +42,13 @@ from inboxspec.impl.inbox_refresh import (
 )
 from inboxspec.machines import sessions
 from inboxspec.machines.sessions import run_reference_case
-from inboxspec.model.inbox_refresh import InboxRefreshChart, RefreshModelOptions, Script
+from inboxspec.model.inbox_refresh import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_ITEMS,
+    InboxRefreshChart,
+    RefreshModelOptions,
+    Script,
+)
 
 FEATURES = (
     "option:refreshing_only_when_runnable",
@@ -408,8 +414,8 @@ class ModelSession(sessions.ModelSession):
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.chart = InboxRefreshChart(
             scripts=[Script.from_json(j) for j in config.get("jobs", [])],
-            start_ms=config.get("start_ms", 0), max_items=config.get("max_items", 50),
-            max_bytes=config.get("max_bytes", 65536), deny=config.get("deny", []),
+            start_ms=config.get("start_ms", 0), max_items=config.get("max_items", DEFAULT_MAX_ITEMS),
+            max_bytes=config.get("max_bytes", DEFAULT_MAX_BYTES), deny=config.get("deny", []),
             options=RefreshModelOptions(**(config.get("options") or {})))
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:

@@ -47,7 +47,16 @@ from typing import Any, NamedTuple
 
 from inboxspec.machines import frame, peer_delivery_driver
 from inboxspec.machines.frame import Action, Bounds, Invariant
-from inboxspec.model.peer_delivery import REVIEW, After, PeerDeliveryChart, PeerDeliveryModelOptions, Position
+from inboxspec.model.peer_delivery import (
+    DEFAULT_EXPIRY,
+    DEFAULT_MAX_HOPS,
+    EXPIRY,
+    REVIEW,
+    After,
+    PeerDeliveryChart,
+    PeerDeliveryModelOptions,
+    Position,
+)
 
 
 class HeldView(NamedTuple):
@@ -100,7 +109,9 @@ class Snapshot(PeerState):
 
 # The causes whose held entries a state keeps without their sender's mode and attestation.
 FORGETS_JUDGEMENT_INPUTS = REVIEW
-STEP = 300_000  # the clock's one move: the default dialogExpiry
+DEFAULT_EXPIRY_MS = EXPIRY[DEFAULT_EXPIRY]
+assert DEFAULT_EXPIRY_MS is not None
+STEP: int = DEFAULT_EXPIRY_MS  # the clock's one move: the default dialogExpiry
 RECIPIENT_MODE = "x"
 SEND_DEFAULTS: dict[str, Any] = {"sender_mode": None, "attestation": "absent", "hops": 0, "loop": False,
                                  "duplicate": False, "rate_limited": False}
@@ -251,12 +262,12 @@ class PeerDeliveryExplorer:
     def constants(self, data: Any, bounds: Bounds, options: Mapping[str, bool]) -> None:
         data.held_cap = bounds["held_cap"]
         data.box_cap = bounds["box_cap"]
-        data.max_hops = 4
+        data.max_hops = DEFAULT_MAX_HOPS
         data.options = PeerDeliveryModelOptions(**options)
 
     def initial(self, bounds: Bounds) -> Snapshot:
         return Snapshot(control="open", box=0, held=(), setting=None, starting_up=False, mode=RECIPIENT_MODE,
-                        expiry_ms=300_000, tickets=(), next_ticket=1, now_ms=0)
+                        expiry_ms=DEFAULT_EXPIRY_MS, tickets=(), next_ticket=1, now_ms=0)
 
     def load(self, data: Any, snapshot: Snapshot) -> None:
         data.box, data.setting, data.starting_up = snapshot.box, snapshot.setting, snapshot.starting_up

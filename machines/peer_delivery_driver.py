@@ -26,7 +26,13 @@ from inboxspec.impl.peer_delivery import (
 )
 from inboxspec.machines import sessions
 from inboxspec.machines.sessions import run_reference_case
-from inboxspec.model.peer_delivery import PeerDeliveryChart, PeerDeliveryModelOptions
+from inboxspec.model.peer_delivery import (
+    DEFAULT_BOX_CAP,
+    DEFAULT_HELD_CAP,
+    DEFAULT_MAX_HOPS,
+    PeerDeliveryChart,
+    PeerDeliveryModelOptions,
+)
 
 # One feature per finding option: a port that has not implemented an option
 # declares the feature unsupported and its cases are skipped, not failed.
@@ -136,8 +142,8 @@ class ModelSession(sessions.ModelSession):
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.chart = PeerDeliveryChart(
-            held_cap=config.get("held_cap", 100), box_cap=config.get("box_cap", 50),
-            max_hops=config.get("max_hops", 4), setting=config.get("setting"),
+            held_cap=config.get("held_cap", DEFAULT_HELD_CAP), box_cap=config.get("box_cap", DEFAULT_BOX_CAP),
+            max_hops=config.get("max_hops", DEFAULT_MAX_HOPS), setting=config.get("setting"),
             starting_up=config.get("starting_up", False), mode=config.get("mode"),
             options=PeerDeliveryModelOptions(**config.get("options", {})))
 

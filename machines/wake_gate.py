@@ -35,7 +35,12 @@ from typing import Any, NamedTuple
 
 from inboxspec.machines import frame, wake_gate_driver
 from inboxspec.machines.frame import Action, Bounds, Invariant
-from inboxspec.model.wake_gate import WakeGateChart, WakeGateModelOptions
+from inboxspec.model.wake_gate import (
+    DEFAULT_FLOOR_MS,
+    DEFAULT_MAX_STREAK,
+    WakeGateChart,
+    WakeGateModelOptions,
+)
 
 
 class Snapshot(NamedTuple):
@@ -121,7 +126,8 @@ def _canonical_age(age: int | None, boundaries: tuple[int, ...]) -> int | None:
 class WakeGateExplorer:
     variables: tuple[str, ...] = Snapshot._fields
     # The seed's defaults (WAKE-DEF-1), plus the zero floor a host may set (WAKE-HOST-2).
-    default_bounds: Mapping[str, str] = {"max_streak": "10", "floors": "30000,0", "streaks": ""}
+    default_bounds: Mapping[str, str] = {"max_streak": str(DEFAULT_MAX_STREAK),
+                                         "floors": f"{DEFAULT_FLOOR_MS},0", "streaks": ""}
     options: tuple[str, ...] = tuple(WakeGateModelOptions.__dataclass_fields__)
     invariants: tuple[Invariant, ...] = INVARIANTS
     unobservable_events: frozenset[str] = frozenset({"elapse"})

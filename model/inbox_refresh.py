@@ -30,6 +30,8 @@ from .chart import ModelChart, stay
 SPACING_MS = 30_000
 MAX_BACKOFF_MS = 300_000
 MAX_FAILURES = 20  # the failure count saturates here (REFRESH-BACK-1)
+DEFAULT_MAX_ITEMS = 50  # REFRESH-DEF-1
+DEFAULT_MAX_BYTES = 65536  # REFRESH-DEF-1
 
 
 # WARNING: machines/inbox_refresh.py collapses failure counts from the first one
@@ -139,8 +141,8 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
         | closed.to.itself(internal=True, on="close_cache")
     )
 
-    def __init__(self, scripts: Sequence[Script] = (), start_ms: int = 0, max_items: int = 50,
-                 max_bytes: int = 65536, deny: Sequence[str] = (),
+    def __init__(self, scripts: Sequence[Script] = (), start_ms: int = 0, max_items: int = DEFAULT_MAX_ITEMS,
+                 max_bytes: int = DEFAULT_MAX_BYTES, deny: Sequence[str] = (),
                  options: RefreshModelOptions | None = None, horizon_ms: int = MAX_TIME_MS) -> None:
         self.scripts = tuple(scripts)
         self.max_items = max_items

@@ -26,6 +26,12 @@ from .chart import ModelChart, stay
 
 REVIEW = ("mode-mismatch", "no-mode-asserted", "attestation-garbage")
 EXPIRY = {"60s": 60_000, "5m": 300_000, "10m": 600_000, "never": None}
+# PEER-IF-1's defaults and PEER-EXP-1's, written here again rather than imported from the
+# implementation: a changed default there must show up as a disagreement with the model.
+DEFAULT_HELD_CAP = 100
+DEFAULT_BOX_CAP = 50
+DEFAULT_MAX_HOPS = 4
+DEFAULT_EXPIRY = "5m"
 WARNING = ("[peer delivery settings] dialogExpiry is not one of 60s, 5m, 10m, never;"
            " the default 5m applies.")
 
@@ -107,7 +113,8 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
 
     del _all
 
-    def __init__(self, held_cap: int = 100, box_cap: int = 50, max_hops: int = 4,
+    def __init__(self, held_cap: int = DEFAULT_HELD_CAP, box_cap: int = DEFAULT_BOX_CAP,
+                 max_hops: int = DEFAULT_MAX_HOPS,
                  setting: str | None = None, starting_up: bool = False, mode: str | None = None,
                  options: PeerDeliveryModelOptions | None = None) -> None:
         self.held_cap = held_cap
@@ -117,7 +124,7 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
         self.setting = setting
         self.starting_up = starting_up
         self.mode = mode
-        self.expiry_ms: int | None = 300_000
+        self.expiry_ms: int | None = EXPIRY[DEFAULT_EXPIRY]
         self.now_ms = 0
         self.box = 0
         self.held: list[Entry] = []
@@ -344,7 +351,7 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
         """PEER-EXP-1, PEER-EXP-2, PEER-EXP-3."""
         member = isinstance(value, str) and value in EXPIRY
         invalid = not member and value is not None and value != "default"
-        resolved = value if member else "5m"
+        resolved = value if member else DEFAULT_EXPIRY
         self.expiry_ms = EXPIRY[resolved]
         self._emit([], value=resolved, ms=self.expiry_ms, invalid=invalid,
                    warning=WARNING if invalid else None)
