@@ -202,8 +202,7 @@ def _model_helper(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
     if event == "sanitise_label":
         return {"label": model.label(args["raw"])}
     if event == "is_notice_kind":
-        return {"is_kind": args.get("value") in ("idle", "exited", "unavailable", "expired")
-                and isinstance(args.get("value"), str)}
+        return {"is_kind": model.is_notice_kind(args.get("value"))}
     if event == "format_clock":
         return {"clock": model.clock(args.get("epoch_ms"), offset)}
     if event == "describe_subscription":

@@ -157,11 +157,7 @@ class ModelSession(sessions.ModelSession):
                     "attestation": args.get("attestation", "absent"), "hops": args.get("hops", 0),
                     "loop": args.get("loop", False), "duplicate": args.get("duplicate", False),
                     "rate_limited": args.get("rate_limited", False)}
-        elif event == "set_recipient":
-            current = (self.chart.setting, self.chart.starting_up, self.chart.mode)
-            args = {"setting": args.get("setting", current[0]),
-                    "starting_up": args.get("starting_up", current[1]),
-                    "mode": args.get("mode", current[2])}
+        # set_recipient: the chart keeps what a step does not give (PEER-SET-1).
         elif event == "set_dialog_expiry":
             args = {"value": args.get("value", "default")}
         elif event == "take":

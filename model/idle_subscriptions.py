@@ -123,6 +123,16 @@ def recognised(answer: Any) -> tuple[str, int | None, str | None]:
     return "unavailable", None, None
 
 
+# The kinds a notice has: the three answers (IDLE-REQ-6) and a requester's own expiry
+# (IDLE-REQ-4); written here again rather than imported from the implementation.
+NOTICE_KINDS = ("idle", "exited", "unavailable", "expired")
+
+
+def is_notice_kind(value: Any) -> bool:
+    """The ``is_notice_kind`` helper: one of the four notice kinds, spelled exactly."""
+    return isinstance(value, str) and value in NOTICE_KINDS
+
+
 # -- the chart ------------------------------------------------------------------------------
 
 

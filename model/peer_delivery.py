@@ -59,6 +59,16 @@ class After:
     ms: int
 
 
+class Keep:
+    """A ``set_recipient`` argument that is not given: PEER-SET-1 keeps the current value."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP = Keep()
+
+
 @dataclass(frozen=True)
 class PeerDeliveryModelOptions:
     fair_eviction: bool = False  # PEER-F1
@@ -342,9 +352,15 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
         self.held = kept
         self._emit(receipts)
 
-    def book_recipient(self, setting: str | None, starting_up: bool, mode: str | None) -> None:
-        """PEER-SET-1."""
-        self.setting, self.starting_up, self.mode = setting, starting_up, mode
+    def book_recipient(self, setting: str | Keep | None = KEEP, starting_up: bool | Keep = KEEP,
+                       mode: str | Keep | None = KEEP) -> None:
+        """PEER-SET-1: what is given changes, what is not given (``KEEP``) stays."""
+        if not isinstance(setting, Keep):
+            self.setting = setting
+        if not isinstance(starting_up, Keep):
+            self.starting_up = starting_up
+        if not isinstance(mode, Keep):
+            self.mode = mode
         self._emit([])
 
     def book_dialog_expiry(self, value: Any) -> None:
