@@ -191,9 +191,13 @@ def _blocked_group_gone(pre: Any, bounds: Bounds) -> bool:
     return reap is not None and pre.now >= pre.blocked_due + reap
 
 
+def spacing_passed(now: int, last_launch: int | None, last_duration: int) -> bool:
+    """Whether the spacing after the last launch is over (stored as no last launch at all)."""
+    return last_launch is None or now >= last_launch + spacing_ms(last_duration)
+
+
 def _spacing_passed(pre: Any) -> bool:
-    last = pre.last_launch
-    return last is None or pre.now >= last + spacing_ms(pre.last_duration)
+    return spacing_passed(pre.now, pre.last_launch, pre.last_duration)
 
 
 INVARIANTS: tuple[Invariant, ...] = (
@@ -306,7 +310,7 @@ class InboxRefreshExplorer:
     def store(self, data: Any, state: str) -> Any:
         version, layout, now = data.version, data.layout, data.now_ms
         cycle = data.cycle
-        spacing_passed = data.last_launch is None or now >= data.last_launch + spacing_ms(data.last_duration)
+        passed = spacing_passed(now, data.last_launch, data.last_duration)
         stamp_policy, stamp_sources = data.job_stamp
         job_stamp = ((0 if stamp_policy == data.world_policy else -1),
                      _relative(stamp_sources, version, layout)) if data.job is not None else (0, (0, 0))
@@ -319,7 +323,7 @@ class InboxRefreshExplorer:
             data.job is not None and data.job_generation != data.generation,
             data.pending, data.stale, collapsed_failures(data.failures),
             data.retry_at if data.retry_at > now else 0,
-            None if spacing_passed else data.last_launch, 0 if spacing_passed else data.last_duration,
+            None if passed else data.last_launch, 0 if passed else data.last_duration,
             data.error, data.detail, data.generated_ms,
             None if data.policy is None else (0 if data.policy == data.world_policy else -1),
             data.capacity_at, data.overflow_at, data.shown, data.shown_at,

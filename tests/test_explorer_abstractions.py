@@ -184,3 +184,41 @@ def test_forgetting_what_a_hold_still_reads_is_reported(monkeypatch: pytest.Monk
     monkeypatch.setattr(peer_delivery, "FORGETS_JUDGEMENT_INPUTS",
                         (*peer_delivery.FORGETS_JUDGEMENT_INPUTS, "inbound-hold", "starting-up"))
     assert abstraction_counterexamples("peer-delivery", PEER_BOUNDS, review_families)
+
+
+def refresh_families(pre: Any) -> list[list[Any]]:
+    """Concrete inbox-refresh states that ``store`` writes as ``pre`` (machines/inbox_refresh.py's docstring).
+
+    A passed back-off is 0 and a passed spacing forgets the last launch; remembered
+    counters are "same as now" (0) or "older" (-1), whatever older value they had;
+    launches count modulo the job cycle.
+    """
+    families = []
+    if pre.retry_at == 0:
+        families.append([pre, pre._replace(retry_at=pre.now), pre._replace(retry_at=max(0, pre.now - 1))])
+    if pre.last_launch is None:  # last launches the description calls long enough ago
+        launches = [at for at in (pre.now, pre.now - 1, pre.now - 30_000, pre.now - 40_000)
+                    if at >= 0 and inbox_refresh.spacing_passed(pre.now, at, pre.last_duration)]
+        families.append([pre, *(pre._replace(last_launch=at) for at in launches)])
+    older = {name: tuple(-3 if part == -1 else part for part in getattr(pre, name))
+             for name in ("cache_sources", "observed") if getattr(pre, name) and -1 in getattr(pre, name)}
+    if older:
+        families.append([pre, pre._replace(**older)])
+    if pre.policy == -1:
+        families.append([pre, pre._replace(policy=-3)])
+    cycle = len(REFRESH_BOUNDS["jobs"].split(","))
+    families.append([pre, pre._replace(launches=pre.launches + cycle)])
+    return families
+
+
+REFRESH_BOUNDS = {"jobs": "result,cleanup", "horizon_ms": "60000"}  # the default bounds
+
+
+def test_inbox_refresh_stores_passed_deadlines_and_old_counters_exactly() -> None:
+    assert abstraction_counterexamples("inbox-refresh", REFRESH_BOUNDS, refresh_families) == []
+
+
+def test_a_spacing_the_chart_does_not_keep_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A description that thinks the spacing is always over forgets launches the chart still waits on."""
+    monkeypatch.setattr(inbox_refresh, "spacing_passed", lambda now, last_launch, last_duration: True)
+    assert abstraction_counterexamples("inbox-refresh", REFRESH_BOUNDS, refresh_families)
