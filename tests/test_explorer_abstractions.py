@@ -222,3 +222,35 @@ def test_a_spacing_the_chart_does_not_keep_is_reported(monkeypatch: pytest.Monke
     """A description that thinks the spacing is always over forgets launches the chart still waits on."""
     monkeypatch.setattr(inbox_refresh, "spacing_passed", lambda now, last_launch, last_duration: True)
     assert abstraction_counterexamples("inbox-refresh", REFRESH_BOUNDS, refresh_families)
+
+
+def idle_families(pre: Any) -> list[list[Any]]:
+    """Idle data that ``store`` drops where no later event reads it (machines/idle_subscriptions.py).
+
+    The last turn's finish and detail outside ``settling`` and ``backing_off``
+    (the default options: no ``fire_when_already_idle``), the close time outside
+    ``exited`` and the held count once closed.
+    """
+    families = []
+    if pre.state not in ("settling", "backing_off"):
+        families.append([pre, pre._replace(finish_age=2, detail="an older turn")])
+    if pre.state != "exited":
+        families.append([pre, pre._replace(closed_age=1)])
+    if pre.state in ("exited", "shut_down"):
+        families.append([pre, pre._replace(held=1)])
+    return families
+
+
+def test_idle_subscriptions_drops_only_what_no_later_event_reads() -> None:
+    assert abstraction_counterexamples("idle-subscriptions", {}, idle_families) == []
+
+
+def test_dropping_the_finish_while_settling_would_be_reported() -> None:
+    """The same check, on data a fire still reads: the finish and detail while settling."""
+
+    def settling_finish(pre: Any) -> list[list[Any]]:
+        if pre.state != "settling":
+            return []
+        return [[pre, pre._replace(finish_age=2, detail="an older turn")]]
+
+    assert abstraction_counterexamples("idle-subscriptions", {}, settling_finish)
