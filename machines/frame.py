@@ -41,6 +41,10 @@ CaseRunner = Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]]], dict[str
 # message identities are renumbered in ``store``).
 Snapshot = tuple[Hashable, ...]
 
+# The deepest refinement (``checker/refine.py``): an explorer description may
+# lean on it, as the idle subscriptions' age cap does.
+MAX_REFINE_DEPTH = 8
+
 # Parsed exploration bounds: whatever ``Explorer.parse_bounds`` returns.
 Bounds = Mapping[str, Any]
 

@@ -61,7 +61,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from inboxspec.machines import frame, idle_subscriptions_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant
+from inboxspec.machines.frame import MAX_REFINE_DEPTH, Action, Bounds, Invariant
 from inboxspec.model.idle_subscriptions import IdleModelOptions, IdleSubscriptionsChart
 
 
@@ -92,7 +92,6 @@ class Snapshot(NamedTuple):
     closed_age: int | None  # ms since the exit, once exited
 
 T0 = 1_000_000  # the clock a loaded snapshot reads
-MAX_REFINE_DEPTH = 8  # checker/refine.py's deepest refinement
 AGE_CAP = MAX_REFINE_DEPTH + 1
 TARGETS = ("t", "u")
 LABEL = "Peer"
