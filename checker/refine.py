@@ -21,9 +21,9 @@ from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart
 from inboxspec.checker.explore import parse_options
 from inboxspec.conformance.compare import canonical
-from inboxspec.machines.frame import Action
+from inboxspec.machines.frame import MAX_REFINE_DEPTH, Action
 
-MAX_DEPTH = 8
+MAX_DEPTH = MAX_REFINE_DEPTH
 
 
 @dataclass
