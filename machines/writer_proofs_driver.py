@@ -15,9 +15,7 @@ import json
 import os
 import random
 import stat
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from inboxspec.impl import writer_fs
@@ -45,6 +43,8 @@ EVENT_ARGS: dict[str, frozenset[str]] = {
     "attest": frozenset(),
     "hold_fences": frozenset(),
     "release_fences": frozenset(),
+    # WARNING: swap_paths is the one event that changes the fixture; machines/fixtures.py
+    # FIXTURE_CHANGING_EVENTS names it too.
     "swap_paths": frozenset({"first", "second"}),
 }
 
@@ -138,11 +138,11 @@ def apply_step(proofs: WriterProofs, step: Mapping[str, Any], directory: str) ->
 
 
 _MATERIALISED: dict[str, str] = {}  # in-process fixtures by their canonical JSON, kept for the process
+_ROOT = fixtures.FixtureRoot()  # the private root they live in
 
 
 def _remove_materialised() -> None:
-    for directory in _MATERIALISED.values():
-        fixtures.remove(Path(directory))
+    _ROOT.close()
     _MATERIALISED.clear()
 
 
@@ -165,10 +165,7 @@ def fixture_directory(config: Mapping[str, Any]) -> Iterator[str]:
     key = json.dumps(fixture, sort_keys=True)
     directory = _MATERIALISED.get(key)
     if directory is None:
-        directory = tempfile.mkdtemp(prefix="inboxspec-fixture-")
-        directory = os.path.realpath(directory)
-        os.chmod(directory, fixtures.DIRECTORY_MODE)
-        fixtures.materialise(fixture, Path(directory))
+        directory = _ROOT.lay_out(fixture)
         _MATERIALISED[key] = directory
     done: list[tuple[str, str]] = []
     _SWAPS_DONE.append(done)
@@ -185,7 +182,7 @@ def fixture_directory(config: Mapping[str, Any]) -> Iterator[str]:
             clean = False
         if not clean:
             _MATERIALISED.pop(key, None)
-            fixtures.remove(Path(directory))
+            _ROOT.discard(directory)
 
 
 _SWAPS_DONE: list[list[tuple[str, str]]] = []
