@@ -22,6 +22,7 @@ from typing import Any
 from inboxspec.machines.fixtures import (
     DIRECTORY_MODE,
     PLACEHOLDER,
+    SPECIAL_BITS_REQUIREMENTS,
     Fingerprint,
     FixtureError,
     FixtureRoot,
@@ -35,8 +36,9 @@ from inboxspec.machines.fixtures import (
     swap,
 )
 
-__all__ = ["DIRECTORY_MODE", "PLACEHOLDER", "FixtureError", "FixturePool", "FixtureTimeout",
-           "fixture_problems", "materialise", "materialised", "may_change", "remove", "swap"]
+__all__ = ["DIRECTORY_MODE", "PLACEHOLDER", "SPECIAL_BITS_REQUIREMENTS", "FixtureError", "FixturePool",
+           "FixtureTimeout", "fixture_problems", "materialise", "materialised", "may_change", "remove",
+           "swap"]
 
 
 class FixturePool:
