@@ -15,7 +15,8 @@ drivers need them too); this module adds the runner's pool (PROTO-FIX-1, PROTO-F
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,22 @@ from inboxspec.machines.fixtures import (
     may_change,
     remove,
     swap,
+    undo,
 )
 
 __all__ = ["DIRECTORY_MODE", "PLACEHOLDER", "SPECIAL_BITS_REQUIREMENTS", "FixtureError", "FixturePool",
            "FixtureTimeout", "fixture_problems", "materialise", "materialised", "may_change", "remove",
-           "swap"]
+           "swap", "undo"]
+
+
+@dataclass
+class _Lent:
+    """A directory handed to a case that changes it, to be restored when the case is answered."""
+
+    key: str
+    directory: str
+    restore: Callable[[str], None]
+    content: Fingerprint  # fingerprint(directory, times=False) as laid out
 
 
 class FixturePool:
@@ -46,8 +58,10 @@ class FixturePool:
 
     def __init__(self) -> None:
         self.root = FixtureRoot()
-        self.directories: list[Path] = []  # every directory handed out and not yet removed
+        self.directories: list[Path] = []  # every directory laid out and not yet removed
         self._shared: dict[str, tuple[str, Fingerprint]] = {}  # content key -> directory, fingerprint
+        self._spares: dict[str, list[tuple[str, Fingerprint, Fingerprint]]] = {}  # restored trees
+        self._lent: dict[int, _Lent] = {}  # by seq: trees that cases may be changing
         self._keys: dict[int, tuple[Mapping[str, Any], str]] = {}  # id(fixture) -> (fixture, key)
         self.laid_out = 0  # directories laid out, for the benchmark and the tests
         self.reused = 0
@@ -68,33 +82,75 @@ class FixturePool:
         self.laid_out += 1
         return directory
 
+    def _unchanged(self, directory: str, taken: Fingerprint) -> bool:
+        try:
+            unchanged = fingerprint(directory) == taken
+        except OSError:
+            unchanged = False
+        if unchanged:
+            self.reused += 1
+        else:
+            self.root.discard(directory)
+        return unchanged
+
     def directory_for(self, fixture: Mapping[str, Any], *, shared: bool = False,
-                      deadline: float | None = None) -> str:
-        """A directory holding ``fixture``: fresh, or with ``shared`` one that an earlier case with
-        the same content was handed and that is still unchanged. Raises FixtureError, or
-        FixtureTimeout when ``deadline`` (``time.monotonic()``) passes during lay-out."""
-        if not shared:
+                      deadline: float | None = None, lend_to: int | None = None,
+                      restore: Callable[[str], None] | None = None) -> str:
+        """A directory holding ``fixture``. Raises FixtureError, or FixtureTimeout when ``deadline``
+        (``time.monotonic()``) passes during lay-out.
+
+        - ``shared``: for a case that cannot change it; the directory an earlier case with the same
+          content was handed, if it is untouched since it was laid out;
+        - ``lend_to`` and ``restore``: for the case sent as that seq, which may change it; a tree
+          restored after an earlier case, if there is one, untouched since; :meth:`release` then
+          restores it with ``restore`` once the case is answered;
+        - otherwise: a fresh directory.
+        """
+        if shared:
+            key = self._key(fixture)
+            held = self._shared.pop(key, None)
+            if held is None or not self._unchanged(*held):
+                directory = self._lay_out(fixture, deadline)
+                held = (directory, fingerprint(directory))
+            self._shared[key] = held
+            return held[0]
+        if lend_to is None or restore is None:
             return self._lay_out(fixture, deadline)
         key = self._key(fixture)
-        held = self._shared.get(key)
-        if held is not None:
-            directory, taken = held
-            try:
-                unchanged = fingerprint(directory) == taken
-            except OSError:
-                unchanged = False
-            if unchanged:
-                self.reused += 1
-                return directory
-            del self._shared[key]
-            self.root.discard(directory)
-        directory = self._lay_out(fixture, deadline)
-        self._shared[key] = (directory, fingerprint(directory))
+        spares = self._spares.get(key, [])
+        while spares:
+            directory, content, taken = spares.pop()
+            if self._unchanged(directory, taken):
+                break
+        else:
+            directory = self._lay_out(fixture, deadline)
+            content = fingerprint(directory, times=False)
+        self._lent[lend_to] = _Lent(key, directory, restore, content)
         return directory
+
+    def release(self, seq: int) -> None:
+        """The case sent as ``seq`` was answered: undo its changes to the tree it was lent, and keep
+        the tree for the next case with the same content if it is then as laid out (PROTO-FIX-4);
+        otherwise remove it."""
+        lent = self._lent.pop(seq, None)
+        if lent is None:
+            return
+        try:
+            lent.restore(lent.directory)
+            restored = fingerprint(lent.directory, times=False) == lent.content
+        except OSError:
+            restored = False
+        if restored:
+            self._spares.setdefault(lent.key, []).append(
+                (lent.directory, lent.content, fingerprint(lent.directory)))
+        else:
+            self.root.discard(lent.directory)
 
     def close(self) -> None:
         """Remove every directory; the pool can be used again afterwards."""
         self.root.close()
         self.directories.clear()
         self._shared.clear()
+        self._spares.clear()
+        self._lent.clear()
         self._keys.clear()

@@ -38,7 +38,7 @@ import fastjsonschema
 from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess
 from inboxspec.conformance.casefiles import Case, CaseFileError, load_cases
 from inboxspec.conformance.compare import first_difference
-from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTimeout, may_change
+from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTimeout, may_change, undo
 
 PROTOCOL_VERSION = 1
 DEFAULT_TIMEOUT_S = 10.0
@@ -194,7 +194,8 @@ def _request(case: Case, seq: int, timeout: float | None = None) -> dict[str, An
         try:
             body["fixture_dir"] = _FIXTURES.directory_for(
                 case.config["fixture"], shared=shared,
-                deadline=None if timeout is None else began + timeout)
+                deadline=None if timeout is None else began + timeout,
+                lend_to=seq, restore=undo(case.machine, case.inputs))
         except FixtureTimeout as error:
             raise AdapterFault("fixture-timeout", str(error)) from None
         except FixtureError as error:
@@ -293,6 +294,7 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
                 yield earlier_seq, _fault_result(session, earlier_case, duplicate)
                 continue
             result = _judge(case, seq, reply)
+            _FIXTURES.release(seq)  # PROTO-FIX-4: its tree restored for the next case, or removed
             answered[seq] = case
         except AdapterFault as fault:
             pending.extendleft(reversed(in_flight))

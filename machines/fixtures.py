@@ -42,7 +42,7 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import cache
@@ -69,10 +69,6 @@ SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
 # The requirements that need an entry with the setuid, setgid or sticky bit: WRITER-MEAS-5 says a
 # writer root holding one is `unsafe-runtime`. Only a case citing one of them may set these bits.
 SPECIAL_BITS_REQUIREMENTS = frozenset({"WRITER-MEAS-5"})
-# WARNING: the events that change a fixture, by machine; keep in step with each driver's events
-# (machines/writer_proofs_driver.py EVENT_ARGS). A case of a machine not named here never shares
-# its fixture directory with another case.
-FIXTURE_CHANGING_EVENTS: dict[str, frozenset[str]] = {"writer-proofs": frozenset({"swap_paths"})}
 SWAP_PARKING = ".swap-parking"
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -216,12 +212,6 @@ def needs_json_escaping(directory: str) -> bool:
             or _utf8_length(directory) is None)
 
 
-def may_change(machine: str, events: Sequence[str]) -> bool:
-    """Whether a case of ``machine`` with these step events can change its fixture."""
-    changing = FIXTURE_CHANGING_EVENTS.get(machine)
-    return changing is None or any(event in changing for event in events)
-
-
 # -- laying out, without following a link --------------------------------------------------------------
 
 
@@ -294,6 +284,9 @@ def _mode(entry: Mapping[str, Any], default: int) -> int:
     return default if raw is None else int(raw, 8)
 
 
+_VALID: set[tuple[str, bool]] = set()  # fixtures found valid, by canonical text: checked once each
+
+
 def materialise(fixture: Mapping[str, Any], directory: Path, *, deadline: float | None = None,
                 special_bits_allowed: bool = True) -> None:
     """Lay ``fixture`` out in the existing, empty ``directory`` (a real path).
@@ -302,10 +295,15 @@ def materialise(fixture: Mapping[str, Any], directory: Path, *, deadline: float 
     FixtureTimeout when ``deadline`` (``time.monotonic()``) passes first. The case files' loader has
     already checked special bits against the case's requirements, so they are allowed by default.
     """
-    problems = fixture_problems(fixture, special_bits_allowed=special_bits_allowed)
-    if problems:
-        where, problem = problems[0]
-        raise FixtureError(f"fixture{where}: {problem}")
+    key = json.dumps(fixture, sort_keys=True, ensure_ascii=True), special_bits_allowed
+    if key not in _VALID:
+        problems = fixture_problems(fixture, special_bits_allowed=special_bits_allowed)
+        if problems:
+            where, problem = problems[0]
+            raise FixtureError(f"fixture{where}: {problem}")
+        if len(_VALID) > 4096:
+            _VALID.clear()
+        _VALID.add(key)
     base = str(directory)
     if needs_json_escaping(base):
         raise FixtureError(f"fixture directory {base!r} needs escaping inside JSON")
@@ -352,24 +350,34 @@ def materialise(fixture: Mapping[str, Any], directory: Path, *, deadline: float 
 # -- fingerprints: has anyone changed a laid-out tree? ----------------------------------------------
 
 
-Fingerprint = tuple[tuple[str, int, int, int, int, int, int], ...]
+Fingerprint = tuple[tuple[str | int, ...], ...]
 
 
-def fingerprint(directory: str) -> Fingerprint:
-    """Every entry's identity and change time, walked without following links.
+def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
+    """Every entry's path, inode, type and mode, owner, size and link count, walked without
+    following links; with ``times``, every entry's change and modification times as well.
 
-    Any write, chmod, rename, link or removal below ``directory`` changes some entry's ctime, inode,
-    size or link count, or a directory's listing, so an equal fingerprint means an unchanged tree.
+    With ``times``, any write, chmod, chown, rename, link or removal below ``directory`` changes
+    some entry's ctime or a directory's listing, so an equal fingerprint means an untouched tree.
+    Without, a tree whose entries were moved and moved back compares equal to the original, while
+    any other change still shows (a file's content changes its mtime; a link's target cannot change
+    in place): the check that a tree restored after a case is the one laid out.
     """
-    rows: list[tuple[str, int, int, int, int, int, int]] = []
+    rows: list[tuple[str | int, ...]] = []
+
+    def row(path: str, info: os.stat_result) -> tuple[str | int, ...]:
+        base: tuple[str | int, ...] = (path, info.st_ino, info.st_mode, info.st_uid, info.st_gid,
+                                       info.st_size, info.st_nlink)
+        if times:
+            return (*base, info.st_ctime_ns, info.st_mtime_ns)
+        return base if stat.S_ISDIR(info.st_mode) else (*base, info.st_mtime_ns)
 
     def walk(fd: int, prefix: str) -> None:
         with os.scandir(fd) as listing:
             entries = sorted(listing, key=lambda e: e.name)
         for entry in entries:
             info = entry.stat(follow_symlinks=False)
-            rows.append((prefix + entry.name, info.st_ino, info.st_mode, info.st_size, info.st_nlink,
-                         info.st_ctime_ns, info.st_mtime_ns))
+            rows.append(row(prefix + entry.name, info))
             if stat.S_ISDIR(info.st_mode):
                 child = _open_directory(entry.name, fd)
                 try:
@@ -379,9 +387,7 @@ def fingerprint(directory: str) -> Fingerprint:
 
     fd = _open_directory(directory, None)
     try:
-        info = os.fstat(fd)
-        rows.append(("", info.st_ino, info.st_mode, info.st_size, info.st_nlink, info.st_ctime_ns,
-                     info.st_mtime_ns))
+        rows.append(row("", os.fstat(fd)))
         walk(fd, "")
     finally:
         os.close(fd)
@@ -471,6 +477,46 @@ def swap(directory: str, first: str, second: str) -> None:
         for fd in opened:
             os.close(fd)
         os.close(root_fd)
+
+
+# -- which cases change their fixture, and how to undo it ---------------------------------------------
+
+
+def _undo_swap(directory: str, args: Mapping[str, Any]) -> None:
+    swap(directory, args["first"], args["second"])  # a swap is its own inverse
+
+
+# WARNING: the events that change a fixture, by machine, each with what undoes it; keep in step with
+# each driver's events (machines/writer_proofs_driver.py EVENT_ARGS). A case of a machine not named
+# here never shares its fixture directory with another case.
+FIXTURE_CHANGING_EVENTS: dict[str, dict[str, Callable[[str, Mapping[str, Any]], None]]] = {
+    "writer-proofs": {"swap_paths": _undo_swap},
+}
+
+
+def may_change(machine: str, events: Sequence[str]) -> bool:
+    """Whether a case of ``machine`` with these step events can change its fixture."""
+    changing = FIXTURE_CHANGING_EVENTS.get(machine)
+    return changing is None or any(event in changing for event in events)
+
+
+def undo(machine: str, steps: Sequence[Mapping[str, Any]]) -> Callable[[str], None] | None:
+    """What undoes, on a directory, every change the steps of a case of ``machine`` made to it (their
+    inverses, last step first), or None when the machine does not say. A step that failed when the
+    case ran fails again on the same tree, so its undo is skipped; whether the tree was restored is
+    then checked by fingerprint, not assumed."""
+    changing = FIXTURE_CHANGING_EVENTS.get(machine)
+    if changing is None:
+        return None
+    inverses = [(changing[str(step.get("event"))], step.get("args", {})) for step in steps
+                if str(step.get("event")) in changing]
+
+    def restore(directory: str) -> None:
+        for inverse, args in reversed(inverses):
+            with suppress(OSError, FixtureError, KeyError, TypeError):
+                inverse(directory, args)
+
+    return restore
 
 
 # -- the private root of a run's fixtures --------------------------------------------------------------
