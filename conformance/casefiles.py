@@ -281,10 +281,10 @@ def share_fixtures(file: dict[str, Any]) -> dict[str, Any]:
     cases = []
     for case in file["cases"]:
         fixture = case["config"].get("fixture")
-        key = json.dumps(fixture, sort_keys=True) if fixture is not None else None
-        if key is None or counts[key] < 2:
+        if fixture is None or counts[json.dumps(fixture, sort_keys=True)] < 2:
             cases.append(case)
             continue
+        key = json.dumps(fixture, sort_keys=True)
         if key not in names:
             base = case["id"].rsplit("/", 1)[-1]
             name, number = base, 1

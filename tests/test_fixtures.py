@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import base64
+import copy
 import os
 import stat
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from inboxspec.conformance.fixtures import FixtureError, FixturePool, materialise, materialised, swap
+from inboxspec.conformance.fixtures import (
+    FixtureError,
+    FixturePool,
+    FixtureTimeout,
+    fixture_problems,
+    materialise,
+    materialised,
+    may_change,
+    swap,
+    undo,
+)
+from inboxspec.machines.fixtures import FixtureRoot
 
 TREE = {
     "entries": [
@@ -67,3 +82,121 @@ def test_swap_exchanges_and_moves() -> None:
         assert not Path(directory, "x").exists() and Path(directory, "z").read_text() == "y"
         with pytest.raises(FileNotFoundError):
             swap(directory, "x", "w")
+
+
+# -- validation (PROTO-FIX-3) ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("entries", "where", "words"), [
+    ([{"path": "a//b", "type": "file"}], ".entries[0].path", "not normalised"),
+    ([{"path": "a/", "type": "dir"}], ".entries[0].path", "not normalised"),
+    ([{"path": "x\ud800", "type": "file"}], ".entries[0].path", "lone surrogate"),
+    ([{"path": "/".join("d" * 33), "type": "file"}], ".entries[0].path", "deeper than 32"),
+    ([{"path": "é" * 128, "type": "file"}], ".entries[0].path", "longer than 255 bytes"),  # 256 bytes
+    ([{"path": "l", "type": "symlink", "target": "x\x00"}], ".entries[0].target", "NUL"),
+    ([{"path": "f", "type": "fifo"}, {"path": "f/x", "type": "file"}], ".entries[1].path", "which is a fifo"),
+    ([{"path": "a/b", "type": "file"}, {"path": "a", "type": "file"}], ".entries[1].path", "already exists"),
+    ([{"path": "f", "type": "file"}, {"path": "f", "type": "dir"}], ".entries[1].path", "already exists"),
+    ([{"path": "d", "type": "dir", "mode": "04755"}], ".entries[0].mode", "setuid, setgid or sticky"),
+])
+def test_problems_name_the_entry(entries: list[dict[str, Any]], where: str, words: str) -> None:
+    problems = fixture_problems({"entries": entries})
+    assert problems and problems[0][0] == where and words in problems[0][1], problems
+
+
+def test_a_directory_may_give_its_mode_to_an_implied_parent() -> None:
+    fixture = {"entries": [{"path": "a/b", "type": "file"}, {"path": "a", "type": "dir", "mode": "0700"}]}
+    assert fixture_problems(fixture) == []
+    with materialised(fixture) as directory:
+        assert stat.S_IMODE(os.stat(Path(directory, "a")).st_mode) == 0o700
+
+
+def test_bounds_are_exact() -> None:
+    """PROTO-FIX-3: 4096 entries and 8 MiB pass; one more of either does not."""
+    many = [{"path": f"e{i}", "type": "fifo"} for i in range(4096)]
+    assert fixture_problems({"entries": many}) == []
+    assert fixture_problems({"entries": [*many, {"path": "one-more", "type": "fifo"}]})
+    exact = [{"path": "big", "type": "file", "base64": base64.b64encode(b"\0" * (8 << 20)).decode()}]
+    assert fixture_problems({"entries": exact}) == []
+    over = [*exact, {"path": "more", "type": "file", "text": "x"}]
+    assert fixture_problems({"entries": over}) == [(".entries", f"file contents total {(8 << 20) + 1} bytes, "
+                                                                 f"more than {8 << 20}")]
+
+
+def test_lay_out_counts_against_a_deadline(tmp_path: Path) -> None:
+    """PROTO-FIX-3: a lay-out past its deadline stops with FixtureTimeout and leaves nothing."""
+    root = FixtureRoot()
+    try:
+        with pytest.raises(FixtureTimeout):
+            root.lay_out({"entries": [{"path": "x", "type": "dir"}]}, deadline=time.monotonic() - 1)
+        assert root.path is not None and os.listdir(root.path) == []
+    finally:
+        root.close()
+
+
+# -- the pool: shared, restored, or fresh (PROTO-FIX-4) --------------------------------------------
+
+SMALL = {"entries": [{"path": "a/x", "type": "file", "text": "x"}, {"path": "b", "type": "file", "text": "b"}]}
+
+
+def test_shared_directories_are_reused_only_while_untouched() -> None:
+    pool = FixturePool()
+    try:
+        first = pool.directory_for(SMALL, shared=True)
+        assert pool.directory_for(copy.deepcopy(SMALL), shared=True) == first
+        changes = (lambda d: Path(d, "a/x").write_text("y"),  # same size: only the times tell
+                   lambda d: os.chmod(Path(d, "b"), 0o600),
+                   lambda d: Path(d, "a/new").write_text(""),
+                   lambda d: os.rename(Path(d, "b"), Path(d, "c")))
+        for change in changes:
+            change(first)
+            second = pool.directory_for(SMALL, shared=True)
+            assert second != first and not os.path.lexists(first), "a changed tree is discarded"
+            assert Path(second, "a/x").read_text() == "x" and sorted(os.listdir(second)) == ["a", "b"]
+            first = second
+        assert pool.directory_for(SMALL) != first  # not shared: always fresh
+        assert pool.reused == 1
+    finally:
+        pool.close()
+
+
+def test_lent_directories_are_restored_after_the_case() -> None:
+    pool = FixturePool()
+    restore = undo("writer-proofs", [{"event": "swap_paths", "args": {"first": "a", "second": "b"}}])
+    assert restore is not None
+    try:
+        lent = pool.directory_for(SMALL, lend_to=1, restore=restore)
+        swap(lent, "a", "b")  # what the adapter does for the case
+        pool.release(1)
+        again = pool.directory_for(SMALL, lend_to=2, restore=restore)
+        assert again == lent and Path(again, "a/x").read_text() == "x" and Path(again, "b").read_text() == "b"
+        swap(again, "a", "b")
+        Path(again, "a").write_text("changed")  # more than the steps say: not restorable
+        pool.release(2)
+        assert not os.path.lexists(again)
+        third = pool.directory_for(SMALL, lend_to=3, restore=restore)
+        assert third != again and Path(third, "b").read_text() == "b"
+        pool.directory_for(SMALL, lend_to=4, restore=restore)  # 3 is not released: 4 gets another
+        assert pool.laid_out == 3
+    finally:
+        pool.close()
+    assert not os.path.lexists(third)
+
+
+def test_which_cases_may_change_their_fixture() -> None:
+    assert may_change("writer-proofs", ["initial", "swap_paths"])
+    assert not may_change("writer-proofs", ["initial", "attest"])
+    assert may_change("wake-gate", ["announce_refusal"])  # a machine that says nothing shares nothing
+    assert undo("wake-gate", []) is None
+
+
+def test_the_pool_is_usable_after_close() -> None:
+    pool = FixturePool()
+    first = pool.directory_for(SMALL, shared=True)
+    pool.close()
+    assert not os.path.lexists(first)
+    second = pool.directory_for(SMALL, shared=True)
+    try:
+        assert Path(second, "b").read_text() == "b"
+    finally:
+        pool.close()
