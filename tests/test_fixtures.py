@@ -136,7 +136,8 @@ def test_lay_out_counts_against_a_deadline(tmp_path: Path) -> None:
 
 # -- the pool: shared, restored, or fresh (PROTO-FIX-4) --------------------------------------------
 
-SMALL = {"entries": [{"path": "a/x", "type": "file", "text": "x"}, {"path": "b", "type": "file", "text": "b"}]}
+SMALL = {"entries": [{"path": "a/x", "type": "file", "text": "x"},
+                     {"path": "b", "type": "file", "text": "b"}]}
 
 
 def test_shared_directories_are_reused_only_while_untouched() -> None:
