@@ -244,8 +244,10 @@ def test_share_fixtures_keeps_every_case_as_it_was(tmp_path: Path) -> None:
 
 
 def test_bundled_writer_proofs_files_repeat_no_fixture() -> None:
-    """The writer-proofs case files write each fixture once (PROTO-FIX-4), apart from generated ones."""
-    for path in sorted((bundled_cases_dir() / "writer-proofs").glob("*.json")):
+    """The writer-proofs case files, generated ones too, write each fixture once (PROTO-FIX-4)."""
+    paths = sorted((bundled_cases_dir() / "writer-proofs").rglob("*.json"))
+    assert any(path.parent.name == "generated" for path in paths)
+    for path in paths:
         inline = [json.dumps(c["config"]["fixture"], sort_keys=True)
                   for c in json.loads(path.read_text())["cases"]
                   if "fixture" in c["config"] and "$fixture" not in c["config"]["fixture"]]
