@@ -90,8 +90,12 @@ class FixturePool:
         if unchanged:
             self.reused += 1
         else:
-            self.root.discard(directory)
+            self._discard(directory)
         return unchanged
+
+    def _discard(self, directory: str) -> None:
+        self.root.discard(directory)
+        self.directories.remove(Path(directory))
 
     def directory_for(self, fixture: Mapping[str, Any], *, shared: bool = False,
                       deadline: float | None = None, lend_to: int | None = None,
@@ -144,7 +148,7 @@ class FixturePool:
             self._spares.setdefault(lent.key, []).append(
                 (lent.directory, lent.content, fingerprint(lent.directory)))
         else:
-            self.root.discard(lent.directory)
+            self._discard(lent.directory)
 
     def close(self) -> None:
         """Remove every directory; the pool can be used again afterwards."""

@@ -334,3 +334,24 @@ def test_special_bits_only_where_a_requirement_needs_them(tmp_path: Path) -> Non
     finally:
         pool.close()
     assert not os.path.lexists(directory)
+
+
+# -- bounded cost: lay-out counts against --timeout (PROTO-FIX-3) -----------------------------------
+
+
+def test_a_lay_out_longer_than_the_timeout_errors_its_case(tmp_path: Path) -> None:
+    """A fixture within the bounds whose lay-out takes longer than --timeout ends its case as an
+    error (fixture-timeout), not a hang, and leaves nothing behind."""
+    entries = [{"path": f"d{i}/e", "type": "dir"} for i in range(2000)]
+    config = {"home": "{fixture}/home", "own_root": "{fixture}/cli", "fixture": {"entries": entries}}
+    case = {"id": "writer-proofs/slow-lay-out", "description": "4000 directories lay out slowly",
+            "requirements": ["WRITER-SES-3"], "config": config,
+            "steps": [{"event": "hold_fences", "expect": {"fences": True, "context": None}}]}
+    file = tmp_path / "slow.json"
+    file.write_text(json.dumps({"machine": "writer-proofs", "cases": [case]}))
+    code, report, output = conform(tmp_path, REFERENCE, "--cases", str(file), "--timeout", "0.01")
+    assert code == 1 and report is not None, output
+    assert report["results"][0]["outcome"] == "error" and "fixture-timeout" in report["results"][0]["detail"]
+    assert os.listdir(tmp_path / "tmp") == []
+    code, report, output = conform(tmp_path, REFERENCE, "--cases", str(file), "--timeout", "60")
+    assert code == 0, output  # the same fixture, given the time, lays out and passes
