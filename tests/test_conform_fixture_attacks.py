@@ -355,3 +355,49 @@ def test_a_lay_out_longer_than_the_timeout_errors_its_case(tmp_path: Path) -> No
     assert os.listdir(tmp_path / "tmp") == []
     code, report, output = conform(tmp_path, REFERENCE, "--cases", str(file), "--timeout", "60")
     assert code == 0, output  # the same fixture, given the time, lays out and passes
+
+
+# -- shared and restored directories through a run (PROTO-FIX-4) -----------------------------------
+
+DIRECTORY_SPY = """
+import json, sys
+from inboxspec.conformance.adapter import handle
+log = open(sys.argv[1], "a")
+for line in sys.stdin:
+    request = json.loads(line)
+    if request.get("cmd") == "stop":
+        break
+    reply = handle(request)
+    if request.get("cmd") == "run":
+        case = request["case"]
+        log.write(json.dumps({"id": case["id"], "dir": case.get("fixture_dir"),
+                              "fixture": json.dumps(case["config"].get("fixture"), sort_keys=True),
+                              "swaps": any(s["event"] == "swap_paths" for s in case["steps"])}) + "\\n")
+        log.flush()
+    print(json.dumps(reply), flush=True)
+"""
+
+
+def test_identical_fixtures_share_a_checked_directory_through_a_run(tmp_path: Path) -> None:
+    """PROTO-FIX-4: cases without swap_paths share the directory of an identical fixture; cases
+    with it get one restored after an earlier such case or a fresh one, never a shared one; each
+    directory a case gets holds exactly its fixture (every bundled case passes), and all are gone
+    at the end."""
+    spy, log = tmp_path / "spy.py", tmp_path / "log.jsonl"
+    spy.write_text(DIRECTORY_SPY)
+    code, report, output = conform(tmp_path, f"{sys.executable} {spy} {log}", "--machine", "writer-proofs",
+                                   "--window", "1")
+    assert code == 0 and report is not None, output
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(seen) == report["executed"] >= 140
+    by_dir: dict[str, list[dict[str, Any]]] = {}
+    for entry in seen:
+        by_dir.setdefault(entry["dir"], []).append(entry)
+    for users in by_dir.values():
+        assert len({u["fixture"] for u in users}) == 1, "a directory served two different fixtures"
+        assert len({u["swaps"] for u in users}) == 1, "a read-only case got a tree that swapping cases use"
+    read_only = [e for e in seen if not e["swaps"]]
+    assert len({e["dir"] for e in read_only}) == len({e["fixture"] for e in read_only}) < len(read_only)
+    swapping = [e for e in seen if e["swaps"]]
+    assert len({e["dir"] for e in swapping}) < len(swapping), "window 1: a restored tree serves the next"
+    assert os.listdir(tmp_path / "tmp") == []
