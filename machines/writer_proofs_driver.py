@@ -141,12 +141,13 @@ _MATERIALISED: dict[str, str] = {}  # in-process fixtures by their canonical JSO
 _ROOT = fixtures.FixtureRoot()  # the private root they live in
 
 
-def _remove_materialised() -> None:
+def forget_fixtures() -> None:
+    """Remove every in-process fixture directory: the next run lays its fixture out again."""
     _ROOT.close()
     _MATERIALISED.clear()
 
 
-atexit.register(_remove_materialised)
+atexit.register(forget_fixtures)
 
 
 @contextlib.contextmanager
