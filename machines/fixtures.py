@@ -536,7 +536,7 @@ class FixtureRoot:
     def _ensure(self) -> str:
         if self.path is None:
             try:
-                created = os.path.realpath(tempfile.mkdtemp(prefix="inboxspec-fixtures-"))
+                created = os.path.realpath(tempfile.mkdtemp(prefix="inboxspec-fixture-"))
             except OSError as error:
                 raise FixtureError(f"cannot create a fixture directory in {tempfile.gettempdir()!r}: "
                                    f"{error}") from None
