@@ -544,7 +544,11 @@ class FixtureRoot:
                 remove(Path(created))
                 raise FixtureError(f"fixture directories would live in {created!r}, a path that needs "
                                    "escaping inside a JSON string; set TMPDIR to a plain path")
-            os.chmod(created, ROOT_MODE)
+            fd = _open_directory(created, None)
+            try:
+                os.fchmod(fd, ROOT_MODE)  # mkdtemp's mode already; set whatever the umask
+            finally:
+                os.close(fd)
             self.path = created
         return self.path
 
@@ -553,8 +557,15 @@ class FixtureRoot:
         root = self._ensure()
         self._count += 1
         directory = os.path.join(root, f"f{self._count}")
-        os.mkdir(directory, DIRECTORY_MODE)
-        os.chmod(directory, DIRECTORY_MODE)
+        try:
+            os.mkdir(directory, 0o700)
+            fd = _open_directory(directory, None)  # never chmod through a path: it could be a link by now
+            try:
+                os.fchmod(fd, DIRECTORY_MODE)
+            finally:
+                os.close(fd)
+        except OSError as error:
+            raise FixtureError(f"cannot create fixture directory {directory!r}: {error}") from None
         try:
             materialise(fixture, Path(directory), deadline=deadline)
         except BaseException:
