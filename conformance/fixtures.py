@@ -93,6 +93,13 @@ class FixturePool:
             self._discard(directory)
         return unchanged
 
+    @staticmethod
+    def _fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
+        try:
+            return fingerprint(directory, times=times)
+        except OSError as error:
+            raise FixtureError(f"fixture directory {directory!r} could not be read back: {error}") from None
+
     def _discard(self, directory: str) -> None:
         self.root.discard(directory)
         self.directories.remove(Path(directory))
@@ -115,7 +122,7 @@ class FixturePool:
             held = self._shared.pop(key, None)
             if held is None or not self._unchanged(*held):
                 directory = self._lay_out(fixture, deadline)
-                held = (directory, fingerprint(directory))
+                held = (directory, self._fingerprint(directory))
             self._shared[key] = held
             return held[0]
         if lend_to is None or restore is None:
@@ -128,7 +135,7 @@ class FixturePool:
                 break
         else:
             directory = self._lay_out(fixture, deadline)
-            content = fingerprint(directory, times=False)
+            content = self._fingerprint(directory, times=False)
         self._lent[lend_to] = _Lent(key, directory, restore, content)
         return directory
 
