@@ -149,11 +149,11 @@ class FixturePool:
         try:
             lent.restore(lent.directory)
             restored = fingerprint(lent.directory, times=False) == lent.content
+            taken = fingerprint(lent.directory)
         except OSError:
             restored = False
         if restored:
-            self._spares.setdefault(lent.key, []).append(
-                (lent.directory, lent.content, fingerprint(lent.directory)))
+            self._spares.setdefault(lent.key, []).append((lent.directory, lent.content, taken))
         else:
             self._discard(lent.directory)
 
