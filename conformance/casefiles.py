@@ -6,6 +6,12 @@ adds what a schema cannot say: ids unique across the suite, every cited
 requirement present in ``spec/``, every requirement cited by some case, and
 the description style of the JSON-Schema-Test-Suite (present tense, no
 "should", unique within a machine).
+
+Case files are hostile input. Only regular files of at most
+``MAX_CASE_FILE_BYTES`` are read, and they are refused without being read
+otherwise (PROTO-CASES-2); a file's shared ``fixtures`` are resolved into the
+cases that reference them, and every fixture is checked whole before any case
+runs (PROTO-FIX-3, PROTO-FIX-4), each problem named with its JSON path.
 """
 
 from __future__ import annotations
