@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from inboxspec.conformance.casefiles import MAX_CASE_FILE_BYTES
 from inboxspec.conformance.fixtures import (
     FixtureError,
     FixturePool,
@@ -23,6 +24,7 @@ from inboxspec.conformance.fixtures import (
     swap,
     undo,
 )
+from inboxspec.machines import fixtures as machine_fixtures
 from inboxspec.machines.fixtures import FixtureRoot
 
 TREE = {
@@ -201,3 +203,29 @@ def test_the_pool_is_usable_after_close() -> None:
         assert Path(second, "b").read_text() == "b"
     finally:
         pool.close()
+
+
+def test_the_bounds_are_written_the_same_everywhere() -> None:
+    """The limits live in machines/fixtures.py; the schema and the spec state them (WARNING there)."""
+    schema = machine_fixtures.schema()
+    limits = machine_fixtures
+    assert schema["properties"]["entries"]["maxItems"] == limits.MAX_ENTRIES
+    assert schema["$defs"]["path"]["maxLength"] == limits.MAX_PATH_BYTES
+    root = Path(__file__).resolve().parents[1]
+    protocol = " ".join((root / "spec" / "conformance-protocol.md").read_text().split())
+    stated = [f"at most {limits.MAX_PATH_BYTES} bytes of UTF-8 in at most {limits.MAX_DEPTH} "
+              f"components of at most {limits.MAX_COMPONENT_BYTES} bytes",
+              f"at most {limits.MAX_ENTRIES} entries",
+              f"file contents at most {limits.MAX_TOTAL_BYTES >> 20} MiB in total",
+              f"each `{{fixture}}` counted as {limits.PLACEHOLDER_BYTES} bytes",
+              f"cites {', '.join(sorted(limits.SPECIAL_BITS_REQUIREMENTS))}",
+              f"at most {MAX_CASE_FILE_BYTES >> 20} MiB ({MAX_CASE_FILE_BYTES:,} bytes)"]
+    for words in stated:
+        assert words in protocol, words
+    (requirement,) = limits.SPECIAL_BITS_REQUIREMENTS
+    described = schema["description"]
+    for words in (f"only in a case citing {requirement}", f"at most {limits.MAX_PATH_BYTES} bytes of UTF-8",
+                  f"at most {limits.MAX_DEPTH} components of at most {limits.MAX_COMPONENT_BYTES} bytes each",
+                  f"total at most {limits.MAX_TOTAL_BYTES >> 20} MiB",
+                  f"each '{{fixture}}' counted as {limits.PLACEHOLDER_BYTES} bytes"):
+        assert words in described, words
