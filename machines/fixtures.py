@@ -482,14 +482,17 @@ def swap(directory: str, first: str, second: str) -> None:
 # -- which cases change their fixture, and how to undo it ---------------------------------------------
 
 
-def _undo_swap(directory: str, args: Mapping[str, Any]) -> None:
-    swap(directory, args["first"], args["second"])  # a swap is its own inverse
+def _undo_swap(directory: str, args: Any) -> None:
+    """A swap is its own inverse; a step with malformed arguments moved nothing to undo."""
+    first, second = (args.get("first"), args.get("second")) if isinstance(args, Mapping) else (None, None)
+    if isinstance(first, str) and isinstance(second, str):
+        swap(directory, first, second)
 
 
 # WARNING: the events that change a fixture, by machine, each with what undoes it; keep in step with
 # each driver's events (machines/writer_proofs_driver.py EVENT_ARGS). A case of a machine not named
 # here never shares its fixture directory with another case.
-FIXTURE_CHANGING_EVENTS: dict[str, dict[str, Callable[[str, Mapping[str, Any]], None]]] = {
+FIXTURE_CHANGING_EVENTS: dict[str, dict[str, Callable[[str, Any], None]]] = {
     "writer-proofs": {"swap_paths": _undo_swap},
 }
 
@@ -513,7 +516,7 @@ def undo(machine: str, steps: Sequence[Mapping[str, Any]]) -> Callable[[str], No
 
     def restore(directory: str) -> None:
         for inverse, args in reversed(inverses):
-            with suppress(OSError, FixtureError, KeyError, TypeError):
+            with suppress(OSError, FixtureError):
                 inverse(directory, args)
 
     return restore

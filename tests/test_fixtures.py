@@ -229,3 +229,15 @@ def test_the_bounds_are_written_the_same_everywhere() -> None:
                   f"total at most {limits.MAX_TOTAL_BYTES >> 20} MiB",
                   f"each '{{fixture}}' counted as {limits.PLACEHOLDER_BYTES} bytes"):
         assert words in described, words
+
+
+@pytest.mark.parametrize("args", [{"first": 1, "second": "b"}, {"first": "a"}, ["a", "b"], None,
+                                  {"first": "../x", "second": "b"}, {"first": "a\x00", "second": "b"}])
+def test_undo_skips_steps_that_moved_nothing(args: Any) -> None:
+    """A malformed swap_paths step is refused by the adapter; undoing it does nothing and never raises."""
+    restore = undo("writer-proofs", [{"event": "swap_paths", "args": args}])
+    assert restore is not None
+    with materialised(SMALL) as directory:
+        before = machine_fixtures.fingerprint(directory)
+        restore(directory)
+        assert machine_fixtures.fingerprint(directory) == before
