@@ -70,6 +70,7 @@ SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
 # writer root holding one is `unsafe-runtime`. Only a case citing one of them may set these bits.
 SPECIAL_BITS_REQUIREMENTS = frozenset({"WRITER-MEAS-5"})
 SWAP_PARKING = ".swap-parking"
+MAX_UNDO_STEPS = 64  # a case with more fixture-changing steps gets a fresh directory, never a restored one
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -505,7 +506,8 @@ def may_change(machine: str, events: Sequence[str]) -> bool:
 
 def undo(machine: str, steps: Sequence[Mapping[str, Any]]) -> Callable[[str], None] | None:
     """What undoes, on a directory, every change the steps of a case of ``machine`` made to it (their
-    inverses, last step first), or None when the machine does not say. A step that failed when the
+    inverses, last step first), or None when the machine does not say or the case has more than
+    MAX_UNDO_STEPS such steps. A step that failed when the
     case ran fails again on the same tree, so its undo is skipped; whether the tree was restored is
     then checked by fingerprint, not assumed."""
     changing = FIXTURE_CHANGING_EVENTS.get(machine)
@@ -513,6 +515,8 @@ def undo(machine: str, steps: Sequence[Mapping[str, Any]]) -> Callable[[str], No
         return None
     inverses = [(changing[str(step.get("event"))], step.get("args", {})) for step in steps
                 if str(step.get("event")) in changing]
+    if len(inverses) > MAX_UNDO_STEPS:
+        return None  # undoing would cost more than a fresh lay-out
 
     def restore(directory: str) -> None:
         for inverse, args in reversed(inverses):

@@ -241,3 +241,9 @@ def test_undo_skips_steps_that_moved_nothing(args: Any) -> None:
         before = machine_fixtures.fingerprint(directory)
         restore(directory)
         assert machine_fixtures.fingerprint(directory) == before
+
+
+def test_a_case_with_many_swaps_is_never_restored() -> None:
+    steps = [{"event": "swap_paths", "args": {"first": "a", "second": "b"}}]
+    assert undo("writer-proofs", steps * machine_fixtures.MAX_UNDO_STEPS) is not None
+    assert undo("writer-proofs", steps * (machine_fixtures.MAX_UNDO_STEPS + 1)) is None
