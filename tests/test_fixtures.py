@@ -219,6 +219,7 @@ def test_the_bounds_are_written_the_same_everywhere() -> None:
               f"file contents at most {limits.MAX_TOTAL_BYTES >> 20} MiB in total",
               f"each `{{fixture}}` counted as {limits.PLACEHOLDER_BYTES} bytes",
               f"cites {', '.join(sorted(limits.SPECIAL_BITS_REQUIREMENTS))}",
+              f"with at most {limits.MAX_UNDO_STEPS} of them",
               f"at most {MAX_CASE_FILE_BYTES >> 20} MiB ({MAX_CASE_FILE_BYTES:,} bytes)"]
     for words in stated:
         assert words in protocol, words
