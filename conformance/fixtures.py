@@ -62,19 +62,14 @@ class FixturePool:
         self._shared: dict[str, tuple[str, Fingerprint]] = {}  # content key -> directory, fingerprint
         self._spares: dict[str, list[tuple[str, Fingerprint, Fingerprint]]] = {}  # restored trees
         self._lent: dict[int, _Lent] = {}  # by seq: trees that cases may be changing
-        self._keys: dict[int, tuple[Mapping[str, Any], str]] = {}  # id(fixture) -> (fixture, key)
         self.laid_out = 0  # directories laid out, for the benchmark and the tests
         self.reused = 0
 
-    def _key(self, fixture: Mapping[str, Any]) -> str:
-        # Case files share one fixture object among the cases that reference it, so the canonical
-        # text is computed once per object (the object is held, so its id is not reused).
-        known = self._keys.get(id(fixture))
-        if known is not None and known[0] is fixture:
-            return known[1]
-        key = json.dumps(fixture, sort_keys=True, ensure_ascii=True)
-        self._keys[id(fixture)] = (fixture, key)
-        return key
+    @staticmethod
+    def _key(fixture: Mapping[str, Any]) -> str:
+        # Computed for every request, never cached by object: a fixture changed in place after an
+        # earlier request must not be handed that request's directory.
+        return json.dumps(fixture, sort_keys=True, ensure_ascii=True)
 
     def _lay_out(self, fixture: Mapping[str, Any], deadline: float | None) -> str:
         directory = self.root.lay_out(fixture, deadline=deadline)
@@ -164,4 +159,3 @@ class FixturePool:
         self._shared.clear()
         self._spares.clear()
         self._lent.clear()
-        self._keys.clear()

@@ -248,3 +248,15 @@ def test_a_case_with_many_swaps_is_never_restored() -> None:
     steps = [{"event": "swap_paths", "args": {"first": "a", "second": "b"}}]
     assert undo("writer-proofs", steps * machine_fixtures.MAX_UNDO_STEPS) is not None
     assert undo("writer-proofs", steps * (machine_fixtures.MAX_UNDO_STEPS + 1)) is None
+
+
+def test_a_fixture_changed_in_place_is_not_handed_the_old_directory() -> None:
+    pool = FixturePool()
+    fixture = copy.deepcopy(SMALL)
+    try:
+        first = pool.directory_for(fixture, shared=True)
+        fixture["entries"][1]["text"] = "changed"
+        second = pool.directory_for(fixture, shared=True)
+        assert second != first and Path(second, "b").read_text() == "changed"
+    finally:
+        pool.close()
