@@ -67,7 +67,7 @@ def through_protocol(session: Session, cases: list[Case], rounds: int, window: i
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=0.4,
+    parser.add_argument("--seconds", type=float, default=0.3,
                         help="in-process time a sample aims at; each group gets the passes over its "
                              "cases that take about this long (at least one)")
     parser.add_argument("--passes", type=int, default=None,
