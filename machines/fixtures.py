@@ -223,7 +223,7 @@ def _open_directory(name: str, dir_fd: int | None) -> int:
 class _Walker:
     """Directory descriptors below one open root, opened without following links and cached."""
 
-    LIMIT = 64  # open descriptors kept at once
+    LIMIT = 64  # cached descriptors kept from one entry to the next
 
     def __init__(self, root_fd: int) -> None:
         self.root_fd = root_fd
@@ -246,10 +246,14 @@ class _Walker:
             os.mkdir(name, 0o700, dir_fd=parent)
             fd = _open_directory(name, parent)
             os.fchmod(fd, DIRECTORY_MODE)
-        if len(self.open) >= self.LIMIT:
-            self.close()
         self.open[key] = fd
         return fd
+
+    def trim(self) -> None:
+        """Close the cached descriptors once there are many; called between entries only, so a
+        descriptor handed out for the entry at hand is never closed (nor its number reused) under it."""
+        if len(self.open) >= self.LIMIT:
+            self.close()
 
     def close(self) -> None:
         for fd in self.open.values():
@@ -315,6 +319,7 @@ def materialise(fixture: Mapping[str, Any], directory: Path, *, deadline: float 
         for entry in fixture["entries"]:
             if deadline is not None and time.monotonic() > deadline:
                 raise FixtureTimeout("laying out the fixture took longer than the case's timeout")
+            walker.trim()
             parts = tuple(entry["path"].split("/"))
             parent, name = walker.directory(parts[:-1], create=True), parts[-1]
             kind = entry["type"]
@@ -339,8 +344,8 @@ def materialise(fixture: Mapping[str, Any], directory: Path, *, deadline: float 
         # Directory modes last and deepest first, so a read-only directory never blocks its children.
         walker.close()
         for parts, mode in sorted(directory_modes, key=lambda item: len(item[0]), reverse=True):
-            fd = walker.directory(parts, create=False)
-            os.fchmod(fd, mode)
+            walker.trim()
+            os.fchmod(walker.directory(parts, create=False), mode)
     except OSError as error:
         raise FixtureError(f"fixture could not be laid out: {error}") from None
     finally:

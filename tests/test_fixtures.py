@@ -260,3 +260,20 @@ def test_a_fixture_changed_in_place_is_not_handed_the_old_directory() -> None:
         assert second != first and Path(second, "b").read_text() == "changed"
     finally:
         pool.close()
+
+
+def test_deep_and_wide_trees_keep_every_descriptor_straight() -> None:
+    """More directories than the descriptor cache holds, hard links reaching back across them (their
+    source directories long out of the cache), modes deepest first."""
+    def source(i: int) -> str:
+        return f"d{(i * 37) % 100}/s/t/f"
+
+    entries: list[dict[str, Any]] = [{"path": f"d{i}/s/t/f", "type": "file", "text": str(i)}
+                                     for i in range(100)]
+    entries += [{"path": f"l{i}/x/link", "type": "hardlink", "target": source(i)} for i in range(100)]
+    entries += [{"path": f"d{i}/s", "type": "dir", "mode": "0750"} for i in range(100)]
+    with materialised({"entries": entries}) as directory:
+        for i in range(100):
+            linked = Path(directory, f"l{i}/x/link")
+            assert os.path.samefile(linked, Path(directory, source(i))), i
+            assert stat.S_IMODE(os.stat(Path(directory, f"d{i}/s")).st_mode) == 0o750
