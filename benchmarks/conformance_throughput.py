@@ -99,7 +99,8 @@ def main() -> int:
                 lockstep.append(through_protocol(session, cases, rounds["whole suite"], 1))
     finally:
         session.stop()
-    print(f"cases: {len(cases)}, samples: {args.samples} (medians), about {args.seconds}s in process each, "
+    sizing = f"{args.passes} passes each" if args.passes else f"about {args.seconds}s in process each"
+    print(f"cases: {len(cases)}, samples: {args.samples} (medians), {sizing}, "
           f"window {DEFAULT_WINDOW}, adapter: {args.adapter}")
     print(f"{'':20} {'cases':>6} {'steps':>6} {'passes':>6} {'in-process':>12} {'protocol':>12} {'ratio':>6}")
     for name, group in groups.items():
