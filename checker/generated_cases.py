@@ -22,6 +22,7 @@ from inboxspec import machines
 from inboxspec.checker.compiled import CompiledTransition
 from inboxspec.checker.explore import Explorations, compiled_chart
 from inboxspec.checker.traces import concrete_steps, model_disagreements, to_case
+from inboxspec.conformance.casefiles import share_fixtures
 from inboxspec.machines.frame import Step
 
 REQUIREMENT_ID = re.compile(r"\b[A-Z]+-[A-Z]+-\d+\b")
@@ -78,7 +79,8 @@ def generate(name: str, explorations: Explorations | None = None) -> tuple[dict[
 
 
 def render(file: dict[str, Any]) -> str:
-    return json.dumps(file, indent=2, ensure_ascii=False) + "\n"
+    # A fixture that several cases repeat is written once and referenced (PROTO-FIX-4).
+    return json.dumps(share_fixtures(file), indent=2, ensure_ascii=False) + "\n"
 
 
 def write_or_check(write: bool, explorations: Explorations | None = None,

@@ -6,12 +6,20 @@ adds what a schema cannot say: ids unique across the suite, every cited
 requirement present in ``spec/``, every requirement cited by some case, and
 the description style of the JSON-Schema-Test-Suite (present tense, no
 "should", unique within a machine).
+
+Case files are hostile input. Only regular files of at most
+``MAX_CASE_FILE_BYTES`` are read, and they are refused without being read
+otherwise (PROTO-CASES-2); a file's shared ``fixtures`` are resolved into the
+cases that reference them, and every fixture is checked whole before any case
+runs (PROTO-FIX-3, PROTO-FIX-4), each problem named with its JSON path.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -21,10 +29,13 @@ from typing import Any
 import jsonschema
 
 from inboxspec import machines
+from inboxspec.conformance.fixtures import SPECIAL_BITS_REQUIREMENTS, fixture_problems
 from inboxspec.conformance.plainjson import NotPlainJSON, parse_plain_json
 from inboxspec.spec import index as spec_index
 
 SHOULD = re.compile(r"\bshould\b", re.IGNORECASE)
+# WARNING: written out in spec/conformance-protocol.md (PROTO-CASES-2); change both together.
+MAX_CASE_FILE_BYTES = 16 * 1024 * 1024
 
 
 class CaseFileError(Exception):
@@ -94,16 +105,72 @@ def schema() -> dict[str, Any]:
     return loaded
 
 
+def _json_names(directory: Path) -> list[Path]:
+    """Every name ending in ``.json`` below ``directory``, whatever it is, found without following a
+    link into another directory: the loader then refuses those that are not regular files."""
+    found: list[Path] = []
+    problems: list[OSError] = []
+    for folder, folders, names in os.walk(directory, onerror=problems.append, followlinks=False):
+        found.extend(Path(folder, name) for name in (*folders, *names) if name.endswith(".json"))
+    if problems:
+        raise problems[0]
+    return sorted(found)
+
+
 def case_files(directories: Iterable[Path]) -> list[Path]:
     files: list[Path] = []
     for directory in directories:
-        if not directory.exists():
+        if not os.path.lexists(directory):
             raise CaseFileError(f"{directory}: no such case directory")
         try:
-            files.extend(sorted(directory.rglob("*.json")) if directory.is_dir() else [directory])
+            files.extend(_json_names(directory) if directory.is_dir() else [directory])
         except OSError as error:
             raise CaseFileError(f"{directory}: cannot list case files: {error}") from error
     return files
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISLNK, "a symlink"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_case_bytes(path: Path) -> bytes:
+    """The bytes of one case file, refusing anything but a regular file of at most
+    MAX_CASE_FILE_BYTES (PROTO-CASES-2) before reading a byte of it: ``lstat`` first, then an
+    ``open`` that follows no link and never blocks (a FIFO), and ``fstat`` of what was opened."""
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise CaseFileError(f"{path}: {_kind(info.st_mode)}; a case file must be a regular file")
+        if info.st_size > MAX_CASE_FILE_BYTES:
+            raise CaseFileError(f"{path}: {info.st_size} bytes; a case file holds at most "
+                                f"{MAX_CASE_FILE_BYTES}")
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        raise CaseFileError(f"{path}: not readable: {error}") from None
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):
+            raise CaseFileError(f"{path}: {_kind(opened.st_mode)}; a case file must be a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_CASE_FILE_BYTES:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_CASE_FILE_BYTES:
+            raise CaseFileError(f"{path}: grew past {MAX_CASE_FILE_BYTES} bytes while it was read")
+        return b"".join(chunks)
+    except OSError as error:
+        raise CaseFileError(f"{path}: not readable: {error}") from None
+    finally:
+        os.close(fd)
 
 
 def _portable_float(text: str) -> float:
@@ -129,8 +196,9 @@ def read_case_file(path: Path) -> Iterator[Case]:
     A file that is not plain JSON (``NaN``, ``Infinity``, a number past a double,
     nesting deeper than the protocol allows) is unusable, like one that is not JSON.
     """
+    raw_bytes = read_case_bytes(path)
     try:
-        data = parse_plain_json(path.read_text(encoding="utf-8"), parse_float=_finite_portable_float)
+        data = parse_plain_json(raw_bytes.decode("utf-8"), parse_float=_finite_portable_float)
     except CaseFileError as error:
         raise CaseFileError(f"{path}: {error}") from error
     except NotPlainJSON as error:
@@ -142,19 +210,98 @@ def read_case_file(path: Path) -> Iterator[Case]:
     if errors:
         problems = [f"{path}: schema: at {error.json_path}: {_short(error.message)}" for error in errors]
         raise CaseFileError(problems[0], problems)
+    configs = _resolved_configs(path, data)
     machine = data["machine"]
-    for raw in data["cases"]:
+    for raw, config in zip(data["cases"], configs, strict=True):
         yield Case(
             machine=machine,
             id=raw["id"],
             description=raw["description"],
             requirements=tuple(raw["requirements"]),
             features=tuple(raw.get("features", ())),
-            config=raw["config"],
+            config=config,
             steps=tuple(raw["steps"]),
             expect_config_error=raw.get("expect_config_error"),
             source=str(path),
         )
+
+
+def _fixture_problems(path: Path, where: str, fixture: Any, special_bits_allowed: bool) -> list[str]:
+    return [f"{path}: fixture: at {where}{inner}: {problem}"
+            for inner, problem in fixture_problems(fixture, special_bits_allowed=special_bits_allowed)]
+
+
+def _resolved_configs(path: Path, data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each case's config with ``{"$fixture": name}`` replaced by the file's shared fixture of that
+    name (one object for every case that names it), every fixture checked against PROTO-FIX-3.
+
+    Raises CaseFileError listing every problem, each with its JSON path."""
+    shared: dict[str, Any] = data.get("fixtures", {})
+    problems: list[str] = []
+    broken: set[str] = set()
+    for name, fixture in shared.items():
+        found = _fixture_problems(path, f"$.fixtures.{name}", fixture, special_bits_allowed=True)
+        problems += found
+        if found:
+            broken.add(name)
+    used: set[str] = set()
+    configs: list[dict[str, Any]] = []
+    for number, raw in enumerate(data["cases"]):
+        config: dict[str, Any] = raw["config"]
+        where = f"$.cases[{number}].config.fixture"
+        special_bits_allowed = bool(SPECIAL_BITS_REQUIREMENTS & set(raw["requirements"]))
+        fixture = config.get("fixture")
+        if isinstance(fixture, dict) and "$fixture" in fixture:
+            name = fixture["$fixture"]
+            if set(fixture) != {"$fixture"} or not isinstance(name, str) or name not in shared:
+                problems.append(f"{path}: fixture: at {where}: a reference is {{\"$fixture\": NAME}} "
+                                f"naming a key of the file's \"fixtures\"; got {json.dumps(fixture)[:120]}")
+                configs.append(config)
+                continue
+            used.add(name)
+            if not special_bits_allowed and name not in broken:
+                problems += [f"{problem} (referenced at {where})" for problem in _fixture_problems(
+                    path, f"$.fixtures.{name}", shared[name], special_bits_allowed=False)]
+            config = {**config, "fixture": shared[name]}
+        elif "fixture" in config:
+            problems += _fixture_problems(path, where, fixture, special_bits_allowed)
+        configs.append(config)
+    problems += [f"{path}: fixture: at $.fixtures.{name}: referenced by no case"
+                 for name in shared if name not in used]
+    if problems:
+        raise CaseFileError(problems[0], problems)
+    return configs
+
+
+def share_fixtures(file: dict[str, Any]) -> dict[str, Any]:
+    """The case file ``file`` with every fixture that two or more of its cases repeat moved to the
+    file's ``fixtures`` and referenced as ``{"$fixture": NAME}``; NAME is the slug of the first case
+    using it. Loading the result gives every case the fixture it had (PROTO-FIX-4)."""
+    counts: dict[str, int] = {}
+    for case in file["cases"]:
+        if "fixture" in case["config"]:
+            key = json.dumps(case["config"]["fixture"], sort_keys=True)
+            counts[key] = counts.get(key, 0) + 1
+    names: dict[str, str] = {}
+    shared: dict[str, Any] = dict(file.get("fixtures", {}))
+    cases = []
+    for case in file["cases"]:
+        fixture = case["config"].get("fixture")
+        if fixture is None or counts[json.dumps(fixture, sort_keys=True)] < 2:
+            cases.append(case)
+            continue
+        key = json.dumps(fixture, sort_keys=True)
+        if key not in names:
+            base = case["id"].rsplit("/", 1)[-1]
+            name, number = base, 1
+            while name in shared:
+                number += 1
+                name = f"{base}-{number}"
+            names[key] = name
+            shared[name] = fixture
+        cases.append({**case, "config": {**case["config"], "fixture": {"$fixture": names[key]}}})
+    head = {k: v for k, v in file.items() if k not in ("cases", "fixtures")}
+    return {**head, **({"fixtures": shared} if shared else {}), "cases": cases}
 
 
 def _short(message: str) -> str:
@@ -260,6 +407,8 @@ def case_problems(cases: Iterable[Case]) -> list[str]:
             problems.append(
                 f"{where}: a case has steps, or expect_config_error and no steps, not both"
             )
+        if "fixture_dir" in case.config:  # a case's own would point a session anywhere
+            problems.append(f"{where}: config has fixture_dir, which only the runner adds (PROTO-FIX-2)")
         if case.machine not in known:
             known[case.machine] = set(spec_index.requirements(case.machine))
         for requirement in case.requirements:

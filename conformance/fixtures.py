@@ -1,44 +1,161 @@
-"""Filesystem fixtures for the runner: one fresh materialisation per ``run`` request (PROTO-FIX-1).
+"""Filesystem fixtures for the runner: laid out inside a private root, shared where nothing changes them.
 
-The tree format and its materialisation live in ``machines/fixtures.py`` (the in-process drivers
-need them too); this module adds the runner's pool of temporary directories.
+The tree format, its validation and its lay-out live in ``machines/fixtures.py`` (the in-process
+drivers need them too); this module adds the runner's pool (PROTO-FIX-1, PROTO-FIX-4):
+
+- a case that can change its fixture (a ``swap_paths`` step, or any case of a machine that does not
+  say which of its events change fixtures) gets a fresh directory for every ``run`` request;
+- a case that cannot change it gets the directory laid out for the same content by an earlier case,
+  after checking that the tree's fingerprint (every entry's inode, mode, size, link count, change
+  and modification times, walked without following links) is the one taken right after lay-out.
+  A tree that an adapter changed anyway is discarded and laid out afresh, so a case never sees
+  another case's changes through a shared directory that it was handed.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from inboxspec.machines.fixtures import (
     DIRECTORY_MODE,
     PLACEHOLDER,
+    SPECIAL_BITS_REQUIREMENTS,
+    Fingerprint,
     FixtureError,
+    FixtureRoot,
+    FixtureTimeout,
+    fingerprint,
+    fixture_problems,
     materialise,
     materialised,
+    may_change,
     remove,
     swap,
+    undo,
 )
 
-__all__ = ["PLACEHOLDER", "FixtureError", "FixturePool", "materialise", "materialised", "remove", "swap"]
+__all__ = ["DIRECTORY_MODE", "PLACEHOLDER", "SPECIAL_BITS_REQUIREMENTS", "FixtureError", "FixturePool",
+           "FixtureTimeout", "fixture_problems", "materialise", "materialised", "may_change", "remove",
+           "swap", "undo"]
+
+
+@dataclass
+class _Lent:
+    """A directory handed to a case that changes it, to be restored when the case is answered."""
+
+    key: str
+    directory: str
+    restore: Callable[[str], None]
+    content: Fingerprint  # fingerprint(directory, times=False) as laid out
 
 
 class FixturePool:
-    """The runner's temporary directories: one per ``run`` request sent, all removed at the end."""
+    """The runner's fixture directories, all inside one private root removed by :meth:`close`."""
 
     def __init__(self) -> None:
-        self.directories: list[Path] = []
+        self.root = FixtureRoot()
+        self.directories: list[Path] = []  # every directory laid out and not yet removed
+        self._shared: dict[str, tuple[str, Fingerprint]] = {}  # content key -> directory, fingerprint
+        self._spares: dict[str, list[tuple[str, Fingerprint, Fingerprint]]] = {}  # restored trees
+        self._lent: dict[int, _Lent] = {}  # by seq: trees that cases may be changing
+        self.laid_out = 0  # directories laid out, for the benchmark and the tests
+        self.reused = 0
 
-    def directory_for(self, fixture: Mapping[str, Any]) -> str:
-        directory = Path(os.path.realpath(tempfile.mkdtemp(prefix="inboxspec-fixture-")))
-        self.directories.append(directory)
-        os.chmod(directory, DIRECTORY_MODE)
-        materialise(fixture, directory)
-        return str(directory)
+    @staticmethod
+    def _key(fixture: Mapping[str, Any]) -> str:
+        # Computed for every request, never cached by object: a fixture changed in place after an
+        # earlier request must not be handed that request's directory.
+        return json.dumps(fixture, sort_keys=True, ensure_ascii=True)
+
+    def _lay_out(self, fixture: Mapping[str, Any], deadline: float | None) -> str:
+        directory = self.root.lay_out(fixture, deadline=deadline)
+        self.directories.append(Path(directory))
+        self.laid_out += 1
+        return directory
+
+    def _unchanged(self, directory: str, taken: Fingerprint) -> bool:
+        try:
+            unchanged = fingerprint(directory) == taken
+        except OSError:
+            unchanged = False
+        if unchanged:
+            self.reused += 1
+        else:
+            self._discard(directory)
+        return unchanged
+
+    @staticmethod
+    def _fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
+        try:
+            return fingerprint(directory, times=times)
+        except OSError as error:
+            raise FixtureError(f"fixture directory {directory!r} could not be read back: {error}") from None
+
+    def _discard(self, directory: str) -> None:
+        self.root.discard(directory)
+        self.directories.remove(Path(directory))
+
+    def directory_for(self, fixture: Mapping[str, Any], *, shared: bool = False,
+                      deadline: float | None = None, lend_to: int | None = None,
+                      restore: Callable[[str], None] | None = None) -> str:
+        """A directory holding ``fixture``. Raises FixtureError, or FixtureTimeout when ``deadline``
+        (``time.monotonic()``) passes during lay-out.
+
+        - ``shared``: for a case that cannot change it; the directory an earlier case with the same
+          content was handed, if it is untouched since it was laid out;
+        - ``lend_to`` and ``restore``: for the case sent as that seq, which may change it; a tree
+          restored after an earlier case, if there is one, untouched since; :meth:`release` then
+          restores it with ``restore`` once the case is answered;
+        - otherwise: a fresh directory.
+        """
+        if shared:
+            key = self._key(fixture)
+            held = self._shared.pop(key, None)
+            if held is None or not self._unchanged(*held):
+                directory = self._lay_out(fixture, deadline)
+                held = (directory, self._fingerprint(directory))
+            self._shared[key] = held
+            return held[0]
+        if lend_to is None or restore is None:
+            return self._lay_out(fixture, deadline)
+        key = self._key(fixture)
+        spares = self._spares.get(key, [])
+        while spares:
+            directory, content, taken = spares.pop()
+            if self._unchanged(directory, taken):
+                break
+        else:
+            directory = self._lay_out(fixture, deadline)
+            content = self._fingerprint(directory, times=False)
+        self._lent[lend_to] = _Lent(key, directory, restore, content)
+        return directory
+
+    def release(self, seq: int) -> None:
+        """The case sent as ``seq`` was answered: undo its changes to the tree it was lent, and keep
+        the tree for the next case with the same content if it is then as laid out (PROTO-FIX-4);
+        otherwise remove it."""
+        lent = self._lent.pop(seq, None)
+        if lent is None:
+            return
+        try:
+            lent.restore(lent.directory)
+            restored = fingerprint(lent.directory, times=False) == lent.content
+            taken = fingerprint(lent.directory)
+        except OSError:
+            restored = False
+        if restored:
+            self._spares.setdefault(lent.key, []).append((lent.directory, lent.content, taken))
+        else:
+            self._discard(lent.directory)
 
     def close(self) -> None:
-        for directory in self.directories:
-            remove(directory)
+        """Remove every directory; the pool can be used again afterwards."""
+        self.root.close()
         self.directories.clear()
+        self._shared.clear()
+        self._spares.clear()
+        self._lent.clear()

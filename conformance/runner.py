@@ -42,7 +42,7 @@ from inboxspec.conformance import process_tree
 from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess, kill_all, split_command
 from inboxspec.conformance.casefiles import Case, CaseFileError, load_cases
 from inboxspec.conformance.compare import Difference, find_difference
-from inboxspec.conformance.fixtures import FixturePool
+from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTimeout, may_change, undo
 from inboxspec.conformance.interrupts import RunInterrupted, interruptible, raise_if_interrupted, received
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 from inboxspec.conformance.progress import Progress
@@ -86,6 +86,7 @@ def _protocol_validator(name: str) -> Callable[[Any], Any]:
 START_REPLY = _protocol_validator("start-reply.schema.json")
 RUN_REPLY = _protocol_validator("run-reply.schema.json")
 _FIXTURES = FixturePool()  # the temporary fixture directories of the current run
+_LAYOUT_SECONDS: dict[int, float] = {}  # per seq: time spent laying out its fixture (PROTO-FIX-3)
 
 
 def _protocol_problem(validate: Callable[[Any], Any], message: Any) -> str | None:
@@ -216,11 +217,30 @@ def unsupported_reason(session: Session, case: Case,
     return None
 
 
-def _request(case: Case, seq: int) -> dict[str, Any]:
+def _request(case: Case, seq: int, timeout: float | None = None) -> dict[str, Any]:
     body = {"id": case.id, "machine": case.machine, "config": case.config, "steps": case.inputs}
-    if "fixture" in case.config:  # PROTO-FIX-1: a fresh tree for every request, removed at the end
-        body["fixture_dir"] = _FIXTURES.directory_for(case.config["fixture"])
+    if "fixture" in case.config:
+        # PROTO-FIX-1: a fresh tree for every request that can change it, a checked shared one
+        # otherwise (PROTO-FIX-4); every one removed at the end. Laying it out counts against the
+        # case's timeout (PROTO-FIX-3).
+        began = time.monotonic()
+        shared = not may_change(case.machine, [str(step.get("event")) for step in case.steps])
+        try:
+            body["fixture_dir"] = _FIXTURES.directory_for(
+                case.config["fixture"], shared=shared,
+                deadline=None if timeout is None else began + timeout,
+                lend_to=seq, restore=undo(case.machine, case.inputs))
+        except FixtureTimeout as error:
+            raise AdapterFault("fixture-timeout", str(error)) from None
+        except FixtureError as error:
+            raise UnusableRun(f"{case.source}: {case.id}: {error}") from None
+        _LAYOUT_SECONDS[seq] = time.monotonic() - began
     return {"cmd": "run", "seq": seq, "case": body}
+
+
+def _reply_timeout(timeout: float, seq: int) -> float:
+    """What is left of a case's timeout once its fixture is laid out (PROTO-FIX-3)."""
+    return max(timeout - _LAYOUT_SECONDS.pop(seq, 0.0), 0.0)
 
 
 def _judge(case: Case, seq: int, reply: Any) -> CaseResult:
@@ -299,7 +319,7 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
             seq, case = pending[0]
             assert session.process is not None
             try:
-                session.process.send(_request(case, seq))
+                session.process.send(_request(case, seq, timeout))
             except AdapterFault as fault:
                 if in_flight:
                     break  # an earlier case brought the adapter down; receiving will say which
@@ -313,7 +333,7 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
         seq, case = in_flight.popleft()
         assert session.process is not None
         try:
-            reply = session.process.receive(timeout)
+            reply = session.process.receive(_reply_timeout(timeout, seq))
             earlier = _answered_before(reply, answered)
             if earlier is not None:
                 in_flight.appendleft((seq, case))
@@ -326,6 +346,7 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
                                           sent_at.get(earlier_seq))
                 continue
             result = _judge(case, seq, reply)
+            _FIXTURES.release(seq)  # PROTO-FIX-4: its tree restored for the next case, or removed
             answered[seq] = case
         except AdapterFault as fault:
             pending.extendleft(reversed(in_flight))

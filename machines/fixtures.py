@@ -1,32 +1,53 @@
-"""Filesystem fixtures: a case's declarative tree, materialised in a temporary directory.
+"""Filesystem fixtures: a case's declarative tree, validated, then laid out inside a private root.
 
 This module holds what both the runner (``conformance/fixtures.py``) and the in-process drivers of
 machines that read real files need; it lives here because ``machines/`` may not import
 ``conformance/`` (tests/test_import_graph.py).
 
 A machine whose behaviour depends on real files (the writer proofs measure real installs) describes
-the files a case needs in its ``config.fixture`` (``schemas/fixture.schema.json``). The runner
-materialises that description in a fresh temporary directory for every ``run`` request and passes
-the directory's real path as the request's ``case.fixture_dir``; ports never build fixtures
-themselves (spec/conformance-protocol.md, *Filesystem fixtures*).
+the files a case needs in its ``config.fixture`` (``schemas/fixture.schema.json``). The runner lays
+that description out in a directory of its own and passes the directory's real path as the request's
+``case.fixture_dir``; ports never build fixtures themselves (spec/conformance-protocol.md,
+*Filesystem fixtures*).
 
-Every ``{fixture}`` in a file's ``text`` becomes the fixture directory's path, so that files such as
-a receipt can name other files of the fixture. The path is checked to need no escaping inside a JSON
-string, so a substituted JSON file stays valid.
+A case file is hostile input (conformance/WRITING-AN-ADAPTER.md, *Threat model: case files and
+fixtures*), so:
+
+- a fixture is validated whole before anything is created (:func:`fixture_problems`,
+  PROTO-FIX-3): paths relative and normalised, unique, bounded; no entry below a symlink or a file;
+  hard links only to earlier files of the same fixture; sizes and counts bounded; no setuid, setgid
+  or sticky bit unless the case cites a requirement that needs one (:data:`SPECIAL_BITS_REQUIREMENTS`);
+- every entry is created relative to a directory file descriptor opened without following links on
+  any component (``O_NOFOLLOW | O_DIRECTORY``), files with ``O_CREAT | O_EXCL | O_NOFOLLOW |
+  O_NONBLOCK`` so that nothing is written through a link and a FIFO never blocks; modes are set
+  through descriptors (``fchmod``), never through a path, so a link is never chmod-ed;
+- every fixture directory lives in a private root (mode 0700) that only the runner's user can enter,
+  so a setuid file of a case that needs one is never reachable by another user;
+- swaps (:func:`swap`) and removal (:func:`remove`) walk the same way: a link is moved or deleted as
+  itself, never followed.
+
+Every ``{fixture}`` in a file's ``text`` or a symlink's ``target`` becomes the fixture directory's
+path, so that files such as a receipt can name other files of the fixture. The path is checked to
+need no escaping inside a JSON string, so a substituted JSON file stays valid.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
+import errno
 import json
 import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from functools import cache
 from importlib import resources
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -34,23 +55,233 @@ import jsonschema
 PLACEHOLDER = "{fixture}"
 DIRECTORY_MODE = 0o755
 FILE_MODE = 0o644
+ROOT_MODE = 0o700  # the private root holding a run's fixture directories
+
+# WARNING: the limits below are written out in spec/conformance-protocol.md (PROTO-FIX-3) and in
+# conformance/schemas/fixture.schema.json (maxItems, maxLength); change them together.
+MAX_ENTRIES = 4096  # entries of one fixture
+MAX_TOTAL_BYTES = 8 * 1024 * 1024  # file contents of one fixture, decoded, each {fixture} counted as below
+PLACEHOLDER_BYTES = 4096  # what one {fixture} counts for: PATH_MAX, the longest it can become
+MAX_PATH_BYTES = 1024  # an entry's path or a link's target, UTF-8
+MAX_COMPONENT_BYTES = 255  # one name (NAME_MAX)
+MAX_DEPTH = 32  # components of an entry's path
+SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
+# The requirements that need an entry with the setuid, setgid or sticky bit: WRITER-MEAS-5 says a
+# writer root holding one is `unsafe-runtime`. Only a case citing one of them may set these bits.
+SPECIAL_BITS_REQUIREMENTS = frozenset({"WRITER-MEAS-5"})
+SWAP_PARKING = ".swap-parking"
+MAX_UNDO_STEPS = 64  # a case with more fixture-changing steps gets a fresh directory, never a restored one
+
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class FixtureError(ValueError):
-    """A fixture description that cannot be materialised."""
+    """A fixture description that cannot be laid out, or a place that cannot hold one."""
 
 
+class FixtureTimeout(FixtureError):
+    """Laying out a fixture took longer than the case's timeout allows."""
+
+
+@cache
 def schema() -> dict[str, Any]:
     text = resources.files("inboxspec.conformance").joinpath("schemas/fixture.schema.json")
     loaded: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
     return loaded
 
 
-def _safe_relative(path: str) -> PurePosixPath:
-    relative = PurePosixPath(path)
-    if relative.is_absolute() or not relative.parts or any(p in ("", ".", "..") for p in relative.parts):
-        raise FixtureError(f"fixture path {path!r} must be relative, without '.' or '..'")
-    return relative
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema())
+
+
+def _utf8_length(text: str) -> int | None:
+    """Bytes of ``text`` in UTF-8; None when it holds a lone surrogate (no file name can)."""
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return None
+
+
+def path_problem(path: str) -> str | None:
+    """Why ``path`` is not a fixture-relative path (PROTO-FIX-3), or None."""
+    size = _utf8_length(path)
+    if size is None:
+        return "holds a lone surrogate, which no file name can"
+    if "\0" in path:
+        return "holds NUL"
+    if not path or path.startswith("/"):
+        return "is not a relative path"
+    if size > MAX_PATH_BYTES:
+        return f"is longer than {MAX_PATH_BYTES} bytes"
+    parts = path.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return "is not normalised (an empty, '.' or '..' component)"
+    if len(parts) > MAX_DEPTH:
+        return f"is deeper than {MAX_DEPTH} components"
+    if any(len(part.encode("utf-8")) > MAX_COMPONENT_BYTES for part in parts):
+        return f"has a component longer than {MAX_COMPONENT_BYTES} bytes"
+    return None
+
+
+def _content_bytes(entry: Mapping[str, Any]) -> tuple[int, str | None]:
+    if "base64" in entry:
+        try:
+            return len(base64.b64decode(entry["base64"], validate=True)), None
+        except (binascii.Error, ValueError) as error:
+            return 0, f"is not valid base64 ({error})"
+    text = entry.get("text", "")
+    size = _utf8_length(text)
+    if size is None:
+        return 0, "holds a lone surrogate, which cannot be written as UTF-8"
+    return size + text.count(PLACEHOLDER) * (PLACEHOLDER_BYTES - len(PLACEHOLDER)), None
+
+
+def fixture_problems(fixture: Any, *, special_bits_allowed: bool = False) -> list[tuple[str, str]]:
+    """Everything wrong with ``fixture``, as (JSON path below the fixture, problem) pairs.
+
+    Empty when the fixture can be laid out. ``special_bits_allowed`` is for a case that cites one
+    of :data:`SPECIAL_BITS_REQUIREMENTS`.
+    """
+    errors = sorted(_validator().iter_errors(fixture), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        return [(error.json_path[1:], error.message[:300]) for error in errors]
+    entries: list[Mapping[str, Any]] = fixture["entries"]
+    problems: list[tuple[str, str]] = []
+    kinds: dict[str, str] = {}  # every path laid out so far, implicit parents too, and its kind
+    explicit: set[str] = set()  # the paths that entries name
+    total = 0
+    for number, entry in enumerate(entries):
+        where = f".entries[{number}]"
+        path, kind = entry["path"], entry["type"]
+        problem = path_problem(path)
+        if problem is not None:
+            problems.append((f"{where}.path", f"path {path[:80]!r} {problem}"))
+            continue
+        parts = path.split("/")
+        blocked = next((("/".join(parts[:i]), kinds["/".join(parts[:i])]) for i in range(1, len(parts))
+                        if kinds.get("/".join(parts[:i]), "dir") != "dir"), None)
+        if blocked is not None:
+            problems.append((f"{where}.path", f"path {path[:80]!r} lies below {blocked[0]!r}, which is "
+                             f"a {blocked[1]}; entries are made in directories only, never through a link"))
+            continue
+        # A directory entry may give its own mode to a parent that an earlier entry implied.
+        if path in explicit or (path in kinds and not (kind == "dir" and kinds[path] == "dir")):
+            problems.append((f"{where}.path", f"path {path[:80]!r} already exists in this fixture"))
+            continue
+        if kind == "hardlink":
+            target = entry["target"]
+            target_problem = path_problem(target)
+            if target_problem is not None:
+                problems.append((f"{where}.target", f"hard link target {target[:80]!r} {target_problem}"))
+                continue
+            if kinds.get(target) != "file":
+                problems.append((f"{where}.target", f"hard link target {target[:80]!r} is not an earlier "
+                                 "file of this fixture"))
+                continue
+        if kind == "symlink":
+            size = _utf8_length(entry["target"])
+            if size is None or "\0" in entry["target"]:
+                problems.append((f"{where}.target", "symlink target holds NUL or a lone surrogate"))
+                continue
+            if size > MAX_PATH_BYTES:
+                problems.append((f"{where}.target", f"symlink target is longer than {MAX_PATH_BYTES} bytes"))
+                continue
+        if kind == "file":
+            size, content_problem = _content_bytes(entry)
+            if content_problem is not None:
+                problems.append((f"{where}.{'base64' if 'base64' in entry else 'text'}",
+                                 f"content {content_problem}"))
+                continue
+            total += size
+        if "mode" in entry and int(entry["mode"], 8) & SPECIAL_BITS and not special_bits_allowed:
+            problems.append((f"{where}.mode", f"mode {entry['mode']} sets the setuid, setgid or sticky "
+                             f"bit, which only a case citing {', '.join(sorted(SPECIAL_BITS_REQUIREMENTS))} "
+                             "may do"))
+        for i in range(1, len(parts)):
+            kinds.setdefault("/".join(parts[:i]), "dir")
+        kinds[path] = kind
+        explicit.add(path)
+    if total > MAX_TOTAL_BYTES:
+        problems.append((".entries", f"file contents total {total} bytes, more than {MAX_TOTAL_BYTES}"))
+    return problems
+
+
+def needs_json_escaping(directory: str) -> bool:
+    return (any(c in directory for c in '"\\') or any(ord(c) < 0x20 or ord(c) == 0x7F for c in directory)
+            or _utf8_length(directory) is None)
+
+
+# -- laying out, without following a link --------------------------------------------------------------
+
+
+def _open_directory(name: str, dir_fd: int | None) -> int:
+    return os.open(name, _DIRECTORY_FLAGS, dir_fd=dir_fd)
+
+
+class _Walker:
+    """Directory descriptors below one open root, opened without following links and cached."""
+
+    LIMIT = 64  # cached descriptors kept from one entry to the next
+
+    def __init__(self, root_fd: int) -> None:
+        self.root_fd = root_fd
+        self.open: dict[str, int] = {}
+
+    def directory(self, parts: Sequence[str], create: bool) -> int:
+        """The descriptor of the directory ``parts`` below the root, creating missing ones."""
+        if not parts:
+            return self.root_fd
+        key = "/".join(parts)
+        if key in self.open:
+            return self.open[key]
+        parent = self.directory(parts[:-1], create)
+        name = parts[-1]
+        try:
+            fd = _open_directory(name, parent)
+        except FileNotFoundError:
+            if not create:
+                raise
+            os.mkdir(name, 0o700, dir_fd=parent)
+            fd = _open_directory(name, parent)
+            os.fchmod(fd, DIRECTORY_MODE)
+        self.open[key] = fd
+        return fd
+
+    def trim(self) -> None:
+        """Close the cached descriptors once there are many; called between entries only, so a
+        descriptor handed out for the entry at hand is never closed (nor its number reused) under it."""
+        if len(self.open) >= self.LIMIT:
+            self.close()
+
+    def close(self) -> None:
+        for fd in self.open.values():
+            os.close(fd)
+        self.open.clear()
+
+
+def _write_file(parent: int, name: str, data: bytes, mode: int) -> None:
+    fd = os.open(name, _NEW_FILE_FLAGS, 0o600, dir_fd=parent)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
+def _make_fifo(parent: int, name: str, mode: int) -> None:
+    os.mkfifo(name, 0o600, dir_fd=parent)
+    # Opened for reading without blocking (a FIFO with no writer opens at once), never through a link.
+    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            raise FixtureError(f"{name!r} changed while it was laid out")
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def _mode(entry: Mapping[str, Any], default: int) -> int:
@@ -58,92 +289,330 @@ def _mode(entry: Mapping[str, Any], default: int) -> int:
     return default if raw is None else int(raw, 8)
 
 
-def _check_directory_path(directory: str) -> None:
-    if any(c in directory for c in '"\\') or any(ord(c) < 0x20 for c in directory):
-        raise FixtureError(f"fixture directory {directory!r} needs escaping inside JSON")
+_VALID: set[tuple[str, bool]] = set()  # fixtures found valid, by canonical text: checked once each
 
 
-def materialise(fixture: Mapping[str, Any], directory: Path) -> None:
-    """Write ``fixture`` into the existing, empty ``directory`` (a real path)."""
-    errors = sorted(jsonschema.Draft202012Validator(schema()).iter_errors(fixture), key=str)
-    if errors:
-        raise FixtureError(f"fixture: {errors[0].message}")
+def materialise(fixture: Mapping[str, Any], directory: Path, *, deadline: float | None = None,
+                special_bits_allowed: bool = True) -> None:
+    """Lay ``fixture`` out in the existing, empty ``directory`` (a real path).
+
+    Raises FixtureError for a fixture that breaks PROTO-FIX-3 (before anything is created) and
+    FixtureTimeout when ``deadline`` (``time.monotonic()``) passes first. The case files' loader has
+    already checked special bits against the case's requirements, so they are allowed by default.
+    """
+    key = json.dumps(fixture, sort_keys=True, ensure_ascii=True), special_bits_allowed
+    if key not in _VALID:
+        problems = fixture_problems(fixture, special_bits_allowed=special_bits_allowed)
+        if problems:
+            where, problem = problems[0]
+            raise FixtureError(f"fixture{where}: {problem}")
+        if len(_VALID) > 4096:
+            _VALID.clear()
+        _VALID.add(key)
     base = str(directory)
-    _check_directory_path(base)
-    modes: list[tuple[Path, int]] = []
-    for entry in fixture["entries"]:
-        relative = _safe_relative(entry["path"])
-        target = directory.joinpath(*relative.parts)
-        for parent in reversed(target.relative_to(directory).parents[:-1]):
-            folder = directory / parent
-            if not folder.exists():
-                folder.mkdir()
-                os.chmod(folder, DIRECTORY_MODE)
-        kind = entry["type"]
-        if kind == "dir":
-            target.mkdir(exist_ok=True)
-            modes.append((target, _mode(entry, DIRECTORY_MODE)))
-        elif kind == "file":
-            if "base64" in entry:
-                data = base64.b64decode(entry["base64"], validate=True)
-            else:
-                data = entry.get("text", "").replace(PLACEHOLDER, base).encode("utf-8")
-            target.write_bytes(data)
-            modes.append((target, _mode(entry, FILE_MODE)))
-        elif kind == "symlink":
-            os.symlink(entry["target"].replace(PLACEHOLDER, base), target)
-        elif kind == "hardlink":
-            os.link(directory.joinpath(*_safe_relative(entry["target"]).parts), target)
-        elif kind == "fifo":
-            os.mkfifo(target)
-            modes.append((target, _mode(entry, FILE_MODE)))
-    # Modes last and deepest first, so a read-only directory never blocks writing its children.
-    for path, mode in sorted(modes, key=lambda item: len(item[0].parts), reverse=True):
-        os.chmod(path, mode)
+    if needs_json_escaping(base):
+        raise FixtureError(f"fixture directory {base!r} needs escaping inside JSON")
+    root_fd = _open_directory(base, None)
+    walker = _Walker(root_fd)
+    directory_modes: list[tuple[tuple[str, ...], int]] = []
+    try:
+        for entry in fixture["entries"]:
+            if deadline is not None and time.monotonic() > deadline:
+                raise FixtureTimeout("laying out the fixture took longer than the case's timeout")
+            walker.trim()
+            parts = tuple(entry["path"].split("/"))
+            parent, name = walker.directory(parts[:-1], create=True), parts[-1]
+            kind = entry["type"]
+            if kind == "dir":
+                with suppress(FileExistsError):  # an implicit parent, now given its own mode
+                    os.mkdir(name, 0o700, dir_fd=parent)
+                directory_modes.append((parts, _mode(entry, DIRECTORY_MODE)))
+            elif kind == "file":
+                if "base64" in entry:
+                    data = base64.b64decode(entry["base64"], validate=True)
+                else:
+                    data = entry.get("text", "").replace(PLACEHOLDER, base).encode("utf-8")
+                _write_file(parent, name, data, _mode(entry, FILE_MODE))
+            elif kind == "symlink":
+                os.symlink(entry["target"].replace(PLACEHOLDER, base), name, dir_fd=parent)
+            elif kind == "hardlink":
+                target = tuple(entry["target"].split("/"))
+                source = walker.directory(target[:-1], create=False)
+                os.link(target[-1], name, src_dir_fd=source, dst_dir_fd=parent, follow_symlinks=False)
+            elif kind == "fifo":
+                _make_fifo(parent, name, _mode(entry, FILE_MODE))
+        # Directory modes last and deepest first, so a read-only directory never blocks its children.
+        walker.close()
+        for parts, mode in sorted(directory_modes, key=lambda item: len(item[0]), reverse=True):
+            walker.trim()
+            os.fchmod(walker.directory(parts, create=False), mode)
+    except OSError as error:
+        raise FixtureError(f"fixture could not be laid out: {error}") from None
+    finally:
+        walker.close()
+        os.close(root_fd)
 
 
-def _make_removable(directory: Path) -> None:
-    for root, dirs, _files in os.walk(directory):
-        for name in dirs:
-            path = os.path.join(root, name)
-            if not os.path.islink(path):
-                os.chmod(path, stat.S_IRWXU)
+# -- fingerprints: has anyone changed a laid-out tree? ----------------------------------------------
+
+
+Fingerprint = tuple[tuple[str | int, ...], ...]
+
+
+def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
+    """Every entry's path, inode, type and mode, owner, size and link count, walked without
+    following links; with ``times``, every entry's change and modification times as well.
+
+    With ``times``, any write, chmod, chown, rename, link or removal below ``directory`` changes
+    some entry's ctime or a directory's listing, so an equal fingerprint means an untouched tree.
+    Without, a tree whose entries were moved and moved back compares equal to the original, while
+    any other change still shows (a file's content changes its mtime; a link's target cannot change
+    in place): the check that a tree restored after a case is the one laid out.
+    """
+    rows: list[tuple[str | int, ...]] = []
+
+    def row(path: str, info: os.stat_result) -> tuple[str | int, ...]:
+        base: tuple[str | int, ...] = (path, info.st_ino, info.st_mode, info.st_uid, info.st_gid,
+                                       info.st_size, info.st_nlink)
+        if times:
+            return (*base, info.st_ctime_ns, info.st_mtime_ns)
+        return base if stat.S_ISDIR(info.st_mode) else (*base, info.st_mtime_ns)
+
+    def walk(fd: int, prefix: str) -> None:
+        with os.scandir(fd) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+        for entry in entries:
+            info = entry.stat(follow_symlinks=False)
+            rows.append(row(prefix + entry.name, info))
+            if stat.S_ISDIR(info.st_mode):
+                child = _open_directory(entry.name, fd)
+                try:
+                    walk(child, prefix + entry.name + "/")
+                finally:
+                    os.close(child)
+
+    fd = _open_directory(directory, None)
+    try:
+        rows.append(row("", os.fstat(fd)))
+        walk(fd, "")
+    finally:
+        os.close(fd)
+    return tuple(rows)
+
+
+# -- removal and swaps, without following a link ----------------------------------------------------
+
+
+def _make_removable(fd: int) -> None:
+    """Give every directory below ``fd`` rwx for its owner, through descriptors only."""
+    with os.scandir(fd) as listing:
+        names = [entry.name for entry in listing if entry.is_dir(follow_symlinks=False)]
+    for name in names:
+        try:
+            child = _open_directory(name, fd)
+        except OSError:
+            continue  # replaced meanwhile (by a link, say): rmtree removes it as what it is now
+        try:
+            os.fchmod(child, stat.S_IRWXU)
+            _make_removable(child)
+        finally:
+            os.close(child)
 
 
 def remove(directory: Path) -> None:
-    if directory.exists():
-        os.chmod(directory, stat.S_IRWXU)
-        _make_removable(directory)
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-@contextmanager
-def materialised(fixture: Mapping[str, Any]) -> Iterator[str]:
-    """A fresh temporary directory holding ``fixture``; yields its real path, removes it afterwards."""
-    directory = Path(os.path.realpath(tempfile.mkdtemp(prefix="inboxspec-fixture-")))
+    """Remove a fixture directory and everything below it; a link is removed, never followed."""
     try:
-        os.chmod(directory, DIRECTORY_MODE)
-        materialise(fixture, directory)
-        yield str(directory)
+        fd = _open_directory(str(directory), None)
+    except OSError:
+        return
+    try:
+        os.fchmod(fd, stat.S_IRWXU)
+        _make_removable(fd)
+    except OSError:
+        pass
     finally:
-        remove(directory)
+        os.close(fd)
+    if not shutil.rmtree.avoids_symlink_attacks:  # the descriptor-based rmtree of Linux
+        raise FixtureError("this platform's shutil.rmtree can follow links; fixtures are not removed")
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def _parent_and_name(root_fd: int, relative: str, opened: list[int]) -> tuple[int, str]:
+    problem = path_problem(relative)
+    if problem is not None:
+        raise FixtureError(f"{relative[:80]!r} {problem}")
+    parts = relative.split("/")
+    fd = root_fd
+    for part in parts[:-1]:
+        fd = _open_directory(part, fd)  # ELOOP or ENOTDIR for a link: never walked through
+        opened.append(fd)
+    return fd, parts[-1]
+
+
+def _lexists(parent: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def swap(directory: str, first: str, second: str) -> None:
     """Exchange two paths inside a fixture directory (the writer proofs' ``swap_paths`` step).
 
-    When one of the two does not exist, the other is moved to its place.
+    When one of the two does not exist, the other is moved to its place. Each path's parents are
+    walked without following a link, and the last component is renamed as itself (a link is moved,
+    not its target), so nothing outside ``directory`` is ever moved. Raises OSError (ELOOP, ENOTDIR,
+    ENOENT) or FixtureError for a path that leaves the directory or goes through a link.
     """
-    base = Path(directory)
-    a = base.joinpath(*_safe_relative(first).parts)
-    b = base.joinpath(*_safe_relative(second).parts)
-    parking = base / ".swap-parking"
-    a_exists, b_exists = os.path.lexists(a), os.path.lexists(b)
-    if not a_exists and not b_exists:
-        raise FileNotFoundError(f"neither {first!r} nor {second!r} exists")
-    if a_exists:
-        os.rename(a, parking)
-    if b_exists:
-        os.rename(b, a)
-    if a_exists:
-        os.rename(parking, b)
+    opened: list[int] = []
+    root_fd = _open_directory(directory, None)
+    try:
+        a_parent, a = _parent_and_name(root_fd, first, opened)
+        b_parent, b = _parent_and_name(root_fd, second, opened)
+        a_exists, b_exists = _lexists(a_parent, a), _lexists(b_parent, b)
+        if not a_exists and not b_exists:
+            raise FileNotFoundError(errno.ENOENT, f"neither {first!r} nor {second!r} exists")
+        if a_exists:
+            os.rename(a, SWAP_PARKING, src_dir_fd=a_parent, dst_dir_fd=root_fd)
+        if b_exists:
+            os.rename(b, a, src_dir_fd=b_parent, dst_dir_fd=a_parent)
+        if a_exists:
+            os.rename(SWAP_PARKING, b, src_dir_fd=root_fd, dst_dir_fd=b_parent)
+    finally:
+        for fd in opened:
+            os.close(fd)
+        os.close(root_fd)
+
+
+# -- which cases change their fixture, and how to undo it ---------------------------------------------
+
+
+def _nothing_to_undo(directory: str) -> None:
+    del directory
+
+
+def _swap_inverse(args: Any) -> Callable[[str], None] | None:
+    """A swap is its own inverse, and a step with malformed arguments moved nothing to undo. An
+    armed swap (``during``, WRITER-IF-6) has no certain inverse: whether it was performed depends on
+    how far a later measurement got, so its case is not undone (None) but laid out afresh."""
+    if not isinstance(args, Mapping):
+        return _nothing_to_undo
+    if "during" in args:
+        return None
+    first, second = args.get("first"), args.get("second")
+    if isinstance(first, str) and isinstance(second, str):
+        return lambda directory: swap(directory, first, second)
+    return _nothing_to_undo
+
+
+# WARNING: the events that change a fixture, by machine, each with what gives its inverse (None: it
+# cannot be undone); keep in step with each driver's events (machines/writer_proofs_driver.py
+# EVENT_ARGS). A case of a machine not named here never shares its fixture directory with another case.
+FIXTURE_CHANGING_EVENTS: dict[str, dict[str, Callable[[Any], Callable[[str], None] | None]]] = {
+    "writer-proofs": {"swap_paths": _swap_inverse},
+}
+
+
+def may_change(machine: str, events: Sequence[str]) -> bool:
+    """Whether a case of ``machine`` with these step events can change its fixture."""
+    changing = FIXTURE_CHANGING_EVENTS.get(machine)
+    return changing is None or any(event in changing for event in events)
+
+
+def undo(machine: str, steps: Sequence[Mapping[str, Any]]) -> Callable[[str], None] | None:
+    """What undoes, on a directory, every change the steps of a case of ``machine`` made to it (their
+    inverses, last step first), or None when the machine does not say or the case has more than
+    MAX_UNDO_STEPS such steps. A step that failed when the
+    case ran fails again on the same tree, so its undo is skipped; whether the tree was restored is
+    then checked by fingerprint, not assumed."""
+    changing = FIXTURE_CHANGING_EVENTS.get(machine)
+    if changing is None:
+        return None
+    inverses = [changing[str(step.get("event"))](step.get("args", {})) for step in steps
+                if str(step.get("event")) in changing]
+    if len(inverses) > MAX_UNDO_STEPS:
+        return None  # undoing would cost more than a fresh lay-out
+    certain = [inverse for inverse in inverses if inverse is not None]
+    if len(certain) < len(inverses):
+        return None  # a change with no certain inverse: a fresh lay-out instead
+
+    def restore(directory: str) -> None:
+        for inverse in reversed(certain):
+            with suppress(OSError, FixtureError):
+                inverse(directory)
+
+    return restore
+
+
+# -- the private root of a run's fixtures --------------------------------------------------------------
+
+
+@dataclass
+class FixtureRoot:
+    """A private directory (mode 0700) holding fixture directories, created on first use.
+
+    Only the runner's user can enter it, so nothing a fixture holds (a setuid file included) is
+    reachable by anyone else, and removing it removes every fixture laid out in it.
+    """
+
+    path: str | None = None
+    _count: int = 0
+
+    def _ensure(self) -> str:
+        if self.path is None:
+            try:
+                created = os.path.realpath(tempfile.mkdtemp(prefix="inboxspec-fixture-"))
+            except OSError as error:
+                raise FixtureError(f"cannot create a fixture directory in {tempfile.gettempdir()!r}: "
+                                   f"{error}") from None
+            if needs_json_escaping(created):
+                remove(Path(created))
+                raise FixtureError(f"fixture directories would live in {created!r}, a path that needs "
+                                   "escaping inside a JSON string; set TMPDIR to a plain path")
+            fd = _open_directory(created, None)
+            try:
+                os.fchmod(fd, ROOT_MODE)  # mkdtemp's mode already; set whatever the umask
+            finally:
+                os.close(fd)
+            self.path = created
+        return self.path
+
+    def lay_out(self, fixture: Mapping[str, Any], *, deadline: float | None = None) -> str:
+        """A new directory in this root holding ``fixture``; its real path."""
+        root = self._ensure()
+        self._count += 1
+        directory = os.path.join(root, f"f{self._count}")
+        try:
+            os.mkdir(directory, 0o700)
+            fd = _open_directory(directory, None)  # never chmod through a path: it could be a link by now
+            try:
+                os.fchmod(fd, DIRECTORY_MODE)
+            finally:
+                os.close(fd)
+        except OSError as error:
+            raise FixtureError(f"cannot create fixture directory {directory!r}: {error}") from None
+        try:
+            materialise(fixture, Path(directory), deadline=deadline)
+        except BaseException:
+            remove(Path(directory))
+            raise
+        return directory
+
+    def discard(self, directory: str) -> None:
+        remove(Path(directory))
+
+    def close(self) -> None:
+        if self.path is not None:
+            remove(Path(self.path))
+            self.path = None
+
+
+@contextmanager
+def materialised(fixture: Mapping[str, Any]) -> Iterator[str]:
+    """A fresh directory holding ``fixture``; yields its real path, removes it afterwards."""
+    root = FixtureRoot()
+    try:
+        yield root.lay_out(fixture)
+    finally:
+        root.close()

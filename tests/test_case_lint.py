@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from inboxspec.conformance.casefiles import bundled_cases_dir, lint
+from inboxspec.conformance.casefiles import bundled_cases_dir, lint, read_case_file, share_fixtures
 
 GOOD_CASE: dict[str, Any] = {
     "id": "wake-gate/lint-probe",
@@ -153,3 +153,102 @@ def test_requirements_without_an_rfc2119_keyword_are_reported() -> None:
     assert keyword_problems(spec_text("conformance-protocol.md")) == []
     text = "- **WAKE-X-1** The gate MUST wake.\n- **WAKE-X-2** The gate wakes,\n  always.\n"
     assert keyword_problems(text) == ["WAKE-X-2 has no MUST, SHOULD or MAY"]
+
+
+# -- fixtures: checked by lint, shared by reference (PROTO-FIX-3, PROTO-FIX-4) ----------------------
+
+WP_CONFIG = {"home": "{fixture}/home", "own_root": "{fixture}/cli"}
+HOLD = [{"event": "hold_fences", "expect": {"fences": True, "context": None}}]
+TREE = {"entries": [{"path": "home", "type": "dir"}, {"path": "cli/x", "type": "file", "text": "x"}]}
+
+
+def wp_case(slug: str, fixture: Any, requirements: tuple[str, ...] = ("WRITER-SES-2",)) -> dict[str, Any]:
+    return {"id": f"writer-proofs/{slug}", "description": f"The probe {slug} holds the fences",
+            "requirements": list(requirements), "config": {**WP_CONFIG, "fixture": fixture}, "steps": HOLD}
+
+
+def write_file(tmp_path: Path, content: dict[str, Any]) -> Path:
+    path = tmp_path / "probe.json"
+    path.write_text(json.dumps(content))
+    return path
+
+
+def test_lint_checks_every_fixture_with_its_json_path(tmp_path: Path) -> None:
+    """PROTO-FIX-3: lint reports fixture problems (it checked none before), each at its JSON path."""
+    bad = {"entries": [{"path": "link", "type": "symlink", "target": "/etc"},
+                       {"path": "link/passwd", "type": "file", "text": "x"},
+                       {"path": "x", "type": "file", "base64": "%%%"}]}
+    cases = [wp_case("one", TREE), wp_case("two", bad)]
+    path = write_file(tmp_path, {"machine": "writer-proofs", "cases": cases})
+    problems = lint([path]).problems
+    expected = (f"{path}: fixture: at $.cases[1].config.fixture.entries[1].path: path 'link/passwd' lies "
+                "below 'link', which is a symlink; entries are made in directories only, never "
+                "through a link")
+    assert expected in problems, problems
+    assert any(p.startswith(f"{path}: fixture: at $.cases[1].config.fixture.entries[2].base64: ")
+               for p in problems), problems
+    assert not any("$.cases[0]" in p for p in problems), problems
+
+
+def test_shared_fixtures_resolve_to_one_object(tmp_path: Path) -> None:
+    """PROTO-FIX-4: {"$fixture": NAME} stands for the file's fixture of that name."""
+    cases = [wp_case("one", {"$fixture": "tree"}), wp_case("two", {"$fixture": "tree"})]
+    path = write_file(tmp_path, {"machine": "writer-proofs", "fixtures": {"tree": TREE}, "cases": cases})
+    loaded = list(read_case_file(path))
+    assert loaded[0].config["fixture"] == TREE and loaded[0].config["fixture"] is loaded[1].config["fixture"]
+    assert loaded[0].config["home"] == "{fixture}/home"
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ({"fixtures": {"tree": TREE}, "cases": [wp_case("one", {"$fixture": "other"})]},
+     "fixture: at $.cases[0].config.fixture: a reference is"),
+    ({"fixtures": {"tree": TREE}, "cases": [wp_case("one", {"$fixture": "tree", "extra": 1})]},
+     "fixture: at $.cases[0].config.fixture: a reference is"),
+    ({"fixtures": {"tree": TREE, "spare": TREE}, "cases": [wp_case("one", {"$fixture": "tree"})]},
+     "fixture: at $.fixtures.spare: referenced by no case"),
+    ({"fixtures": {"Bad Name": TREE}, "cases": [wp_case("one", {"$fixture": "Bad Name"})]},
+     "schema: at $.fixtures"),
+    ({"fixtures": {"tree": {"entries": [{"path": "s", "type": "file", "mode": "04755"}]}},
+      "cases": [wp_case("one", {"$fixture": "tree"})]},
+     "fixture: at $.fixtures.tree.entries[0].mode: mode 04755 sets the setuid"),
+])
+def test_bad_references_are_named(tmp_path: Path, content: dict[str, Any], expected: str) -> None:
+    path = write_file(tmp_path, {"machine": "writer-proofs", **content})
+    problems = lint([path]).problems
+    assert any(p.startswith(f"{path}: ") and expected in p for p in problems), problems
+
+
+def test_special_bits_follow_the_citing_case(tmp_path: Path) -> None:
+    """A shared setuid fixture is fine for a case citing WRITER-MEAS-5, not for one that does not."""
+    setuid = {"entries": [{"path": "s", "type": "file", "mode": "04755"}]}
+    citing = wp_case("one", {"$fixture": "tree"}, ("WRITER-MEAS-5",))
+    path = write_file(tmp_path, {"machine": "writer-proofs", "fixtures": {"tree": setuid}, "cases": [citing]})
+    assert not [p for p in lint([path]).problems if "fixture" in p]
+    inline = wp_case("two", setuid)
+    citing_inline = citing | {"config": {**WP_CONFIG, "fixture": setuid}}
+    path = write_file(tmp_path, {"machine": "writer-proofs", "cases": [citing_inline, inline]})
+    problems = [p for p in lint([path]).problems if "fixture" in p]
+    assert len(problems) == 1 and "$.cases[1].config.fixture.entries[0].mode" in problems[0], problems
+
+
+def test_share_fixtures_keeps_every_case_as_it_was(tmp_path: Path) -> None:
+    other = {"entries": [{"path": "home", "type": "dir", "mode": "0700"}]}
+    cases = [wp_case("one", TREE), wp_case("two", copy.deepcopy(TREE)), wp_case("three", other)]
+    content = {"machine": "writer-proofs", "cases": cases}
+    shared = share_fixtures(content)
+    assert shared["fixtures"] == {"one": TREE}
+    assert shared["cases"][2]["config"]["fixture"] == other  # used once: stays inline
+    before = list(read_case_file(write_file(tmp_path, content)))
+    after = list(read_case_file(write_file(tmp_path, shared)))
+    assert [c.config for c in before] == [c.config for c in after]
+
+
+def test_bundled_writer_proofs_files_repeat_no_fixture() -> None:
+    """The writer-proofs case files, generated ones too, write each fixture once (PROTO-FIX-4)."""
+    paths = sorted((bundled_cases_dir() / "writer-proofs").rglob("*.json"))
+    assert any(path.parent.name == "generated" for path in paths)
+    for path in paths:
+        inline = [json.dumps(c["config"]["fixture"], sort_keys=True)
+                  for c in json.loads(path.read_text())["cases"]
+                  if "fixture" in c["config"] and "$fixture" not in c["config"]["fixture"]]
+        assert len(inline) == len(set(inline)), path

@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import base64
+import copy
 import os
 import stat
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from inboxspec.conformance.fixtures import FixtureError, FixturePool, materialise, materialised, swap
+from inboxspec.conformance.casefiles import MAX_CASE_FILE_BYTES
+from inboxspec.conformance.fixtures import (
+    FixtureError,
+    FixturePool,
+    FixtureTimeout,
+    fixture_problems,
+    materialise,
+    materialised,
+    may_change,
+    swap,
+    undo,
+)
+from inboxspec.machines import fixtures as machine_fixtures
+from inboxspec.machines.fixtures import FixtureRoot
 
 TREE = {
     "entries": [
@@ -67,3 +84,196 @@ def test_swap_exchanges_and_moves() -> None:
         assert not Path(directory, "x").exists() and Path(directory, "z").read_text() == "y"
         with pytest.raises(FileNotFoundError):
             swap(directory, "x", "w")
+
+
+# -- validation (PROTO-FIX-3) ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("entries", "where", "words"), [
+    ([{"path": "a//b", "type": "file"}], ".entries[0].path", "not normalised"),
+    ([{"path": "a/", "type": "dir"}], ".entries[0].path", "not normalised"),
+    ([{"path": "x\ud800", "type": "file"}], ".entries[0].path", "lone surrogate"),
+    ([{"path": "/".join("d" * 33), "type": "file"}], ".entries[0].path", "deeper than 32"),
+    ([{"path": "é" * 128, "type": "file"}], ".entries[0].path", "longer than 255 bytes"),  # 256 bytes
+    ([{"path": "l", "type": "symlink", "target": "x\x00"}], ".entries[0].target", "NUL"),
+    ([{"path": "f", "type": "fifo"}, {"path": "f/x", "type": "file"}], ".entries[1].path", "which is a fifo"),
+    ([{"path": "a/b", "type": "file"}, {"path": "a", "type": "file"}], ".entries[1].path", "already exists"),
+    ([{"path": "f", "type": "file"}, {"path": "f", "type": "dir"}], ".entries[1].path", "already exists"),
+    ([{"path": "d", "type": "dir", "mode": "04755"}], ".entries[0].mode", "setuid, setgid or sticky"),
+])
+def test_problems_name_the_entry(entries: list[dict[str, Any]], where: str, words: str) -> None:
+    problems = fixture_problems({"entries": entries})
+    assert problems and problems[0][0] == where and words in problems[0][1], problems
+
+
+def test_a_directory_may_give_its_mode_to_an_implied_parent() -> None:
+    fixture = {"entries": [{"path": "a/b", "type": "file"}, {"path": "a", "type": "dir", "mode": "0700"}]}
+    assert fixture_problems(fixture) == []
+    with materialised(fixture) as directory:
+        assert stat.S_IMODE(os.stat(Path(directory, "a")).st_mode) == 0o700
+
+
+def test_bounds_are_exact() -> None:
+    """PROTO-FIX-3: 4096 entries and 8 MiB pass; one more of either does not."""
+    many = [{"path": f"e{i}", "type": "fifo"} for i in range(4096)]
+    assert fixture_problems({"entries": many}) == []
+    assert fixture_problems({"entries": [*many, {"path": "one-more", "type": "fifo"}]})
+    exact = [{"path": "big", "type": "file", "base64": base64.b64encode(b"\0" * (8 << 20)).decode()}]
+    assert fixture_problems({"entries": exact}) == []
+    over = [*exact, {"path": "more", "type": "file", "text": "x"}]
+    assert fixture_problems({"entries": over}) == [(".entries", f"file contents total {(8 << 20) + 1} bytes, "
+                                                                 f"more than {8 << 20}")]
+
+
+def test_lay_out_counts_against_a_deadline(tmp_path: Path) -> None:
+    """PROTO-FIX-3: a lay-out past its deadline stops with FixtureTimeout and leaves nothing."""
+    root = FixtureRoot()
+    try:
+        with pytest.raises(FixtureTimeout):
+            root.lay_out({"entries": [{"path": "x", "type": "dir"}]}, deadline=time.monotonic() - 1)
+        assert root.path is not None and os.listdir(root.path) == []
+    finally:
+        root.close()
+
+
+# -- the pool: shared, restored, or fresh (PROTO-FIX-4) --------------------------------------------
+
+SMALL = {"entries": [{"path": "a/x", "type": "file", "text": "x"},
+                     {"path": "b", "type": "file", "text": "b"}]}
+
+
+def test_shared_directories_are_reused_only_while_untouched() -> None:
+    pool = FixturePool()
+    try:
+        first = pool.directory_for(SMALL, shared=True)
+        assert pool.directory_for(copy.deepcopy(SMALL), shared=True) == first
+        changes = (lambda d: Path(d, "a/x").write_text("y"),  # same size: only the times tell
+                   lambda d: os.chmod(Path(d, "b"), 0o600),
+                   lambda d: Path(d, "a/new").write_text(""),
+                   lambda d: os.rename(Path(d, "b"), Path(d, "c")))
+        for change in changes:
+            change(first)
+            second = pool.directory_for(SMALL, shared=True)
+            assert second != first and not os.path.lexists(first), "a changed tree is discarded"
+            assert Path(second, "a/x").read_text() == "x" and sorted(os.listdir(second)) == ["a", "b"]
+            first = second
+        assert pool.directory_for(SMALL) != first  # not shared: always fresh
+        assert pool.reused == 1
+    finally:
+        pool.close()
+
+
+def test_lent_directories_are_restored_after_the_case() -> None:
+    pool = FixturePool()
+    restore = undo("writer-proofs", [{"event": "swap_paths", "args": {"first": "a", "second": "b"}}])
+    assert restore is not None
+    try:
+        lent = pool.directory_for(SMALL, lend_to=1, restore=restore)
+        swap(lent, "a", "b")  # what the adapter does for the case
+        pool.release(1)
+        again = pool.directory_for(SMALL, lend_to=2, restore=restore)
+        assert again == lent and Path(again, "a/x").read_text() == "x" and Path(again, "b").read_text() == "b"
+        swap(again, "a", "b")
+        Path(again, "a").write_text("changed")  # more than the steps say: not restorable
+        pool.release(2)
+        assert not os.path.lexists(again)
+        third = pool.directory_for(SMALL, lend_to=3, restore=restore)
+        assert third != again and Path(third, "b").read_text() == "b"
+        pool.directory_for(SMALL, lend_to=4, restore=restore)  # 3 is not released: 4 gets another
+        assert pool.laid_out == 3
+    finally:
+        pool.close()
+    assert not os.path.lexists(third)
+
+
+def test_which_cases_may_change_their_fixture() -> None:
+    assert may_change("writer-proofs", ["initial", "swap_paths"])
+    assert not may_change("writer-proofs", ["initial", "attest"])
+    assert may_change("wake-gate", ["announce_refusal"])  # a machine that says nothing shares nothing
+    assert undo("wake-gate", []) is None
+
+
+def test_the_pool_is_usable_after_close() -> None:
+    pool = FixturePool()
+    first = pool.directory_for(SMALL, shared=True)
+    pool.close()
+    assert not os.path.lexists(first)
+    second = pool.directory_for(SMALL, shared=True)
+    try:
+        assert Path(second, "b").read_text() == "b"
+    finally:
+        pool.close()
+
+
+def test_the_bounds_are_written_the_same_everywhere() -> None:
+    """The limits live in machines/fixtures.py; the schema and the spec state them (WARNING there)."""
+    schema = machine_fixtures.schema()
+    limits = machine_fixtures
+    assert schema["properties"]["entries"]["maxItems"] == limits.MAX_ENTRIES
+    assert schema["$defs"]["path"]["maxLength"] == limits.MAX_PATH_BYTES
+    root = Path(__file__).resolve().parents[1]
+    protocol = " ".join((root / "spec" / "conformance-protocol.md").read_text().split())
+    stated = [f"at most {limits.MAX_PATH_BYTES} bytes of UTF-8 in at most {limits.MAX_DEPTH} "
+              f"components of at most {limits.MAX_COMPONENT_BYTES} bytes",
+              f"at most {limits.MAX_ENTRIES} entries",
+              f"file contents at most {limits.MAX_TOTAL_BYTES >> 20} MiB in total",
+              f"each `{{fixture}}` counted as {limits.PLACEHOLDER_BYTES} bytes",
+              f"cites {', '.join(sorted(limits.SPECIAL_BITS_REQUIREMENTS))}",
+              f"with at most {limits.MAX_UNDO_STEPS} of them",
+              f"at most {MAX_CASE_FILE_BYTES >> 20} MiB ({MAX_CASE_FILE_BYTES:,} bytes)"]
+    for words in stated:
+        assert words in protocol, words
+    (requirement,) = limits.SPECIAL_BITS_REQUIREMENTS
+    described = schema["description"]
+    for words in (f"only in a case citing {requirement}", f"at most {limits.MAX_PATH_BYTES} bytes of UTF-8",
+                  f"at most {limits.MAX_DEPTH} components of at most {limits.MAX_COMPONENT_BYTES} bytes each",
+                  f"total at most {limits.MAX_TOTAL_BYTES >> 20} MiB",
+                  f"each '{{fixture}}' counted as {limits.PLACEHOLDER_BYTES} bytes"):
+        assert words in described, words
+
+
+@pytest.mark.parametrize("args", [{"first": 1, "second": "b"}, {"first": "a"}, ["a", "b"], None,
+                                  {"first": "../x", "second": "b"}, {"first": "a\x00", "second": "b"}])
+def test_undo_skips_steps_that_moved_nothing(args: Any) -> None:
+    """A malformed swap_paths step is refused by the adapter; undoing it does nothing and never raises."""
+    restore = undo("writer-proofs", [{"event": "swap_paths", "args": args}])
+    assert restore is not None
+    with materialised(SMALL) as directory:
+        before = machine_fixtures.fingerprint(directory)
+        restore(directory)
+        assert machine_fixtures.fingerprint(directory) == before
+
+
+def test_a_case_with_many_swaps_is_never_restored() -> None:
+    steps = [{"event": "swap_paths", "args": {"first": "a", "second": "b"}}]
+    assert undo("writer-proofs", steps * machine_fixtures.MAX_UNDO_STEPS) is not None
+    assert undo("writer-proofs", steps * (machine_fixtures.MAX_UNDO_STEPS + 1)) is None
+
+
+def test_a_fixture_changed_in_place_is_not_handed_the_old_directory() -> None:
+    pool = FixturePool()
+    fixture = copy.deepcopy(SMALL)
+    try:
+        first = pool.directory_for(fixture, shared=True)
+        fixture["entries"][1]["text"] = "changed"
+        second = pool.directory_for(fixture, shared=True)
+        assert second != first and Path(second, "b").read_text() == "changed"
+    finally:
+        pool.close()
+
+
+def test_deep_and_wide_trees_keep_every_descriptor_straight() -> None:
+    """More directories than the descriptor cache holds, hard links reaching back across them (their
+    source directories long out of the cache), modes deepest first."""
+    def source(i: int) -> str:
+        return f"d{(i * 37) % 100}/s/t/f"
+
+    entries: list[dict[str, Any]] = [{"path": f"d{i}/s/t/f", "type": "file", "text": str(i)}
+                                     for i in range(100)]
+    entries += [{"path": f"l{i}/x/link", "type": "hardlink", "target": source(i)} for i in range(100)]
+    entries += [{"path": f"d{i}/s", "type": "dir", "mode": "0750"} for i in range(100)]
+    with materialised({"entries": entries}) as directory:
+        for i in range(100):
+            linked = Path(directory, f"l{i}/x/link")
+            assert os.path.samefile(linked, Path(directory, source(i))), i
+            assert stat.S_IMODE(os.stat(Path(directory, f"d{i}/s")).st_mode) == 0o750

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from inboxspec.conformance.casefiles import case_problems, read_case_file
+from inboxspec.conformance.casefiles import case_problems, read_case_file, share_fixtures
 from inboxspec.impl import writer_fs
 from inboxspec.impl.writer_fs import FilesystemEnvironment, measure_root, strict_json
 from inboxspec.impl.writer_proofs import PlacementWriterContextError, WriterMeasurementError, WriterProofs
@@ -97,7 +97,7 @@ def _cases() -> dict[str, dict[str, Any]]:
 
 
 def test_the_file_is_what_the_casebook_builds() -> None:
-    assert json.loads(casebook.FILE.read_text(encoding="utf-8")) == casebook.build()
+    assert json.loads(casebook.FILE.read_text(encoding="utf-8")) == share_fixtures(casebook.build())
 
 
 def test_every_case_has_an_intended_outcome() -> None:
@@ -265,9 +265,6 @@ def test_a_case_supplied_fixture_dir_is_refused_by_the_node_port(tmp_path: Path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["precious"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="case lint does not yet reject a case whose config has fixture_dir (WRITER-IF-1); "
-                          "conformance/casefiles.py is to add the rule, and then this marker goes")
 def test_case_lint_rejects_a_case_supplied_fixture_dir(tmp_path: Path) -> None:
     folder = tmp_path / "writer-proofs"
     folder.mkdir()

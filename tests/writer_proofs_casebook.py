@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from inboxspec.conformance.casefiles import share_fixtures
 from inboxspec.machines.writer_proofs_driver import run_case
 
 FOLDER = Path(__file__).resolve().parent.parent / "conformance" / "cases" / "writer-proofs"
@@ -436,8 +437,9 @@ def build() -> dict[str, dict[str, Any]]:
 def main() -> int:
     FOLDER.mkdir(parents=True, exist_ok=True)
     for file, content in build().items():
-        (FOLDER / f"{file}.json").write_text(json.dumps(content, indent=1, ensure_ascii=False) + "\n",
-                                             encoding="utf-8")
+        # Fixtures that several cases repeat are written once and referenced (PROTO-FIX-4).
+        (FOLDER / f"{file}.json").write_text(json.dumps(share_fixtures(content), indent=1, ensure_ascii=False)
+                                             + "\n", encoding="utf-8")
     return 0
 
 

@@ -14,6 +14,7 @@ import json
 import sys
 from typing import Any
 
+from inboxspec.conformance.casefiles import share_fixtures
 from inboxspec.machines.writer_proofs_driver import run_case
 from tests.writer_proofs_casebook import (
     CLI,
@@ -252,7 +253,7 @@ def build() -> dict[str, Any]:
 
 
 def main() -> int:
-    FILE.write_text(json.dumps(build(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    FILE.write_text(json.dumps(share_fixtures(build()), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
 
 

@@ -632,10 +632,21 @@ function checkPaths(value) {
   if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) throw new WriterProofsError("invalid_roots", "roots must be a list of strings");
   return value;
 }
+// A fixture-relative path, walked without following a link (WRITING-AN-ADAPTER.md, "Threat model:
+// case files and fixtures"): every component is a plain name, and every parent is a directory, not a
+// symlink, checked with lstat right before the rename. Node has no renameat, so this is the check;
+// nothing else changes the fixture while the adapter works on it. rename never follows the last
+// component: a link is moved as itself.
 /** @param {string} dir @param {string} relative @returns {string} */
 function fixturePath(dir, relative) {
-  const parts = relative.split("/").filter((p) => p !== "" && p !== ".");
-  if (relative.startsWith("/") || !parts.length || parts.includes("..")) throw new Error("not a fixture-relative path");
+  const parts = relative.split("/");
+  if (relative.startsWith("/") || relative.includes("\0") || parts.some((p) => p === "" || p === "." || p === "..")) throw new Error("not a fixture-relative path");
+  let parent = dir;
+  for (const part of parts.slice(0, -1)) {
+    parent = path.join(parent, part);
+    const info = fs.lstatSync(parent);
+    if (!info.isDirectory()) throw new Error(`${parent} is not a directory (a link is never walked through)`);
+  }
   return path.join(dir, ...parts);
 }
 /** @param {string} p */
@@ -645,9 +656,10 @@ function swapPaths(dir, first, second) {
   const a = fixturePath(dir, first), b = fixturePath(dir, second), parking = path.join(dir, ".swap-parking");
   const hasA = lexists(a), hasB = lexists(b);
   if (!hasA && !hasB) throw new Error("neither path exists");
+  const recheck = () => { fixturePath(dir, first); fixturePath(dir, second); }; // parents unchanged by the last rename
   if (hasA) fs.renameSync(a, parking);
-  if (hasB) fs.renameSync(b, a);
-  if (hasA) fs.renameSync(parking, b);
+  if (hasB) { recheck(); fs.renameSync(b, a); }
+  if (hasA) { recheck(); fs.renameSync(parking, b); }
 }
 
 /** @typedef {Record<string, unknown>} Args */
