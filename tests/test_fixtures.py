@@ -250,6 +250,16 @@ def test_a_case_with_many_swaps_is_never_restored() -> None:
     assert undo("writer-proofs", steps * (machine_fixtures.MAX_UNDO_STEPS + 1)) is None
 
 
+def test_an_armed_swap_is_never_undone() -> None:
+    """An armed swap (WRITER-IF-6) may or may not have been performed by a measurement, so undoing it
+    could itself break the tree: its case gets a fresh directory (no restore), unlike a plain swap."""
+    plain = {"event": "swap_paths", "args": {"first": "a", "second": "b"}}
+    armed = {"event": "swap_paths", "args": {"first": "a", "second": "b", "during": "before_read"}}
+    assert undo("writer-proofs", [plain]) is not None
+    assert undo("writer-proofs", [plain, armed]) is None
+    assert undo("writer-proofs", [armed]) is None
+
+
 def test_a_fixture_changed_in_place_is_not_handed_the_old_directory() -> None:
     pool = FixturePool()
     fixture = copy.deepcopy(SMALL)
