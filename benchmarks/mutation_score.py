@@ -21,6 +21,12 @@ plus one, a text changed, an assigned or returned value replaced by ``None``.
 Docstrings, annotations and the messages of raised errors (never part of an
 output) are left alone.
 
+A mutant's id is ``module:scope:operator:hash``: the scope is the enclosing
+function or class (or, outside functions, the name of the constant assigned),
+and the hash covers the mutated node, the mutation and the statement around it
+(see ``_content_hash``), never its position, so that adding code elsewhere in a
+module renames no listed equivalent.
+
 Each mutant runs in a forked child that re-imports ``inboxspec`` with the mutated
 module in place, so mutants cannot leak into each other; a child that runs past
 ``--timeout`` seconds counts as killed.
@@ -33,6 +39,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
+import hashlib
 import importlib
 import importlib.abc
 import importlib.util
@@ -65,7 +73,11 @@ BOOLOP_SWAPS: dict[type[ast.boolop], type[ast.boolop]] = {ast.And: ast.Or, ast.O
 
 @dataclass(frozen=True)
 class Mutant:
-    id: str  # module:qualname:operator#n, stable while the function keeps its shape
+    # module:scope:operator:hash, where hash is _content_hash of the mutated node in its
+    # statement: adding, removing or moving code elsewhere leaves it alone. Identical
+    # mutants in one scope (the same statement twice in a function) take #2, #3, ... in
+    # source order.
+    id: str
     module: str
     line: int
     description: str
@@ -98,19 +110,81 @@ def _skipped_nodes(tree: ast.AST) -> set[int]:
     return skipped
 
 
-def _qualnames(tree: ast.AST) -> dict[int, str]:
-    """The innermost enclosing function or class of every node, as a dotted name."""
+def _scopes(tree: ast.AST) -> dict[int, str]:
+    """The scope that names each node's mutants, as a dotted name.
+
+    Inside a function, the innermost enclosing function or class. Outside one
+    (the body of a module or a class), a value assigned to one name is scoped
+    by that name, so the constants of a module each have their own scope
+    (``DROP_REASONS``, ``Settings.DEFAULT``), and only what stands alone at
+    module level is ``<module>``.
+    """
     names: dict[int, str] = {}
 
-    def visit(node: ast.AST, current: str) -> None:
+    def visit(node: ast.AST, current: str, in_function: bool) -> None:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             current = f"{current}.{node.name}" if current != "<module>" else node.name
+            in_function = in_function or not isinstance(node, ast.ClassDef)
+        elif not in_function and (bound := _bound_name(node)) is not None:
+            current = f"{current}.{bound}" if current != "<module>" else bound
         names[id(node)] = current
         for child in ast.iter_child_nodes(node):
-            visit(child, current)
+            visit(child, current, in_function)
 
-    visit(tree, "<module>")
+    visit(tree, "<module>", False)
     return names
+
+
+def _bound_name(node: ast.AST) -> str | None:
+    """The one name an assignment statement binds, or None."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target.id
+    return None
+
+
+COLLECTIONS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
+
+
+def _contexts(tree: ast.AST) -> dict[int, ast.stmt | None]:
+    """The statement that tells apart equal nodes: the innermost one that holds each node.
+
+    None for an item of a collection literal: its own value and its scope (the
+    constant's name) name it, so that a new item in ``DROP_REASONS`` renames no other.
+    """
+    contexts: dict[int, ast.stmt | None] = {}
+
+    def visit(node: ast.AST, holder: ast.stmt | None, in_collection: bool) -> None:
+        if isinstance(node, ast.stmt):
+            holder = node
+        contexts[id(node)] = None if in_collection else holder
+        for child in ast.iter_child_nodes(node):
+            visit(child, holder, isinstance(node, COLLECTIONS))
+
+    visit(tree, None, False)
+    return contexts
+
+
+def _header(statement: ast.stmt) -> str:
+    """A statement without the statements it holds: an ``if`` is its test, not its body."""
+    shallow = copy.copy(statement)
+    for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+        if isinstance(getattr(shallow, block, None), list):
+            setattr(shallow, block, [])
+    return ast.dump(shallow, include_attributes=False)
+
+
+def _content_hash(node: ast.AST, operator: str, statement: ast.stmt | None) -> str:
+    """A short hash of the mutation, the mutated node and the statement around it, not of its position.
+
+    The statement (without its body) tells apart the same constant in two places, so
+    ``self.count = 0`` and ``self.total = 0`` have their own ids; an edit inside an
+    ``if``'s body leaves the mutants of its test alone.
+    """
+    context = _header(statement) if statement is not None else ""
+    text = f"{operator}\n{ast.dump(node, include_attributes=False)}\n{context}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
 def _operators(node: ast.AST) -> Iterator[tuple[str, str]]:
@@ -208,22 +282,34 @@ def mutation_targets(machine: Any) -> list[Mutant]:
 
 def mutants_of(module: str, definitions: frozenset[str] | None = None) -> list[Mutant]:
     """The mutants of a module; with ``definitions``, only inside those top-level definitions."""
-    tree = ast.parse(_source(module))
+    return mutants_of_source(module, _source(module), definitions)
+
+
+def mutants_of_source(module: str, source: str, definitions: frozenset[str] | None = None) -> list[Mutant]:
+    """The mutants of ``source``, named as the module ``module``."""
+    tree = ast.parse(source)
     skipped = _skipped_nodes(tree)
-    names = _qualnames(tree)
+    scopes = _scopes(tree)
+    contexts = _contexts(tree)
     seen: Counter[str] = Counter()
-    mutants = []
+    found = []
     for index, node in enumerate(ast.walk(tree)):
         if id(node) in skipped:
             continue
-        qualname = names.get(id(node), "<module>")
-        if definitions is not None and qualname.split(".")[0] not in definitions:
+        scope = scopes.get(id(node), "<module>")
+        if definitions is not None and scope.split(".")[0] not in definitions:
             continue
         for operator, description in _operators(node):
-            key = f"{module}:{qualname}:{operator}"
-            seen[key] += 1
-            mutants.append(Mutant(f"{key}#{seen[key]}", module, getattr(node, "lineno", 0),
-                                  description, index, operator))
+            key = f"{module}:{scope}:{operator}:{_content_hash(node, operator, contexts.get(id(node)))}"
+            found.append((getattr(node, "lineno", 0), getattr(node, "col_offset", 0), index,
+                          key, operator, description))
+    mutants = []
+    # Ties are numbered in source order, not ast.walk order, so that what a reader sees
+    # first is #1 and a new statement after them all leaves them alone.
+    for line, _column, index, key, operator, description in sorted(found):
+        seen[key] += 1
+        mutant_id = key if seen[key] == 1 else f"{key}#{seen[key]}"
+        mutants.append(Mutant(mutant_id, module, line, description, index, operator))
     return mutants
 
 

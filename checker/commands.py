@@ -62,7 +62,8 @@ def _explore(args: argparse.Namespace) -> int:
                 if i.finding is not None and not options.get(i.option or "", False)}
     unexpected = sorted(set(result.violations) - expected)
     summary["unexpected_violations"] = unexpected
-    summary["traces"] = {name: describe(trace) for name, trace in result.violations.items()}
+    summary["traces"] = {name: describe(trace, explorer.variables)
+                         for name, trace in result.violations.items()}
     chosen: str | None = args.invariant or next(iter(unexpected or sorted(result.violations)), None)
     if (args.emit_case or args.emit_itf) and (chosen is None or chosen not in result.violations):
         print(f"inboxspec explore: no violation of {chosen!r} to emit", file=sys.stderr)
@@ -96,7 +97,7 @@ def _explore(args: argparse.Namespace) -> int:
         for name, trace in sorted(result.violations.items()):
             kind = "UNEXPECTED violation" if name in unexpected else "expected failure (a finding)"
             print(f"\n{kind}: {name}; shortest trace:")
-            print("\n".join(describe(trace)))
+            print("\n".join(describe(trace, explorer.variables)))
         for key in ("emitted_case", "emitted_itf", "wrote_manifest"):
             if key in summary:
                 print(f"\nwrote {summary[key]}")

@@ -62,7 +62,7 @@ def check_findings(explorations: Explorations | None = None) -> list[FindingResu
                 name, invariant.finding, invariant.name, invariant.requirements, invariant.option,
                 fails_by_default=trace is not None,
                 holds_with_option=invariant.name not in fixed.violations,
-                trace=describe(trace) if trace else [], case=case))
+                trace=describe(trace, explorer.variables) if trace else [], case=case))
     return results
 
 

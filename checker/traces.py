@@ -12,6 +12,7 @@ steps.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from inboxspec import machines
@@ -19,12 +20,30 @@ from inboxspec.conformance.compare import canonical
 from inboxspec.machines.frame import Explorer, Step
 
 
-def describe(trace: list[Step]) -> list[str]:
-    """One line per step, in the spec's event names, with the chart's output."""
+def show(value: Any) -> str:
+    """A snapshot field as a reader sees it: named tuples by field name, the rest as Python writes it."""
+    names = getattr(value, "_fields", None)
+    if isinstance(value, tuple) and names is not None:
+        return "(" + ", ".join(f"{name}={show(item)}" for name, item in zip(names, value, strict=True)) + ")"
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(show(item) for item in value) + "]"
+    return repr(value)
+
+
+def changes(variables: Sequence[str], before: Sequence[Any], after: Sequence[Any]) -> str:
+    """The control state after a step, then each other field the step changed, by name."""
+    changed = [f"{name}={show(new)}"
+               for name, old, new in zip(variables[1:], before[1:], after[1:], strict=True) if old != new]
+    return f"{after[0]}" + (": " + ", ".join(changed) if changed else "")
+
+
+def describe(trace: list[Step], variables: Sequence[str]) -> list[str]:
+    """One line per step, in the spec's event names: what the step changed in the state, by field
+    name (``variables``), and the chart's output. A trace starts from the machine's initial state."""
     lines = []
-    for number, (_pre, action, post, output) in enumerate(trace, start=1):
+    for number, (pre, action, post, output) in enumerate(trace, start=1):
         shown = "" if output is None else "  -> " + json.dumps(output, sort_keys=True)
-        lines.append(f"{number:>3}. {action.label:<26} state {post}{shown}")
+        lines.append(f"{number:>3}. {action.label:<26} {changes(variables, pre, post)}{shown}")
     return lines
 
 
@@ -58,9 +77,12 @@ def model_disagreements(machine: str, case: dict[str, Any]) -> list[int]:
 
 
 def _itf_value(value: Any) -> Any:
-    """ITF encodes integers as {"#bigint": "n"} and options as tagged records."""
+    """ITF encodes integers as {"#bigint": "n"}, options as tagged records and named tuples as records."""
     if isinstance(value, (bool, str)):
         return value
+    names = getattr(value, "_fields", None)
+    if isinstance(value, tuple) and names is not None:
+        return {name: _itf_value(item) for name, item in zip(names, value, strict=True)}
     if isinstance(value, int):
         return {"#bigint": str(value)}
     if value is None:

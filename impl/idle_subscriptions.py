@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from .idle_errors import (
     DuplicateSubscription,
@@ -228,12 +228,6 @@ class Subscriber:
     subscription: int
     added_at: int
     parity: bool
-
-
-def _require(args: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
-    extra = sorted(str(k) for k in args if k not in allowed)
-    if extra:
-        raise InvalidArgument(f"unexpected argument(s): {', '.join(extra)}")
 
 
 def _address(value: object, name: str) -> str:

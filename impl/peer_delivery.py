@@ -46,8 +46,6 @@ SETTINGS: Final = ("accept", "hold", "refuse")
 ATTESTATIONS: Final = ("valid", "garbage", "absent")
 RECEIPT_STATES: Final = ("held", "denied", "expired", "delivered", "refused", "dropped")  # PEER-RCPT-1
 DROP_REASONS: Final = ("rate-limited", "duplicate", "hop-loop", "hop-runaway", "queue-full")  # PEER-RCPT-2
-HOLD_CAUSES: Final = ("inbound-hold", "starting-up", "mode-mismatch", "no-mode-asserted",
-                      "attestation-garbage")  # PEER-CAUSE-1
 REVIEW_CAUSES: Final = ("mode-mismatch", "no-mode-asserted", "attestation-garbage")  # PEER-CAUSE-2
 
 DIALOG_EXPIRY_MS: Final[dict[str, int | None]] = {

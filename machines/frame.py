@@ -32,8 +32,10 @@ from statemachine import StateChart
 # {"outputs": [...]} (one output per step) or {"config_error": code}.
 CaseRunner = Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]]], dict[str, Any]]
 
-# An explorer snapshot: the machine's canonical state fingerprint, a tuple of
-# hashable fields whose first field is the chart's control state id. Two
+# An explorer snapshot: the machine's canonical state fingerprint, a NamedTuple
+# of hashable fields (``Explorer.variables`` are its field names, and nested
+# entries are NamedTuples too, so that traces and the invariants read them by
+# name) whose first field is the chart's control state id. Two
 # snapshots that the invariants and the chart cannot tell apart must be equal
 # (symmetry reduction is the description's job: for example, interchangeable
 # message identities are renumbered in ``store``).
@@ -139,6 +141,24 @@ class Explorer(Protocol):
         ...
 
 
+def case_step(event: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A case step: ``{"event": event}``, with ``args`` only when there are some."""
+    return {"event": event, "args": dict(args)} if args else {"event": event}
+
+
+def merged_bounds(machine: str, defaults: Mapping[str, str], raw: Mapping[str, str]) -> dict[str, str]:
+    """``raw`` over the defaults, as ``Explorer.parse_bounds`` starts; ValueError for an unknown name."""
+    unknown = sorted(set(raw) - set(defaults))
+    if unknown:
+        raise ValueError(f"unknown {machine} bound(s): {', '.join(unknown)}; known: {', '.join(defaults)}")
+    return {**defaults, **raw}
+
+
+def with_options(config: dict[str, Any], options: Mapping[str, bool]) -> dict[str, Any]:
+    """An exploration's conformance ``config``: ``config`` with the finding options, when any are on."""
+    return {**config, "options": dict(options)} if options else config
+
+
 # A random case from a machine's event grammar: (config, steps without expectations).
 Fuzzer = Callable[[random.Random], tuple[dict[str, Any], list[dict[str, Any]]]]
 
@@ -163,3 +183,40 @@ class Machine:
     @property
     def generated_cases(self) -> Path:
         return self.cases / "generated" / "transitions.json"
+
+
+# The checkout the bundled machines' files live in (spec/, conformance/cases/, checker/manifests/).
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+class Driver(Protocol):
+    """What a bundled machine's driver module (``machines/<snake>_driver.py``) provides."""
+
+    @property
+    def FEATURES(self) -> tuple[str, ...]: ...
+
+    @property
+    def run_case(self) -> CaseRunner: ...
+
+    @property
+    def run_model_case(self) -> CaseRunner: ...
+
+    @property
+    def fuzz(self) -> Fuzzer: ...
+
+
+def bundled_machine(name: str, title: str, seed: str, chart: type[StateChart[Any]], driver: Driver,
+                    explorer: Explorer) -> Machine:
+    """A machine whose files sit where ``docs/adding-a-machine.md`` puts them, named after ``name``."""
+    return Machine(
+        name=name, title=title, seed=seed,
+        spec=_CHECKOUT / "spec" / f"{name}.md",
+        cases=_CHECKOUT / "conformance" / "cases" / name,
+        manifest=_CHECKOUT / "checker" / "manifests" / f"{name}.json",
+        chart=chart,
+        run_case=driver.run_case,
+        run_model_case=driver.run_model_case,
+        features=driver.FEATURES,
+        explorer=explorer,
+        fuzz=driver.fuzz,
+    )

@@ -1,11 +1,11 @@
 """Idle subscriptions in the machine frame: the registry entry and how to explore it.
 
 Snapshot
-    ``(state, outstanding, subscribers, fire_in, finish_age, detail, held, closed_age)``:
-    the target's phase; the requester table as ``(id, target, label, age)``
-    rows and the target table as ``(requester, id, age, parity)`` rows, both in
-    table order; how long until the armed fire; how long ago the last turn
-    finished and its detail; the held count; and how long ago the target closed.
+    ``Snapshot(state, outstanding, subscribers, fire_in, finish_age, detail, held, closed_age)``:
+    the target's phase; the requester table as ``OutstandingView`` rows and the
+    target table as ``SubscriberView`` rows, both in table order; how long
+    until the armed fire; how long ago the last turn finished and its detail;
+    the held count; and how long ago the target closed.
     Every time is relative to the clock (``load`` puts the clock at ``T0``), so
     the clock itself is not part of a state.
 
@@ -58,15 +58,38 @@ Bounds (``--bound NAME=VALUE``), and why each suffices
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from inboxspec.machines import idle_subscriptions_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, Machine
+from inboxspec.machines import frame, idle_subscriptions_driver
+from inboxspec.machines.frame import Action, Bounds, Invariant
 from inboxspec.model.idle_subscriptions import IdleModelOptions, IdleSubscriptionsChart
 
-Snapshot = tuple[Any, ...]
-_FOLDER = Path(__file__).resolve().parent.parent
+
+class OutstandingView(NamedTuple):
+    """A subscription this session sent, as a state sees it: times as ages."""
+
+    subscription: int
+    target: str
+    label: str
+    age: int  # ms since it was sent
+
+
+class SubscriberView(NamedTuple):
+    requester: str
+    subscription: int
+    age: int  # ms since it was added
+    parity: bool
+
+
+class Snapshot(NamedTuple):
+    state: str
+    outstanding: tuple[OutstandingView, ...]
+    subscribers: tuple[SubscriberView, ...]
+    fire_in: int | None  # ms to the armed fire, or None
+    finish_age: int | None  # ms since the last turn finished, where a fire reads it
+    detail: str | None
+    held: int
+    closed_age: int | None  # ms since the exit, once exited
 
 T0 = 1_000_000  # the clock a loaded snapshot reads
 MAX_REFINE_DEPTH = 8  # checker/refine.py's deepest refinement
@@ -77,8 +100,6 @@ DETAIL = "done"
 
 
 # -- invariants -----------------------------------------------------------------------
-# Snapshot fields by position: 0 state, 1 outstanding, 2 subscribers, 3 fire_in,
-# 4 finish_age, 5 detail, 6 held, 7 closed_age.
 
 
 def _every(action: Action) -> bool:
@@ -94,39 +115,41 @@ def _answered(output: Mapping[str, Any]) -> list[tuple[str, int]]:
 
 
 def _tables_within_caps(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
-    return bool(len(post[1]) <= bounds["outstanding_cap"] and len(post[2]) <= bounds["subscriber_cap"])
+    return bool(len(post.outstanding) <= bounds["outstanding_cap"]
+                and len(post.subscribers) <= bounds["subscriber_cap"])
 
 
 def _priors_within_bound(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
-    return all(sum(1 for row in post[1] if row[1] == target) <= bounds["priors_kept"] + 1
+    return all(sum(1 for row in post.outstanding if row.target == target) <= bounds["priors_kept"] + 1
                for target in TARGETS)
 
 
 def _one_answer_each(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
     answered = _answered(out)
-    remaining = {(row[0], row[1]) for row in post[2]}
+    remaining = {(row.requester, row.subscription) for row in post.subscribers}
     return len(answered) == len(set(answered)) and not (set(answered) & remaining)
 
 
 def _notices_only_for_outstanding(pre: Snapshot, post: Snapshot, out: Mapping[str, Any],
                                   bounds: Bounds) -> bool:
-    before = {row[0] for row in pre[1]}
-    after = {row[0] for row in post[1]}
+    before = {row.subscription for row in pre.outstanding}
+    after = {row.subscription for row in post.outstanding}
     ids = [n["subscription"] for n in out.get("notices", ())]
     return len(ids) == len(set(ids)) and all(i in before and i not in after for i in ids)
 
 
 def _no_idle_while_held(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
-    return pre[6] == 0 or not any(a["kind"] == "idle" for a in out.get("sent", ()))
+    return pre.held == 0 or not any(a["kind"] == "idle" for a in out.get("sent", ()))
 
 
 def _idle_only_when_fire_due(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
     fired = any(a["kind"] == "idle" for a in out.get("sent", ()))
-    return not fired or (pre[0] in ("settling", "backing_off") and pre[3] is not None and pre[3] <= 1)
+    return not fired or (pre.state in ("settling", "backing_off") and pre.fire_in is not None
+                         and pre.fire_in <= 1)
 
 
 def _phase_mirrors_state(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
-    return bool(out.get("phase") == post[0])
+    return bool(out.get("phase") == post.state)
 
 
 def _pushed_out_is_told(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
@@ -135,7 +158,8 @@ def _pushed_out_is_told(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], b
 
 
 def _idle_target_answers(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
-    return not (out.get("accepted") and pre[0] == "idle" and pre[6] == 0) or bool(post[0] == "settling")
+    return (not (out.get("accepted") and pre.state == "idle" and pre.held == 0)
+            or bool(post.state == "settling"))
 
 
 def _only_the_target_resolves(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
@@ -148,7 +172,7 @@ def _foreign_answer(action: Action) -> bool:
 
 
 def _unheld_target_near_fire(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
-    return bool(post[0] != "backing_off" or post[6] > 0 or post[3] <= bounds["debounce_ms"])
+    return bool(post.state != "backing_off" or post.held > 0 or post.fire_in <= bounds["debounce_ms"])
 
 
 INVARIANTS: tuple[Invariant, ...] = (
@@ -180,8 +204,7 @@ def _age(now: int, at: int | None) -> int | None:
 
 
 class IdleSubscriptionsExplorer:
-    variables: tuple[str, ...] = ("state", "outstanding", "subscribers", "fire_in", "finish_age", "detail",
-                                  "held", "closed_age")
+    variables: tuple[str, ...] = Snapshot._fields
     default_bounds: Mapping[str, str] = {"outstanding_cap": "2", "priors_kept": "0", "subscriber_cap": "1",
                                          "ttl_ms": "2", "debounce_ms": "1", "held_backoff_ms": "2"}
     options = tuple(IdleModelOptions.__dataclass_fields__)
@@ -189,12 +212,9 @@ class IdleSubscriptionsExplorer:
     unobservable_events: frozenset[str] = frozenset()
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        unknown = sorted(set(raw) - set(self.default_bounds))
-        if unknown:
-            raise ValueError(f"unknown idle-subscriptions bound(s): {', '.join(unknown)}; "
-                             f"known: {', '.join(self.default_bounds)}")
+        merged = frame.merged_bounds("idle-subscriptions", self.default_bounds, raw)
         try:
-            parsed = {k: int(v) for k, v in {**self.default_bounds, **raw}.items()}
+            parsed = {k: int(v) for k, v in merged.items()}
         except ValueError as error:
             raise ValueError(f"idle-subscriptions bounds are integers: {error}") from error
         if any(v < 0 for v in parsed.values()) or parsed["ttl_ms"] < 1 or parsed["held_backoff_ms"] < 1:
@@ -255,28 +275,31 @@ class IdleSubscriptionsExplorer:
         data.options = IdleModelOptions(**options)
 
     def initial(self, bounds: Bounds) -> Snapshot:
-        return ("idle", (), (), None, None, None, 0, None)
+        return Snapshot(state="idle", outstanding=(), subscribers=(), fire_in=None, finish_age=None,
+                        detail=None, held=0, closed_age=None)
 
     def load(self, data: Any, snapshot: Snapshot) -> None:
-        state, outstanding, subscribers, fire_in, finish_age, detail, held, closed_age = snapshot
-        data.phase = state
+        data.phase = snapshot.state
         data.now_ms = T0
-        data.outstanding = tuple((i, t, lab, T0 - age) for i, t, lab, age in outstanding)
-        data.subscribers = tuple((r, i, T0 - age, parity) for r, i, age, parity in subscribers)
-        data.fire_at = None if fire_in is None else T0 + fire_in
-        data.finished_at = None if finish_age is None else T0 - finish_age
-        data.detail = detail
-        data.held = held
-        data.closed_at = None if closed_age is None else T0 - closed_age
+        # The model's own rows (model/idle_subscriptions.py's Outstanding and Subscriber).
+        data.outstanding = tuple((row.subscription, row.target, row.label, T0 - row.age)
+                                 for row in snapshot.outstanding)
+        data.subscribers = tuple((row.requester, row.subscription, T0 - row.age, row.parity)
+                                 for row in snapshot.subscribers)
+        data.fire_at = None if snapshot.fire_in is None else T0 + snapshot.fire_in
+        data.finished_at = None if snapshot.finish_age is None else T0 - snapshot.finish_age
+        data.detail = snapshot.detail
+        data.held = snapshot.held
+        data.closed_at = None if snapshot.closed_age is None else T0 - snapshot.closed_age
 
     def store(self, data: Any, state: str) -> Snapshot:
         now = data.now_ms
         reads_finish = state in ("settling", "backing_off") or (
             state == "idle" and data.options.fire_when_already_idle)
-        return (
+        return Snapshot(
             state,
-            tuple((i, t, lab, now - at) for i, t, lab, at in data.outstanding),
-            tuple((r, i, now - at, parity) for r, i, at, parity in data.subscribers),
+            tuple(OutstandingView(i, t, lab, now - at) for i, t, lab, at in data.outstanding),
+            tuple(SubscriberView(r, i, now - at, parity) for r, i, at, parity in data.subscribers),
             None if data.fire_at is None else data.fire_at - now,
             _age(now, data.finished_at) if reads_finish else None,
             data.detail if reads_finish else None,
@@ -285,10 +308,7 @@ class IdleSubscriptionsExplorer:
         )
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
-        result: dict[str, Any] = self._settings(bounds)
-        if options:
-            result["options"] = dict(options)
-        return result
+        return frame.with_options(self._settings(bounds), options)
 
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """Case steps that replay a trace so that the clock reads ``T0`` before its last letter.
@@ -311,24 +331,12 @@ class IdleSubscriptionsExplorer:
                 kwargs = dict(action.kwargs)
                 sender = kwargs.pop("sender")
                 steps.append({"event": "receive_notice", "args": {**kwargs, "from": sender}})
-            elif action.kwargs:
-                steps.append({"event": action.event, "args": dict(action.kwargs)})
             else:
-                steps.append({"event": action.event})
+                steps.append(frame.case_step(action.event, action.kwargs))
         return steps
 
 
-MACHINE = Machine(
-    name="idle-subscriptions",
-    title="idle subscriptions",
-    seed="001_08883a16a8c012a7.txt",
-    spec=_FOLDER / "spec" / "idle-subscriptions.md",
-    cases=_FOLDER / "conformance" / "cases" / "idle-subscriptions",
-    manifest=_FOLDER / "checker" / "manifests" / "idle-subscriptions.json",
-    chart=IdleSubscriptionsChart,
-    run_case=idle_subscriptions_driver.run_case,
-    run_model_case=idle_subscriptions_driver.run_model_case,
-    features=idle_subscriptions_driver.FEATURES,
-    explorer=IdleSubscriptionsExplorer(),
-    fuzz=idle_subscriptions_driver.fuzz,
+MACHINE = frame.bundled_machine(
+    name="idle-subscriptions", title="idle subscriptions", seed="001_08883a16a8c012a7.txt",
+    chart=IdleSubscriptionsChart, driver=idle_subscriptions_driver, explorer=IdleSubscriptionsExplorer(),
 )

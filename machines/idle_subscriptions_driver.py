@@ -27,6 +27,8 @@ from inboxspec.impl.idle_subscriptions import (
     InvalidArgument,
     SubscribeResult,
 )
+from inboxspec.machines import sessions
+from inboxspec.machines.sessions import run_reference_case
 from inboxspec.model import idle_subscriptions as model
 from inboxspec.model.idle_subscriptions import IdleModelOptions, IdleSubscriptionsChart
 
@@ -159,21 +161,16 @@ def _machine_event(machine: IdleSubscriptions, event: str, args: Mapping[str, An
 
 
 def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    try:
-        machine = IdleSubscriptions.from_config(config)
-    except IdleSubscriptionError as error:
-        return {"config_error": error.code}
-    return {"outputs": [apply_step(machine, step) for step in steps]}
+    return run_reference_case(config, steps, IdleSubscriptions.from_config, apply_step, IdleSubscriptionError)
 
 
 # -- the model chart, in the same output shape ---------------------------------------
 
 
-class ModelSession:
-    """Valid steps applied to the model chart (``model/idle_subscriptions.py``).
+class ModelSession(sessions.ModelSession):
+    """The idle-subscriptions chart (``model/idle_subscriptions.py``).
 
-    The model has no input validation, so this takes only steps the reference
-    accepts. A step ``advance`` with ``now_ms`` becomes the chart's
+    A step ``advance`` with ``now_ms`` becomes the chart's
     ``advance(ms=now_ms - clock)``; the helpers run the model's own helpers.
     """
 
@@ -205,8 +202,7 @@ def _model_helper(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
     if event == "sanitise_label":
         return {"label": model.label(args["raw"])}
     if event == "is_notice_kind":
-        return {"is_kind": args.get("value") in ("idle", "exited", "unavailable", "expired")
-                and isinstance(args.get("value"), str)}
+        return {"is_kind": model.is_notice_kind(args.get("value"))}
     if event == "format_clock":
         return {"clock": model.clock(args.get("epoch_ms"), offset)}
     if event == "describe_subscription":
@@ -215,9 +211,7 @@ def _model_helper(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
                                       args.get("detail"), offset)}
 
 
-def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    session = ModelSession(config)
-    return {"outputs": [session.apply(step) for step in steps]}
+run_model_case = ModelSession.run_case
 
 
 # -- random cases for `conform --fuzz` ----------------------------------------------------

@@ -1,8 +1,8 @@
 """The inbox refresh cache in the machine frame: its registry entry and how to explore it.
 
 Snapshot
-    The chart's control state and data, canonicalised (``VARIABLES`` names the
-    fields). The clock and the times that appear in outputs (status time,
+    A ``RefreshSnapshot``: the chart's control state and data, canonicalised.
+    The clock and the times that appear in outputs (status time,
     ``generatedAt``, due times) are absolute, because the outputs quote them.
 
 Symmetry and abstraction (each exact for the chart and its outputs)
@@ -12,8 +12,11 @@ Symmetry and abstraction (each exact for the chart and its outputs)
     - The generation matters only by equality with the running job's.
     - A deadline already passed (back-off, spacing) is compared with a clock
       that never goes back, so it is stored as "passed".
-    - The failure count matters only through the next back-off, which is
-      five minutes from the tenth failure on, so counts above 9 are 9.
+    - The failure count matters only through whether it is zero and through
+      the next back-off, which stops changing from some count on (five minutes
+      from the tenth failure on, today), so counts from ``FAILURES_COLLAPSED``
+      on are stored as it; ``collapsed_failures`` computes it from the model's
+      back-off formula.
     - Launches index the job cycle, so they are stored modulo its length.
 
 Time
@@ -50,14 +53,24 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from inboxspec.machines import inbox_refresh_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, Machine
-from inboxspec.model.inbox_refresh import InboxRefreshChart, RefreshModelOptions, Script
+from inboxspec.machines import frame, inbox_refresh_driver
+from inboxspec.machines.frame import Action, Bounds, Invariant
+from inboxspec.model.inbox_refresh import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_ITEMS,
+    MAX_BACKOFF_MS,
+    MAX_FAILURES,
+    SPACING_MS,
+    InboxRefreshChart,
+    RefreshModelOptions,
+    Script,
+    backoff_ms,
+    failures_after_one_more,
+    spacing_ms,
+)
 
-_FOLDER = Path(__file__).resolve().parent.parent
 T = "2026-01-01T00:00:00.000Z"
 
 CATALOGUE: dict[str, dict[str, Any]] = {
@@ -87,42 +100,70 @@ CATALOGUE: dict[str, dict[str, Any]] = {
 # any explored trace launches, so a replay from scratch runs the same jobs.
 REPEAT = 40
 
-VARIABLES = ("control", "now", "readable", "items", "more", "expires", "cache_sources", "capacity",
-             "observed", "job_moved_generation", "pending", "stale", "failures", "retry_at",
-             "last_launch", "last_duration", "error", "detail", "generated_ms", "policy",
-             "capacity_at", "overflow_at", "shown", "shown_at", "launches", "job", "job_due",
-             "job_launched", "job_stamp", "blocked_job", "blocked_due", "blocked_group",
-             "blocked_forever")
-_AT = {name: index for index, name in enumerate(VARIABLES)}
+
+
+class RefreshSnapshot(NamedTuple):
+    """The chart's control state and data, canonicalised (see the module's docstring)."""
+
+    control: str
+    now: int
+    readable: bool
+    items: str | None  # the cached items as canonical JSON
+    more: int
+    expires: int | None
+    cache_sources: tuple[int, int] | None  # (version, layout) relative to now: 0 same, -1 older
+    capacity: Any
+    observed: tuple[int, int] | None
+    job_moved_generation: bool
+    pending: bool
+    stale: bool
+    failures: int  # collapsed, see store
+    retry_at: int  # 0 once passed
+    last_launch: int | None  # None once the spacing has passed
+    last_duration: int
+    error: str | None
+    detail: Any
+    generated_ms: int | None
+    policy: int | None  # 0 same as now, -1 older
+    capacity_at: Any
+    overflow_at: Any
+    shown: Any
+    shown_at: Any
+    launches: int  # modulo the job cycle
+    job: int | None  # index in the job cycle
+    job_due: int
+    job_launched: int
+    job_stamp: Any
+    blocked_job: int | None
+    blocked_due: int
+    blocked_group: int | None
+    blocked_forever: bool
+
+
+VARIABLES = RefreshSnapshot._fields
+
+
+def _next_backoff(failures: int) -> int:
+    return backoff_ms(failures_after_one_more(failures))
+
+
+# WARNING: exact only while every count from FAILURES_COLLAPSED on gives the same next
+# back-off (model/inbox_refresh.py's backoff_ms and failures_after_one_more) and only
+# zero is read on its own; tests/test_explorer_abstractions.py checks both on the chart.
+FAILURES_COLLAPSED = min(count for count in range(1, MAX_FAILURES + 1)
+                         if all(_next_backoff(more) == _next_backoff(count)
+                                for more in range(count, MAX_FAILURES + 1)))
+
+
+def collapsed_failures(failures: int) -> int:
+    """The failure count as a state stores it: counts that the chart cannot tell apart are one."""
+    return min(failures, FAILURES_COLLAPSED)
 
 
 @functools.cache
 def cycle_of(names: tuple[str, ...]) -> tuple[Script, ...]:
     """The scripts of a ``jobs`` bound, in launch order."""
     return tuple(Script.from_json(CATALOGUE[n]) for n in names)
-
-
-def _field(snapshot: Any, name: str) -> Any:
-    return snapshot[_AT[name]]
-
-
-class RefreshSnapshot(tuple[Any, ...]):
-    """A snapshot (a plain tuple of ``VARIABLES``) that prints only what differs from a fresh cache."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        values = dict(zip(VARIABLES, self, strict=True))
-        parts = [f"{values['control']} @{values['now']}"]
-        if values["items"] is not None:
-            ids = [item["id"] for item in json.loads(values["items"])]
-            parts.append(f"cache {ids} more {values['more']}" + (" stale" if values["stale"] else ""))
-        parts += ["pending"] if values["pending"] else []
-        parts += [] if values["readable"] else ["unreadable"]
-        for name in ("error", "failures", "retry_at", "job", "job_due", "blocked_job", "blocked_group"):
-            if values[name] not in (None, 0, False):
-                parts.append(f"{name}={values[name]}")
-        return "(" + ", ".join(parts) + ")"
 
 
 def _relative(remembered: tuple[int, int] | None, version: int, layout: int) -> tuple[int, int] | None:
@@ -143,48 +184,48 @@ def _launched(out: Mapping[str, Any]) -> bool:
 
 def _blocked_group_gone(pre: Any, bounds: Bounds) -> bool:
     """REFRESH-REC-2: at ``pre``'s clock, the blocked job's group is observed gone."""
-    index = _field(pre, "blocked_job")
-    if index is None or _field(pre, "blocked_forever"):
+    index = pre.blocked_job
+    if index is None or pre.blocked_forever:
         return False
     reap = cycle_of(bounds["jobs"])[index].reap_ms
-    return reap is not None and _field(pre, "now") >= _field(pre, "blocked_due") + reap
+    return reap is not None and pre.now >= pre.blocked_due + reap
 
 
 def _spacing_passed(pre: Any) -> bool:
-    last = _field(pre, "last_launch")
-    return last is None or _field(pre, "now") >= last + max(30000, _field(pre, "last_duration"))
+    last = pre.last_launch
+    return last is None or pre.now >= last + spacing_ms(pre.last_duration)
 
 
 INVARIANTS: tuple[Invariant, ...] = (
     Invariant("one_job_at_a_time", ("REFRESH-START-1",), _event("snapshot"),
-              lambda pre, post, out, b: not (pre[0] == "running" and _launched(out))),
+              lambda pre, post, out, b: not (pre.control == "running" and _launched(out))),
     Invariant("launch_waits_for_spacing_and_backoff", ("REFRESH-START-1", "REFRESH-BACK-1"),
               _event("snapshot"),
               lambda pre, post, out, b: not _launched(out)
-              or (_field(pre, "now") >= _field(pre, "retry_at") and _spacing_passed(pre))),
+              or (pre.now >= pre.retry_at and _spacing_passed(pre))),
     Invariant("no_launch_while_blocked", ("REFRESH-REC-1", "REFRESH-REC-2"), _event("snapshot"),
-              lambda pre, post, out, b: not (_launched(out) and pre[0] == "blocked")
+              lambda pre, post, out, b: not (_launched(out) and pre.control == "blocked")
               or _blocked_group_gone(pre, b)),
     Invariant("blocked_means_a_blocked_job", ("REFRESH-REC-1",), lambda a: True,
-              lambda pre, post, out, b: (post[0] == "blocked") == (_field(post, "blocked_job") is not None)
-              or post[0] == "closed"),
+              lambda pre, post, out, b: (post.control == "blocked") == (post.blocked_job is not None)
+              or post.control == "closed"),
     Invariant("backoff_is_at_most_five_minutes", ("REFRESH-BACK-1", "REFRESH-DEF-1"), lambda a: True,
-              lambda pre, post, out, b: _field(post, "retry_at") <= _field(post, "now") + 300000),
+              lambda pre, post, out, b: post.retry_at <= post.now + MAX_BACKOFF_MS),
     Invariant("time_launches_nothing", ("REFRESH-START-2",), _event("advance"),
-              lambda pre, post, out, b: post[0] != "running" or pre[0] == "running"),
+              lambda pre, post, out, b: post.control != "running" or pre.control == "running"),
     Invariant("closed_cache_refuses_snapshots", ("REFRESH-SNAP-7", "REFRESH-CLOSE-1"), _event("snapshot"),
-              lambda pre, post, out, b: pre[0] != "closed" or out.get("error") == "closed"),
+              lambda pre, post, out, b: pre.control != "closed" or out.get("error") == "closed"),
     Invariant("accepted_result_is_fresh", ("REFRESH-ACC-5",), _event("advance"),
               lambda pre, post, out, b: out.get("settled") != "accepted"
-              or (not _field(post, "pending") and not _field(post, "stale")
-                  and _field(post, "failures") == 0)),
+              or (not post.pending and not post.stale
+                  and post.failures == 0)),
     Invariant("refreshing_means_a_refresh_can_run", ("REFRESH-OPT-1", "REFRESH-SNAP-2"), _event("snapshot"),
               lambda pre, post, out, b: "snapshot" not in out or not out["snapshot"]["refreshing"]
               or "generatedAt" not in out["snapshot"]
-              or (_field(post, "error") is None and _field(post, "blocked_job") is None),
+              or (post.error is None and post.blocked_job is None),
               finding="REFRESH-F1", option="refreshing_only_when_runnable"),
     Invariant("every_failure_is_logged", ("REFRESH-OPT-2", "REFRESH-SNAP-5"), _event("snapshot"),
-              lambda pre, post, out, b: _field(pre, "error") is not None or _field(post, "error") is None
+              lambda pre, post, out, b: pre.error is not None or post.error is None
               or bool(out.get("log")),
               finding="REFRESH-F2", option="read_failure_backs_off"),
 )
@@ -198,11 +239,7 @@ class InboxRefreshExplorer:
     unobservable_events: frozenset[str] = frozenset()
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        unknown = sorted(set(raw) - set(self.default_bounds))
-        if unknown:
-            raise ValueError(f"unknown inbox-refresh bound(s): {', '.join(unknown)}; "
-                             f"known: {', '.join(self.default_bounds)}")
-        merged = {**self.default_bounds, **raw}
+        merged = frame.merged_bounds("inbox-refresh", self.default_bounds, raw)
         names = tuple(n.strip() for n in merged["jobs"].split(",") if n.strip())
         missing = [n for n in names if n not in CATALOGUE]
         if missing or not names:
@@ -220,7 +257,7 @@ class InboxRefreshExplorer:
         return [
             Action("snapshot", "snapshot", {"callers": 1}),
             Action("advance +0 ms", "advance", {"ms": 0}),
-            Action("advance +30 s", "advance", {"ms": 30000}),
+            Action("advance +30 s", "advance", {"ms": SPACING_MS}),
             Action("invalidate", "invalidate",
                    {"hard": False, "capacity": False, "remove_ids": (), "added": 0}),
             Action("edit_sources", "edit_sources", {"hard": False}),
@@ -237,8 +274,8 @@ class InboxRefreshExplorer:
     def constants(self, data: Any, bounds: Bounds, options: Mapping[str, bool]) -> None:
         data.cycle = cycle_of(bounds["jobs"])
         data.scripts = data.cycle * REPEAT
-        data.max_items = 50
-        data.max_bytes = 65536
+        data.max_items = DEFAULT_MAX_ITEMS
+        data.max_bytes = DEFAULT_MAX_BYTES
         data.deny = ("secret",)
         data.options = RefreshModelOptions(**options)
         data.horizon_ms = bounds["horizon_ms"]
@@ -249,39 +286,38 @@ class InboxRefreshExplorer:
         return self.store(chart, "idle")
 
     def load(self, data: Any, snapshot: Any) -> None:
-        values = dict(zip(VARIABLES, snapshot, strict=True))
-        data.now_ms = values["now"]
+        data.now_ms = snapshot.now
         data.version, data.layout, data.world_policy = 0, 0, 0
-        data.readable = values["readable"]
-        data.items = None if values["items"] is None else json.loads(values["items"])
-        data.more, data.expires = values["more"], values["expires"]
-        data.cache_sources = values["cache_sources"] or (0, 0)
-        data.capacity, data.observed = values["capacity"], values["observed"]
+        data.readable = snapshot.readable
+        data.items = None if snapshot.items is None else json.loads(snapshot.items)
+        data.more, data.expires = snapshot.more, snapshot.expires
+        data.cache_sources = snapshot.cache_sources or (0, 0)
+        data.capacity, data.observed = snapshot.capacity, snapshot.observed
         data.generation = 0
-        data.job_generation = -1 if values["job_moved_generation"] else 0
+        data.job_generation = -1 if snapshot.job_moved_generation else 0
         for name in ("pending", "stale", "failures", "retry_at", "last_launch", "last_duration", "error",
                      "detail", "generated_ms", "policy", "capacity_at", "overflow_at", "shown", "shown_at",
                      "launches", "job_due", "job_launched", "job_stamp", "blocked_due", "blocked_group",
                      "blocked_forever"):
-            setattr(data, name, values[name])
-        data.job = None if values["job"] is None else data.cycle[values["job"]]
-        data.blocked_job = None if values["blocked_job"] is None else data.cycle[values["blocked_job"]]
+            setattr(data, name, getattr(snapshot, name))
+        data.job = None if snapshot.job is None else data.cycle[snapshot.job]
+        data.blocked_job = None if snapshot.blocked_job is None else data.cycle[snapshot.blocked_job]
 
     def store(self, data: Any, state: str) -> Any:
         version, layout, now = data.version, data.layout, data.now_ms
         cycle = data.cycle
-        spacing_passed = data.last_launch is None or now >= data.last_launch + max(30000, data.last_duration)
+        spacing_passed = data.last_launch is None or now >= data.last_launch + spacing_ms(data.last_duration)
         stamp_policy, stamp_sources = data.job_stamp
         job_stamp = ((0 if stamp_policy == data.world_policy else -1),
                      _relative(stamp_sources, version, layout)) if data.job is not None else (0, (0, 0))
-        return RefreshSnapshot((
+        return RefreshSnapshot(
             state, now, data.readable,
             None if data.items is None else json.dumps(data.items, sort_keys=True),
             data.more, data.expires,
             _relative(data.cache_sources, version, layout) if data.items is not None else None,
             data.capacity, _relative(data.observed, version, layout),
             data.job is not None and data.job_generation != data.generation,
-            data.pending, data.stale, min(data.failures, 9),
+            data.pending, data.stale, collapsed_failures(data.failures),
             data.retry_at if data.retry_at > now else 0,
             None if spacing_passed else data.last_launch, 0 if spacing_passed else data.last_duration,
             data.error, data.detail, data.generated_ms,
@@ -294,14 +330,11 @@ class InboxRefreshExplorer:
             None if data.blocked_job is None else cycle.index(data.blocked_job),
             data.blocked_due if data.blocked_job is not None else 0, data.blocked_group,
             data.blocked_forever,
-        ))
+        )
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
-        result: dict[str, Any] = {"deny": ["secret"],
-                                  "jobs": [CATALOGUE[n] for n in bounds["jobs"]] * REPEAT}
-        if options:
-            result["options"] = dict(options)
-        return result
+        return frame.with_options({"deny": ["secret"],
+                                  "jobs": [CATALOGUE[n] for n in bounds["jobs"]] * REPEAT}, options)
 
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """The clock is absolute in every snapshot, so an advance goes to its post's clock."""
@@ -309,32 +342,20 @@ class InboxRefreshExplorer:
         for _pre, action, post in trace:
             kwargs = dict(action.kwargs)
             if action.event == "advance":
-                steps.append({"event": "advance", "args": {"now_ms": _field(post, "now")}})
+                steps.append({"event": "advance", "args": {"now_ms": post.now}})
             elif action.event == "invalidate":
                 args: dict[str, Any] = {k: v for k, v in kwargs.items() if v}
                 if "remove_ids" in args:
                     args["remove_ids"] = list(args["remove_ids"])
-                steps.append({"event": "invalidate", "args": args} if args else {"event": "invalidate"})
+                steps.append(frame.case_step("invalidate", args))
             elif action.event == "snapshot":
-                steps.append({"event": "snapshot"})
-            elif kwargs:
-                steps.append({"event": action.event, "args": kwargs})
+                steps.append(frame.case_step("snapshot"))
             else:
-                steps.append({"event": action.event})
+                steps.append(frame.case_step(action.event, kwargs))
         return steps
 
 
-MACHINE = Machine(
-    name="inbox-refresh",
-    title="inbox refresh",
-    seed="002_79f456de189a5c5b.txt",
-    spec=_FOLDER / "spec" / "inbox-refresh.md",
-    cases=_FOLDER / "conformance" / "cases" / "inbox-refresh",
-    manifest=_FOLDER / "checker" / "manifests" / "inbox-refresh.json",
-    chart=InboxRefreshChart,
-    run_case=inbox_refresh_driver.run_case,
-    run_model_case=inbox_refresh_driver.run_model_case,
-    features=inbox_refresh_driver.FEATURES,
-    explorer=InboxRefreshExplorer(),  # type: ignore[arg-type]
-    fuzz=inbox_refresh_driver.fuzz,
+MACHINE = frame.bundled_machine(
+    name="inbox-refresh", title="inbox refresh", seed="002_79f456de189a5c5b.txt",
+    chart=InboxRefreshChart, driver=inbox_refresh_driver, explorer=InboxRefreshExplorer(),  # type: ignore[arg-type]
 )

@@ -40,7 +40,15 @@ from inboxspec.impl.inbox_refresh import (
     is_safe_natural,
     is_valid_time,
 )
-from inboxspec.model.inbox_refresh import InboxRefreshChart, RefreshModelOptions, Script
+from inboxspec.machines import sessions
+from inboxspec.machines.sessions import run_reference_case
+from inboxspec.model.inbox_refresh import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_ITEMS,
+    InboxRefreshChart,
+    RefreshModelOptions,
+    Script,
+)
 
 FEATURES = (
     "option:refreshing_only_when_runnable",
@@ -349,11 +357,7 @@ HANDLERS: dict[str, Callable[[Session, Mapping[str, Any]], dict[str, Any]]] = {
 
 
 def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    try:
-        session = Session(config)
-    except InboxRefreshError as error:
-        return {"config_error": error.code}
-    return {"outputs": [session.apply(step) for step in steps]}
+    return run_reference_case(config, steps, Session, Session.apply, InboxRefreshError)
 
 
 def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -401,20 +405,17 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 # -- the model chart, in the same output shape ------------------------------------
 
-class ModelSession:
-    """Valid steps applied to the model chart.
-
-    The model has no input validation (it describes behaviour, not parsing),
-    so this takes only steps the reference accepts. ``advance(now_ms)`` is the
-    chart's ``advance(now_ms - clock)``; the boolean form of ``invalidate`` is
-    its record form.
+class ModelSession(sessions.ModelSession):
+    """The inbox-refresh chart. ``advance(now_ms)`` is the chart's
+    ``advance(now_ms - clock)``; the boolean form of ``invalidate`` is its
+    record form.
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.chart = InboxRefreshChart(
             scripts=[Script.from_json(j) for j in config.get("jobs", [])],
-            start_ms=config.get("start_ms", 0), max_items=config.get("max_items", 50),
-            max_bytes=config.get("max_bytes", 65536), deny=config.get("deny", []),
+            start_ms=config.get("start_ms", 0), max_items=config.get("max_items", DEFAULT_MAX_ITEMS),
+            max_bytes=config.get("max_bytes", DEFAULT_MAX_BYTES), deny=config.get("deny", []),
             options=RefreshModelOptions(**(config.get("options") or {})))
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
@@ -438,6 +439,4 @@ class ModelSession:
         return copy.deepcopy(self.chart.output)
 
 
-def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    session = ModelSession(config)
-    return {"outputs": [session.apply(step) for step in steps]}
+run_model_case = ModelSession.run_case

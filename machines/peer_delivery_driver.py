@@ -24,7 +24,15 @@ from inboxspec.impl.peer_delivery import (
     render_delivery_notice,
     render_dropped_notice,
 )
-from inboxspec.model.peer_delivery import PeerDeliveryChart, PeerDeliveryModelOptions
+from inboxspec.machines import sessions
+from inboxspec.machines.sessions import run_reference_case
+from inboxspec.model.peer_delivery import (
+    DEFAULT_BOX_CAP,
+    DEFAULT_HELD_CAP,
+    DEFAULT_MAX_HOPS,
+    PeerDeliveryChart,
+    PeerDeliveryModelOptions,
+)
 
 # One feature per finding option: a port that has not implemented an option
 # declares the feature unsupported and its cases are skipped, not failed.
@@ -123,27 +131,19 @@ def apply_step(delivery: PeerDelivery, step: Mapping[str, Any]) -> dict[str, Any
 
 
 def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    try:
-        delivery = PeerDelivery.from_config(config)
-    except PeerDeliveryError as error:
-        return {"config_error": error.code}
-    return {"outputs": [apply_step(delivery, step) for step in steps]}
+    return run_reference_case(config, steps, PeerDelivery.from_config, apply_step, PeerDeliveryError)
 
 
-class ModelSession:
-    """Valid steps applied to the model chart, in the same output shape.
-
-    The model has no input validation (it describes behaviour, not parsing),
-    so this takes only steps the reference accepts, with one exception that is
-    behaviour: a ticket that is not held (``not_held``), a clock that moves
-    back (``invalid_time``) and a full box under PEER-OPT-2 (``box_full``) are
-    the chart's own outputs.
+class ModelSession(sessions.ModelSession):
+    """The peer-delivery chart. Its error outputs are behaviour: a ticket that
+    is not held (``not_held``), a clock that moves back (``invalid_time``) and
+    a full box under PEER-OPT-2 (``box_full``).
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.chart = PeerDeliveryChart(
-            held_cap=config.get("held_cap", 100), box_cap=config.get("box_cap", 50),
-            max_hops=config.get("max_hops", 4), setting=config.get("setting"),
+            held_cap=config.get("held_cap", DEFAULT_HELD_CAP), box_cap=config.get("box_cap", DEFAULT_BOX_CAP),
+            max_hops=config.get("max_hops", DEFAULT_MAX_HOPS), setting=config.get("setting"),
             starting_up=config.get("starting_up", False), mode=config.get("mode"),
             options=PeerDeliveryModelOptions(**config.get("options", {})))
 
@@ -157,11 +157,7 @@ class ModelSession:
                     "attestation": args.get("attestation", "absent"), "hops": args.get("hops", 0),
                     "loop": args.get("loop", False), "duplicate": args.get("duplicate", False),
                     "rate_limited": args.get("rate_limited", False)}
-        elif event == "set_recipient":
-            current = (self.chart.setting, self.chart.starting_up, self.chart.mode)
-            args = {"setting": args.get("setting", current[0]),
-                    "starting_up": args.get("starting_up", current[1]),
-                    "mode": args.get("mode", current[2])}
+        # set_recipient: the chart keeps what a step does not give (PEER-SET-1).
         elif event == "set_dialog_expiry":
             args = {"value": args.get("value", "default")}
         elif event == "take":
@@ -170,9 +166,7 @@ class ModelSession:
         return dict(self.chart.output)
 
 
-def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    session = ModelSession(config)
-    return {"outputs": [session.apply(step) for step in steps]}
+run_model_case = ModelSession.run_case
 
 
 # -- random cases for `conform --fuzz` ------------------------------------------

@@ -1,7 +1,7 @@
 """The wake gate in the machine frame: its registry entry and how to explore it.
 
 Snapshot
-    ``(control state, streak, age, floor_ms)`` where ``age`` is the time since
+    ``Snapshot(control, streak, age, floor_ms)`` where ``age`` is the time since
     the last recorded self-wake (``clock - last``), or None before the first
     one. Only ``age`` matters about time: the chart compares it with the floor.
 
@@ -31,20 +31,28 @@ Bounds (``--bound NAME=VALUE``)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from inboxspec.machines import wake_gate_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, Machine
-from inboxspec.model.wake_gate import WakeGateChart, WakeGateModelOptions
+from inboxspec.machines import frame, wake_gate_driver
+from inboxspec.machines.frame import Action, Bounds, Invariant
+from inboxspec.model.wake_gate import (
+    DEFAULT_FLOOR_MS,
+    DEFAULT_MAX_STREAK,
+    WakeGateChart,
+    WakeGateModelOptions,
+)
 
-Snapshot = tuple[str, int, int | None, int]
+
+class Snapshot(NamedTuple):
+    control: str
+    streak: int
+    age: int | None  # ms since the last recorded self-wake, or None before the first one
+    floor_ms: int
 
 CHATTER = ("agent", "peer", "me", "hello")
 SELF = ("agent", "me", "me", "[scheduled] sweep")
 USER = ("user", "person", "me", "hi")
 
-_FOLDER = Path(__file__).resolve().parent.parent
 
 # -- invariants ------------------------------------------------------------------
 # `applies` is decided once per letter of the alphabet; `holds` runs on every step
@@ -71,38 +79,41 @@ INVARIANTS: tuple[Invariant, ...] = (
               lambda a: _decide(a) and _batch_has(a, USER),
               lambda pre, post, out, bounds: out["wake"]),
     Invariant("refusal_leaves_streak", ("WAKE-CAP-3",), _decide,
-              lambda pre, post, out, bounds: out.get("wake") is not False or post[1] == pre[1]),
+              lambda pre, post, out, bounds: out.get("wake") is not False or post.streak == pre.streak),
     Invariant("counted_wake_adds_one", ("WAKE-CAP-2", "WAKE-CAD-6"), _decide,
               lambda pre, post, out, bounds: not (out.get("wake") and out["counts_against_cap"])
-              or post[1] == pre[1] + 1),
+              or post.streak == pre.streak + 1),
     Invariant("exempt_wake_leaves_streak", ("WAKE-CAD-4", "WAKE-LANE-1"), _decide,
               lambda pre, post, out, bounds: not (out.get("wake") and not out["counts_against_cap"])
-              or post[1] == pre[1]),
+              or post.streak == pre.streak),
     Invariant("streak_never_pushed_past_cap", ("WAKE-CAP-1", "WAKE-HOST-1"), _decide,
-              lambda pre, post, out, bounds: post[1] <= max(pre[1], bounds["max_streak"])),
+              lambda pre, post, out, bounds: post.streak <= max(pre.streak, bounds["max_streak"])),
     Invariant("self_wake_a_floor_later_is_exempt", ("WAKE-CAD-1", "WAKE-CAD-4"), _self_lane,
-              lambda pre, post, out, bounds: (pre[2] is not None and pre[2] < pre[3])
+              lambda pre, post, out, bounds: (pre.age is not None and pre.age < pre.floor_ms)
               or (out["wake"] and not out["counts_against_cap"])),
     Invariant("spent_announcement_stays_spent", ("WAKE-ANN-1",),
               lambda a: a.event == "announce_refusal",
-              lambda pre, post, out, bounds: pre[0] not in ("refusing_announced", "announced_without_refusal")
+              lambda pre, post, out, bounds: pre.control not in ("refusing_announced",
+                                                                 "announced_without_refusal")
               or out["announce"] is False),
     Invariant("every_refusal_episode_is_announced", ("WAKE-OPT-1", "WAKE-ANN-2"), _decide,
-              lambda pre, post, out, bounds: out.get("wake") is not False or pre[0] == post[0]
-              or post[0] == "refusing_unannounced",
+              lambda pre, post, out, bounds: out.get("wake") is not False or pre.control == post.control
+              or post.control == "refusing_unannounced",
               finding="WAKE-F1", option="announce_requires_refusal"),
     Invariant("refused_retry_keeps_cadence_clock", ("WAKE-OPT-2", "WAKE-CAD-3"), _self_lane,
-              lambda pre, post, out, bounds: out["wake"] is not False or post[2] == pre[2],
+              lambda pre, post, out, bounds: out["wake"] is not False or post.age == pre.age,
               finding="WAKE-F2", option="cadence_from_allowed_wakes"),
     Invariant("zero_floor_self_wakes_are_exempt", ("WAKE-OPT-3", "WAKE-CAD-2"), _self_lane,
-              lambda pre, post, out, bounds: pre[3] != 0 or out["counts_against_cap"] is False,
+              lambda pre, post, out, bounds: pre.floor_ms != 0 or out["counts_against_cap"] is False,
               finding="WAKE-F3", option="clamp_backwards_clock"),
     Invariant("streak_grows_only_when_something_is_pending", ("WAKE-OPT-4", "WAKE-LANE-6"),
-              _empty_poll, lambda pre, post, out, bounds: post[1] == pre[1],
+              _empty_poll, lambda pre, post, out, bounds: post.streak == pre.streak,
               finding="WAKE-F4", option="reject_empty_batch"),
 )
 
 
+# WARNING: exact only while the chart compares the age with 0 and the floors alone
+# (model/wake_gate.py's _is_rapid); tests/test_explorer_abstractions.py checks it.
 def _canonical_age(age: int | None, boundaries: tuple[int, ...]) -> int | None:
     """The lowest age of ``age``'s interval between neighbouring boundaries (see the module doc)."""
     if age is None:
@@ -113,19 +124,16 @@ def _canonical_age(age: int | None, boundaries: tuple[int, ...]) -> int | None:
 
 
 class WakeGateExplorer:
-    variables: tuple[str, ...] = ("control", "streak", "age", "floor_ms")
+    variables: tuple[str, ...] = Snapshot._fields
     # The seed's defaults (WAKE-DEF-1), plus the zero floor a host may set (WAKE-HOST-2).
-    default_bounds: Mapping[str, str] = {"max_streak": "10", "floors": "30000,0", "streaks": ""}
+    default_bounds: Mapping[str, str] = {"max_streak": str(DEFAULT_MAX_STREAK),
+                                         "floors": f"{DEFAULT_FLOOR_MS},0", "streaks": ""}
     options: tuple[str, ...] = tuple(WakeGateModelOptions.__dataclass_fields__)
     invariants: tuple[Invariant, ...] = INVARIANTS
     unobservable_events: frozenset[str] = frozenset({"elapse"})
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        unknown = sorted(set(raw) - set(self.default_bounds))
-        if unknown:
-            raise ValueError(f"unknown wake-gate bound(s): {', '.join(unknown)}; "
-                             f"known: {', '.join(self.default_bounds)}")
-        merged = {**self.default_bounds, **raw}
+        merged = frame.merged_bounds("wake-gate", self.default_bounds, raw)
         try:
             cap = int(merged["max_streak"])
             floors = tuple(int(v) for v in merged["floors"].split(","))
@@ -166,24 +174,22 @@ class WakeGateExplorer:
         data.boundaries = bounds["boundaries"]
 
     def initial(self, bounds: Bounds) -> Snapshot:
-        return ("no_episode", 0, None, bounds["floors"][0])
+        return Snapshot(control="no_episode", streak=0, age=None, floor_ms=bounds["floors"][0])
 
     def load(self, data: Any, snapshot: Snapshot) -> None:
         """The chart's clock reads 0 ms; the last self-wake lies ``age`` before it."""
-        _state, data.streak, age, data.floor_ms = snapshot
+        data.streak, data.floor_ms = snapshot.streak, snapshot.floor_ms
         data.now_ms = 0
-        data.last_self_wake_ms = None if age is None else -age
+        data.last_self_wake_ms = None if snapshot.age is None else -snapshot.age
 
     def store(self, data: Any, state: str) -> Snapshot:
         last = data.last_self_wake_ms
         age = None if last is None else data.now_ms - last
-        return (state, data.streak, _canonical_age(age, data.boundaries), data.floor_ms)
+        return Snapshot(state, data.streak, _canonical_age(age, data.boundaries), data.floor_ms)
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
-        result: dict[str, Any] = {"max_streak": bounds["max_streak"], "floor_ms": bounds["floors"][0]}
-        if options:
-            result["options"] = dict(options)
-        return result
+        return frame.with_options({"max_streak": bounds["max_streak"], "floor_ms": bounds["floors"][0]},
+                                  options)
 
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """A clock move changes only ``age``; its concrete size is the change in the
@@ -192,8 +198,8 @@ class WakeGateExplorer:
         steps: list[dict[str, Any]] = []
         for pre, action, post in trace:
             if action.event == "elapse":
-                if pre[2] is not None and post[2] is not None:
-                    now += post[2] - pre[2]
+                if pre.age is not None and post.age is not None:
+                    now += post.age - pre.age
                 continue
             if action.event == "decide":
                 batch = [dict(zip(("kind", "from", "to", "text"), m, strict=True))
@@ -202,24 +208,12 @@ class WakeGateExplorer:
                 if action.kwargs["plugin_pending"]:
                     args["plugin_pending"] = True
                 steps.append({"event": "decide", "args": args})
-            elif action.event in ("set_streak", "set_floor"):
-                steps.append({"event": action.event, "args": {"value": action.kwargs["value"]}})
-            else:
-                steps.append({"event": action.event})
+            else:  # the streak and the floor take their one `value`; the rest take nothing
+                steps.append(frame.case_step(action.event, action.kwargs))
         return steps
 
 
-MACHINE = Machine(
-    name="wake-gate",
-    title="wake gate",
-    seed="000_82681ec6c92fd68c.txt",
-    spec=_FOLDER / "spec" / "wake-gate.md",
-    cases=_FOLDER / "conformance" / "cases" / "wake-gate",
-    manifest=_FOLDER / "checker" / "manifests" / "wake-gate.json",
-    chart=WakeGateChart,
-    run_case=wake_gate_driver.run_case,
-    run_model_case=wake_gate_driver.run_model_case,
-    features=wake_gate_driver.FEATURES,
-    explorer=WakeGateExplorer(),
-    fuzz=wake_gate_driver.fuzz,
+MACHINE = frame.bundled_machine(
+    name="wake-gate", title="wake gate", seed="000_82681ec6c92fd68c.txt",
+    chart=WakeGateChart, driver=wake_gate_driver, explorer=WakeGateExplorer(),
 )

@@ -21,6 +21,8 @@ from inboxspec.impl.wake_gate import (
     WakeGateError,
     WakePolicy,
 )
+from inboxspec.machines import sessions
+from inboxspec.machines.sessions import run_reference_case
 from inboxspec.model.wake_gate import (
     DEFAULT_FLOOR_MS,
     DEFAULT_MAX_STREAK,
@@ -106,23 +108,13 @@ def apply_step(policy: WakePolicy, step: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    try:
-        policy = WakePolicy.from_config(config)
-    except WakeGateError as error:
-        return {"config_error": error.code}
-    return {"outputs": [apply_step(policy, step) for step in steps]}
+    return run_reference_case(config, steps, WakePolicy.from_config, apply_step, WakeGateError)
 
 
-class ModelSession:
-    """Valid steps applied to the model chart, in the same output shape.
-
-    Valid input only: the model has no input validation (it describes
-    behaviour, not parsing), so it has no fault order either. Callers give it
-    only configs and steps the reference accepts; an invalid step here is a
-    caller's bug with an undefined result. (The one error output it produces,
-    ``empty_batch``, is behaviour: WAKE-OPT-4 rejects a well-formed step.) A
-    step's ``now_ms`` becomes the chart's own ``elapse`` event, then the
-    decision.
+class ModelSession(sessions.ModelSession):
+    """The wake-gate chart. Its one error output, ``empty_batch``, is behaviour:
+    WAKE-OPT-4 rejects a well-formed step. A step's ``now_ms`` becomes the
+    chart's own ``elapse`` event, then the decision.
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
@@ -146,9 +138,7 @@ class ModelSession:
         return dict(self.chart.output)
 
 
-def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    session = ModelSession(config)
-    return {"outputs": [session.apply(step) for step in steps]}
+run_model_case = ModelSession.run_case
 
 
 # -- random cases for `conform --fuzz` ------------------------------------------

@@ -1,7 +1,7 @@
 """The writer proofs in the machine frame: the registry entry and how to explore the phases.
 
 Snapshot
-    ``(control state, fences held, kept)`` where ``kept`` is what an initial context keeps (its
+    ``Snapshot(control, fences, kept)`` where ``kept`` is what an initial context keeps (its
     measured roots, its writers and the reader floor) or None. The active context keeps nothing:
     its attest reads everything anew (WRITER-ACT-7).
 
@@ -34,16 +34,19 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from inboxspec.machines import fixtures, writer_proofs_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant, Machine
+from inboxspec.machines import fixtures, frame, writer_proofs_driver
+from inboxspec.machines.frame import Action, Bounds, Invariant
 from inboxspec.model.writer_proofs import World, WriterProofsChart, WriterProofsModelOptions
 
-_FOLDER = Path(__file__).resolve().parent.parent
 F = fixtures.PLACEHOLDER
-Snapshot = tuple[str, bool, Any]
+
+
+class Snapshot(NamedTuple):
+    control: str
+    fences: bool
+    kept: Any  # what an initial context keeps (its measured roots, writers, reader floor), or None
 
 # name -> the swap that brings the arrangement about from the base (None: the base itself).
 ARRANGEMENTS: dict[str, tuple[str, str] | None] = {
@@ -164,22 +167,22 @@ def _unchanged_active(action: Action) -> bool:
 INVARIANTS: tuple[Invariant, ...] = (
     Invariant("refused_phase_leaves_no_context", ("WRITER-SES-1", "WRITER-ACT-7"),
               lambda a: a.event in ("initial", "active"),
-              lambda pre, post, out, bounds: ("measurement" in out) != (post[0] == "no_context")),
+              lambda pre, post, out, bounds: ("measurement" in out) != (post.control == "no_context")),
     Invariant("attest_keeps_the_context", ("WRITER-ATT-1", "WRITER-ERR-3"), _event("attest"),
-              lambda pre, post, out, bounds: post[0] == pre[0] and post[2] == pre[2]),
+              lambda pre, post, out, bounds: post.control == pre.control and post.kept == pre.kept),
     Invariant("initial_attest_refusals_are_initial", ("WRITER-ATT-2",), _event("attest"),
-              lambda pre, post, out, bounds: pre[0] != "initial_context" or "refusal" not in out
+              lambda pre, post, out, bounds: pre.control != "initial_context" or "refusal" not in out
               or out["refusal"]["phase"] == "initial"),
     Invariant("attestation_needs_a_context", ("WRITER-ERR-3",), _event("attest"),
-              lambda pre, post, out, bounds: pre[0] != "no_context" or out.get("error") == "no_context"),
+              lambda pre, post, out, bounds: pre.control != "no_context" or out.get("error") == "no_context"),
     Invariant("preview_changes_nothing", ("WRITER-PREV-6",), _event("preview"),
               lambda pre, post, out, bounds: post == pre),
     Invariant("fences_touch_no_context", ("WRITER-SES-2",),
               lambda a: a.event in ("hold_fences", "release_fences"),
-              lambda pre, post, out, bounds: post[0] == pre[0] and post[2] == pre[2]),
+              lambda pre, post, out, bounds: post.control == pre.control and post.kept == pre.kept),
     Invariant("every_attestation_is_made_under_the_fences", ("WRITER-OPT-1", "WRITER-SES-2"),
               _event("attest"),
-              lambda pre, post, out, bounds: "attestation" not in out or pre[1],
+              lambda pre, post, out, bounds: "attestation" not in out or pre.fences,
               finding="WRITER-F1", option="attest_requires_fences"),
     Invariant("unchanged_installs_are_not_a_change", ("WRITER-OPT-2", "WRITER-ACT-5"), _unchanged_active,
               lambda pre, post, out, bounds: out.get("refusal", {}).get("cause") != "changed",
@@ -190,18 +193,14 @@ PHASES = {"no_context": None, "initial_context": "initial", "active_context": "a
 
 
 class WriterProofsExplorer:
-    variables: tuple[str, ...] = ("control", "fences", "kept")
+    variables: tuple[str, ...] = Snapshot._fields
     default_bounds: Mapping[str, str] = {"alphabet": "lean"}
     options = tuple(WriterProofsModelOptions.__dataclass_fields__)
     invariants = INVARIANTS
     unobservable_events: frozenset[str] = frozenset()
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
-        unknown = sorted(set(raw) - set(self.default_bounds))
-        if unknown:
-            raise ValueError(f"unknown writer-proofs bound(s): {', '.join(unknown)}; "
-                             f"known: {', '.join(self.default_bounds)}")
-        alphabet = {**self.default_bounds, **raw}["alphabet"]
+        alphabet = frame.merged_bounds("writer-proofs", self.default_bounds, raw)["alphabet"]
         if alphabet not in ("lean", "full"):
             raise ValueError(f"the writer-proofs alphabet is lean or full, not {alphabet!r}")
         return {"alphabet": alphabet}
@@ -235,15 +234,15 @@ class WriterProofsExplorer:
         data.options = WriterProofsModelOptions(**options)
 
     def initial(self, bounds: Bounds) -> Snapshot:
-        return ("no_context", False, None)
+        return Snapshot(control="no_context", fences=False, kept=None)
 
     def load(self, data: Any, snapshot: Snapshot) -> None:
-        state, data.fences, data.kept = snapshot
-        data.phase = PHASES[state]
+        data.fences, data.kept = snapshot.fences, snapshot.kept
+        data.phase = PHASES[snapshot.control]
         data.output = {}
 
     def store(self, data: Any, state: str) -> Snapshot:
-        return (state, data.fences, data.kept)
+        return Snapshot(state, data.fences, data.kept)
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         return standard_config(options)
@@ -260,24 +259,12 @@ class WriterProofsExplorer:
                     if swap is not None:
                         steps.append({"event": "swap_paths", "args": {"first": swap[0], "second": swap[1]}})
                 current = wanted
-            if action.event == "initial" and action.kwargs["roots"]:
-                steps.append({"event": "initial", "args": {"roots": list(action.kwargs["roots"])}})
-            else:
-                steps.append({"event": action.event})
+            roots = action.kwargs.get("roots") if action.event == "initial" else None
+            steps.append(frame.case_step(action.event, {"roots": list(roots)} if roots else None))
         return steps
 
 
-MACHINE = Machine(
-    name="writer-proofs",
-    title="writer proofs",
-    seed="002_79f456de189a5c5b.txt",
-    spec=_FOLDER / "spec" / "writer-proofs.md",
-    cases=_FOLDER / "conformance" / "cases" / "writer-proofs",
-    manifest=_FOLDER / "checker" / "manifests" / "writer-proofs.json",
-    chart=WriterProofsChart,
-    run_case=writer_proofs_driver.run_case,
-    run_model_case=writer_proofs_driver.run_model_case,
-    features=writer_proofs_driver.FEATURES,
-    explorer=WriterProofsExplorer(),
-    fuzz=writer_proofs_driver.fuzz,
+MACHINE = frame.bundled_machine(
+    name="writer-proofs", title="writer proofs", seed="002_79f456de189a5c5b.txt",
+    chart=WriterProofsChart, driver=writer_proofs_driver, explorer=WriterProofsExplorer(),
 )

@@ -19,13 +19,12 @@ copy: this module imports nothing from ``inboxspec.impl``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from statemachine import State, StateChart
-from statemachine.transition_list import TransitionList
+from statemachine import State
 
+from .chart import ModelChart, stay
 from .idle_label_table import SPACE_RANGES
 
 # IDLE-DEF-1, written here again rather than imported.
@@ -124,6 +123,16 @@ def recognised(answer: Any) -> tuple[str, int | None, str | None]:
     return "unavailable", None, None
 
 
+# The kinds a notice has: the three answers (IDLE-REQ-6) and a requester's own expiry
+# (IDLE-REQ-4); written here again rather than imported from the implementation.
+NOTICE_KINDS = ("idle", "exited", "unavailable", "expired")
+
+
+def is_notice_kind(value: Any) -> bool:
+    """The ``is_notice_kind`` helper: one of the four notice kinds, spelled exactly."""
+    return isinstance(value, str) and value in NOTICE_KINDS
+
+
 # -- the chart ------------------------------------------------------------------------------
 
 
@@ -142,20 +151,7 @@ Outstanding = tuple[int, str, str, int]
 Subscriber = tuple[str, int, int, bool]
 
 
-def _stay(states: Sequence[State], **kwargs: Any) -> TransitionList:
-    result = TransitionList()
-    for state in states:
-        result = result | state.to.itself(internal=True, **kwargs)
-    return result
-
-
-class IdleSubscriptionsChart(StateChart["IdleSubscriptionsChart"]):
-    # Pinned behaviour flags, as in the wake gate's chart.
-    allow_event_without_transition = False
-    enable_self_transition_entries = False
-    atomic_configuration_update = False
-    catch_errors_as_events = False
-
+class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
     idle = State(initial=True)
     busy = State()
     settling = State()
@@ -169,44 +165,44 @@ class IdleSubscriptionsChart(StateChart["IdleSubscriptionsChart"]):
     _armed = (settling, backing_off)
 
     subscribe = (
-        _stay(_all, cond="subscription_is_outstanding", on="reject_duplicate")
-        | _stay(_all, cond="outstanding_table_is_full", on="book_cap")
-        | _stay(_all, on="book_sent")
+        stay(_all, cond="subscription_is_outstanding", on="reject_duplicate")
+        | stay(_all, cond="outstanding_table_is_full", on="book_cap")
+        | stay(_all, on="book_sent")
     )
     receive_notice = (
-        _stay(_all, cond="answer_is_not_the_targets", on="book_ignored")
-        | _stay(_all, cond="subscription_is_outstanding", on="book_resolution")
-        | _stay(_all, on="book_ignored")
+        stay(_all, cond="answer_is_not_the_targets", on="book_ignored")
+        | stay(_all, cond="subscription_is_outstanding", on="book_resolution")
+        | stay(_all, on="book_ignored")
     )
     add_subscriber = (
         exited.to.itself(internal=True, on="answer_exited_at_once")
         | shut_down.to.itself(internal=True, on="answer_unavailable_at_once")
-        | _stay(_open, cond="subscription_is_retransmitted", on="book_retransmission")
-        | _stay(_open, cond="requester_is_subscribed", on="book_displacement")
-        | _stay(_open, cond="subscriber_table_is_full", on="book_table_full")
+        | stay(_open, cond="subscription_is_retransmitted", on="book_retransmission")
+        | stay(_open, cond="requester_is_subscribed", on="book_displacement")
+        | stay(_open, cond="subscriber_table_is_full", on="book_table_full")
         | idle.to(settling, cond="arrival_arms_the_fire", on="book_subscriber_arming")
-        | _stay(_open, on="book_subscriber")
+        | stay(_open, on="book_subscriber")
     )
     turn_started = (
         busy.from_(idle, settling, backing_off, on="book_turn_started")
         | busy.to.itself(internal=True, on="reject_turn_in_progress")
-        | _stay(_closed, on="reject_closed")
+        | stay(_closed, on="reject_closed")
     )
     turn_finished = (
         busy.to(settling, on="book_turn_finished")
-        | _stay((idle, settling, backing_off), on="reject_no_turn")
-        | _stay(_closed, on="reject_closed")
+        | stay((idle, settling, backing_off), on="reject_no_turn")
+        | stay(_closed, on="reject_closed")
     )
     set_held = (
         backing_off.to(settling, cond="release_rearms_the_fire", on="book_release")
-        | _stay(_all, on="book_held")
+        | stay(_all, on="book_held")
     )
-    exit = exited.from_(*_open, on="book_exit") | _stay(_closed, on="reject_closed")
-    shutdown = shut_down.from_(*_open, on="book_shutdown") | _stay(_closed, on="reject_closed")
+    exit = exited.from_(*_open, on="book_exit") | stay(_closed, on="reject_closed")
+    shutdown = shut_down.from_(*_open, on="book_shutdown") | stay(_closed, on="reject_closed")
     advance = (
         idle.from_(*_armed, cond="fire_is_due_with_nothing_held", on="book_fire")
         | backing_off.from_(*_armed, cond="fire_is_due_while_held", on="book_back_off")
-        | _stay(_all, on="book_time")
+        | stay(_all, on="book_time")
     )
 
     del _open, _closed, _all, _armed

@@ -23,10 +23,35 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from statemachine import State, StateChart
+from statemachine import State
+
+from .chart import ModelChart, stay
 
 SPACING_MS = 30_000
 MAX_BACKOFF_MS = 300_000
+MAX_FAILURES = 20  # the failure count saturates here (REFRESH-BACK-1)
+DEFAULT_MAX_ITEMS = 50  # REFRESH-DEF-1
+DEFAULT_MAX_BYTES = 65536  # REFRESH-DEF-1
+
+
+# WARNING: machines/inbox_refresh.py collapses failure counts from the first one
+# whose back-off no longer changes, computed from these two functions, and reads
+# the spacing from spacing_ms; tests/test_explorer_abstractions.py fails when the
+# collapse stops being exact. Change the formulas here, not there.
+def failures_after_one_more(failures: int) -> int:
+    """REFRESH-BACK-1: the consecutive-failure count after one more failure."""
+    return min(MAX_FAILURES, failures + 1)
+
+
+def backoff_ms(failures: int) -> int:
+    """REFRESH-BACK-1: the wait before the next launch after the ``failures``-th consecutive failure."""
+    doubling: int = 1000 * 2 ** min(MAX_FAILURES - 1, failures - 1)
+    return min(MAX_BACKOFF_MS, doubling)
+
+
+def spacing_ms(last_duration_ms: int) -> int:
+    """REFRESH-START-1: the least time from one launch to the next."""
+    return max(SPACING_MS, last_duration_ms)
 MAX_TIME_MS = 253_402_300_799_999
 WORKER_CHANGED = "inbox worker changed; restart acon serve"
 LOG_FAILED = "amem: inbox refresh failed; bounded backoff applies"
@@ -82,15 +107,7 @@ def _group(value: Any) -> int | None:
     return value if type(value) is int and 0 < value <= 2**53 - 1 else None
 
 
-class InboxRefreshChart(StateChart["InboxRefreshChart"]):
-    # Pinned behaviour flags: an event with no enabled transition is a model
-    # bug, not a no-op; self-transitions do not re-run entry actions; callback
-    # errors propagate instead of becoming `error.execution` events.
-    allow_event_without_transition = False
-    enable_self_transition_entries = False
-    atomic_configuration_update = False
-    catch_errors_as_events = False
-
+class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
     idle = State(initial=True)
     running = State()
     blocked = State()
@@ -113,30 +130,10 @@ class InboxRefreshChart(StateChart["InboxRefreshChart"]):
         | blocked.to.itself(internal=True, on="move_time")
         | closed.to.itself(internal=True, on="move_time")
     )
-    invalidate = (
-        idle.to.itself(internal=True, on="book_invalidation")
-        | running.to.itself(internal=True, on="book_invalidation")
-        | blocked.to.itself(internal=True, on="book_invalidation")
-        | closed.to.itself(internal=True, on="book_invalidation")
-    )
-    edit_sources = (
-        idle.to.itself(internal=True, on="book_edit")
-        | running.to.itself(internal=True, on="book_edit")
-        | blocked.to.itself(internal=True, on="book_edit")
-        | closed.to.itself(internal=True, on="book_edit")
-    )
-    change_policy = (
-        idle.to.itself(internal=True, on="book_policy_change")
-        | running.to.itself(internal=True, on="book_policy_change")
-        | blocked.to.itself(internal=True, on="book_policy_change")
-        | closed.to.itself(internal=True, on="book_policy_change")
-    )
-    set_readable = (
-        idle.to.itself(internal=True, on="book_readable")
-        | running.to.itself(internal=True, on="book_readable")
-        | blocked.to.itself(internal=True, on="book_readable")
-        | closed.to.itself(internal=True, on="book_readable")
-    )
+    invalidate = stay((idle, running, blocked, closed), on="book_invalidation")
+    edit_sources = stay((idle, running, blocked, closed), on="book_edit")
+    change_policy = stay((idle, running, blocked, closed), on="book_policy_change")
+    set_readable = stay((idle, running, blocked, closed), on="book_readable")
     close = (
         idle.to(closed, on="close_cache")
         | running.to(closed, on="close_cache")
@@ -144,8 +141,8 @@ class InboxRefreshChart(StateChart["InboxRefreshChart"]):
         | closed.to.itself(internal=True, on="close_cache")
     )
 
-    def __init__(self, scripts: Sequence[Script] = (), start_ms: int = 0, max_items: int = 50,
-                 max_bytes: int = 65536, deny: Sequence[str] = (),
+    def __init__(self, scripts: Sequence[Script] = (), start_ms: int = 0, max_items: int = DEFAULT_MAX_ITEMS,
+                 max_bytes: int = DEFAULT_MAX_BYTES, deny: Sequence[str] = (),
                  options: RefreshModelOptions | None = None, horizon_ms: int = MAX_TIME_MS) -> None:
         self.scripts = tuple(scripts)
         self.max_items = max_items
@@ -224,7 +221,7 @@ class InboxRefreshChart(StateChart["InboxRefreshChart"]):
         return self.scripts[self.launches] if self.launches < len(self.scripts) else UNSCRIPTED
 
     def _allowed(self) -> bool:
-        spacing = 0 if self.last_launch is None else self.last_launch + max(SPACING_MS, self.last_duration)
+        spacing = 0 if self.last_launch is None else self.last_launch + spacing_ms(self.last_duration)
         return self.now_ms >= max(self.retry_at, spacing)
 
     def _would_launch(self) -> bool:
@@ -276,10 +273,14 @@ class InboxRefreshChart(StateChart["InboxRefreshChart"]):
         if capacity:
             self.capacity = None
 
+    def _back_off(self) -> None:
+        """REFRESH-BACK-1: one more consecutive failure, and the launch it puts off."""
+        self.failures = failures_after_one_more(self.failures)
+        self.retry_at = self.now_ms + backoff_ms(self.failures)
+
     def _fail(self, kind: str, reason: str, log: list[str], blocks: int | None = None) -> None:
         """REFRESH-BACK-1, -2, -3, -5 and REFRESH-MSG-3."""
-        self.failures = min(20, self.failures + 1)
-        self.retry_at = self.now_ms + min(MAX_BACKOFF_MS, 1000 * 2 ** min(19, self.failures - 1))
+        self._back_off()
         self.pending = True
         self.error = kind
         if blocks is not None:
@@ -331,8 +332,7 @@ class InboxRefreshChart(StateChart["InboxRefreshChart"]):
             self._invalidate(hard=True, capacity=True)
             self.error = "failure"
             if self.options.read_failure_backs_off:  # REFRESH-OPT-2
-                self.failures = min(20, self.failures + 1)
-                self.retry_at = self.now_ms + min(MAX_BACKOFF_MS, 1000 * 2 ** min(19, self.failures - 1))
+                self._back_off()
                 log.append(LOG_FAILED)
             self.output = {"snapshot": self._status(), "callers": callers, "launched": None, "log": log}
             return

@@ -17,15 +17,21 @@ independent descriptions of the same machine.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from statemachine import State, StateChart
-from statemachine.transition_list import TransitionList
+from statemachine import State
+
+from .chart import ModelChart, stay
 
 REVIEW = ("mode-mismatch", "no-mode-asserted", "attestation-garbage")
 EXPIRY = {"60s": 60_000, "5m": 300_000, "10m": 600_000, "never": None}
+# PEER-IF-1's defaults and PEER-EXP-1's, written here again rather than imported from the
+# implementation: a changed default there must show up as a disagreement with the model.
+DEFAULT_HELD_CAP = 100
+DEFAULT_BOX_CAP = 50
+DEFAULT_MAX_HOPS = 4
+DEFAULT_EXPIRY = "5m"
 WARNING = ("[peer delivery settings] dialogExpiry is not one of 60s, 5m, 10m, never;"
            " the default 5m applies.")
 
@@ -53,6 +59,16 @@ class After:
     ms: int
 
 
+class Keep:
+    """A ``set_recipient`` argument that is not given: PEER-SET-1 keeps the current value."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP = Keep()
+
+
 @dataclass(frozen=True)
 class PeerDeliveryModelOptions:
     fair_eviction: bool = False  # PEER-F1
@@ -60,45 +76,31 @@ class PeerDeliveryModelOptions:
     deadline_for_waiting_holds: bool = False  # PEER-F3
 
 
-def _stay(states: Sequence[State], **kwargs: Any) -> TransitionList:
-    result = TransitionList()
-    for state in states:
-        result = result | state.to.itself(internal=True, **kwargs)
-    return result
-
-
-class PeerDeliveryChart(StateChart["PeerDeliveryChart"]):
-    # Pinned behaviour flags, as in the wake gate: a missing transition is a
-    # model bug, self-transitions skip entry actions, callback errors propagate.
-    allow_event_without_transition = False
-    enable_self_transition_entries = False
-    atomic_configuration_update = False
-    catch_errors_as_events = False
-
+class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
     open = State(initial=True)
     full = State()
 
     _all = (open, full)
 
     send_message = (
-        _stay(_all, cond="box_is_full_at_send_station", on="book_queue_full")
-        | _stay(_all, cond="ingress_guard_drops", on="book_drop")
-        | _stay(_all, cond="recipient_refuses", on="book_refusal")
-        | _stay(_all, cond="judged_delivered", on="book_delivery")
+        stay(_all, cond="box_is_full_at_send_station", on="book_queue_full")
+        | stay(_all, cond="ingress_guard_drops", on="book_drop")
+        | stay(_all, cond="recipient_refuses", on="book_refusal")
+        | stay(_all, cond="judged_delivered", on="book_delivery")
         | open.to(full, cond="hold_fills_buffer", on="book_hold")
         | open.to.itself(internal=True, on="book_hold")
         | full.to.itself(internal=True, on="book_hold_evicting")
     )
 
     approve = (
-        _stay(_all, cond="ticket_is_not_held", on="book_not_held")
-        | _stay(_all, cond="release_waits_for_box", on="book_box_full")
+        stay(_all, cond="ticket_is_not_held", on="book_not_held")
+        | stay(_all, cond="release_waits_for_box", on="book_box_full")
         | open.to.itself(internal=True, on="book_approval")
         | full.to(open, on="book_approval")
     )
 
     deny = (
-        _stay(_all, cond="ticket_is_not_held", on="book_not_held")
+        stay(_all, cond="ticket_is_not_held", on="book_not_held")
         | open.to.itself(internal=True, on="book_denial")
         | full.to(open, on="book_denial")
     )
@@ -115,13 +117,14 @@ class PeerDeliveryChart(StateChart["PeerDeliveryChart"]):
         | full.to(open, on="book_drain")
     )
 
-    set_recipient = _stay(_all, on="book_recipient")
-    set_dialog_expiry = _stay(_all, on="book_dialog_expiry")
-    take = _stay(_all, on="book_take")
+    set_recipient = stay(_all, on="book_recipient")
+    set_dialog_expiry = stay(_all, on="book_dialog_expiry")
+    take = stay(_all, on="book_take")
 
     del _all
 
-    def __init__(self, held_cap: int = 100, box_cap: int = 50, max_hops: int = 4,
+    def __init__(self, held_cap: int = DEFAULT_HELD_CAP, box_cap: int = DEFAULT_BOX_CAP,
+                 max_hops: int = DEFAULT_MAX_HOPS,
                  setting: str | None = None, starting_up: bool = False, mode: str | None = None,
                  options: PeerDeliveryModelOptions | None = None) -> None:
         self.held_cap = held_cap
@@ -131,7 +134,7 @@ class PeerDeliveryChart(StateChart["PeerDeliveryChart"]):
         self.setting = setting
         self.starting_up = starting_up
         self.mode = mode
-        self.expiry_ms: int | None = 300_000
+        self.expiry_ms: int | None = EXPIRY[DEFAULT_EXPIRY]
         self.now_ms = 0
         self.box = 0
         self.held: list[Entry] = []
@@ -179,6 +182,9 @@ class PeerDeliveryChart(StateChart["PeerDeliveryChart"]):
         box = self.box
         result: list[tuple[Entry, str, str | None]] = []
         for entry in self.held:
+            # WARNING: machines/peer_delivery.py's store forgets a review entry's sender mode and
+            # attestation because they are never read again here; tests/test_explorer_abstractions.py
+            # fails when they are.
             if entry[4] in REVIEW:
                 result.append((entry, "held", entry[4]))
                 continue
@@ -346,16 +352,22 @@ class PeerDeliveryChart(StateChart["PeerDeliveryChart"]):
         self.held = kept
         self._emit(receipts)
 
-    def book_recipient(self, setting: str | None, starting_up: bool, mode: str | None) -> None:
-        """PEER-SET-1."""
-        self.setting, self.starting_up, self.mode = setting, starting_up, mode
+    def book_recipient(self, setting: str | Keep | None = KEEP, starting_up: bool | Keep = KEEP,
+                       mode: str | Keep | None = KEEP) -> None:
+        """PEER-SET-1: what is given changes, what is not given (``KEEP``) stays."""
+        if not isinstance(setting, Keep):
+            self.setting = setting
+        if not isinstance(starting_up, Keep):
+            self.starting_up = starting_up
+        if not isinstance(mode, Keep):
+            self.mode = mode
         self._emit([])
 
     def book_dialog_expiry(self, value: Any) -> None:
         """PEER-EXP-1, PEER-EXP-2, PEER-EXP-3."""
         member = isinstance(value, str) and value in EXPIRY
         invalid = not member and value is not None and value != "default"
-        resolved = value if member else "5m"
+        resolved = value if member else DEFAULT_EXPIRY
         self.expiry_ms = EXPIRY[resolved]
         self._emit([], value=resolved, ms=self.expiry_ms, invalid=invalid,
                    warning=WARNING if invalid else None)

@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from statemachine import State, StateChart
-from statemachine.transition_list import TransitionList
+from statemachine import State
+
+from .chart import ModelChart, stay
 
 CATEGORIES = ("running CLI", "setup receipt", "declared writer", "active locator", "home floor",
               "writer renewal")
@@ -360,20 +361,7 @@ def preview_outcome(world: World, own_root: str, requested: Sequence[str]) -> di
             "differences": differences, "refusalCategory": category}
 
 
-def _stay(states: Sequence[State], **kwargs: Any) -> TransitionList:
-    result = TransitionList()
-    for state in states:
-        result = result | state.to.itself(internal=True, **kwargs)
-    return result
-
-
-class WriterProofsChart(StateChart["WriterProofsChart"]):
-    # Pinned behaviour flags (as in model/wake_gate.py).
-    allow_event_without_transition = False
-    enable_self_transition_entries = False
-    atomic_configuration_update = False
-    catch_errors_as_events = False
-
+class WriterProofsChart(ModelChart["WriterProofsChart"]):
     no_context = State(initial=True)
     initial_context = State()
     active_context = State()
@@ -390,16 +378,16 @@ class WriterProofsChart(StateChart["WriterProofsChart"]):
     )
     attest = (
         no_context.to.itself(internal=True, on="book_no_context")
-        | _stay((initial_context, active_context), cond="attest_requires_held_fences",
+        | stay((initial_context, active_context), cond="attest_requires_held_fences",
                 on="book_fences_not_held")
         | initial_context.to.itself(internal=True, cond="initial_attest_holds", on="book_attestation")
         | initial_context.to.itself(internal=True, on="book_attest_refusal")
         | active_context.to.itself(internal=True, cond="active_attest_holds", on="book_attestation")
         | active_context.to.itself(internal=True, on="book_attest_refusal")
     )
-    preview = _stay(_all, on="book_preview")
-    hold_fences = _stay(_all, on="book_hold_fences")
-    release_fences = _stay(_all, on="book_release_fences")
+    preview = stay(_all, on="book_preview")
+    hold_fences = stay(_all, on="book_hold_fences")
+    release_fences = stay(_all, on="book_release_fences")
 
     del _all
 

@@ -169,3 +169,49 @@ BAD_EXPLORE_ARGUMENTS = [
 def test_explore_rejects_bad_arguments(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explore", "wake-gate", *arguments]) == 2
     assert "inboxspec explore:" in capsys.readouterr().err
+
+
+def test_a_trace_line_shows_the_control_state_and_only_the_fields_that_changed() -> None:
+    from inboxspec.checker.traces import describe
+    from inboxspec.machines.frame import Action
+    from inboxspec.machines.wake_gate import Snapshot
+
+    start = Snapshot(control="no_episode", streak=0, age=None, floor_ms=30_000)
+    step = Action("decide chatter", "decide")
+    (line,) = describe([(start, step, start._replace(streak=1), None)], Snapshot._fields)
+    assert line.endswith("decide chatter             no_episode: streak=1")
+    (line,) = describe([(start, step, start._replace(control="refusing_unannounced"), {"wake": False})],
+                       Snapshot._fields)
+    assert "refusing_unannounced  -> " in line and "=" not in line.split("->")[0]
+
+
+def test_findings_name_each_changed_field_for_every_machine() -> None:
+    """Every machine's findings print named fields, each step only what it changed."""
+    from inboxspec.checker.explore import Explorations
+
+    explorations = Explorations()
+    results = check_findings(explorations)
+    assert {r.machine for r in results} == set(machines.names())
+    for result in results:
+        variables = machines.get(result.machine).explorer.variables
+        trace = explorations.get(result.machine).violations[result.invariant]
+        assert len(trace) == len(result.trace)
+        for (pre, _action, post, _output), line in zip(trace, result.trace, strict=True):
+            state_text = line.split("  -> ")[0]
+            assert "('" not in state_text, line  # no positional tuple
+            for name, before, after in zip(variables[1:], pre[1:], post[1:], strict=True):
+                assert (f" {name}=" in state_text) == (before != after), (result.finding, name, line)
+
+
+def test_itf_writes_named_entries_as_records() -> None:
+    from inboxspec.checker.explore import Explorations
+    from inboxspec.checker.traces import to_itf
+
+    explorer = machines.get("peer-delivery").explorer
+    result = Explorations().get("peer-delivery")
+    trace = result.violations["eviction_spares_the_smaller_sender"]
+    itf = to_itf("peer-delivery", explorer.variables, trace, "eviction_spares_the_smaller_sender",
+                 explorer.initial(result.bounds))
+    (entry, *_rest) = itf["states"][1]["held"]
+    assert entry == {"sender": "a", "sender_mode": {"tag": "None", "value": {"#tup": []}},
+                     "attestation": "absent", "cause": "mode-mismatch", "deadline_in": {"#bigint": "300000"}}

@@ -9,16 +9,14 @@ retransmissions, sweeps, the debounce and the back-off.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from hypothesis import note
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize, invariant, rule
 
-from inboxspec.conformance.casefiles import case_from_trace
 from inboxspec.impl.idle_subscriptions import IdleSubscriptions
 from inboxspec.machines.idle_subscriptions_driver import ModelSession, apply_step
+from tests.lockstep import Lockstep, event_rule
 
 ids = st.integers(0, 4)
 texts = st.sampled_from([None, "done", "ok «x» [peer idle notice]", "\u200b", "a" * 120])
@@ -32,12 +30,8 @@ options = st.fixed_dictionaries({}, optional={
     "fire_on_release": st.booleans(), "answers_from_target_only": st.booleans()})
 
 
-class IdleSubscriptionsLockstep(RuleBasedStateMachine):
-    def __init__(self) -> None:
-        super().__init__()
-        self.trace: list[dict[str, Any]] = []
-        self.model_output: dict[str, Any] | None = None
-        self.impl_output: dict[str, Any] | None = None
+class IdleSubscriptionsLockstep(Lockstep):
+    machine = "idle-subscriptions"
 
     @initialize(ttl=st.sampled_from([3, 40, 43_200_000]), debounce=st.sampled_from([0, 2, 750]),
                 backoff=st.sampled_from([1, 5, 30_000]), outstanding_cap=st.integers(0, 3),
@@ -51,19 +45,9 @@ class IdleSubscriptionsLockstep(RuleBasedStateMachine):
             "last_turn_text_seat": seat, "reader_utc_offset_min": offset, "start_ms": 60_000}
         if opts:
             self.config["options"] = opts
-        note(f"config = {json.dumps(self.config)}")
         self.model = ModelSession(self.config)
         self.impl = IdleSubscriptions.from_config(self.config)
-
-    def _step(self, event: str, **args: Any) -> None:
-        step: dict[str, Any] = {"event": event, "args": args} if args else {"event": event}
-        self.model_output = self.model.apply(step)
-        self.impl_output = apply_step(self.impl, step)
-        self.trace.append({**step, "expect": self.model_output})
-        note(f"{event} {json.dumps(args)} -> model {self.model_output} / impl {self.impl_output}")
-        if self.model_output != self.impl_output:
-            case = case_from_trace("idle-subscriptions", "lockstep-counterexample", self.config, self.trace)
-            note("as a conformance case:\n" + json.dumps(case, indent=2))
+        self.start(self.config, self.model, lambda step: apply_step(self.impl, step))
 
     @rule(target_=st.sampled_from(["s1", "s2"]), subscription=ids,
           label=st.sampled_from([None, "Peer", "[]"]))
@@ -79,9 +63,7 @@ class IdleSubscriptionsLockstep(RuleBasedStateMachine):
     def add_subscriber(self, requester: str, subscription: int, parity: bool | None) -> None:
         self._step("add_subscriber", requester=requester, subscription=subscription, parity=parity)
 
-    @rule()
-    def turn_started(self) -> None:
-        self._step("turn_started")
+    turn_started = event_rule("turn_started")
 
     @rule(last_turn_text=texts)
     def turn_finished(self, last_turn_text: str | None) -> None:
@@ -91,13 +73,9 @@ class IdleSubscriptionsLockstep(RuleBasedStateMachine):
     def set_held(self, count: int) -> None:
         self._step("set_held", count=count)
 
-    @rule()
-    def exit(self) -> None:
-        self._step("exit")
+    exit = event_rule("exit")
 
-    @rule()
-    def shutdown(self) -> None:
-        self._step("shutdown")
+    shutdown = event_rule("shutdown")
 
     @rule(by=st.sampled_from(["0", "1", "debounce", "backoff", "ttl", "ttl-1", "big"]))
     def advance(self, by: str) -> None:
@@ -105,11 +83,6 @@ class IdleSubscriptionsLockstep(RuleBasedStateMachine):
         step = {"0": 0, "1": 1, "debounce": config.debounce_ms, "backoff": config.held_backoff_ms,
                 "ttl": config.ttl_ms, "ttl-1": max(0, config.ttl_ms - 1), "big": 7 * config.ttl_ms + 3}[by]
         self._step("advance", now_ms=self.impl.now_ms + step)
-
-    @precondition(lambda self: self.model_output is not None)
-    @invariant()
-    def outputs_agree(self) -> None:
-        assert self.model_output == self.impl_output
 
     @invariant()
     def requester_tables_agree(self) -> None:

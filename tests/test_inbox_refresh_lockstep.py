@@ -8,16 +8,13 @@ of the fake runner have drawn outcomes and durations.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from hypothesis import note
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from inboxspec.conformance.casefiles import case_from_trace
-from inboxspec.conformance.compare import canonical
 from inboxspec.machines.inbox_refresh_driver import ModelSession, Session
+from tests.lockstep import Lockstep, event_rule
 
 T = "2026-01-01T00:00:00.000Z"
 ITEM_IDS = ("c1", "c2", "capacity:proposal", "inbox:more")
@@ -55,12 +52,8 @@ options = st.fixed_dictionaries({}, optional={"refreshing_only_when_runnable": s
                                               "read_failure_backs_off": st.booleans()})
 
 
-class InboxRefreshLockstep(RuleBasedStateMachine):
-    def __init__(self) -> None:
-        super().__init__()
-        self.trace: list[dict[str, Any]] = []
-        self.model_output: dict[str, Any] | None = None
-        self.impl_output: dict[str, Any] | None = None
+class InboxRefreshLockstep(Lockstep):
+    machine = "inbox-refresh"
 
     @initialize(jobs=st.lists(scripts(), max_size=6), opts=options, start=st.sampled_from([0, 1_000_000]),
                 max_items=st.sampled_from([2, 50]))
@@ -69,21 +62,10 @@ class InboxRefreshLockstep(RuleBasedStateMachine):
                                        "max_items": max_items}
         if opts:
             self.config["options"] = opts
-        note(f"config = {json.dumps(self.config)}")
         self.model = ModelSession(self.config)
         self.impl = Session(self.config)
+        self.start(self.config, self.model, self.impl.apply)
         self.now_ms = start
-
-    def _step(self, event: str, **args: Any) -> None:
-        step: dict[str, Any] = {"event": event, "args": args} if args else {"event": event}
-        self.model_output = self.model.apply(step)
-        self.impl_output = self.impl.apply(step)
-        self.trace.append({**step, "expect": self.impl_output})
-        note(f"{event} {json.dumps(args)} -> model {canonical(self.model_output)} / "
-             f"impl {canonical(self.impl_output)}")
-        if canonical(self.model_output) != canonical(self.impl_output):
-            case = case_from_trace("inbox-refresh", "lockstep-counterexample", self.config, self.trace)
-            note("as a conformance case:\n" + json.dumps(case, indent=2))
 
     @rule(callers=st.sampled_from([1, 1, 2]))
     def snapshot(self, callers: int) -> None:
@@ -109,23 +91,13 @@ class InboxRefreshLockstep(RuleBasedStateMachine):
     def edit_sources(self, hard: bool) -> None:
         self._step("edit_sources", hard=hard)
 
-    @rule()
-    def change_policy(self) -> None:
-        self._step("change_policy")
+    change_policy = event_rule("change_policy")
 
     @rule(value=st.booleans())
     def set_readable(self, value: bool) -> None:
         self._step("set_readable", value=value)
 
-    @precondition(lambda self: len(self.trace) > 3)
-    @rule()
-    def close(self) -> None:
-        self._step("close")
-
-    @precondition(lambda self: self.model_output is not None)
-    @invariant()
-    def outputs_agree(self) -> None:
-        assert canonical(self.model_output) == canonical(self.impl_output)
+    close = precondition(lambda self: len(self.trace) > 3)(event_rule("close"))
 
     @invariant()
     def clocks_agree(self) -> None:

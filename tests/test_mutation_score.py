@@ -37,8 +37,8 @@ def test_finds_the_reference_modules_through_the_registry() -> None:
 
 
 @pytest.mark.parametrize("mutant", [
-    f"{WAKE}:is_rapid:Lt->LtE#1",  # the floor boundary: a self-wake exactly one floor later
-    f"{WAKE}:decide:False->True#4",  # a counted wake leaves the refusal flag set (survivors.json)
+    f"{WAKE}:is_rapid:Lt->LtE:680b6d3d",  # the floor boundary: a self-wake exactly one floor later
+    f"{WAKE}:decide:False->True:4155887f#2",  # a counted wake leaves the refusal flag set (survivors.json)
 ])
 def test_the_bundled_cases_kill_a_known_mutant(mutant: str) -> None:
     result = mutation_score.score("wake-gate", only=[mutant])
@@ -46,7 +46,7 @@ def test_the_bundled_cases_kill_a_known_mutant(mutant: str) -> None:
 
 
 def test_a_listed_equivalent_survives() -> None:
-    mutant = f"{WAKE}:is_rapid:return-None#2"  # None for False, used only as a condition
+    mutant = f"{WAKE}:is_rapid:return-None:fdf0c491"  # None for False, used only as a condition
     result = mutation_score.score("wake-gate", only=[mutant])
     assert [m.id for m, _ in result.equivalent] == [mutant] and not result.killed
 
@@ -62,11 +62,54 @@ def test_every_listed_equivalent_is_a_mutant_with_a_reason(machine: str) -> None
     assert not [e["id"] for e in entries if e["id"] not in known]
 
 
+def _ids(module: str, source: str) -> set[str]:
+    return {m.id for m in mutation_score.mutants_of_source(module, source)}
+
+
+PEER = "inboxspec.impl.peer_delivery"
+PEER_SOURCE = mutation_score._source(PEER)
+# Each edit adds text elsewhere in the module: none may rename a mutant it does not touch.
+UNRELATED_EDITS = {
+    "a module constant before the others": ("\nDIALOG_EXPIRY_DEFAULT",
+                                            '\nUNRELATED_NOTE = "an unrelated note"\nDIALOG_EXPIRY_DEFAULT'),
+    "a new item in a tuple constant": ('"rate-limited", ', '"rate-limited", "also-unrelated", '),
+    "a new function first": ("\nclass ",
+                             '\ndef unrelated() -> str:\n    return "unrelated" + "x"\n\n\nclass '),
+}
+
+
+def test_mutant_ids_are_unique_in_every_machine() -> None:
+    for machine in machines.names():
+        ids = [m.id for m in mutation_score.mutation_targets(machines.get(machine))]
+        assert len(ids) == len(set(ids)), machine
+
+
+@pytest.mark.parametrize("edit", sorted(UNRELATED_EDITS))
+def test_adding_an_unrelated_string_leaves_the_other_ids_alone(edit: str) -> None:
+    anchor, replacement = UNRELATED_EDITS[edit]
+    assert anchor in PEER_SOURCE, "the edit's anchor is gone from the module; choose another"
+    edited = PEER_SOURCE.replace(anchor, replacement, 1)
+    before, after = _ids(PEER, PEER_SOURCE), _ids(PEER, edited)
+    assert before < after  # the edit adds mutants, and every earlier one keeps its id
+    assert len(after - before) >= 1
+
+
+def test_the_id_names_the_scope_and_the_constant() -> None:
+    ids = _ids(PEER, PEER_SOURCE)
+    assert any(i.startswith(f"{PEER}:DROP_REASONS:text:") for i in ids)
+    assert any(i.startswith(f"{PEER}:PeerDelivery.send_message:") for i in ids)
+    # Equal mutants in one scope differ by their statement: two ``= 0`` assignments are two ids.
+    twice = "def f(self):\n    self.count = 0\n    self.total = 0\n"
+    assert len({i for i in _ids("m", twice) if ":int+1:" in i}) == 2
+    same = "def f(self):\n    self.count = 0\n    self.count = 0\n"
+    assert sorted(i.rsplit(":", 1)[1][8:] for i in _ids("m", same) if ":int+1:" in i) == ["", "#2"]
+
+
 def test_mutants_do_not_leak_into_the_parent() -> None:
     from inboxspec.impl import wake_gate
 
     before = wake_gate.is_rapid
-    mutation_score.score("wake-gate", only=[f"{WAKE}:is_rapid:Lt->LtE#1"])
+    mutation_score.score("wake-gate", only=[f"{WAKE}:is_rapid:Lt->LtE:680b6d3d"])
     assert wake_gate.is_rapid is before
     assert wake_gate.is_rapid(0, 30_000, wake_gate.GateRules(1, 30_000, wake_gate.GateOptions())) is False
 

@@ -6,16 +6,14 @@ the failing run also notes the trace as a ready-to-commit conformance case.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from hypothesis import note
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize, invariant, rule
 
-from inboxspec.conformance.casefiles import case_from_trace
 from inboxspec.impl.peer_delivery import PeerDelivery
 from inboxspec.machines.peer_delivery_driver import ModelSession, apply_step
+from tests.lockstep import Lockstep, event_rule
 
 SENDERS = st.sampled_from(["a", "b", "c"])
 MODES = st.sampled_from([None, "x", "y"])
@@ -27,12 +25,8 @@ FLAGS = st.sampled_from(["loop", "duplicate", "rate_limited"])
 DELAYS = st.sampled_from([0, 1, 59_999, 60_000, 240_000, 300_000, 600_000]) | st.integers(0, 700_000)
 
 
-class PeerDeliveryLockstep(RuleBasedStateMachine):
-    def __init__(self) -> None:
-        super().__init__()
-        self.trace: list[dict[str, Any]] = []
-        self.model_output: dict[str, Any] | None = None
-        self.impl_output: dict[str, Any] | None = None
+class PeerDeliveryLockstep(Lockstep):
+    machine = "peer-delivery"
 
     @initialize(held_cap=st.integers(1, 4), box_cap=st.integers(0, 3), mode=MODES,
                 setting=st.sampled_from([None, "accept", "hold", "refuse"]), starting_up=st.booleans(),
@@ -41,19 +35,9 @@ class PeerDeliveryLockstep(RuleBasedStateMachine):
                starting_up: bool, options: dict[str, bool]) -> None:
         self.config = {"held_cap": held_cap, "box_cap": box_cap, "mode": mode, "setting": setting,
                        "starting_up": starting_up, "options": options}
-        note(f"config = {json.dumps(self.config)}")
         self.model = ModelSession(self.config)
         self.impl = PeerDelivery.from_config(self.config)
-
-    def _step(self, event: str, **args: Any) -> None:
-        step: dict[str, Any] = {"event": event, "args": args} if args else {"event": event}
-        self.model_output = self.model.apply(step)
-        self.impl_output = apply_step(self.impl, step)
-        self.trace.append({**step, "expect": self.impl_output})
-        note(f"{event} {json.dumps(args)} -> model {self.model_output} / impl {self.impl_output}")
-        if self.model_output != self.impl_output:
-            case = case_from_trace("peer-delivery", "lockstep-counterexample", self.config, self.trace)
-            note("as a conformance case:\n" + json.dumps(case, indent=2))
+        self.start(self.config, self.model, lambda step: apply_step(self.impl, step))
 
     @rule(sender=SENDERS, sender_mode=MODES, attestation=st.sampled_from(["absent", "valid", "garbage"]),
           hops=st.sampled_from([0, 4, 5]), flags=st.lists(FLAGS, max_size=1))
@@ -76,9 +60,7 @@ class PeerDeliveryLockstep(RuleBasedStateMachine):
     def advance(self, delay: int) -> None:
         self._step("advance", now_ms=self.impl.now_ms + delay)
 
-    @rule()
-    def drain(self) -> None:
-        self._step("drain")
+    drain = event_rule("drain")
 
     @rule(data=st.data())
     def approve(self, data: st.DataObject) -> None:
@@ -95,11 +77,6 @@ class PeerDeliveryLockstep(RuleBasedStateMachine):
     def _tickets(self) -> st.SearchStrategy[int]:
         held = [entry.ticket for entry in self.impl.held]
         return st.sampled_from(held) if held and self.impl.state.next_ticket > 1 else st.integers(1, 5)
-
-    @precondition(lambda self: self.model_output is not None)
-    @invariant()
-    def outputs_agree(self) -> None:
-        assert self.model_output == self.impl_output
 
     @invariant()
     def buffers_agree(self) -> None:

@@ -1,0 +1,186 @@
+"""Each abstraction an explorer description makes is exact: the states it merges, the chart cannot tell apart.
+
+The inbox-refresh description stores failure counts from ``FAILURES_COLLAPSED``
+on as that count (``collapsed_failures``). That is exact only while every count
+it merges gives the same next back-off, and only zero is read on its own. The
+check below does not trust the formula: in every reachable state of a bounded
+exploration, it puts each count of a merged class in turn, fires every letter
+on the chart itself, and compares what the chart does (control state, output,
+stored successor). A collapse that merges counts the chart tells apart is
+reported, as the broken collapse in the last test shows.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from inboxspec import machines
+from inboxspec.checker.compiled import CompiledChart
+from inboxspec.checker.explore import edges
+from inboxspec.conformance.compare import canonical
+from inboxspec.machines import inbox_refresh
+from inboxspec.model.inbox_refresh import MAX_FAILURES
+
+# A cycle of failing jobs, so that reachable states back off (the counts themselves are put in by the check).
+FAILING = {"jobs": "unavailable,cleanup", "horizon_ms": "60000"}
+
+
+def merged_classes(collapse: Callable[[int], int]) -> list[list[int]]:
+    classes: dict[int, list[int]] = defaultdict(list)
+    for count in range(MAX_FAILURES + 1):
+        classes[collapse(count)].append(count)
+    return [members for members in classes.values() if len(members) > 1]
+
+
+# Given a reachable snapshot: families of concrete states built on it, each family
+# states that the description stores as one.
+Families = Callable[[Any], list[list[Any]]]
+
+
+def abstraction_counterexamples(machine: str, bounds: dict[str, str], families: Families,
+                                with_clock_letters: bool = True) -> list[str]:
+    """Where the chart tells apart concrete states that the description merges.
+
+    For every state reachable at ``bounds``, each state of each family built on
+    it is loaded in turn and every letter fired on the chart itself; the control
+    state reached, the output and the stored successor must be the same across a
+    family. Without
+    ``with_clock_letters``, the letters of ``unobservable_events`` (time moves,
+    whose successors the description only argues about through reachability)
+    are left out.
+    """
+    entry = machines.get(machine)
+    explorer = entry.explorer
+    parsed = explorer.parse_bounds(bounds)
+    chart = CompiledChart(entry.chart)
+    data = chart.blank()
+    explorer.constants(data, parsed, {})
+    actions = [a for a in explorer.alphabet(parsed)
+               if with_clock_letters or a.event not in explorer.unobservable_events]
+    fire = [chart.bind(action.event, action.kwargs) for action in actions]
+    problems: list[str] = []
+    states = {pre for pre, _letter in edges(machine, bounds)}
+    for pre in sorted(states, key=repr):
+        for family in families(pre):
+            for index, action in enumerate(actions):
+                outcomes = []
+                for member in family:
+                    explorer.load(data, member)
+                    fired = fire[index][member[0]](data)
+                    successor = explorer.store(data, fired.target)
+                    outcomes.append((fired.target, canonical(data.output), successor))
+                if any(outcome != outcomes[0] for outcome in outcomes[1:]):
+                    problems.append(f"{action.label} from {pre}: {outcomes}")
+        if len(problems) > 3:
+            break
+    return problems
+
+
+def failure_families(pre: Any) -> list[list[Any]]:
+    """The state with each failure count of a class that ``collapsed_failures`` merges."""
+    return [[pre._replace(failures=count) for count in members]
+            for members in merged_classes(inbox_refresh.collapsed_failures)]
+
+
+def collapse_counterexamples(bounds: dict[str, str]) -> list[str]:
+    """What the chart tells apart among failure counts that ``collapsed_failures`` merges."""
+    classes = merged_classes(inbox_refresh.collapsed_failures)
+    zero = [f"counts {members} are merged with zero, which the chart reads on its own"
+            for members in classes if 0 in members]
+    return zero + abstraction_counterexamples("inbox-refresh", bounds, failure_families)
+
+
+def test_the_failure_collapse_merges_the_counts_of_a_saturated_back_off() -> None:
+    assert merged_classes(inbox_refresh.collapsed_failures) == [
+        list(range(inbox_refresh.FAILURES_COLLAPSED, MAX_FAILURES + 1))]
+
+
+def test_the_failure_collapse_is_exact_on_the_chart() -> None:
+    assert collapse_counterexamples(FAILING) == []
+
+
+@pytest.mark.parametrize("broken", [lambda count: min(count, 5), lambda count: min(count, 1) * 3])
+def test_a_broken_collapse_is_reported(broken: Callable[[int], int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check fails when the abstraction stops being exact: here, merging counts whose back-offs differ."""
+    monkeypatch.setattr(inbox_refresh, "collapsed_failures", broken)
+    assert collapse_counterexamples(FAILING)
+
+
+WAKE_FLOORS = (30_000, 0)  # the default bounds' floors
+
+
+def age_families(pre: Any) -> list[list[Any]]:
+    """The state with each probe age that the description stores as its own age.
+
+    The probes sit on and beside every boundary, far below and far above them,
+    so an interval that wrongly spans a boundary holds two probes the chart
+    tells apart.
+    """
+    from inboxspec.machines import wake_gate
+
+    if pre.age is None:
+        return []
+    boundaries = tuple(sorted({0, *WAKE_FLOORS}))
+    probes = sorted({-10 * max(boundaries) - 1, -2, -1, 10 * max(boundaries),
+                     *(b + delta for b in boundaries for delta in (-1, 0, 1))})
+    stored = wake_gate._canonical_age(pre.age, boundaries)
+    return [[pre._replace(age=age) for age in probes if wake_gate._canonical_age(age, boundaries) == stored]]
+
+
+def test_the_wake_gate_age_intervals_behave_alike() -> None:
+    """Ages between the same two neighbouring boundaries decide alike (machines/wake_gate.py).
+
+    Clock moves are left out: an age at the end of its interval moves into the
+    next one, and the description argues only that every interval is reached.
+    """
+    bounds = {"floors": ",".join(str(f) for f in WAKE_FLOORS)}
+    assert abstraction_counterexamples("wake-gate", bounds, age_families, with_clock_letters=False) == []
+
+
+def test_a_broken_age_interval_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An interval that spans the floor is not exact, and the check says so."""
+    from inboxspec.machines import wake_gate
+
+    def one_interval_from_zero(age: int | None, boundaries: tuple[int, ...]) -> int | None:
+        return None if age is None else -1 if age < 0 else 0
+
+    monkeypatch.setattr(wake_gate, "_canonical_age", one_interval_from_zero)
+    bounds = {"floors": ",".join(str(f) for f in WAKE_FLOORS)}
+    assert abstraction_counterexamples("wake-gate", bounds, age_families, with_clock_letters=False)
+
+
+# A held entry held for review is never judged again, so the description drops its
+# sender's mode and attestation (machines/peer_delivery.py's store).
+FORGOTTEN = (("y", "valid"), ("x", "garbage"), (None, "garbage"))
+
+
+def review_families(pre: Any) -> list[list[Any]]:
+    """The state with other modes and attestations where the description forgets them."""
+    from inboxspec.machines import peer_delivery
+
+    forgets = peer_delivery.FORGETS_JUDGEMENT_INPUTS  # read at call time: the broken test widens it
+    if not any(entry.cause in forgets for entry in pre.held):
+        return []
+    return [[pre, *(pre._replace(held=tuple(entry._replace(sender_mode=mode, attestation=attestation)
+                                            if entry.cause in forgets else entry for entry in pre.held))
+                    for mode, attestation in FORGOTTEN)]]
+
+
+PEER_BOUNDS = {"held_cap": "2", "box_cap": "1", "senders": "a"}
+
+
+def test_peer_delivery_forgets_only_what_a_review_hold_never_reads() -> None:
+    assert abstraction_counterexamples("peer-delivery", PEER_BOUNDS, review_families) == []
+
+
+def test_forgetting_what_a_hold_still_reads_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forgetting the mode of every held entry, not only review ones, merges states the chart tells apart."""
+    from inboxspec.machines import peer_delivery
+
+    monkeypatch.setattr(peer_delivery, "FORGETS_JUDGEMENT_INPUTS",
+                        (*peer_delivery.FORGETS_JUDGEMENT_INPUTS, "inbound-hold", "starting-up"))
+    assert abstraction_counterexamples("peer-delivery", PEER_BOUNDS, review_families)
