@@ -18,7 +18,7 @@ import re
 from typing import Final
 
 from .idle_errors import InvalidArgument
-from .idle_label_table import SPACE_RANGES
+from .idle_label_table import BLANK_RANGES, SPACE_RANGES
 
 PEER_IDLE_LABEL_MAX: Final = 100  # IDLE-LABEL-4: in code points
 PEER_IDLE_NOTICE_KINDS: Final = ("idle", "exited", "unavailable", "expired")
@@ -43,14 +43,14 @@ _LOWS: Final = tuple(low for low, _ in SPACE_RANGES)
 _ASCII_LOWER: Final = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
 
-def _class_pattern() -> re.Pattern[str]:
-    parts = []
-    for low, high in SPACE_RANGES:
-        parts.append(f"\\U{low:08x}" if low == high else f"\\U{low:08x}-\\U{high:08x}")
-    return re.compile("[" + "".join(parts) + "]+")
+def _class_pattern_of(ranges: tuple[tuple[int, int], ...]) -> str:
+    """The inside of a regular-expression character class holding exactly ``ranges``."""
+    return "".join(f"\\U{low:08x}" if low == high else f"\\U{low:08x}-\\U{high:08x}" for low, high in ranges)
 
 
-_SPACE_RUN: Final = _class_pattern()
+_SPACE_RUN: Final = re.compile("[" + _class_pattern_of(SPACE_RANGES) + "]+")
+# IDLE-LABEL-6: a result of spaces and blanks alone prints nothing, so it is no label.
+_NOTHING_PRINTABLE: Final = re.compile("[ " + _class_pattern_of(BLANK_RANGES) + "]*")
 _SURROGATE_PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
@@ -157,7 +157,7 @@ def peer_idle_notice_label(raw: str) -> str | None:
         normal = _remove_phrase(normal)
     # IDLE-LABEL-4/5: trim, cap in code points, trim again.
     capped = normal.rstrip(" ")[:PEER_IDLE_LABEL_MAX].rstrip(" ")
-    return capped or None  # IDLE-LABEL-6
+    return None if _NOTHING_PRINTABLE.fullmatch(capped) else capped  # IDLE-LABEL-6
 
 
 def sanitise_by_definition(raw: str) -> str | None:
@@ -165,7 +165,12 @@ def sanitise_by_definition(raw: str) -> str | None:
     mapped = "".join(" " if maps_to_space(c) else c for c in join_surrogate_pairs(raw))
     normal = _remove_phrase(mapped)
     capped = normal.rstrip(" ")[:PEER_IDLE_LABEL_MAX].rstrip(" ")
-    return capped or None
+    printable = [c for c in capped if c != " " and not _in_ranges(BLANK_RANGES, c)]
+    return capped if printable else None
+
+
+def _in_ranges(ranges: tuple[tuple[int, int], ...], char: str) -> bool:
+    return any(low <= ord(char) <= high for low, high in ranges)
 
 
 def is_peer_idle_notice_kind(value: object) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 from statemachine import State
 
 from .chart import ModelChart, stay
-from .idle_label_table import SPACE_RANGES
+from .idle_label_table import BLANK_RANGES, SPACE_RANGES
 
 # IDLE-DEF-1, written here again rather than imported.
 DEFAULTS: dict[str, Any] = {
@@ -72,7 +72,9 @@ def label(raw: str) -> str | None:
             if pieces and pieces[-1] != " ":
                 pieces.append(" ")
     text = "".join(pieces).rstrip(" ")[:LABEL_MAX].rstrip(" ")
-    return text or None
+    # IDLE-LABEL-6: nothing printable is left when every code point is a space or prints nothing.
+    printable = [c for c in text if c != " " and not any(low <= ord(c) <= high for low, high in BLANK_RANGES)]
+    return text if printable else None
 
 
 def clock(epoch_ms: int | None, offset_min: int) -> str:

@@ -41,7 +41,7 @@ PIECES = st.sampled_from([
     "\u2028", "\t", "\u202e", "\u2066", "\ufeff", "\u00ad", "[", "]", "<", ">", "«", "»", '"',
     "\U0001F600", "\U00020000",
     "\u0301", "e\u0301", "\ud800", "\udfff", "\ud83d", "\U0001343a", "\u00a0", "\u3000", "a", "Z", "x y",
-    "\u0440", "\u200d",
+    "\u0440", "\u200d", "\u3164", "\u115f", "\uffa0", "\u2800", "\ufe0f",
 ])
 LABELS = st.one_of(
     st.text(max_size=40),
@@ -49,6 +49,10 @@ LABELS = st.one_of(
     st.lists(PIECES, min_size=30, max_size=80).map("".join),
     st.text(alphabet=st.characters(codec=None), min_size=90, max_size=130),
 )
+
+
+def _is_blank(char: str) -> bool:
+    return any(low <= ord(char) <= high for low, high in idle_label_table.BLANK_RANGES)
 
 
 def _ascii_lower(text: str) -> str:
@@ -62,6 +66,7 @@ def test_sanitised_label_properties(raw: str) -> None:
     if result is None:
         return
     assert 0 < len(result) <= PEER_IDLE_LABEL_MAX  # IDLE-LABEL-4: code points
+    assert any(c != " " and not _is_blank(c) for c in result)  # IDLE-LABEL-6: something printable
     assert result == result.strip(" ") and "  " not in result  # IDLE-LABEL-2
     assert not any(maps_to_space(c) and c != " " for c in result)  # IDLE-LABEL-1
     assert PREFIX_PHRASE not in _ascii_lower(result)  # IDLE-LABEL-3
@@ -143,3 +148,12 @@ def test_spec_table_is_the_reference_table() -> None:
     table = json.loads((ROOT / "spec" / "idle-label-table.json").read_text(encoding="utf-8"))
     assert table["unicode_version"] == idle_label_table.UNICODE_VERSION
     assert [tuple(pair) for pair in table["space_ranges"]] == list(idle_label_table.SPACE_RANGES)
+    assert [tuple(pair) for pair in table["blank_ranges"]] == list(idle_label_table.BLANK_RANGES)
+
+
+@pytest.mark.parametrize("blank", ["\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\ufe0f", "\U000e0100"])
+def test_a_label_of_blanks_alone_is_none(blank: str) -> None:
+    """IDLE-LABEL-6: code points that print nothing are not printable, alone or with spaces."""
+    assert peer_idle_notice_label(blank) is None
+    assert peer_idle_notice_label(f" {blank}\t{blank}{blank} ") is None
+    assert peer_idle_notice_label(f"{blank}a{blank}") == f"{blank}a{blank}"  # kept beside a printable one

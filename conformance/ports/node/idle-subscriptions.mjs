@@ -4,7 +4,7 @@
 // Strings are handled as code points (for..of), never as UTF-16 units (IDLE-LABEL-4).
 // The constants, the label sanitiser, the clock and the notice texts carry the names and
 // signatures of seed 001's declarations (peer-notices.d.ts).
-import { SPACE_RANGES } from "./idle-label-table.mjs";
+import { BLANK_RANGES, SPACE_RANGES } from "./idle-label-table.mjs";
 
 export const FEATURES = [
   "option:notify_pushed_out", "option:fire_when_already_idle", "option:fire_on_release",
@@ -83,18 +83,23 @@ const isOffset = (v) => Number.isInteger(v) && Math.abs(/** @type {number} */ (v
 
 // -- the label sanitiser (IDLE-LABEL-1..6) --------------------------------------------
 
-/** @param {number} cp */
-function mapsToSpace(cp) {
-  let lo = 0, hi = SPACE_RANGES.length - 1;
+/** @param {readonly (readonly [low: number, high: number])[]} ranges @param {number} cp */
+function inRanges(ranges, cp) {
+  let lo = 0, hi = ranges.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    const [low, high] = SPACE_RANGES[mid];
+    const [low, high] = ranges[mid];
     if (cp < low) hi = mid - 1;
     else if (cp > high) lo = mid + 1;
     else return true;
   }
   return false;
 }
+
+/** @param {number} cp */
+const mapsToSpace = (cp) => inRanges(SPACE_RANGES, cp);
+/** IDLE-LABEL-6: a code point that prints nothing. @param {string} ch */
+const isBlank = (ch) => inRanges(BLANK_RANGES, /** @type {number} */ (ch.codePointAt(0)));
 
 const FAILURE = (() => {
   const f = new Array(PHRASE.length).fill(0);
@@ -144,7 +149,8 @@ export function peerIdleNoticeLabel(raw) {
   while (chars.length && chars[chars.length - 1] === " ") chars.pop();
   const capped = chars.slice(0, PEER_IDLE_LABEL_MAX);
   while (capped.length && capped[capped.length - 1] === " ") capped.pop();
-  return capped.length ? capped.join("") : undefined;
+  // IDLE-LABEL-6: spaces and blanks alone print nothing.
+  return capped.some((ch) => ch !== " " && !isBlank(ch)) ? capped.join("") : undefined;
 }
 
 // -- clock and texts (IDLE-CLOCK-*, IDLE-TEXT-*) -----------------------------------------

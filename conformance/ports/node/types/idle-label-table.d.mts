@@ -1,3 +1,5 @@
 export const UNICODE_VERSION: "15.1.0";
 /** @type {readonly (readonly [low: number, high: number])[]} */
 export const SPACE_RANGES: readonly (readonly [low: number, high: number])[];
+/** @type {readonly (readonly [low: number, high: number])[]} */
+export const BLANK_RANGES: readonly (readonly [low: number, high: number])[];
