@@ -49,8 +49,8 @@ IDLE_LABEL = "inboxspec.impl.idle_label"
 
 
 @pytest.mark.parametrize("mutant", [
-    f"{IDLE_LABEL}:_advance:int+1:4c67f50b",  # a mismatch counts as the phrase's first letter (mutants.json)
-    f"{IDLE_LABEL}:_phrase_failure:Eq->NotEq:a9b6c4d1",  # a false start resumes one letter in
+    f"{IDLE_LABEL}:_remove_folded_phrases.push:int+1:e9a51459",  # a first letter counts as matched
+    f"{IDLE_LABEL}:_kmp_failure:NotEq->Eq:1724660c",  # a false start resumes one letter in (lookalikes.json)
 ])
 def test_the_idle_subscription_cases_kill_a_phrase_search_mutant(mutant: str) -> None:
     result = mutation_score.score("idle-subscriptions", only=[mutant])
