@@ -210,6 +210,15 @@ def test_folded_labels_read_as_no_tag_and_no_tail(raw: str) -> None:
     assert result is None or peer_idle_notice_label(result, fold_lookalikes=True) == result
 
 
+def test_folded_nesting_of_a_megabyte_is_removed() -> None:
+    """IDLE-OPT-5 keeps IDLE-LABEL-5's one pass: phrases nested 40 000 deep in fullwidth letters
+    and lookalike brackets, closed up by removals, all go."""
+    nested = "［ａｕｔｏｍａｔｅｄ ｈａｒｎｅｓｓ " * 40_000 + "ｎｏｔｉｃｅ］" * 40_000
+    assert len(nested) > 1_000_000
+    assert peer_idle_notice_label(nested, fold_lookalikes=True) is None
+    assert peer_idle_notice_label(nested) is not None  # the seed's sanitiser removes none of it
+
+
 def test_folded_phrases_start_with_the_prefix_phrase() -> None:
     """The generated table's first phrase is the reference's and the model's prefix phrase."""
     assert idle_label_table.FOLDED_PHRASES == (PREFIX_PHRASE, NOTICE_TAIL_WORDS)
