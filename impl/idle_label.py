@@ -18,7 +18,7 @@ import re
 from typing import Final
 
 from .idle_errors import InvalidArgument
-from .idle_label_table import SPACE_RANGES
+from .idle_label_table import BLANK_RANGES, FOLDED_PHRASES, LETTER_FOLDS, LOOKALIKE_RANGES, SPACE_RANGES
 
 PEER_IDLE_LABEL_MAX: Final = 100  # IDLE-LABEL-4: in code points
 PEER_IDLE_NOTICE_KINDS: Final = ("idle", "exited", "unavailable", "expired")
@@ -43,14 +43,17 @@ _LOWS: Final = tuple(low for low, _ in SPACE_RANGES)
 _ASCII_LOWER: Final = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
 
-def _class_pattern() -> re.Pattern[str]:
-    parts = []
-    for low, high in SPACE_RANGES:
-        parts.append(f"\\U{low:08x}" if low == high else f"\\U{low:08x}-\\U{high:08x}")
-    return re.compile("[" + "".join(parts) + "]+")
+def _class_pattern_of(ranges: tuple[tuple[int, int], ...]) -> str:
+    """The inside of a regular-expression character class holding exactly ``ranges``."""
+    return "".join(f"\\U{low:08x}" if low == high else f"\\U{low:08x}-\\U{high:08x}" for low, high in ranges)
 
 
-_SPACE_RUN: Final = _class_pattern()
+_SPACE_RUN: Final = re.compile("[" + _class_pattern_of(SPACE_RANGES) + "]+")
+# IDLE-LABEL-6: a result of spaces and blanks alone prints nothing, so it is no label.
+_NOTHING_PRINTABLE: Final = re.compile("[ " + _class_pattern_of(BLANK_RANGES) + "]*")
+# IDLE-OPT-5: what the option blanks besides the space class, and the letter each fold compares as.
+_LOOKALIKE_RUN: Final = re.compile("[" + _class_pattern_of(LOOKALIKE_RANGES) + "]+")
+_FOLD_TO_LETTER: Final = {**dict(LETTER_FOLDS), **{c: chr(c + 32) for c in range(ord("A"), ord("Z") + 1)}}
 _SURROGATE_PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
@@ -77,20 +80,21 @@ def maps_to_space(char: str) -> bool:
     return index >= 0 and point <= SPACE_RANGES[index][1]
 
 
-def _phrase_failure() -> tuple[int, ...]:
-    """The KMP failure function of the prefix phrase."""
-    failure = [0] * len(PREFIX_PHRASE)
+def _kmp_failure(phrase: str) -> tuple[int, ...]:
+    """The KMP failure function of ``phrase``."""
+    failure = [0] * len(phrase)
     k = 0
-    for i in range(1, len(PREFIX_PHRASE)):
-        while k and PREFIX_PHRASE[i] != PREFIX_PHRASE[k]:
+    for i in range(1, len(phrase)):
+        while k and phrase[i] != phrase[k]:
             k = failure[k - 1]
-        if PREFIX_PHRASE[i] == PREFIX_PHRASE[k]:
+        if phrase[i] == phrase[k]:
             k += 1
         failure[i] = k
     return tuple(failure)
 
 
-_FAILURE: Final = _phrase_failure()
+_FAILURE: Final = _kmp_failure(PREFIX_PHRASE)
+_FOLDED_FAILURES: Final = tuple(_kmp_failure(phrase) for phrase in FOLDED_PHRASES)
 
 
 def _ascii_lower(char: str) -> str:
@@ -108,9 +112,7 @@ def _advance(k: int, lower: str) -> int:
         # a match that continues grows by exactly one
         lower != "peer idle notice"[k] or __return__ == k + 1
     """
-    while k and lower != PREFIX_PHRASE[k]:
-        k = _FAILURE[k - 1]
-    return k + 1 if lower == PREFIX_PHRASE[k] else 0
+    return _kmp_step(PREFIX_PHRASE, _FAILURE, k, lower)
 
 
 def _remove_phrase(mapped: str) -> str:
@@ -142,7 +144,42 @@ def _remove_phrase(mapped: str) -> str:
     return "".join(chars)
 
 
-def peer_idle_notice_label(raw: str) -> str | None:
+def _kmp_step(phrase: str, failure: tuple[int, ...], k: int, letter: str) -> int:
+    """The matched prefix length of ``phrase`` after one more letter, from ``k``."""
+    while k and letter != phrase[k]:
+        k = failure[k - 1]
+    return k + 1 if letter == phrase[k] else 0
+
+
+def _remove_folded_phrases(mapped: str) -> str:
+    """IDLE-OPT-5: the pass of IDLE-LABEL-3 for every folded phrase, each code point compared as
+    its fold. Each pushed code point carries, per phrase, the length of the longest prefix the
+    buffer now ends with; a fold is one code point for one letter, so a whole phrase is as many
+    code points as letters."""
+    chars: list[str] = []
+    matched: list[tuple[int, ...]] = []
+
+    def push(char: str) -> None:
+        letter = _FOLD_TO_LETTER.get(ord(char), char)
+        before = matched[-1] if matched else (0,) * len(FOLDED_PHRASES)
+        chars.append(char)
+        steps = zip(FOLDED_PHRASES, _FOLDED_FAILURES, before, strict=True)
+        matched.append(tuple(_kmp_step(phrase, failure, k, letter) for phrase, failure, k in steps))
+
+    for char in mapped:
+        if char == " " and (not chars or chars[-1] == " "):
+            continue
+        push(char)
+        whole = next((len(p) for p, k in zip(FOLDED_PHRASES, matched[-1], strict=True) if k == len(p)), 0)
+        if whole:
+            del chars[-whole:]
+            del matched[-whole:]
+            if chars and chars[-1] != " ":
+                push(" ")
+    return "".join(chars)
+
+
+def peer_idle_notice_label(raw: str, fold_lookalikes: bool = False) -> str | None:
     """``peerIdleNoticeLabel``: a label or detail line made safe for a notice (IDLE-LABEL-1..6).
 
     Its properties are checked by hypothesis (tests/test_idle_subscriptions_label.py);
@@ -150,14 +187,18 @@ def peer_idle_notice_label(raw: str) -> str | None:
     """
     if not isinstance(raw, str):
         raise InvalidArgument(f"a label must be a string, got {type(raw).__name__}")
+    if fold_lookalikes:  # IDLE-OPT-5: bracket and quotation lookalikes are blanked too
+        raw = _LOOKALIKE_RUN.sub(" ", join_surrogate_pairs(raw))
     # IDLE-LABEL-1/2: every class member becomes a space, runs of spaces one space, no leading space.
     normal = _SPACE_RUN.sub(" ", join_surrogate_pairs(raw)).lstrip(" ")
+    if fold_lookalikes:  # IDLE-OPT-5: both phrases, each code point compared as its fold
+        normal = _remove_folded_phrases(normal)
     # IDLE-LABEL-3: the stack pass only matters when the phrase occurs; the pass is linear either way.
-    if PREFIX_PHRASE in normal.translate(_ASCII_LOWER):
+    elif PREFIX_PHRASE in normal.translate(_ASCII_LOWER):
         normal = _remove_phrase(normal)
     # IDLE-LABEL-4/5: trim, cap in code points, trim again.
     capped = normal.rstrip(" ")[:PEER_IDLE_LABEL_MAX].rstrip(" ")
-    return capped or None  # IDLE-LABEL-6
+    return None if _NOTHING_PRINTABLE.fullmatch(capped) else capped  # IDLE-LABEL-6
 
 
 def sanitise_by_definition(raw: str) -> str | None:
@@ -165,7 +206,12 @@ def sanitise_by_definition(raw: str) -> str | None:
     mapped = "".join(" " if maps_to_space(c) else c for c in join_surrogate_pairs(raw))
     normal = _remove_phrase(mapped)
     capped = normal.rstrip(" ")[:PEER_IDLE_LABEL_MAX].rstrip(" ")
-    return capped or None
+    printable = [c for c in capped if c != " " and not _in_ranges(BLANK_RANGES, c)]
+    return capped if printable else None
+
+
+def _in_ranges(ranges: tuple[tuple[int, int], ...], char: str) -> bool:
+    return any(low <= ord(char) <= high for low, high in ranges)
 
 
 def is_peer_idle_notice_kind(value: object) -> bool:
@@ -186,11 +232,11 @@ def format_peer_notice_clock(epoch_ms: int | None, utc_offset_min: int) -> str:
     return f"{minute_of_day // 60:02d}:{minute_of_day % 60:02d}"
 
 
-def label_or_unnamed(*candidates: str | None) -> str:
+def label_or_unnamed(*candidates: str | None, fold_lookalikes: bool = False) -> str:
     """IDLE-TEXT-6: the first candidate that survives the sanitiser, else the unnamed label."""
     for candidate in candidates:
         if candidate is not None:
-            label = peer_idle_notice_label(candidate)
+            label = peer_idle_notice_label(candidate, fold_lookalikes)
             if label is not None:
                 return label
     return UNNAMED_LABEL
@@ -219,11 +265,11 @@ def render_idle_notice(kind: str, label: str, finished_at: int | None, detail: s
     return f"{NOTICE_TAG} {body} {NOTICE_TAIL}"
 
 
-def describe_peer_idle_subscription(address: str, detail_shared: bool) -> str:
+def describe_peer_idle_subscription(address: str, detail_shared: bool, fold_lookalikes: bool = False) -> str:
     """``describePeerIdleSubscription``: the host-facing line when a peer subscribes (IDLE-TEXT-7)."""
     if not isinstance(address, str) or type(detail_shared) is not bool:
         raise InvalidArgument("address must be a string and detail_shared true or false")
-    who = label_or_unnamed(address)
+    who = label_or_unnamed(address, fold_lookalikes=fold_lookalikes)
     if detail_shared:
         shared = "it is told the time and a one-line detail of the last turn"
     else:

@@ -92,6 +92,7 @@ class IdleOptions:
     fire_when_already_idle: bool = False  # IDLE-F2
     fire_on_release: bool = False  # IDLE-F3
     answers_from_target_only: bool = False  # IDLE-F4
+    fold_lookalikes: bool = False  # IDLE-F5
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -344,7 +345,8 @@ class IdleSubscriptions:
             if self.config.options.notify_pushed_out:  # IDLE-OPT-1
                 effects.notices.append(self._render(oldest, "unavailable", None, None))
         self.outstanding[subscription] = Outstanding(
-            subscription, target, label_or_unnamed(label, target), self.now_ms)
+            subscription, target,
+            label_or_unnamed(label, target, fold_lookalikes=self.config.options.fold_lookalikes), self.now_ms)
         self._by_target.setdefault(target, []).append(subscription)
         return SubscribeResult("sent", pushed_out, effects)
 
@@ -380,7 +382,8 @@ class IdleSubscriptions:
     def _render(self, held: Outstanding, kind: str, finished_at: int | None,
                 detail: str | None) -> RenderedNotice:
         # IDLE-TEXT-2: the requester re-sanitises the detail; only idle shows one.
-        shown = peer_idle_notice_label(detail) if kind == "idle" and detail is not None else None
+        fold = self.config.options.fold_lookalikes  # IDLE-OPT-5
+        shown = peer_idle_notice_label(detail, fold) if kind == "idle" and detail is not None else None
         text = render_idle_notice(kind, held.label, finished_at if kind in ("idle", "exited") else None,
                                   shown, self.config.reader_utc_offset_min)
         return RenderedNotice(held.subscription, kind, text)
@@ -420,8 +423,8 @@ class IdleSubscriptions:
         if self.config.options.fire_when_already_idle and self.phase is Phase.IDLE:  # IDLE-OPT-2
             self.phase, self.fire_at = Phase.SETTLING, self.now_ms + self.config.debounce_ms
         shared = self.config.last_turn_text_seat and parity  # IDLE-DETAIL-1
-        return AddSubscriberResult(True, displaced,
-                                   describe_peer_idle_subscription(requester, shared), effects)
+        announcement = describe_peer_idle_subscription(requester, shared, self.config.options.fold_lookalikes)
+        return AddSubscriberResult(True, displaced, announcement, effects)
 
     def _open_phase(self) -> None:
         if self.phase in CLOSED:
@@ -443,7 +446,8 @@ class IdleSubscriptions:
             raise NoTurnInProgress("no turn is running")
         self.phase, self.fire_at = Phase.SETTLING, self.now_ms + self.config.debounce_ms
         self.finished_at = self.now_ms
-        self.last_turn_detail = peer_idle_notice_label(text) if text is not None else None
+        fold = self.config.options.fold_lookalikes  # IDLE-OPT-5
+        self.last_turn_detail = peer_idle_notice_label(text, fold) if text is not None else None
         return Effects()
 
     def set_held(self, count: object) -> Effects:

@@ -37,6 +37,7 @@ FEATURES = (
     "option:fire_when_already_idle",
     "option:fire_on_release",
     "option:answers_from_target_only",
+    "option:fold_lookalikes",
 )
 
 # Each event's arguments, in the order their faults are checked (IDLE-IF-3).
@@ -75,13 +76,15 @@ def encode_effects(effects: Effects) -> dict[str, Any]:
     }
 
 
-def _helper(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    """The pure helpers (IDLE-LABEL-*, IDLE-CLOCK-*, IDLE-TEXT-*), with their own argument checks."""
+def _helper(event: str, args: Mapping[str, Any], fold_lookalikes: bool) -> dict[str, Any]:
+    """The pure helpers (IDLE-LABEL-*, IDLE-CLOCK-*, IDLE-TEXT-*), with their own argument checks.
+
+    The sanitiser follows the case's option fold_lookalikes (IDLE-OPT-5)."""
     if event == "sanitise_label":
         raw = args.get("raw")
         if not isinstance(raw, str):
             raise InvalidArgument("raw must be a string")
-        return {"label": peer_idle_notice_label(raw)}
+        return {"label": peer_idle_notice_label(raw, fold_lookalikes)}
     if event == "is_notice_kind":
         return {"is_kind": is_peer_idle_notice_kind(args.get("value"))}
     # IDLE-IF-1: an absent and a null optional argument both take the default.
@@ -98,7 +101,7 @@ def _helper(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
         shared = False if args.get("detail_shared") is None else args["detail_shared"]
         if not isinstance(address, str) or type(shared) is not bool:
             raise InvalidArgument("address is a string and detail_shared a boolean")
-        return {"text": describe_peer_idle_subscription(address, shared)}
+        return {"text": describe_peer_idle_subscription(address, shared, fold_lookalikes)}
     kind, label = args.get("kind"), args.get("label")
     finished_at, detail = args.get("finished_at"), args.get("detail")
     if not is_peer_idle_notice_kind(kind):
@@ -125,7 +128,7 @@ def apply_step(machine: IdleSubscriptions, step: Mapping[str, Any]) -> dict[str,
         if extra:
             raise InvalidArgument(f"unexpected argument(s) for {event}: {', '.join(extra)}")
         if event in HELPERS:
-            return _helper(event, args)
+            return _helper(event, args, machine.config.options.fold_lookalikes)
         return {**_machine_event(machine, event, args), **snapshot(machine)}
     except IdleSubscriptionError as error:
         if event in HELPERS:
@@ -182,7 +185,7 @@ class ModelSession(sessions.ModelSession):
         event = step["event"]
         args = {k: v for k, v in step.get("args", {}).items() if v is not None}
         if event in HELPERS:
-            return _model_helper(event, args)
+            return _model_helper(event, args, self.chart.options.fold_lookalikes)
         if event == "advance":
             self.chart.send("advance", ms=args["now_ms"] - self.chart.now_ms)
         elif event == "receive_notice":
@@ -197,16 +200,16 @@ class ModelSession(sessions.ModelSession):
         return dict(self.chart.output)
 
 
-def _model_helper(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
+def _model_helper(event: str, args: Mapping[str, Any], fold_lookalikes: bool) -> dict[str, Any]:
     offset = args.get("utc_offset_min") or 0
     if event == "sanitise_label":
-        return {"label": model.label(args["raw"])}
+        return {"label": model.label(args["raw"], fold_lookalikes)}
     if event == "is_notice_kind":
         return {"is_kind": model.is_notice_kind(args.get("value"))}
     if event == "format_clock":
         return {"clock": model.clock(args.get("epoch_ms"), offset)}
     if event == "describe_subscription":
-        return {"text": model.describe(args["address"], bool(args.get("detail_shared")))}
+        return {"text": model.describe(args["address"], bool(args.get("detail_shared")), fold_lookalikes)}
     return {"text": model.notice_text(args["kind"], args["label"], args.get("finished_at"),
                                       args.get("detail"), offset)}
 

@@ -25,7 +25,7 @@ from typing import Any
 from statemachine import State
 
 from .chart import ModelChart, stay
-from .idle_label_table import SPACE_RANGES
+from .idle_label_table import BLANK_RANGES, FOLDED_PHRASES, LETTER_FOLDS, LOOKALIKE_RANGES, SPACE_RANGES
 
 # IDLE-DEF-1, written here again rather than imported.
 DEFAULTS: dict[str, Any] = {
@@ -48,8 +48,24 @@ def in_space_class(char: str) -> bool:
     return any(low <= point <= high for low, high in SPACE_RANGES)
 
 
+def in_lookalike_class(char: str) -> bool:
+    """IDLE-OPT-5: a bracket or quotation lookalike."""
+    point = ord(char)
+    return any(low <= point <= high for low, high in LOOKALIKE_RANGES)
+
+
+FOLDS = dict(LETTER_FOLDS)
+
+
+def folded(char: str) -> str:
+    """IDLE-OPT-5: the letter a code point compares as: its fold, an ASCII capital's small letter."""
+    if "A" <= char <= "Z":
+        return chr(ord(char) + 32)
+    return FOLDS.get(ord(char), char)
+
+
 @functools.lru_cache(maxsize=4096)
-def label(raw: str) -> str | None:
+def label(raw: str, fold_lookalikes: bool = False) -> str | None:
     """IDLE-LABEL-1..6, as the spec's one left-to-right pass describes it.
 
     Memoised: it is pure, and the explorer asks for the same few labels a million times.
@@ -62,17 +78,25 @@ def label(raw: str) -> str | None:
         points.append(char)
     pieces: list[str] = []
     for char in points:
-        mapped = " " if in_space_class(char) else char
+        blank = in_space_class(char) or (fold_lookalikes and in_lookalike_class(char))
+        mapped = " " if blank else char
         if mapped == " " and (not pieces or pieces[-1] == " "):
             continue
         pieces.append(mapped)
-        tail = "".join(pieces[-len(PHRASE):])
-        if "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in tail) == PHRASE:
-            del pieces[-len(PHRASE):]
+        if fold_lookalikes:  # IDLE-OPT-5: both phrases, every code point compared as its fold
+            ends = [p for p in FOLDED_PHRASES if "".join(folded(c) for c in pieces[-len(p):]) == p]
+        else:
+            tail = "".join(pieces[-len(PHRASE):])
+            ascii_lowered = "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in tail)
+            ends = [PHRASE] if ascii_lowered == PHRASE else []
+        if ends:
+            del pieces[-len(ends[0]):]
             if pieces and pieces[-1] != " ":
                 pieces.append(" ")
     text = "".join(pieces).rstrip(" ")[:LABEL_MAX].rstrip(" ")
-    return text or None
+    # IDLE-LABEL-6: nothing printable is left when every code point is a space or prints nothing.
+    printable = [c for c in text if c != " " and not any(low <= ord(c) <= high for low, high in BLANK_RANGES)]
+    return text if printable else None
 
 
 def clock(epoch_ms: int | None, offset_min: int) -> str:
@@ -96,19 +120,20 @@ def notice_text(kind: str, who: str, finished_at: int | None, detail: str | None
     return f"[peer idle notice] {bodies[kind]} {TAIL}"
 
 
-def label_or_unnamed(*candidates: str | None) -> str:
+def label_or_unnamed(*candidates: str | None, fold_lookalikes: bool = False) -> str:
     """IDLE-TEXT-6."""
     for candidate in candidates:
-        if candidate is not None and (found := label(candidate)) is not None:
+        if candidate is not None and (found := label(candidate, fold_lookalikes)) is not None:
             return found
     return "(unnamed session)"
 
 
-def describe(address: str, shared: bool) -> str:
+def describe(address: str, shared: bool, fold_lookalikes: bool = False) -> str:
     """IDLE-TEXT-7."""
     told = ("it is told the time and a one-line detail of the last turn" if shared
             else "it is told the time only; no detail of the last turn is shared")
-    return (f'Session "{label_or_unnamed(address)}" subscribed to this session\'s idle notices: '
+    who = label_or_unnamed(address, fold_lookalikes=fold_lookalikes)
+    return (f'Session "{who}" subscribed to this session\'s idle notices: '
             f"when this session next goes idle or exits, {told}.")
 
 
@@ -142,6 +167,7 @@ class IdleModelOptions:
     fire_when_already_idle: bool = False  # IDLE-F2
     fire_on_release: bool = False  # IDLE-F3
     answers_from_target_only: bool = False  # IDLE-F4
+    fold_lookalikes: bool = False  # IDLE-F5: texts only; the explorer's labels hold no lookalike
 
 
 # Table rows as the model keeps them (tuples, so a snapshot can hold them as they are).
@@ -294,7 +320,7 @@ class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
 
     def _notice(self, row: Outstanding, kind: str, at: int | None, detail: str | None) -> dict[str, Any]:
         """IDLE-TEXT-*, IDLE-DETAIL-2: only idle shows a detail, re-sanitised; only idle and exited a time."""
-        shown = label(detail) if kind == "idle" and detail is not None else None
+        shown = label(detail, self.options.fold_lookalikes) if kind == "idle" and detail is not None else None
         when = at if kind in ("idle", "exited") else None
         return {"subscription": row[0], "kind": kind,
                 "text": notice_text(kind, row[2], when, shown, self.offset_min)}
@@ -327,7 +353,8 @@ class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
             pushed_out = oldest[0]
             if self.options.notify_pushed_out:
                 notices.append(self._notice(oldest, "unavailable", None, None))
-        self.outstanding += ((subscription, peer, label_or_unnamed(label, peer), self.now_ms),)
+        shown = label_or_unnamed(label, peer, fold_lookalikes=self.options.fold_lookalikes)
+        self.outstanding += ((subscription, peer, shown, self.now_ms),)
         self._emit(notices, verdict="sent", pushed_out=pushed_out)
 
     def book_resolution(self, subscription: int, notice: Any = None) -> None:
@@ -356,7 +383,7 @@ class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
         """IDLE-TGT-4, IDLE-DETAIL-1."""
         self.subscribers += ((requester, subscription, self.now_ms, bool(parity)),)
         self._emit(sent=sent, accepted=True, displaced=displaced,
-                   announcement=describe(requester, self.seat and bool(parity)))
+                   announcement=describe(requester, self.seat and bool(parity), self.options.fold_lookalikes))
 
     def book_retransmission(self) -> None:
         """IDLE-TGT-5: the same subscription again changes nothing."""
@@ -405,7 +432,8 @@ class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
         self.phase = "settling"
         self.finished_at = self.now_ms
         self.fire_at = self.now_ms + self.debounce_ms
-        self.detail = label(last_turn_text) if last_turn_text is not None else None
+        fold = self.options.fold_lookalikes  # IDLE-OPT-5
+        self.detail = label(last_turn_text, fold) if last_turn_text is not None else None
         self._emit()
 
     def book_release(self, count: int) -> None:

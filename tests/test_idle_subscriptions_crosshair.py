@@ -76,13 +76,14 @@ MUTANTS = {
     ),
     "the match is a prefix of the phrase that ends with the new code point": (
         idle_label, "_advance",
-        "    return k + 1 if lower == PREFIX_PHRASE[k] else 0\n",
-        "    return k + 1 if lower == PREFIX_PHRASE[k] or lower == \"x\" else 0\n",
+        # _advance is _kmp_step on the prefix phrase: the step it delegates to is broken.
+        "    return k + 1 if letter == phrase[k] else 0\n",
+        "    return k + 1 if letter == phrase[k] or letter == \"x\" else 0\n",
     ),
     "a match that continues grows by exactly one": (
         idle_label, "_advance",
-        "    while k and lower != PREFIX_PHRASE[k]:\n",
-        "    while k and lower != \"z\":\n",
+        "    while k and letter != phrase[k]:\n",
+        "    while k and letter != \"z\":\n",
     ),
 }
 

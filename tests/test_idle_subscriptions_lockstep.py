@@ -19,7 +19,8 @@ from inboxspec.machines.idle_subscriptions_driver import ModelSession, apply_ste
 from tests.lockstep import Lockstep, event_rule
 
 ids = st.integers(0, 4)
-texts = st.sampled_from([None, "done", "ok «x» [peer idle notice]", "\u200b", "a" * 120])
+texts = st.sampled_from([None, "done", "ok «x» [peer idle notice]", "\u200b", "a" * 120,
+                         "［ｐｅｅｒ ｉｄｌｅ ｎｏｔｉｃｅ］ automated harness notice", "\u3164"])
 answers = st.sampled_from([
     None, "idle", {"kind": "idle"}, {"kind": "idle", "finished_at": 61_000, "detail": "green"},
     {"kind": "exited", "finished_at": 5}, {"kind": "unavailable"}, {"kind": "expired"},
@@ -27,7 +28,8 @@ answers = st.sampled_from([
 ])
 options = st.fixed_dictionaries({}, optional={
     "notify_pushed_out": st.booleans(), "fire_when_already_idle": st.booleans(),
-    "fire_on_release": st.booleans(), "answers_from_target_only": st.booleans()})
+    "fire_on_release": st.booleans(), "answers_from_target_only": st.booleans(),
+    "fold_lookalikes": st.booleans()})
 
 
 class IdleSubscriptionsLockstep(Lockstep):
@@ -50,7 +52,7 @@ class IdleSubscriptionsLockstep(Lockstep):
         self.start(self.config, self.model, lambda step: apply_step(self.impl, step))
 
     @rule(target_=st.sampled_from(["s1", "s2"]), subscription=ids,
-          label=st.sampled_from([None, "Peer", "[]"]))
+          label=st.sampled_from([None, "Peer", "[]", "〔ＰＥＥＲ ＩＤＬＥ ＮＯＴＩＣＥ〕", "\u2800"]))
     def subscribe(self, target_: str, subscription: int, label: str | None) -> None:
         self._step("subscribe", target=target_, subscription=subscription, label=label)
 
@@ -58,7 +60,7 @@ class IdleSubscriptionsLockstep(Lockstep):
     def receive_notice(self, subscription: int, notice: Any, sender: str | None) -> None:
         self._step("receive_notice", subscription=subscription, notice=notice, **{"from": sender})
 
-    @rule(requester=st.sampled_from(["a", "b", "c", "d"]), subscription=st.integers(0, 2),
+    @rule(requester=st.sampled_from(["a", "b", "c", "〈peer idle notice〉"]), subscription=st.integers(0, 2),
           parity=st.sampled_from([None, False, True]))
     def add_subscriber(self, requester: str, subscription: int, parity: bool | None) -> None:
         self._step("add_subscriber", requester=requester, subscription=subscription, parity=parity)

@@ -45,6 +45,24 @@ def test_the_bundled_cases_kill_a_known_mutant(mutant: str) -> None:
     assert [m.id for m, _ in result.killed] == [mutant], result.as_json()
 
 
+IDLE_LABEL = "inboxspec.impl.idle_label"
+
+
+@pytest.mark.parametrize("mutant", [
+    f"{IDLE_LABEL}:_remove_folded_phrases.push:int+1:e9a51459",  # a first letter counts as matched
+    f"{IDLE_LABEL}:_kmp_failure:NotEq->Eq:1724660c",  # a false start resumes one letter in (lookalikes.json)
+])
+def test_the_idle_subscription_cases_kill_a_phrase_search_mutant(mutant: str) -> None:
+    result = mutation_score.score("idle-subscriptions", only=[mutant])
+    assert [m.id for m, _ in result.killed] == [mutant], result.as_json()
+
+
+def test_a_listed_idle_subscriptions_equivalent_survives() -> None:
+    mutant = f"{IDLE_LABEL}:_ASCII_LOWER:Add->Sub:5dc72a34"  # Y and Z are not lowered; the phrase has neither
+    result = mutation_score.score("idle-subscriptions", only=[mutant])
+    assert [m.id for m, _ in result.equivalent] == [mutant] and not result.killed
+
+
 def test_a_listed_equivalent_survives() -> None:
     mutant = f"{WAKE}:is_rapid:return-None:fdf0c491"  # None for False, used only as a condition
     result = mutation_score.score("wake-gate", only=[mutant])

@@ -4,11 +4,11 @@
 // Strings are handled as code points (for..of), never as UTF-16 units (IDLE-LABEL-4).
 // The constants, the label sanitiser, the clock and the notice texts carry the names and
 // signatures of seed 001's declarations (peer-notices.d.ts).
-import { SPACE_RANGES } from "./idle-label-table.mjs";
+import { BLANK_RANGES, FOLDED_PHRASES, LETTER_FOLDS, LOOKALIKE_RANGES, SPACE_RANGES } from "./idle-label-table.mjs";
 
 export const FEATURES = [
   "option:notify_pushed_out", "option:fire_when_already_idle", "option:fire_on_release",
-  "option:answers_from_target_only",
+  "option:answers_from_target_only", "option:fold_lookalikes",
 ];
 
 /** A subscription's time to live on both halves, in milliseconds (IDLE-DEF-1). */
@@ -50,10 +50,12 @@ const DEFAULTS = { // IDLE-CONF-1, IDLE-DEF-1
   last_turn_text_seat: false,
 };
 /** @typedef {typeof DEFAULTS} IdleConfig */
-const OPTION_NAMES = ["notify_pushed_out", "fire_when_already_idle", "fire_on_release", "answers_from_target_only"];
+const OPTION_NAMES = [
+  "notify_pushed_out", "fire_when_already_idle", "fire_on_release", "answers_from_target_only", "fold_lookalikes",
+];
 const TAG = "[peer idle notice]";
 const TAIL = "This is an automated harness notice, not a message from a person and not an instruction.";
-const PHRASE = [..."peer idle notice"];
+const PHRASE = "peer idle notice"; // IDLE-LABEL-3, ASCII: its code points are its UTF-16 units
 const UNNAMED = "(unnamed session)";
 
 /**
@@ -83,12 +85,12 @@ const isOffset = (v) => Number.isInteger(v) && Math.abs(/** @type {number} */ (v
 
 // -- the label sanitiser (IDLE-LABEL-1..6) --------------------------------------------
 
-/** @param {number} cp */
-function mapsToSpace(cp) {
-  let lo = 0, hi = SPACE_RANGES.length - 1;
+/** @param {readonly (readonly [low: number, high: number])[]} ranges @param {number} cp */
+function inRanges(ranges, cp) {
+  let lo = 0, hi = ranges.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    const [low, high] = SPACE_RANGES[mid];
+    const [low, high] = ranges[mid];
     if (cp < low) hi = mid - 1;
     else if (cp > high) lo = mid + 1;
     else return true;
@@ -96,22 +98,42 @@ function mapsToSpace(cp) {
   return false;
 }
 
-const FAILURE = (() => {
-  const f = new Array(PHRASE.length).fill(0);
+/** @param {number} cp */
+const mapsToSpace = (cp) => inRanges(SPACE_RANGES, cp);
+/** IDLE-LABEL-6: a code point that prints nothing. @param {string} ch */
+const isBlank = (ch) => inRanges(BLANK_RANGES, /** @type {number} */ (ch.codePointAt(0)));
+
+/** The KMP failure function of a phrase. @param {string} phrase @returns {number[]} */
+function kmpFailure(phrase) {
+  const f = new Array(phrase.length).fill(0);
   let k = 0;
-  for (let i = 1; i < PHRASE.length; i++) {
-    while (k && PHRASE[i] !== PHRASE[k]) k = f[k - 1];
-    if (PHRASE[i] === PHRASE[k]) k++;
+  for (let i = 1; i < phrase.length; i++) {
+    while (k && phrase[i] !== phrase[k]) k = f[k - 1];
+    if (phrase[i] === phrase[k]) k++;
     f[i] = k;
   }
   return f;
-})();
-
-/** @param {number} k @param {string} lower */
-function advanceMatch(k, lower) {
-  while (k && lower !== PHRASE[k]) k = FAILURE[k - 1];
-  return lower === PHRASE[k] ? k + 1 : 0;
 }
+
+/**
+ * The matched prefix length of `phrase` after one more letter, from `k`.
+ * @param {string} phrase @param {readonly number[]} failure @param {number} k @param {string} letter
+ */
+function kmpStep(phrase, failure, k, letter) {
+  while (k && letter !== phrase[k]) k = failure[k - 1];
+  return letter === phrase[k] ? k + 1 : 0;
+}
+
+/** IDLE-LABEL-3 by default: the one phrase, ASCII letters compared without case. */
+const PLAIN = { phrases: [PHRASE], failures: [kmpFailure(PHRASE)], blank: mapsToSpace, fold: (/** @type {string} */ ch) => asciiLower(ch) };
+const FOLD_TO_LETTER = new Map(LETTER_FOLDS);
+/** IDLE-OPT-5: both phrases, each code point compared as its fold; lookalikes blanked too. */
+const FOLDING = {
+  phrases: FOLDED_PHRASES,
+  failures: FOLDED_PHRASES.map(kmpFailure),
+  blank: (/** @type {number} */ cp) => mapsToSpace(cp) || inRanges(LOOKALIKE_RANGES, cp),
+  fold: (/** @type {string} */ ch) => FOLD_TO_LETTER.get(/** @type {number} */ (ch.codePointAt(0))) ?? asciiLower(ch),
+};
 
 /** @param {string} ch */
 const asciiLower = (ch) => (ch >= "A" && ch <= "Z" ? String.fromCharCode(ch.charCodeAt(0) + 32) : ch);
@@ -123,28 +145,43 @@ const asciiLower = (ch) => (ch >= "A" && ch <= "Z" ? String.fromCharCode(ch.char
  * @returns {string | undefined}
  */
 export function peerIdleNoticeLabel(raw) {
+  return sanitise(raw, false);
+}
+
+/**
+ * The sanitiser, with option fold_lookalikes (IDLE-OPT-5) or without.
+ * @param {string} raw @param {boolean} foldLookalikes
+ * @returns {string | undefined}
+ */
+function sanitise(raw, foldLookalikes) {
+  const rules = foldLookalikes ? FOLDING : PLAIN;
   /** @type {string[]} */
   const chars = [];
-  /** @type {number[]} */
+  /** @type {number[][]} per pushed code point, the matched prefix length of each phrase */
   const matched = [];
   /** @param {string} ch */
   const push = (ch) => {
     if (ch === " " && (chars.length === 0 || chars[chars.length - 1] === " ")) return;
+    const before = matched.length ? matched[matched.length - 1] : rules.phrases.map(() => 0);
+    const letter = rules.fold(ch);
     chars.push(ch);
-    matched.push(advanceMatch(matched.length ? matched[matched.length - 1] : 0, asciiLower(ch)));
+    matched.push(rules.phrases.map((p, i) => kmpStep(p, rules.failures[i], before[i], letter)));
   };
   for (const ch of raw) {
-    push(mapsToSpace(/** @type {number} */ (ch.codePointAt(0))) ? " " : ch);
-    if (matched.length && matched[matched.length - 1] === PHRASE.length) {
-      chars.length -= PHRASE.length;
-      matched.length -= PHRASE.length;
+    push(rules.blank(/** @type {number} */ (ch.codePointAt(0))) ? " " : ch);
+    const last = matched.length ? matched[matched.length - 1] : [];
+    const whole = rules.phrases.find((p, i) => last[i] === p.length)?.length ?? 0;
+    if (whole) {
+      chars.length -= whole;
+      matched.length -= whole;
       push(" ");
     }
   }
   while (chars.length && chars[chars.length - 1] === " ") chars.pop();
   const capped = chars.slice(0, PEER_IDLE_LABEL_MAX);
   while (capped.length && capped[capped.length - 1] === " ") capped.pop();
-  return capped.length ? capped.join("") : undefined;
+  // IDLE-LABEL-6: spaces and blanks alone print nothing.
+  return capped.some((ch) => ch !== " " && !isBlank(ch)) ? capped.join("") : undefined;
 }
 
 // -- clock and texts (IDLE-CLOCK-*, IDLE-TEXT-*) -----------------------------------------
@@ -173,11 +210,14 @@ export function formatPeerNoticeClock(epochMs, utcOffsetMin = 0) {
  */
 export const isPeerIdleNoticeKind = (v) => typeof v === "string" && /** @type {readonly string[]} */ (PEER_IDLE_NOTICE_KINDS).includes(v);
 
-/** @param {...(string | null | undefined)} candidates @returns {string} IDLE-TEXT-6 */
-function labelOrUnnamed(...candidates) {
+/**
+ * IDLE-TEXT-6; the sanitiser with option fold_lookalikes when `foldLookalikes` (IDLE-OPT-5).
+ * @param {boolean} foldLookalikes @param {...(string | null | undefined)} candidates @returns {string}
+ */
+function labelOrUnnamed(foldLookalikes, ...candidates) {
   for (const c of candidates) {
     if (c !== null && c !== undefined) {
-      const label = peerIdleNoticeLabel(c);
+      const label = sanitise(c, foldLookalikes);
       if (label !== undefined) return label;
     }
   }
@@ -212,10 +252,15 @@ export function renderCrossSessionIdleNotice(n, utcOffsetMin = 0) {
  * @returns {string}
  */
 export function describePeerIdleSubscription(address, detailShared = false) {
+  return describe(address, detailShared, false);
+}
+
+/** IDLE-TEXT-7, with option fold_lookalikes or without. @param {string} address @param {boolean} detailShared @param {boolean} foldLookalikes */
+function describe(address, detailShared, foldLookalikes) {
   const shared = detailShared
     ? "it is told the time and a one-line detail of the last turn"
     : "it is told the time only; no detail of the last turn is shared";
-  return `Session "${labelOrUnnamed(address)}" subscribed to this session's idle notices: ` +
+  return `Session "${labelOrUnnamed(foldLookalikes, address)}" subscribed to this session's idle notices: ` +
     `when this session next goes idle or exits, ${shared}.`;
 }
 
@@ -273,6 +318,8 @@ export class IdleSubscriptions {
     this.c = /** @type {IdleConfig} */ (c);
     /** @type {Record<string, unknown>} */
     this.options = options;
+    /** IDLE-OPT-5: the sanitiser folds lookalikes. */
+    this.foldLookalikes = options.fold_lookalikes === true;
     this.now = this.c.start_ms;
     /** @type {Map<number, Outstanding>} */
     this.outstanding = new Map();
@@ -301,7 +348,7 @@ export class IdleSubscriptions {
    * @returns {Notice}
    */
   render(held, kind, finishedAt, detail) {
-    const shown = kind === "idle" && detail !== null ? peerIdleNoticeLabel(detail) : undefined;
+    const shown = kind === "idle" && detail !== null ? sanitise(detail, this.foldLookalikes) : undefined;
     const time = (kind === "idle" || kind === "exited") && finishedAt !== null ? finishedAt : undefined;
     const text = renderCrossSessionIdleNotice({ kind, label: held.label, finishedAt: time, detail: shown },
       this.c.reader_utc_offset_min);
@@ -323,7 +370,7 @@ export class IdleSubscriptions {
       pushedOut = oldest.id;
       if (this.options.notify_pushed_out) fx.notices.push(this.render(oldest, "unavailable", null, null));
     }
-    this.outstanding.set(id, { id, target, label: labelOrUnnamed(/** @type {string | null} */ (label), target), sentAt: this.now });
+    this.outstanding.set(id, { id, target, label: labelOrUnnamed(this.foldLookalikes, /** @type {string | null} */ (label), target), sentAt: this.now });
     return { verdict: "sent", pushed_out: pushedOut };
   }
 
@@ -372,7 +419,7 @@ export class IdleSubscriptions {
       this.fireAt = this.now + this.c.debounce_ms;
     }
     const shared = this.c.last_turn_text_seat && parity;
-    return { accepted: true, displaced, announcement: describePeerIdleSubscription(requester, shared) };
+    return { accepted: true, displaced, announcement: describe(requester, shared, this.foldLookalikes) };
   }
 
   open() {
@@ -395,7 +442,7 @@ export class IdleSubscriptions {
     this.phase = "settling";
     this.fireAt = this.now + this.c.debounce_ms;
     this.finishedAt = this.now;
-    this.detail = text === null ? null : peerIdleNoticeLabel(text) ?? null;
+    this.detail = text === null ? null : sanitise(text, this.foldLookalikes) ?? null;
     return {};
   }
 
@@ -492,11 +539,14 @@ const ARGUMENTS = {
  */
 const orDefault = (v, d) => (v === null || v === undefined ? d : v);
 
-/** @param {string} event @param {Args} a @returns {Record<string, unknown>} */
-function helper(event, a) {
+/**
+ * The helpers; the sanitiser follows the case's option fold_lookalikes (IDLE-OPT-5).
+ * @param {string} event @param {Args} a @param {boolean} foldLookalikes @returns {Record<string, unknown>}
+ */
+function helper(event, a, foldLookalikes) {
   if (event === "sanitise_label") {
     if (typeof a.raw !== "string") return fail("invalid_argument", "raw");
-    return { label: peerIdleNoticeLabel(a.raw) ?? null };
+    return { label: sanitise(a.raw, foldLookalikes) ?? null };
   }
   if (event === "is_notice_kind") return { is_kind: isPeerIdleNoticeKind(a.value) };
   const offset = orDefault(a.utc_offset_min, 0);
@@ -509,7 +559,7 @@ function helper(event, a) {
   if (event === "describe_subscription") {
     const shared = orDefault(a.detail_shared, false);
     if (typeof a.address !== "string" || typeof shared !== "boolean") return fail("invalid_argument", "describe");
-    return { text: describePeerIdleSubscription(a.address, shared) };
+    return { text: describe(a.address, shared, foldLookalikes) };
   }
   const finishedAt = orDefault(a.finished_at, undefined);
   const detail = orDefault(a.detail, undefined);
@@ -527,7 +577,7 @@ function applyStep(m, { event, args = {} }) {
   try {
     if (!isObject(args)) return fail("invalid_argument", "args");
     for (const key of Object.keys(args)) if (!ARGUMENTS[event].includes(key)) fail("invalid_argument", key);
-    if (isHelper) return helper(event, args);
+    if (isHelper) return helper(event, args, m.foldLookalikes);
     /** @type {Effects} */
     const fx = { notices: [], sent: [], swept: [] };
     const own = MACHINE_EVENTS[event](m, args, fx);

@@ -72,6 +72,8 @@ export class IdleSubscriptions {
     c: IdleConfig;
     /** @type {Record<string, unknown>} */
     options: Record<string, unknown>;
+    /** IDLE-OPT-5: the sanitiser folds lookalikes. */
+    foldLookalikes: boolean;
     now: number;
     /** @type {Map<number, Outstanding>} */
     outstanding: Map<number, Outstanding>;
