@@ -27,6 +27,7 @@ conformance driver implements them as fakes scripted by a case, and
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
@@ -206,8 +207,9 @@ class Invalidation:
                 raise InvalidInvalidation(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.remove_ids, tuple) or not all(isinstance(i, str) for i in self.remove_ids):
             raise InvalidInvalidation(f"remove_ids must be a list of strings, got {self.remove_ids!r}")
-        if not is_safe_natural(self.added):
-            raise InvalidInvalidation(f"added must be an integer in [0, 2**53 - 1], got {self.added!r}")
+        if not is_safe_integer(self.added):
+            raise InvalidInvalidation(
+                f"added must be an integer in [-(2**53 - 1), 2**53 - 1], got {self.added!r}")
 
     @classmethod
     def of(cls, value: bool | Invalidation) -> Invalidation:
@@ -232,6 +234,7 @@ class RefreshOptions:
 
     refreshing_only_when_runnable: bool = False  # REFRESH-F1
     read_failure_backs_off: bool = False  # REFRESH-F2
+    reject_negative_added: bool = False  # REFRESH-F3
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -253,6 +256,10 @@ class RefreshOptions:
 
 def is_safe_natural(value: object) -> bool:
     return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
+
+
+def is_safe_integer(value: object) -> bool:
+    return type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
 
 
 def is_positive_safe_integer(value: object) -> bool:
@@ -296,13 +303,15 @@ def earliest_launch(retry_at: int, last_launch: int | None, last_duration: int) 
 
 
 def overflow_total(shown: int, actual: int, more: int, removed: int, added: int) -> int:
-    """REFRESH-INV-3: the seed's arithmetic for the total after removals and additions.
+    """REFRESH-INV-3: the seed's arithmetic for the total after removals and additions,
+    exact and clamped to 2^53 - 1 so that every ``more`` stays a safe integer.
 
-    pre: 0 <= shown <= actual and more >= 0 and removed >= 0 and added >= 0
-    post: __return__ >= shown
-    post: removed > 0 or __return__ >= actual + more
+    pre: 0 <= shown <= actual <= 2**20 and 0 <= more <= 2**53 - 1 and removed >= 0
+    pre: -(2**53 - 1) <= added <= 2**53 - 1
+    post: shown <= __return__ <= 2**53 - 1
+    post: removed > 0 or added < 0 or __return__ == min(2**53 - 1, actual + more + added)
     """
-    return max(shown, actual + more - removed + added)
+    return min(MAX_SAFE_INTEGER, max(shown, actual + more - removed + added))
 
 
 def bounded_rows(rows: Sequence[dict[str, Any]], total: int) -> tuple[list[dict[str, Any]], int]:
@@ -476,7 +485,10 @@ class InboxRefreshCache:
     # -- invalidation (REFRESH-INV) ------------------------------------------------
 
     def invalidate(self, change: bool | Invalidation = False) -> None:
-        self._invalidate(Invalidation.of(change))
+        invalidation = Invalidation.of(change)
+        if self._options.reject_negative_added and invalidation.added < 0:  # REFRESH-OPT-3
+            raise InvalidInvalidation(f"added must not be negative, got {invalidation.added}")
+        self._invalidate(invalidation)
 
     def _invalidate(self, change: Invalidation) -> None:
         s = self._s
@@ -546,7 +558,12 @@ class InboxRefreshCache:
             s.cache = None  # REFRESH-BACK-3
             s.error_detail = str(error)
         if not s.closed:
-            self._log(log_line(error, s.blocked_group))
+            self._write_log(log_line(error, s.blocked_group))
+
+    def _write_log(self, line: str) -> None:
+        """REFRESH-BACK-6: the seed wraps its log call; a sink that raises changes nothing."""
+        with contextlib.suppress(Exception):  # any failure of the host's sink is the host's
+            self._log(line)
 
     # -- settling (REFRESH-ACC) --------------------------------------------------
 
@@ -667,7 +684,7 @@ class InboxRefreshCache:
             if self._options.read_failure_backs_off:  # REFRESH-OPT-2
                 s.failure_count = next_failure_count(s.failure_count)
                 s.retry_at = s.now_ms + backoff_ms(s.failure_count)
-                self._log(LOG_FAILED)
+                self._write_log(LOG_FAILED)
             return self._status()
 
     def _status(self) -> dict[str, Any]:

@@ -53,10 +53,11 @@ from inboxspec.model.inbox_refresh import (
 FEATURES = (
     "option:refreshing_only_when_runnable",
     "option:read_failure_backs_off",
+    "option:reject_negative_added",
 )
 OUTCOMES = ("result", "changed", "unavailable", "moved", "cleanup", "deadline",
             "launch_runtime", "launch_error")
-CONFIG_KEYS = ("start_ms", "max_items", "max_bytes", "deny", "jobs", "options")
+CONFIG_KEYS = ("start_ms", "max_items", "max_bytes", "deny", "jobs", "options", "log_throws")
 SCRIPT_KEYS = ("outcome", "duration_ms", "computation", "group", "reap_ms", "cancel", "message")
 COMPUTATION_KEYS = {"items", "more", "expires_at", "capacity"}
 
@@ -241,13 +242,23 @@ class Session:
             raise _fail("jobs must be a list of job scripts")
         scripts = [parse_script(j) for j in jobs]
         options = RefreshOptions.from_mapping(config.get("options", {}))
+        log_throws = config.get("log_throws", False)
+        if type(log_throws) is not bool:
+            raise _fail(f"log_throws must be true or false, got {log_throws!r}")
+        self.log_throws = log_throws
         self.clock = Clock(start)
         self.source = FakeSource(deny)
         self.runner = FakeRunner(scripts, self.clock, self.source)
         self.lines: list[str] = []
         bounds = {key: config[key] for key in ("max_items", "max_bytes") if key in config}
         self.cache = InboxRefreshCache(self.runner, self.source, now_ms=start, options=options,
-                                       log=self.lines.append, **bounds)
+                                       log=self.write_log, **bounds)
+
+    def write_log(self, line: str) -> None:
+        """The scripted log sink (REFRESH-IF-1): it records every line, then throws if told to."""
+        self.lines.append(line)
+        if self.log_throws:
+            raise OSError("the scripted log sink throws")
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
         self.lines.clear()

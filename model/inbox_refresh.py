@@ -52,6 +52,13 @@ def backoff_ms(failures: int) -> int:
 def spacing_ms(last_duration_ms: int) -> int:
     """REFRESH-START-1: the least time from one launch to the next."""
     return max(SPACING_MS, last_duration_ms)
+
+
+def rows_total(shown: int, actual: int, more: int, removed: int, added: int) -> int:
+    """REFRESH-INV-3: the row total after removals and additions (``added`` may be negative),
+    exact, never below the rows still shown, and clamped to 2^53 - 1."""
+    return min(2**53 - 1, max(shown, actual + more - removed + added))
+
 MAX_TIME_MS = 253_402_300_799_999
 WORKER_CHANGED = "inbox worker changed; restart acon serve"
 LOG_FAILED = "amem: inbox refresh failed; bounded backoff applies"
@@ -63,6 +70,7 @@ CAPACITY = "capacity:proposal"
 class RefreshModelOptions:
     refreshing_only_when_runnable: bool = False  # REFRESH-F1
     read_failure_backs_off: bool = False  # REFRESH-F2
+    reject_negative_added: bool = False  # REFRESH-F3: only refuses input, which the model never sees
 
 
 @dataclass(frozen=True)
@@ -266,7 +274,7 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
             actual = [i for i in self.items if i["id"] != OVERFLOW]
             removed = set(remove_ids)
             shown = [i for i in actual if i["id"] not in removed]
-            total = max(len(shown), len(actual) + self.more - len(removed) + added)
+            total = rows_total(len(shown), len(actual), self.more, len(removed), added)
             hint = [i for i in self.items if i["id"] == OVERFLOW][:1]
             self.more = max(0, total - len(shown))
             self.items = shown + (hint if self.more > 0 else [])

@@ -6,7 +6,7 @@
 // Time is data: the cache's clock is the `nowMs` its caller passes, never a clock of its own.
 
 export const NAME = "inbox-refresh";
-export const FEATURES = ["option:refreshing_only_when_runnable", "option:read_failure_backs_off"];
+export const FEATURES = ["option:refreshing_only_when_runnable", "option:read_failure_backs_off", "option:reject_negative_added"];
 
 const SPACING_MS = 30_000; // REFRESH-DEF-1
 const MAX_BACKOFF_MS = 300_000;
@@ -21,7 +21,8 @@ const DETAIL = {
   refreshing: "Pending items will appear when the refresh finishes.",
   unavailable: "Refresh is paused; it will retry after the cooldown.",
 };
-const OPTIONS = ["refreshing_only_when_runnable", "read_failure_backs_off"];
+const OPTIONS = ["refreshing_only_when_runnable", "read_failure_backs_off", "reject_negative_added"];
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const OUTCOMES = ["result", "changed", "unavailable", "moved", "cleanup", "deadline", "launch_runtime", "launch_error"];
 
 /**
@@ -57,7 +58,7 @@ const OUTCOMES = ["result", "changed", "unavailable", "moved", "cleanup", "deadl
  * @property {() => "gone" | "alive"} observeCleanup
  */
 /** @typedef {{ launch(capacity: CapacityMemo | undefined): InboxJob }} InboxRunner */
-/** @typedef {{ refreshing_only_when_runnable?: boolean, read_failure_backs_off?: boolean }} InboxCacheOptions */
+/** @typedef {{ refreshing_only_when_runnable?: boolean, read_failure_backs_off?: boolean, reject_negative_added?: boolean }} InboxCacheOptions */
 /**
  * @typedef {object} InboxCacheSettings
  * @property {number} [nowMs] The time the cache starts at.
@@ -118,6 +119,17 @@ function boundedRows(rows, total) {
   return { items: hint && more > 0 ? [...actual, hint] : actual, more };
 }
 
+/**
+ * REFRESH-INV-3: the row total, exact and clamped to 2^53 - 1. The sum is taken in BigInt, since
+ * more + added can pass 2^53 where a double rounds.
+ * @param {number} shown @param {number} actual @param {number} more @param {number} removed @param {number} added
+ */
+function totalRows(shown, actual, more, removed, added) {
+  const sum = BigInt(actual) + BigInt(more) - BigInt(removed) + BigInt(added);
+  const total = sum > BigInt(shown) ? sum : BigInt(shown);
+  return total > BigInt(MAX_SAFE) ? MAX_SAFE : Number(total);
+}
+
 /** @param {StatusKind} kind @param {string | undefined} detail @param {number} at @returns {InboxItem} REFRESH-IF-9, REFRESH-MSG-1 */
 function statusItem(kind, detail, at) {
   return { id: `inbox:${kind}`, group: "alert", kind: "status", title: TITLE[kind], detail: detail ?? DETAIL[kind],
@@ -174,12 +186,15 @@ export class InboxCache {
    */
   invalidate(input = {}) {
     const change = typeof input === "boolean" ? { hard: input, capacity: input } : input;
+    if (this.options.reject_negative_added && (change.added ?? 0) < 0) fail("invalid_invalidation", "added must not be negative"); // REFRESH-OPT-3
     this.generation++; this.pending = true; this.stale = true;
     if (change.hard) { this.cache = undefined; this.observed = undefined; }
     else if (this.cache && (change.removeIds?.length || change.added)) {
       const old = this.cache.computation, actual = old.items.filter((item) => item.id !== OVERFLOW_ID);
       const removed = new Set(change.removeIds ?? []), shown = actual.filter((item) => !removed.has(item.id));
-      const total = Math.max(shown.length, actual.length + old.more - removed.size + (change.added ?? 0));
+      // REFRESH-INV-3: exact while the sum is below 2^53 (it is: every term is a safe integer or a
+      // small count, and the clamp below takes over from 2^53 - 1), so the clamp is the only rounding.
+      const total = totalRows(shown.length, actual.length, old.more, removed.size, change.added ?? 0);
       const hint = old.items.find((item) => item.id === OVERFLOW_ID);
       Object.assign(old, boundedRows(hint ? [...shown, hint] : shown, total));
     }
@@ -218,9 +233,14 @@ export class InboxCache {
     this.error = error instanceof RuntimeFailure ? "runtime" : error instanceof CleanupUnresolved ? "cleanup" : "failure";
     if (error instanceof CleanupUnresolved && job && error.group !== undefined) { this.blocked = job; this.blockedGroup = error.group; }
     if (error instanceof RuntimeFailure) { this.cache = undefined; this.errorDetail = error.message; }
-    if (!this.closed) this.log(error instanceof RuntimeFailure ? error.message : this.error === "cleanup"
+    if (!this.closed) this.writeLog(error instanceof RuntimeFailure ? error.message : this.error === "cleanup"
       ? `amem: inbox group ${this.blockedGroup ?? "unknown"} cleanup unresolved; snapshots will observe recovery without signalling it.`
       : LOG_FAILED);
+  }
+
+  /** @param {string} line REFRESH-BACK-6: the seed wraps its log call; a sink that throws changes nothing. */
+  writeLog(line) {
+    try { this.log(line); } catch { /* the host's sink failed; the cache goes on */ }
   }
 
   /**
@@ -315,7 +335,7 @@ export class InboxCache {
       if (this.options.read_failure_backs_off) { // REFRESH-OPT-2
         this.failureCount = Math.min(20, this.failureCount + 1);
         this.retryAt = this.now + backoffMs(this.failureCount);
-        this.log(LOG_FAILED);
+        this.writeLog(LOG_FAILED);
       }
       return this.status();
     }
@@ -475,8 +495,9 @@ export class InboxRefreshCaseSession {
   /** @param {unknown} config */
   constructor(config) {
     if (!isObject(config)) throw new RefreshError("invalid_config", "config must be an object");
-    for (const key of Object.keys(config)) if (!["start_ms", "max_items", "max_bytes", "deny", "jobs", "options"].includes(key)) configError(`unknown key ${key}`);
-    const { start_ms = 0, max_items = 50, max_bytes = 65536, deny = [], jobs = [], options = {} } = config;
+    for (const key of Object.keys(config)) if (!["start_ms", "max_items", "max_bytes", "deny", "jobs", "options", "log_throws"].includes(key)) configError(`unknown key ${key}`);
+    const { start_ms = 0, max_items = 50, max_bytes = 65536, deny = [], jobs = [], options = {}, log_throws = false } = config;
+    if (!isBool(log_throws)) configError("bad log_throws");
     if (!isTime(start_ms)) configError("bad start_ms");
     if (!Number.isSafeInteger(max_items) || max_items < 1) configError("bad max_items");
     if (!Number.isSafeInteger(max_bytes) || max_bytes < 1) configError("bad max_bytes");
@@ -489,7 +510,11 @@ export class InboxRefreshCaseSession {
     this.clock = { now: start_ms };
     this.source = new FakeSource(deny);
     this.runner = new FakeRunner(scripts, this.clock, this.source);
-    this.cache = new InboxCache(this.runner, this.source, { nowMs: start_ms, maxItems: max_items, maxBytes: max_bytes, options, log: (line) => this.lines.push(line) });
+    this.cache = new InboxCache(this.runner, this.source, { nowMs: start_ms, maxItems: max_items, maxBytes: max_bytes, options, log: (line) => {
+      // The scripted sink (REFRESH-IF-1): it records the line, then throws when the case says so.
+      this.lines.push(line);
+      if (log_throws) throw new Error("the scripted log sink throws");
+    } });
   }
 
   /** @param {Step} step @returns {Record<string, unknown>} */
@@ -547,7 +572,7 @@ const HANDLERS = {
       if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string")) fail("invalid_invalidation", "remove_ids must be strings");
       change.removeIds = ids;
     }
-    if ("added" in args) change.added = isNatural(args.added) ? args.added : fail("invalid_invalidation", "added must be a safe integer");
+    if ("added" in args) change.added = Number.isSafeInteger(args.added) ? args.added : fail("invalid_invalidation", "added must be a safe integer");
     this.cache.invalidate(change);
     return {};
   },
