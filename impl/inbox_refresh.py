@@ -18,8 +18,14 @@ Failures back off exponentially, capped at five minutes (REFRESH-BACK-1). A
 job whose process group could not be proven gone *blocks* every further
 launch until a later snapshot observes the group gone (REFRESH-REC-1/2).
 
-Time is data: every call that needs the time takes ``now_ms``, which never
-moves backwards. The inbox source and the runner are injected interfaces; the
+Time is data: every call that needs the time takes ``now_ms``, the elapsed
+time, which never moves backwards. The cache reads two clocks, as the seed
+does (REFRESH-CLOCK-1..3): a monotonic one, which reads ``now_ms`` and drives
+the spacing and the back-off, and a wall clock, which reads ``now_ms`` plus an
+offset that :meth:`InboxRefreshCache.set_wall` moves (the wall may be set
+back) and drives status times, ``generatedAt``, expiry and the capacity memo.
+A cache built with ``monotonic_clock=False`` is the seed's cache given only
+``now``: its monotonic clock is the wall clock. The inbox source and the runner are injected interfaces; the
 conformance driver implements them as fakes scripted by a case, and
 ``impl/inbox_refresh_runner.py`` is the real process runner. Bad input raises an
 :class:`InboxRefreshError` before any state changes.
@@ -400,7 +406,8 @@ class _Running:
 class RefreshState:
     """Everything the cache remembers; exposed read-only for tests and the lockstep."""
 
-    now_ms: int
+    now_ms: int  # the elapsed time: the monotonic clock's reading
+    wall_offset_ms: int = 0  # the wall clock reads now_ms + wall_offset_ms (REFRESH-CLOCK-1)
     cache: JobResult | None = None
     capacity: Capacity | None = None
     observed: Hashable | None = None
@@ -438,6 +445,7 @@ class InboxRefreshCache:
         max_bytes: int = DEFAULT_MAX_BYTES,
         options: RefreshOptions | None = None,
         log: Callable[[str], None] | None = None,
+        monotonic_clock: bool = True,
     ) -> None:
         if not is_valid_time(now_ms):
             raise InvalidConfig(f"start time must be an integer in [0, {MAX_TIME_MS}], got {now_ms!r}")
@@ -448,6 +456,9 @@ class InboxRefreshCache:
             raise InvalidConfig(f"options must be RefreshOptions, got {type(options).__name__}")
         if log is not None and not callable(log):
             raise InvalidConfig("log must be callable")
+        if type(monotonic_clock) is not bool:
+            raise InvalidConfig(f"monotonic_clock must be true or false, got {monotonic_clock!r}")
+        self._monotonic_clock = monotonic_clock
         self._runner = runner
         self._source = source
         self._max_items = max_items
@@ -471,16 +482,36 @@ class InboxRefreshCache:
     # -- time ----------------------------------------------------------------
 
     def check_time(self, now_ms: object) -> int:
+        """REFRESH-IF-4: an elapsed time the cache may move to (the wall moves with it)."""
         if not is_valid_time(now_ms):
             raise InvalidTime(f"now_ms must be an integer in [0, {MAX_TIME_MS}], got {now_ms!r}")
         assert isinstance(now_ms, int)
         if now_ms < self._s.now_ms:
             raise InvalidTime(f"time never moves backwards: now_ms {now_ms} < {self._s.now_ms}")
+        if not is_valid_time(now_ms + self._s.wall_offset_ms):
+            raise InvalidTime(f"the wall clock would leave [0, {MAX_TIME_MS}] at now_ms {now_ms}")
         return now_ms
 
     def advance(self, now_ms: int) -> None:
         """Move the time forward; nothing fires on its own (REFRESH-START-2)."""
         self._s.now_ms = self.check_time(now_ms)
+
+    def set_wall(self, wall_ms: object) -> None:
+        """REFRESH-CLOCK-1: the host's wall clock now reads ``wall_ms``, forward or back;
+        the elapsed time (and a given monotonic clock) does not move."""
+        if not is_valid_time(wall_ms):
+            raise InvalidTime(f"the wall time must be an integer in [0, {MAX_TIME_MS}], got {wall_ms!r}")
+        assert isinstance(wall_ms, int)
+        self._s.wall_offset_ms = wall_ms - self._s.now_ms
+
+    def wall_ms(self) -> int:
+        """The seed's ``now()`` (REFRESH-CLOCK-2)."""
+        return self._s.now_ms + self._s.wall_offset_ms
+
+    def clock_ms(self) -> int:
+        """The seed's ``clock()``: the monotonic clock, or the wall when only ``now`` is given
+        (REFRESH-CLOCK-3)."""
+        return self._s.now_ms if self._monotonic_clock else self.wall_ms()
 
     # -- invalidation (REFRESH-INV) ------------------------------------------------
 
@@ -513,7 +544,7 @@ class InboxRefreshCache:
 
     def _allowed(self) -> bool:
         s = self._s
-        return s.now_ms >= earliest_launch(s.retry_at, s.last_launch, s.last_duration)
+        return self.clock_ms() >= earliest_launch(s.retry_at, s.last_launch, s.last_duration)
 
     def _recover(self) -> None:
         """REFRESH-REC-2: release a blocked job once its group is observed gone."""
@@ -529,7 +560,7 @@ class InboxRefreshCache:
         s = self._s
         if s.closed or s.running or s.blocked or not s.pending or not self._allowed():
             return
-        s.last_launch = s.now_ms
+        s.last_launch = self.clock_ms()
         s.pending = False
         s.error = None
         s.error_detail = None
@@ -539,7 +570,7 @@ class InboxRefreshCache:
             s.last_duration = 0
             self._failed(error, None)
             return
-        s.running = _Running(job, s.generation, s.now_ms)
+        s.running = _Running(job, s.generation, s.last_launch)
 
     def _failed(self, error: JobError, job: Job | None) -> None:
         """The seed's ``failed``: count, back off, classify, log (REFRESH-BACK)."""
@@ -548,7 +579,7 @@ class InboxRefreshCache:
             s.pending = True  # REFRESH-BACK-4
             return
         s.failure_count = next_failure_count(s.failure_count)
-        s.retry_at = s.now_ms + backoff_ms(s.failure_count)
+        s.retry_at = self.clock_ms() + backoff_ms(s.failure_count)
         s.pending = True
         s.error = error_kind(error)
         if isinstance(error, CleanupUnresolved) and job is not None and error.group is not None:
@@ -590,7 +621,7 @@ class InboxRefreshCache:
                 return Settlement("failure", str(error))
             return Settlement(verdict)
         finally:
-            s.last_duration = max(0, s.now_ms - running.launched_ms)  # REFRESH-START-3
+            s.last_duration = max(0, self.clock_ms() - running.launched_ms)  # REFRESH-START-3
             s.running = None
 
     def _accept(self, result: JobResult, generation: int) -> str:
@@ -603,7 +634,7 @@ class InboxRefreshCache:
             return "discarded"
         if not is_valid_expiry(computation.expires_at):
             raise WorkerUnavailable("invalid inbox expiry")  # REFRESH-ACC-2
-        if computation.expires_at is not None and s.now_ms >= computation.expires_at:
+        if computation.expires_at is not None and self.wall_ms() >= computation.expires_at:
             self._invalidate(Invalidation(hard=True))  # REFRESH-ACC-3
             return "expired"
         if (len(computation.items) > self._max_items or items_bytes(computation.items) > self._max_bytes
@@ -618,7 +649,7 @@ class InboxRefreshCache:
         s.capacity_at = self._keep_first_at(cached.computation.items, CAPACITY_ID, s.capacity_at)
         s.overflow_at = self._keep_first_at(cached.computation.items, OVERFLOW_ID, s.overflow_at)
         s.policy = revision
-        s.generated_at = iso_time(s.now_ms)
+        s.generated_at = iso_time(self.wall_ms())
         s.stale = False
         s.pending = False
         s.failure_count = 0
@@ -665,9 +696,9 @@ class InboxRefreshCache:
                 if change.changed:
                     self._invalidate(Invalidation(hard=change.hard, capacity=change.hard))
                 expires = s.cache.computation.expires_at if s.cache is not None else None
-                if expires is not None and s.now_ms >= expires:
+                if expires is not None and self.wall_ms() >= expires:
                     self._invalidate(Invalidation(hard=True))
-                if s.capacity is not None and s.now_ms >= s.capacity.until and not s.stale:
+                if s.capacity is not None and self.wall_ms() >= s.capacity.until and not s.stale:
                     self._invalidate(Invalidation())
             self._refresh()
             if s.cache is not None and (not s.stale or s.cache.computation.items):
@@ -683,7 +714,7 @@ class InboxRefreshCache:
             s.error = "failure"
             if self._options.read_failure_backs_off:  # REFRESH-OPT-2
                 s.failure_count = next_failure_count(s.failure_count)
-                s.retry_at = s.now_ms + backoff_ms(s.failure_count)
+                s.retry_at = self.clock_ms() + backoff_ms(s.failure_count)
                 self._write_log(LOG_FAILED)
             return self._status()
 
@@ -692,7 +723,7 @@ class InboxRefreshCache:
         kind = "unavailable" if s.error or s.blocked else "refreshing"
         if s.shown != kind:
             s.shown = kind
-            s.shown_at = max(s.now_ms, s.shown_at + 1)  # REFRESH-SNAP-4
+            s.shown_at = max(self.wall_ms(), s.shown_at + 1)  # REFRESH-SNAP-4
         return {"items": [status_item(kind, s.error_detail, s.shown_at)], "more": 0,
                 "complete": False, "refreshing": True}
 
@@ -714,7 +745,7 @@ class InboxRefreshCache:
             job.cancel()
         except CleanupUnresolved as error:
             if running is not None:
-                s.last_duration = max(0, s.now_ms - running.launched_ms)
+                s.last_duration = max(0, self.clock_ms() - running.launched_ms)
             s.blocked = job
             s.blocked_group = error.group
             return error

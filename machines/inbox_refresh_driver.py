@@ -57,7 +57,8 @@ FEATURES = (
 )
 OUTCOMES = ("result", "changed", "unavailable", "moved", "cleanup", "deadline",
             "launch_runtime", "launch_error")
-CONFIG_KEYS = ("start_ms", "max_items", "max_bytes", "deny", "jobs", "options", "log_throws")
+CONFIG_KEYS = ("start_ms", "max_items", "max_bytes", "deny", "jobs", "options", "log_throws",
+               "monotonic_clock")
 SCRIPT_KEYS = ("outcome", "duration_ms", "computation", "group", "reap_ms", "cancel", "message")
 COMPUTATION_KEYS = {"items", "more", "expires_at", "capacity"}
 
@@ -246,13 +247,16 @@ class Session:
         if type(log_throws) is not bool:
             raise _fail(f"log_throws must be true or false, got {log_throws!r}")
         self.log_throws = log_throws
+        monotonic_clock = config.get("monotonic_clock", True)
+        if type(monotonic_clock) is not bool:
+            raise _fail(f"monotonic_clock must be true or false, got {monotonic_clock!r}")
         self.clock = Clock(start)
         self.source = FakeSource(deny)
         self.runner = FakeRunner(scripts, self.clock, self.source)
         self.lines: list[str] = []
         bounds = {key: config[key] for key in ("max_items", "max_bytes") if key in config}
         self.cache = InboxRefreshCache(self.runner, self.source, now_ms=start, options=options,
-                                       log=self.write_log, **bounds)
+                                       log=self.write_log, monotonic_clock=monotonic_clock, **bounds)
 
     def write_log(self, line: str) -> None:
         """The scripted log sink (REFRESH-IF-1): it records every line, then throws if told to."""
@@ -300,6 +304,13 @@ class Session:
         self.clock.now_ms = now
         self.cache.advance(now)
         return settled
+
+    def set_wall(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        _only(args, ("now_ms",), InvalidTime)
+        if "now_ms" not in args:
+            raise InvalidTime("set_wall needs now_ms")
+        self.cache.set_wall(args["now_ms"])
+        return {}
 
     def invalidate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _only(args, ("value", "hard", "capacity", "remove_ids", "added"), InvalidInvalidation)
@@ -359,6 +370,7 @@ def _only(args: object, known: Sequence[str], error: type[InboxRefreshError]) ->
 HANDLERS: dict[str, Callable[[Session, Mapping[str, Any]], dict[str, Any]]] = {
     "snapshot": Session.snapshot,
     "advance": Session.advance,
+    "set_wall": Session.set_wall,
     "invalidate": Session.invalidate,
     "edit_sources": Session.edit_sources,
     "change_policy": Session.change_policy,
@@ -391,18 +403,21 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             job["group"] = rng.choice([None, 4242])
             job["reap_ms"] = rng.choice([None, 0, 1000])
         jobs.append(job)
-    config: dict[str, Any] = {"jobs": jobs, "deny": ["secret"], "max_items": 3}
+    config: dict[str, Any] = {"jobs": jobs, "deny": ["secret"], "max_items": 3,
+                              "monotonic_clock": rng.random() < 0.6, "log_throws": rng.random() < 0.2}
     now = 0
     steps: list[dict[str, Any]] = []
     for _ in range(rng.randint(1, 20)):
         kind = rng.choice(["snapshot", "snapshot", "advance", "advance", "invalidate", "edit_sources",
-                           "change_policy", "set_readable", "close"])
+                           "change_policy", "set_readable", "close", "set_wall"])
         if kind == "advance":
             now += rng.choice([0, 10, 1000, 30_000, 300_000])
             steps.append({"event": "advance", "args": {"now_ms": rng.choice([now, now, -1])}})
         elif kind == "invalidate":
             steps.append({"event": "invalidate", "args": rng.choice(
-                [{"value": True}, {}, {"remove_ids": ["c0"], "added": 1}, {"hard": "yes"}])})
+                [{"value": True}, {}, {"remove_ids": ["c0"], "added": 1}, {"added": -2}, {"hard": "yes"}])})
+        elif kind == "set_wall":
+            steps.append({"event": "set_wall", "args": {"now_ms": rng.choice([0, 20_000, 1_000_000, -1])}})
         elif kind == "edit_sources":
             steps.append({"event": "edit_sources", "args": {"hard": rng.random() < 0.5}})
         elif kind == "set_readable":
@@ -427,7 +442,8 @@ class ModelSession(sessions.ModelSession):
             scripts=[Script.from_json(j) for j in config.get("jobs", [])],
             start_ms=config.get("start_ms", 0), max_items=config.get("max_items", DEFAULT_MAX_ITEMS),
             max_bytes=config.get("max_bytes", DEFAULT_MAX_BYTES), deny=config.get("deny", []),
-            options=RefreshModelOptions(**(config.get("options") or {})))
+            options=RefreshModelOptions(**(config.get("options") or {})),
+            monotonic_clock=config.get("monotonic_clock", True))
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
         args = dict(step.get("args", {}))
@@ -443,6 +459,8 @@ class ModelSession(sessions.ModelSession):
                             remove_ids=tuple(args.get("remove_ids", ())), added=args.get("added", 0))
         elif event == "edit_sources":
             self.chart.send(event, hard=args.get("hard", False))
+        elif event == "set_wall":
+            self.chart.send(event, wall_ms=args["now_ms"])
         elif event == "set_readable":
             self.chart.send(event, value=args["value"])
         else:

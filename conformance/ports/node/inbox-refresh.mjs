@@ -3,7 +3,10 @@
 // with the fake inbox source and fake runner that a case describes (spec: Interface).
 // Requirement IDs in comments point into the spec. The cache is seed 002's `InboxCache`, and
 // its `invalidate` takes the seed's argument: a boolean, or an `InboxInvalidation` record.
-// Time is data: the cache's clock is the `nowMs` its caller passes, never a clock of its own.
+// Time is data: the cache's elapsed time is the `nowMs` its caller passes, never a clock of its own.
+// It reads two clocks as the seed does (REFRESH-CLOCK-1..3): the wall, `nowMs` plus an offset that
+// `setWall` moves (forward or back), and the monotonic clock, `nowMs` itself, or the wall when the
+// host gives only `now` (`monotonicClock: false`).
 
 export const NAME = "inbox-refresh";
 export const FEATURES = ["option:refreshing_only_when_runnable", "option:read_failure_backs_off", "option:reject_negative_added"];
@@ -66,6 +69,7 @@ const OUTCOMES = ["result", "changed", "unavailable", "moved", "cleanup", "deadl
  * @property {number} [maxBytes]
  * @property {InboxCacheOptions} [options]
  * @property {(line: string) => void} [log]
+ * @property {boolean} [monotonicClock] Whether the host gives a monotonic clock; without one it is the wall.
  */
 /** @typedef {{ items: InboxItem[], more: number, complete: boolean, refreshing: boolean, generatedAt?: string }} InboxSnapshot */
 /** @typedef {"refreshing" | "unavailable"} StatusKind */
@@ -162,16 +166,30 @@ export class InboxCache {
   shownAt = 0;
 
   /** @param {InboxRunner} runner @param {InboxSource} source @param {InboxCacheSettings} [settings] */
-  constructor(runner, source, { nowMs = 0, maxItems = 50, maxBytes = 65536, options = {}, log = () => {} } = {}) {
+  constructor(runner, source, { nowMs = 0, maxItems = 50, maxBytes = 65536, options = {}, log = () => {}, monotonicClock = true } = {}) {
     this.runner = runner; this.source = source; this.maxItems = maxItems; this.maxBytes = maxBytes;
-    this.options = options; this.log = log;
+    this.options = options; this.log = log; this.monotonicClock = monotonicClock;
     this.now = nowMs;
+    this.wallOffset = 0;
+  }
+
+  /** @returns {number} the seed's `now()`, the wall clock (REFRESH-CLOCK-2) */
+  wall() { return this.now + this.wallOffset; }
+
+  /** @returns {number} the seed's `clock()`: monotonic, or the wall when only `now` is given (REFRESH-CLOCK-3) */
+  clock() { return this.monotonicClock ? this.now : this.wall(); }
+
+  /** @param {unknown} wallMs REFRESH-CLOCK-1: the wall now reads `wallMs`; the elapsed time stays */
+  setWall(wallMs) {
+    if (!isTime(wallMs)) fail("invalid_time", "wall time out of range");
+    this.wallOffset = wallMs - this.now;
   }
 
   /** @param {unknown} nowMs @returns {number} */
   checkTime(nowMs) {
     if (!isTime(nowMs)) fail("invalid_time", "now_ms out of range");
     if (nowMs < this.now) fail("invalid_time", "time never moves backwards");
+    if (!isTime(nowMs + this.wallOffset)) fail("invalid_time", "the wall clock would leave its range");
     return nowMs;
   }
 
@@ -203,7 +221,7 @@ export class InboxCache {
 
   /** @returns {boolean} REFRESH-START-1 */
   allowed() {
-    return this.now >= Math.max(this.retryAt, this.lastLaunch === undefined ? 0 : this.lastLaunch + Math.max(SPACING_MS, this.lastDuration));
+    return this.clock() >= Math.max(this.retryAt, this.lastLaunch === undefined ? 0 : this.lastLaunch + Math.max(SPACING_MS, this.lastDuration));
   }
 
   recover() { // REFRESH-REC-2
@@ -214,21 +232,21 @@ export class InboxCache {
 
   refresh() {
     if (this.closed || this.running || this.blocked || !this.pending || !this.allowed()) return;
-    this.lastLaunch = this.now; this.pending = false; this.error = undefined; this.errorDetail = undefined;
+    this.lastLaunch = this.clock(); this.pending = false; this.error = undefined; this.errorDetail = undefined;
     /** @type {InboxJob} */
     let job;
     try { job = this.runner.launch(this.capacity); } catch (error) {
       if (!(error instanceof JobError)) throw error;
       this.lastDuration = 0; this.failed(error); return;
     }
-    this.running = { job, generation: this.generation, launched: this.now };
+    this.running = { job, generation: this.generation, launched: this.lastLaunch };
   }
 
   /** @param {JobError} error @param {InboxJob} [job] REFRESH-BACK */
   failed(error, job) {
     if (error instanceof SourcesChanged) { this.pending = true; return; }
     this.failureCount = Math.min(20, this.failureCount + 1);
-    this.retryAt = this.now + backoffMs(this.failureCount);
+    this.retryAt = this.clock() + backoffMs(this.failureCount);
     this.pending = true;
     this.error = error instanceof RuntimeFailure ? "runtime" : error instanceof CleanupUnresolved ? "cleanup" : "failure";
     if (error instanceof CleanupUnresolved && job && error.group !== undefined) { this.blocked = job; this.blockedGroup = error.group; }
@@ -264,7 +282,7 @@ export class InboxCache {
         return { settled: "failure", reason: message };
       }
     } finally {
-      this.lastDuration = Math.max(0, this.now - running.launched); this.running = undefined; // REFRESH-START-3
+      this.lastDuration = Math.max(0, this.clock() - running.launched); this.running = undefined; // REFRESH-START-3
     }
   }
 
@@ -276,7 +294,7 @@ export class InboxCache {
     }
     const expires = computation.expiresAt;
     if (expires !== null && (!Number.isFinite(expires) || expires < 0)) throw Error("invalid inbox expiry");
-    if (expires !== null && this.now >= expires) { this.invalidate({ hard: true }); return "expired"; }
+    if (expires !== null && this.wall() >= expires) { this.invalidate({ hard: true }); return "expired"; }
     if (computation.items.length > this.maxItems || Buffer.byteLength(JSON.stringify(computation.items)) > this.maxBytes
       || !Number.isSafeInteger(computation.more) || computation.more < 0) throw Error("invalid inbox result");
     if (computation.items.some((item) => item.id !== OVERFLOW_ID && this.source.declines(item))) throw Error("inbox result declined");
@@ -285,7 +303,7 @@ export class InboxCache {
     if (cap) { this.capacityAt ??= cap.at; cap.at = this.capacityAt; } else this.capacityAt = undefined;
     const overflow = this.cache.computation.items.find((item) => item.id === OVERFLOW_ID);
     if (overflow) { this.overflowAt ??= overflow.at; overflow.at = this.overflowAt; } else this.overflowAt = undefined;
-    this.policy = revision; this.generatedAt = iso(this.now); this.stale = false; this.pending = false;
+    this.policy = revision; this.generatedAt = iso(this.wall()); this.stale = false; this.pending = false;
     this.failureCount = 0; this.retryAt = 0; this.error = undefined; this.errorDetail = undefined;
     return "accepted";
   }
@@ -316,10 +334,10 @@ export class InboxCache {
         const changed = this.source.sourceChange(this.observed ?? this.cache.sources);
         this.observed = changed.sources;
         if (changed.changed) this.invalidate({ hard: changed.hard, capacity: changed.hard });
-        if (this.cache && this.cache.computation.expiresAt !== null && this.now >= this.cache.computation.expiresAt) {
+        if (this.cache && this.cache.computation.expiresAt !== null && this.wall() >= this.cache.computation.expiresAt) {
           this.invalidate({ hard: true });
         }
-        if (this.capacity && this.now >= this.capacity.until && !this.stale) this.invalidate();
+        if (this.capacity && this.wall() >= this.capacity.until && !this.stale) this.invalidate();
       }
       this.refresh();
       if (this.cache && (!this.stale || this.cache.computation.items.length)) {
@@ -334,7 +352,7 @@ export class InboxCache {
       this.invalidate(hard); this.error = "failure"; // REFRESH-SNAP-5
       if (this.options.read_failure_backs_off) { // REFRESH-OPT-2
         this.failureCount = Math.min(20, this.failureCount + 1);
-        this.retryAt = this.now + backoffMs(this.failureCount);
+        this.retryAt = this.clock() + backoffMs(this.failureCount);
         this.writeLog(LOG_FAILED);
       }
       return this.status();
@@ -344,7 +362,7 @@ export class InboxCache {
   /** @returns {InboxSnapshot} */
   status() {
     const kind = this.error || this.blocked ? "unavailable" : "refreshing";
-    if (this.shown !== kind) { this.shown = kind; this.shownAt = Math.max(this.now, this.shownAt + 1); } // REFRESH-SNAP-4
+    if (this.shown !== kind) { this.shown = kind; this.shownAt = Math.max(this.wall(), this.shownAt + 1); } // REFRESH-SNAP-4
     return { items: [statusItem(kind, this.errorDetail, this.shownAt)], more: 0, complete: false, refreshing: true };
   }
 
@@ -356,7 +374,7 @@ export class InboxCache {
     this.running = undefined;
     try { job.cancel(); } catch (error) {
       if (!(error instanceof CleanupUnresolved)) throw error;
-      if (running) this.lastDuration = Math.max(0, this.now - running.launched);
+      if (running) this.lastDuration = Math.max(0, this.clock() - running.launched);
       this.blocked = job; this.blockedGroup = error.group; return error;
     }
     this.blocked = undefined;
@@ -495,9 +513,10 @@ export class InboxRefreshCaseSession {
   /** @param {unknown} config */
   constructor(config) {
     if (!isObject(config)) throw new RefreshError("invalid_config", "config must be an object");
-    for (const key of Object.keys(config)) if (!["start_ms", "max_items", "max_bytes", "deny", "jobs", "options", "log_throws"].includes(key)) configError(`unknown key ${key}`);
-    const { start_ms = 0, max_items = 50, max_bytes = 65536, deny = [], jobs = [], options = {}, log_throws = false } = config;
+    for (const key of Object.keys(config)) if (!["start_ms", "max_items", "max_bytes", "deny", "jobs", "options", "log_throws", "monotonic_clock"].includes(key)) configError(`unknown key ${key}`);
+    const { start_ms = 0, max_items = 50, max_bytes = 65536, deny = [], jobs = [], options = {}, log_throws = false, monotonic_clock = true } = config;
     if (!isBool(log_throws)) configError("bad log_throws");
+    if (!isBool(monotonic_clock)) configError("bad monotonic_clock");
     if (!isTime(start_ms)) configError("bad start_ms");
     if (!Number.isSafeInteger(max_items) || max_items < 1) configError("bad max_items");
     if (!Number.isSafeInteger(max_bytes) || max_bytes < 1) configError("bad max_bytes");
@@ -510,7 +529,7 @@ export class InboxRefreshCaseSession {
     this.clock = { now: start_ms };
     this.source = new FakeSource(deny);
     this.runner = new FakeRunner(scripts, this.clock, this.source);
-    this.cache = new InboxCache(this.runner, this.source, { nowMs: start_ms, maxItems: max_items, maxBytes: max_bytes, options, log: (line) => {
+    this.cache = new InboxCache(this.runner, this.source, { nowMs: start_ms, maxItems: max_items, maxBytes: max_bytes, options, monotonicClock: monotonic_clock, log: (line) => {
       // The scripted sink (REFRESH-IF-1): it records the line, then throws when the case says so.
       this.lines.push(line);
       if (log_throws) throw new Error("the scripted log sink throws");
@@ -554,6 +573,11 @@ const HANDLERS = {
     }
     this.clock.now = now; this.cache.advance(now);
     return settled;
+  },
+  set_wall(args) {
+    only(args, ["now_ms"], "invalid_time");
+    this.cache.setWall(args.now_ms);
+    return {};
   },
   invalidate(args) {
     only(args, ["value", "hard", "capacity", "remove_ids", "added"], "invalid_invalidation");

@@ -38,7 +38,7 @@ export const FEATURES: string[];
  * @property {() => "gone" | "alive"} observeCleanup
  */
 /** @typedef {{ launch(capacity: CapacityMemo | undefined): InboxJob }} InboxRunner */
-/** @typedef {{ refreshing_only_when_runnable?: boolean, read_failure_backs_off?: boolean }} InboxCacheOptions */
+/** @typedef {{ refreshing_only_when_runnable?: boolean, read_failure_backs_off?: boolean, reject_negative_added?: boolean }} InboxCacheOptions */
 /**
  * @typedef {object} InboxCacheSettings
  * @property {number} [nowMs] The time the cache starts at.
@@ -46,6 +46,7 @@ export const FEATURES: string[];
  * @property {number} [maxBytes]
  * @property {InboxCacheOptions} [options]
  * @property {(line: string) => void} [log]
+ * @property {boolean} [monotonicClock] Whether the host gives a monotonic clock; without one it is the wall.
  */
 /** @typedef {{ items: InboxItem[], more: number, complete: boolean, refreshing: boolean, generatedAt?: string }} InboxSnapshot */
 /** @typedef {"refreshing" | "unavailable"} StatusKind */
@@ -67,7 +68,7 @@ export class RefreshError extends Error {
  */
 export class InboxCache {
     /** @param {InboxRunner} runner @param {InboxSource} source @param {InboxCacheSettings} [settings] */
-    constructor(runner: InboxRunner, source: InboxSource, { nowMs, maxItems, maxBytes, options, log }?: InboxCacheSettings);
+    constructor(runner: InboxRunner, source: InboxSource, { nowMs, maxItems, maxBytes, options, log, monotonicClock }?: InboxCacheSettings);
     /** @type {InboxJobResult | undefined} */ cache: InboxJobResult | undefined;
     /** @type {CapacityMemo | undefined} */ capacity: CapacityMemo | undefined;
     /** @type {InboxSources | undefined} */ observed: InboxSources | undefined;
@@ -100,7 +101,15 @@ export class InboxCache {
     maxBytes: number;
     options: InboxCacheOptions;
     log: (line: string) => void;
+    monotonicClock: boolean;
     now: number;
+    wallOffset: number;
+    /** @returns {number} the seed's `now()`, the wall clock (REFRESH-CLOCK-2) */
+    wall(): number;
+    /** @returns {number} the seed's `clock()`: monotonic, or the wall when only `now` is given (REFRESH-CLOCK-3) */
+    clock(): number;
+    /** @param {unknown} wallMs REFRESH-CLOCK-1: the wall now reads `wallMs`; the elapsed time stays */
+    setWall(wallMs: unknown): void;
     /** @param {unknown} nowMs @returns {number} */
     checkTime(nowMs: unknown): number;
     /** @param {unknown} nowMs */
@@ -118,6 +127,8 @@ export class InboxCache {
     refresh(): void;
     /** @param {JobError} error @param {InboxJob} [job] REFRESH-BACK */
     failed(error: JobError, job?: InboxJob): void;
+    /** @param {string} line REFRESH-BACK-6: the seed wraps its log call; a sink that throws changes nothing. */
+    writeLog(line: string): void;
     /**
      * A job's end, at its due time.
      * @param {InboxJob} job @param {InboxJobResult | JobError} outcome @param {number} nowMs
@@ -216,6 +227,7 @@ export type InboxRunner = {
 export type InboxCacheOptions = {
     refreshing_only_when_runnable?: boolean;
     read_failure_backs_off?: boolean;
+    reject_negative_added?: boolean;
 };
 export type InboxCacheSettings = {
     /**
@@ -226,6 +238,10 @@ export type InboxCacheSettings = {
     maxBytes?: number | undefined;
     options?: InboxCacheOptions | undefined;
     log?: ((line: string) => void) | undefined;
+    /**
+     * Whether the host gives a monotonic clock; without one it is the wall.
+     */
+    monotonicClock?: boolean | undefined;
 };
 export type InboxSnapshot = {
     items: InboxItem[];
