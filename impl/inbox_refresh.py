@@ -65,6 +65,7 @@ LOG_FAILED = "amem: inbox refresh failed; bounded backoff applies"
 WORKER_CHANGED = "inbox worker changed; restart acon serve"
 WORKER_UNAVAILABLE = "inbox worker unavailable"
 SOURCES_UNREADABLE = "inbox sources unreadable"
+CANCELLED = "inbox worker cancelled"
 
 Liveness = Literal["alive", "gone", "unknown"]
 ErrorKind = Literal["failure", "cleanup", "runtime"]
@@ -736,18 +737,26 @@ class InboxRefreshCache:
         s.cache = None
         s.capacity = None
         s.generation += 1
-        job = s.running.job if s.running else s.blocked
+        running = s.running
+        job = running.job if running else s.blocked
         if job is None:
             return None
-        running = s.running
-        s.running = None  # a cancelled job never settles (REFRESH-CLOSE-3)
         try:
             job.cancel()
         except CleanupUnresolved as error:
             if running is not None:
-                s.last_duration = max(0, self.clock_ms() - running.launched_ms)
-            s.blocked = job
-            s.blocked_group = error.group
-            return error
+                self._settle_cancelled(running, error)
+            return error  # a blocked job stays blocked: the seed's close throws before it forgets it
+        if running is not None:
+            self._settle_cancelled(running, WorkerUnavailable(CANCELLED))
         s.blocked = None
         return None
+
+    def _settle_cancelled(self, running: _Running, error: JobError) -> None:
+        """REFRESH-CLOSE-3: cancelling settles the running job as the seed's does, as a failure
+        (counted, backed off, its error kind set, blocked when an unresolved cleanup names a known
+        group, no log line since the cache is closed) with its duration recorded."""
+        s = self._s
+        s.running = None
+        self._failed(error, running.job)
+        s.last_duration = max(0, self.clock_ms() - running.launched_ms)

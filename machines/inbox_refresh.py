@@ -47,7 +47,7 @@ Bounds (``--bound NAME=VALUE``)
     a result that is accepted (or discarded, or expired by an edit), a
     cleanup that blocks, and the recovery and relaunch 29 s later. That
     reaches every control state and transition of the chart and both
-    findings (18 744 states in about two seconds). The other outcomes of REFRESH-IF-2
+    findings (17 280 states in about a second). The other outcomes of REFRESH-IF-2
     are in ``CATALOGUE`` (``--bound jobs=result,unavailable,changed,moved``);
     every outcome's exact behaviour is pinned by the written cases and the
     lockstep tests, whose times are arbitrary.

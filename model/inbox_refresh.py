@@ -539,11 +539,9 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
         unresolved: int | str | None = "none"
         if job is not None:
             self.job = None
+            self._settle_cancelled(job)
             if job.cancel == "unresolved":
-                self.last_duration = max(0, self._clock() - self.job_launched)
-                self.blocked_job, self.blocked_due, self.blocked_forever = job, self.job_due, True
-                self.blocked_group = _group(job.group)
-                unresolved = self.blocked_group
+                unresolved = _group(job.group)
         elif self.blocked_job is not None:
             if self._gone():
                 self.blocked_job = None
@@ -556,3 +554,15 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
             name = unresolved if unresolved is not None else "unknown"
             message = f"inbox worker group {name} cleanup is unresolved"
             self.output = {"close": "unresolved", "message": message, "log": []}
+
+    def _settle_cancelled(self, job: Script) -> None:
+        """REFRESH-CLOSE-3: the cancelled job settles as a failure, unlogged (the cache is closed);
+        an unresolved cancel is a cleanup, which blocks only when it names a known group."""
+        group = _group(job.group) if job.cancel == "unresolved" else None
+        self._back_off()
+        self.pending = True
+        self.error = "cleanup" if job.cancel == "unresolved" else "failure"
+        if group is not None:
+            self.blocked_job, self.blocked_due, self.blocked_forever = job, self.job_due, True
+            self.blocked_group = group
+        self.last_duration = max(0, self._clock() - self.job_launched)

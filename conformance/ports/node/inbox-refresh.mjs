@@ -371,14 +371,25 @@ export class InboxCache {
     this.closed = true; this.cache = undefined; this.capacity = undefined; this.generation++;
     const running = this.running, job = running ? running.job : this.blocked;
     if (!job) return undefined;
-    this.running = undefined;
     try { job.cancel(); } catch (error) {
       if (!(error instanceof CleanupUnresolved)) throw error;
-      if (running) this.lastDuration = Math.max(0, this.clock() - running.launched);
-      this.blocked = job; this.blockedGroup = error.group; return error;
+      if (running) this.settleCancelled(running, error);
+      return error; // a blocked job stays blocked: the seed's close throws before it forgets it
     }
+    if (running) this.settleCancelled(running, new JobError("inbox worker cancelled"));
     this.blocked = undefined;
     return undefined;
+  }
+
+  /**
+   * REFRESH-CLOSE-3: cancelling settles the running job as the seed's does: a failure (counted,
+   * backed off, blocked when an unresolved cleanup names a known group, unlogged since closed).
+   * @param {{ job: InboxJob, launched: number }} running @param {JobError} error
+   */
+  settleCancelled(running, error) {
+    this.running = undefined;
+    this.failed(error, running.job);
+    this.lastDuration = Math.max(0, this.clock() - running.launched);
   }
 }
 

@@ -152,6 +152,15 @@ export class InboxCache {
     status(): InboxSnapshot;
     /** @returns {CleanupUnresolved | undefined} the unresolved cleanup, if cancelling left one (REFRESH-CLOSE) */
     close(): CleanupUnresolved | undefined;
+    /**
+     * REFRESH-CLOSE-3: cancelling settles the running job as the seed's does: a failure (counted,
+     * backed off, blocked when an unresolved cleanup names a known group, unlogged since closed).
+     * @param {{ job: InboxJob, launched: number }} running @param {JobError} error
+     */
+    settleCancelled(running: {
+        job: InboxJob;
+        launched: number;
+    }, error: JobError): void;
 }
 /** One case's cache with the fakes its config describes; `apply` runs one protocol step. */
 export class InboxRefreshCaseSession {
