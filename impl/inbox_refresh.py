@@ -39,7 +39,7 @@ import json
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from .errors import InboxSpecError
 
@@ -173,6 +173,17 @@ class Job(Protocol):
     def cancel(self) -> None: ...  # raises CleanupUnresolved when the group cannot be proven gone
 
 
+@runtime_checkable
+class ScriptedJob(Job, Protocol):
+    """A job that knows when and how it ends: the conformance driver's fake job (spec:
+    REFRESH-TERM-1, REFRESH-IF-2). :meth:`InboxRefreshCache.advance` settles it when due."""
+
+    @property
+    def due_ms(self) -> int: ...  # the elapsed time at which it settles
+
+    def outcome(self) -> JobResult | JobError: ...
+
+
 class Runner(Protocol):
     def launch(self, capacity: Capacity | None) -> Job: ...  # raises JobError at once
 
@@ -217,6 +228,25 @@ class Invalidation:
         if not is_safe_integer(self.added):
             raise InvalidInvalidation(
                 f"added must be an integer in [-(2**53 - 1), 2**53 - 1], got {self.added!r}")
+
+    @classmethod
+    def from_arguments(cls, args: Mapping[str, Any]) -> bool | Invalidation:
+        """The seed's ``invalidate`` argument from an event's arguments (spec: *Events*,
+        REFRESH-IF-8): ``value`` alone is the boolean form, else the record's keys, each optional.
+        Raises :class:`InvalidInvalidation` in the order of REFRESH-IF-8."""
+        unknown = sorted(str(k) for k in set(args) - {"value", "hard", "capacity", "remove_ids", "added"})
+        if unknown:
+            raise InvalidInvalidation(f"unknown argument(s): {', '.join(unknown)}")
+        if "value" in args:
+            if type(args["value"]) is not bool:
+                raise InvalidInvalidation(f"value must be true or false, got {args['value']!r}")
+            if len(args) > 1:
+                raise InvalidInvalidation("value is the boolean form: no record keys beside it")
+            return bool(args["value"])
+        remove = args.get("remove_ids", [])
+        return cls(hard=args.get("hard", False), capacity=args.get("capacity", False),
+                   remove_ids=tuple(remove) if isinstance(remove, list) else remove,
+                   added=args.get("added", 0))
 
     @classmethod
     def of(cls, value: bool | Invalidation) -> Invalidation:
@@ -493,9 +523,17 @@ class InboxRefreshCache:
             raise InvalidTime(f"the wall clock would leave [0, {MAX_TIME_MS}] at now_ms {now_ms}")
         return now_ms
 
-    def advance(self, now_ms: int) -> None:
-        """Move the time forward; nothing fires on its own (REFRESH-START-2)."""
-        self._s.now_ms = self.check_time(now_ms)
+    def advance(self, now_ms: int) -> Settlement | None:
+        """REFRESH-IF-4: move the elapsed time to ``now_ms`` (the wall moves with it). A running
+        :class:`ScriptedJob` due by then settles first, at its due time; how the cache took it is
+        returned. Nothing else fires on its own (REFRESH-START-2)."""
+        now = self.check_time(now_ms)
+        running = self._s.running
+        settlement = None
+        if running is not None and isinstance(running.job, ScriptedJob) and running.job.due_ms <= now:
+            settlement = self.settle(running.job, running.job.outcome(), running.job.due_ms)
+        self._s.now_ms = now
+        return settlement
 
     def set_wall(self, wall_ms: object) -> None:
         """REFRESH-CLOCK-1: the host's wall clock now reads ``wall_ms``, forward or back;

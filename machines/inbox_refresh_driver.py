@@ -38,7 +38,6 @@ from inboxspec.impl.inbox_refresh import (
     SourceUnreadable,
     WorkerUnavailable,
     is_safe_natural,
-    is_valid_time,
 )
 from inboxspec.machines import sessions
 from inboxspec.machines.sessions import run_reference_case
@@ -126,8 +125,14 @@ def parse_script(raw: object) -> JobScript:
 
 
 class Clock:
-    def __init__(self, now_ms: int) -> None:
-        self.now_ms = now_ms
+    """The fake world's time: the cache's elapsed time (REFRESH-CLOCK-1), which only the cache moves."""
+
+    def __init__(self, read: Callable[[], int]) -> None:
+        self._read = read
+
+    @property
+    def now_ms(self) -> int:
+        return self._read()
 
 
 class FakeSource:
@@ -232,9 +237,7 @@ class Session:
         unknown = sorted(str(k) for k in set(config) - set(CONFIG_KEYS))
         if unknown:
             raise _fail(f"unknown inbox-refresh config key(s): {', '.join(unknown)}")
-        start = config.get("start_ms", 0)
-        if not is_valid_time(start):
-            raise _fail(f"start_ms must be a valid time, got {start!r}")
+        start = config.get("start_ms", 0)  # the cache validates it, and monotonic_clock
         deny = config.get("deny", [])
         if not isinstance(deny, list) or not all(isinstance(d, str) and d for d in deny):
             raise _fail("deny must be a list of non-empty strings")
@@ -248,9 +251,7 @@ class Session:
             raise _fail(f"log_throws must be true or false, got {log_throws!r}")
         self.log_throws = log_throws
         monotonic_clock = config.get("monotonic_clock", True)
-        if type(monotonic_clock) is not bool:
-            raise _fail(f"monotonic_clock must be true or false, got {monotonic_clock!r}")
-        self.clock = Clock(start)
+        self.clock = Clock(lambda: self.cache.state.now_ms)
         self.source = FakeSource(deny)
         self.runner = FakeRunner(scripts, self.clock, self.source)
         self.lines: list[str] = []
@@ -294,16 +295,10 @@ class Session:
         _only(args, ("now_ms",), InvalidTime)
         if "now_ms" not in args:
             raise InvalidTime("advance needs now_ms")
-        now = self.cache.check_time(args["now_ms"])
-        settled: dict[str, Any] = {"settled": None, "reason": None}
-        job = self.cache.running_job
-        if isinstance(job, FakeJob) and job.due_ms <= now:
-            self.clock.now_ms = job.due_ms
-            verdict = self.cache.settle(job, job.outcome(), job.due_ms)
-            settled = {"settled": verdict.settled, "reason": verdict.reason}
-        self.clock.now_ms = now
-        self.cache.advance(now)
-        return settled
+        verdict = self.cache.advance(args["now_ms"])
+        if verdict is None:
+            return {"settled": None, "reason": None}
+        return {"settled": verdict.settled, "reason": verdict.reason}
 
     def set_wall(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _only(args, ("now_ms",), InvalidTime)
@@ -313,19 +308,9 @@ class Session:
         return {}
 
     def invalidate(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _only(args, ("value", "hard", "capacity", "remove_ids", "added"), InvalidInvalidation)
-        if "value" in args:
-            if type(args["value"]) is not bool:
-                raise InvalidInvalidation(f"value must be true or false, got {args['value']!r}")
-            if len(args) > 1:
-                raise InvalidInvalidation("value is the boolean form: no record keys beside it")
-            self.cache.invalidate(args["value"])
-            return {}
-        remove = args.get("remove_ids", [])
-        self.cache.invalidate(Invalidation(
-            hard=args.get("hard", False), capacity=args.get("capacity", False),
-            remove_ids=tuple(remove) if isinstance(remove, list) else remove,
-            added=args.get("added", 0)))
+        if not isinstance(args, Mapping):
+            raise InvalidInvalidation(f"args must be an object, got {type(args).__name__}")
+        self.cache.invalidate(Invalidation.from_arguments(args))
         return {}
 
     def edit_sources(self, args: Mapping[str, Any]) -> dict[str, Any]:
