@@ -59,6 +59,8 @@ const OUTCOMES = ["result", "changed", "unavailable", "moved", "cleanup", "deadl
  * @typedef {object} InboxJob One worker job.
  * @property {() => void} cancel
  * @property {() => "gone" | "alive"} observeCleanup
+ * @property {number} [due] A scripted job's settle time (elapsed), which `advance` honours (REFRESH-IF-4).
+ * @property {() => InboxJobResult | JobError} [outcome] How a scripted job ends.
  */
 /** @typedef {{ launch(capacity: CapacityMemo | undefined): InboxJob }} InboxRunner */
 /** @typedef {{ refreshing_only_when_runnable?: boolean, read_failure_backs_off?: boolean, reject_negative_added?: boolean }} InboxCacheOptions */
@@ -194,7 +196,18 @@ export class InboxCache {
   }
 
   /** @param {unknown} nowMs */
-  advance(nowMs) { this.now = this.checkTime(nowMs); }
+  /**
+   * REFRESH-IF-4: move the elapsed time (and the wall with it) to `nowMs`, first settling a running
+   * scripted job that is due by then, at its due time.
+   * @param {unknown} nowMs @returns {{ settled: string | null, reason: string | null }}
+   */
+  advance(nowMs) {
+    const now = this.checkTime(nowMs), job = this.running?.job;
+    let settled = { settled: /** @type {string | null} */ (null), reason: /** @type {string | null} */ (null) };
+    if (job && job.due !== undefined && job.outcome && job.due <= now) settled = this.settle(job, job.outcome(), job.due);
+    this.now = now;
+    return settled;
+  }
 
   /**
    * REFRESH-INV: a boolean is a whole invalidation (`true`: hard, with the capacity memo) or a soft
@@ -398,7 +411,7 @@ export class InboxCache {
 /** @typedef {Record<string, any>} Args */
 /** @typedef {{ event: string, args?: Args }} Step */
 /** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
-/** @typedef {{ now: number }} FakeClock */
+/** @typedef {{ readonly now: number }} FakeClock */
 /**
  * @typedef {object} JobScript One scripted worker job (REFRESH-IF-2).
  * @property {string} outcome
@@ -536,8 +549,10 @@ export class InboxRefreshCaseSession {
     if (!isObject(options)) configError("bad options");
     for (const [key, value] of Object.entries(options)) if (!OPTIONS.includes(key) || !isBool(value)) configError(`bad option ${key}`);
     const scripts = jobs.map(parseScript);
+    // The fake world's time is the cache's elapsed time (REFRESH-CLOCK-1), which only the cache moves.
+    const session = this;
     /** @type {FakeClock} */
-    this.clock = { now: start_ms };
+    this.clock = { get now() { return session.cache ? session.cache.now : start_ms; } };
     this.source = new FakeSource(deny);
     this.runner = new FakeRunner(scripts, this.clock, this.source);
     this.cache = new InboxCache(this.runner, this.source, { nowMs: start_ms, maxItems: max_items, maxBytes: max_bytes, options, monotonicClock: monotonic_clock, log: (line) => {
@@ -574,16 +589,7 @@ const HANDLERS = {
   },
   advance(args) {
     only(args, ["now_ms"], "invalid_time");
-    const now = this.cache.checkTime(args.now_ms);
-    /** @type {{ settled: string | null, reason: string | null }} */
-    let settled = { settled: null, reason: null };
-    const job = /** @type {FakeJob | undefined} */ (this.cache.running?.job);
-    if (job && job.due <= now) {
-      this.clock.now = job.due;
-      settled = this.cache.settle(job, job.outcome(), job.due);
-    }
-    this.clock.now = now; this.cache.advance(now);
-    return settled;
+    return this.cache.advance(args.now_ms);
   },
   set_wall(args) {
     only(args, ["now_ms"], "invalid_time");

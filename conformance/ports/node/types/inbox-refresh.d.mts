@@ -36,6 +36,8 @@ export const FEATURES: string[];
  * @typedef {object} InboxJob One worker job.
  * @property {() => void} cancel
  * @property {() => "gone" | "alive"} observeCleanup
+ * @property {number} [due] A scripted job's settle time (elapsed), which `advance` honours (REFRESH-IF-4).
+ * @property {() => InboxJobResult | JobError} [outcome] How a scripted job ends.
  */
 /** @typedef {{ launch(capacity: CapacityMemo | undefined): InboxJob }} InboxRunner */
 /** @typedef {{ refreshing_only_when_runnable?: boolean, read_failure_backs_off?: boolean, reject_negative_added?: boolean }} InboxCacheOptions */
@@ -113,7 +115,15 @@ export class InboxCache {
     /** @param {unknown} nowMs @returns {number} */
     checkTime(nowMs: unknown): number;
     /** @param {unknown} nowMs */
-    advance(nowMs: unknown): void;
+    /**
+     * REFRESH-IF-4: move the elapsed time (and the wall with it) to `nowMs`, first settling a running
+     * scripted job that is due by then, at its due time.
+     * @param {unknown} nowMs @returns {{ settled: string | null, reason: string | null }}
+     */
+    advance(nowMs: unknown): {
+        settled: string | null;
+        reason: string | null;
+    };
     /**
      * REFRESH-INV: a boolean is a whole invalidation (`true`: hard, with the capacity memo) or a soft
      * one (`false`); a record says which parts. Nothing given is a soft invalidation.
@@ -229,6 +239,14 @@ export type InboxSource = {
 export type InboxJob = {
     cancel: () => void;
     observeCleanup: () => "gone" | "alive";
+    /**
+     * A scripted job's settle time (elapsed), which `advance` honours (REFRESH-IF-4).
+     */
+    due?: number | undefined;
+    /**
+     * How a scripted job ends.
+     */
+    outcome?: (() => InboxJobResult | JobError) | undefined;
 };
 export type InboxRunner = {
     launch(capacity: CapacityMemo | undefined): InboxJob;
@@ -273,7 +291,7 @@ export type CaseResult = {
     config_error: string;
 };
 export type FakeClock = {
-    now: number;
+    readonly now: number;
 };
 /**
  * One scripted worker job (REFRESH-IF-2).
