@@ -18,8 +18,14 @@ Failures back off exponentially, capped at five minutes (REFRESH-BACK-1). A
 job whose process group could not be proven gone *blocks* every further
 launch until a later snapshot observes the group gone (REFRESH-REC-1/2).
 
-Time is data: every call that needs the time takes ``now_ms``, which never
-moves backwards. The inbox source and the runner are injected interfaces; the
+Time is data: every call that needs the time takes ``now_ms``, the elapsed
+time, which never moves backwards. The cache reads two clocks, as the seed
+does (REFRESH-CLOCK-1..3): a monotonic one, which reads ``now_ms`` and drives
+the spacing and the back-off, and a wall clock, which reads ``now_ms`` plus an
+offset that :meth:`InboxRefreshCache.set_wall` moves (the wall may be set
+back) and drives status times, ``generatedAt``, expiry and the capacity memo.
+A cache built with ``monotonic_clock=False`` is the seed's cache given only
+``now``: its monotonic clock is the wall clock. The inbox source and the runner are injected interfaces; the
 conformance driver implements them as fakes scripted by a case, and
 ``impl/inbox_refresh_runner.py`` is the real process runner. Bad input raises an
 :class:`InboxRefreshError` before any state changes.
@@ -27,12 +33,13 @@ conformance driver implements them as fakes scripted by a case, and
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from .errors import InboxSpecError
 
@@ -58,6 +65,7 @@ LOG_FAILED = "amem: inbox refresh failed; bounded backoff applies"
 WORKER_CHANGED = "inbox worker changed; restart acon serve"
 WORKER_UNAVAILABLE = "inbox worker unavailable"
 SOURCES_UNREADABLE = "inbox sources unreadable"
+CANCELLED = "inbox worker cancelled"
 
 Liveness = Literal["alive", "gone", "unknown"]
 ErrorKind = Literal["failure", "cleanup", "runtime"]
@@ -165,6 +173,17 @@ class Job(Protocol):
     def cancel(self) -> None: ...  # raises CleanupUnresolved when the group cannot be proven gone
 
 
+@runtime_checkable
+class ScriptedJob(Job, Protocol):
+    """A job that knows when and how it ends: the conformance driver's fake job (spec:
+    REFRESH-TERM-1, REFRESH-IF-2). :meth:`InboxRefreshCache.advance` settles it when due."""
+
+    @property
+    def due_ms(self) -> int: ...  # the elapsed time at which it settles
+
+    def outcome(self) -> JobResult | JobError: ...
+
+
 class Runner(Protocol):
     def launch(self, capacity: Capacity | None) -> Job: ...  # raises JobError at once
 
@@ -206,8 +225,28 @@ class Invalidation:
                 raise InvalidInvalidation(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.remove_ids, tuple) or not all(isinstance(i, str) for i in self.remove_ids):
             raise InvalidInvalidation(f"remove_ids must be a list of strings, got {self.remove_ids!r}")
-        if not is_safe_natural(self.added):
-            raise InvalidInvalidation(f"added must be an integer in [0, 2**53 - 1], got {self.added!r}")
+        if not is_safe_integer(self.added):
+            raise InvalidInvalidation(
+                f"added must be an integer in [-(2**53 - 1), 2**53 - 1], got {self.added!r}")
+
+    @classmethod
+    def from_arguments(cls, args: Mapping[str, Any]) -> bool | Invalidation:
+        """The seed's ``invalidate`` argument from an event's arguments (spec: *Events*,
+        REFRESH-IF-8): ``value`` alone is the boolean form, else the record's keys, each optional.
+        Raises :class:`InvalidInvalidation` in the order of REFRESH-IF-8."""
+        unknown = sorted(str(k) for k in set(args) - {"value", "hard", "capacity", "remove_ids", "added"})
+        if unknown:
+            raise InvalidInvalidation(f"unknown argument(s): {', '.join(unknown)}")
+        if "value" in args:
+            if type(args["value"]) is not bool:
+                raise InvalidInvalidation(f"value must be true or false, got {args['value']!r}")
+            if len(args) > 1:
+                raise InvalidInvalidation("value is the boolean form: no record keys beside it")
+            return bool(args["value"])
+        remove = args.get("remove_ids", [])
+        return cls(hard=args.get("hard", False), capacity=args.get("capacity", False),
+                   remove_ids=tuple(remove) if isinstance(remove, list) else remove,
+                   added=args.get("added", 0))
 
     @classmethod
     def of(cls, value: bool | Invalidation) -> Invalidation:
@@ -232,6 +271,7 @@ class RefreshOptions:
 
     refreshing_only_when_runnable: bool = False  # REFRESH-F1
     read_failure_backs_off: bool = False  # REFRESH-F2
+    reject_negative_added: bool = False  # REFRESH-F3
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -253,6 +293,10 @@ class RefreshOptions:
 
 def is_safe_natural(value: object) -> bool:
     return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
+
+
+def is_safe_integer(value: object) -> bool:
+    return type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
 
 
 def is_positive_safe_integer(value: object) -> bool:
@@ -296,13 +340,15 @@ def earliest_launch(retry_at: int, last_launch: int | None, last_duration: int) 
 
 
 def overflow_total(shown: int, actual: int, more: int, removed: int, added: int) -> int:
-    """REFRESH-INV-3: the seed's arithmetic for the total after removals and additions.
+    """REFRESH-INV-3: the seed's arithmetic for the total after removals and additions,
+    exact and clamped to 2^53 - 1 so that every ``more`` stays a safe integer.
 
-    pre: 0 <= shown <= actual and more >= 0 and removed >= 0 and added >= 0
-    post: __return__ >= shown
-    post: removed > 0 or __return__ >= actual + more
+    pre: 0 <= shown <= actual <= 2**20 and 0 <= more <= 2**53 - 1 and removed >= 0
+    pre: -(2**53 - 1) <= added <= 2**53 - 1
+    post: shown <= __return__ <= 2**53 - 1
+    post: removed > 0 or added < 0 or __return__ == min(2**53 - 1, actual + more + added)
     """
-    return max(shown, actual + more - removed + added)
+    return min(MAX_SAFE_INTEGER, max(shown, actual + more - removed + added))
 
 
 def bounded_rows(rows: Sequence[dict[str, Any]], total: int) -> tuple[list[dict[str, Any]], int]:
@@ -391,7 +437,8 @@ class _Running:
 class RefreshState:
     """Everything the cache remembers; exposed read-only for tests and the lockstep."""
 
-    now_ms: int
+    now_ms: int  # the elapsed time: the monotonic clock's reading
+    wall_offset_ms: int = 0  # the wall clock reads now_ms + wall_offset_ms (REFRESH-CLOCK-1)
     cache: JobResult | None = None
     capacity: Capacity | None = None
     observed: Hashable | None = None
@@ -429,6 +476,7 @@ class InboxRefreshCache:
         max_bytes: int = DEFAULT_MAX_BYTES,
         options: RefreshOptions | None = None,
         log: Callable[[str], None] | None = None,
+        monotonic_clock: bool = True,
     ) -> None:
         if not is_valid_time(now_ms):
             raise InvalidConfig(f"start time must be an integer in [0, {MAX_TIME_MS}], got {now_ms!r}")
@@ -439,6 +487,9 @@ class InboxRefreshCache:
             raise InvalidConfig(f"options must be RefreshOptions, got {type(options).__name__}")
         if log is not None and not callable(log):
             raise InvalidConfig("log must be callable")
+        if type(monotonic_clock) is not bool:
+            raise InvalidConfig(f"monotonic_clock must be true or false, got {monotonic_clock!r}")
+        self._monotonic_clock = monotonic_clock
         self._runner = runner
         self._source = source
         self._max_items = max_items
@@ -462,21 +513,52 @@ class InboxRefreshCache:
     # -- time ----------------------------------------------------------------
 
     def check_time(self, now_ms: object) -> int:
+        """REFRESH-IF-4: an elapsed time the cache may move to (the wall moves with it)."""
         if not is_valid_time(now_ms):
             raise InvalidTime(f"now_ms must be an integer in [0, {MAX_TIME_MS}], got {now_ms!r}")
         assert isinstance(now_ms, int)
         if now_ms < self._s.now_ms:
             raise InvalidTime(f"time never moves backwards: now_ms {now_ms} < {self._s.now_ms}")
+        if not is_valid_time(now_ms + self._s.wall_offset_ms):
+            raise InvalidTime(f"the wall clock would leave [0, {MAX_TIME_MS}] at now_ms {now_ms}")
         return now_ms
 
-    def advance(self, now_ms: int) -> None:
-        """Move the time forward; nothing fires on its own (REFRESH-START-2)."""
-        self._s.now_ms = self.check_time(now_ms)
+    def advance(self, now_ms: int) -> Settlement | None:
+        """REFRESH-IF-4: move the elapsed time to ``now_ms`` (the wall moves with it). A running
+        :class:`ScriptedJob` due by then settles first, at its due time; how the cache took it is
+        returned. Nothing else fires on its own (REFRESH-START-2)."""
+        now = self.check_time(now_ms)
+        running = self._s.running
+        settlement = None
+        if running is not None and isinstance(running.job, ScriptedJob) and running.job.due_ms <= now:
+            settlement = self.settle(running.job, running.job.outcome(), running.job.due_ms)
+        self._s.now_ms = now
+        return settlement
+
+    def set_wall(self, wall_ms: object) -> None:
+        """REFRESH-CLOCK-1: the host's wall clock now reads ``wall_ms``, forward or back;
+        the elapsed time (and a given monotonic clock) does not move."""
+        if not is_valid_time(wall_ms):
+            raise InvalidTime(f"the wall time must be an integer in [0, {MAX_TIME_MS}], got {wall_ms!r}")
+        assert isinstance(wall_ms, int)
+        self._s.wall_offset_ms = wall_ms - self._s.now_ms
+
+    def wall_ms(self) -> int:
+        """The seed's ``now()`` (REFRESH-CLOCK-2)."""
+        return self._s.now_ms + self._s.wall_offset_ms
+
+    def clock_ms(self) -> int:
+        """The seed's ``clock()``: the monotonic clock, or the wall when only ``now`` is given
+        (REFRESH-CLOCK-3)."""
+        return self._s.now_ms if self._monotonic_clock else self.wall_ms()
 
     # -- invalidation (REFRESH-INV) ------------------------------------------------
 
     def invalidate(self, change: bool | Invalidation = False) -> None:
-        self._invalidate(Invalidation.of(change))
+        invalidation = Invalidation.of(change)
+        if self._options.reject_negative_added and invalidation.added < 0:  # REFRESH-OPT-3
+            raise InvalidInvalidation(f"added must not be negative, got {invalidation.added}")
+        self._invalidate(invalidation)
 
     def _invalidate(self, change: Invalidation) -> None:
         s = self._s
@@ -501,7 +583,7 @@ class InboxRefreshCache:
 
     def _allowed(self) -> bool:
         s = self._s
-        return s.now_ms >= earliest_launch(s.retry_at, s.last_launch, s.last_duration)
+        return self.clock_ms() >= earliest_launch(s.retry_at, s.last_launch, s.last_duration)
 
     def _recover(self) -> None:
         """REFRESH-REC-2: release a blocked job once its group is observed gone."""
@@ -517,7 +599,7 @@ class InboxRefreshCache:
         s = self._s
         if s.closed or s.running or s.blocked or not s.pending or not self._allowed():
             return
-        s.last_launch = s.now_ms
+        s.last_launch = self.clock_ms()
         s.pending = False
         s.error = None
         s.error_detail = None
@@ -527,7 +609,7 @@ class InboxRefreshCache:
             s.last_duration = 0
             self._failed(error, None)
             return
-        s.running = _Running(job, s.generation, s.now_ms)
+        s.running = _Running(job, s.generation, s.last_launch)
 
     def _failed(self, error: JobError, job: Job | None) -> None:
         """The seed's ``failed``: count, back off, classify, log (REFRESH-BACK)."""
@@ -536,7 +618,7 @@ class InboxRefreshCache:
             s.pending = True  # REFRESH-BACK-4
             return
         s.failure_count = next_failure_count(s.failure_count)
-        s.retry_at = s.now_ms + backoff_ms(s.failure_count)
+        s.retry_at = self.clock_ms() + backoff_ms(s.failure_count)
         s.pending = True
         s.error = error_kind(error)
         if isinstance(error, CleanupUnresolved) and job is not None and error.group is not None:
@@ -546,7 +628,12 @@ class InboxRefreshCache:
             s.cache = None  # REFRESH-BACK-3
             s.error_detail = str(error)
         if not s.closed:
-            self._log(log_line(error, s.blocked_group))
+            self._write_log(log_line(error, s.blocked_group))
+
+    def _write_log(self, line: str) -> None:
+        """REFRESH-BACK-6: the seed wraps its log call; a sink that raises changes nothing."""
+        with contextlib.suppress(Exception):  # any failure of the host's sink is the host's
+            self._log(line)
 
     # -- settling (REFRESH-ACC) --------------------------------------------------
 
@@ -573,7 +660,7 @@ class InboxRefreshCache:
                 return Settlement("failure", str(error))
             return Settlement(verdict)
         finally:
-            s.last_duration = max(0, s.now_ms - running.launched_ms)  # REFRESH-START-3
+            s.last_duration = max(0, self.clock_ms() - running.launched_ms)  # REFRESH-START-3
             s.running = None
 
     def _accept(self, result: JobResult, generation: int) -> str:
@@ -586,7 +673,7 @@ class InboxRefreshCache:
             return "discarded"
         if not is_valid_expiry(computation.expires_at):
             raise WorkerUnavailable("invalid inbox expiry")  # REFRESH-ACC-2
-        if computation.expires_at is not None and s.now_ms >= computation.expires_at:
+        if computation.expires_at is not None and self.wall_ms() >= computation.expires_at:
             self._invalidate(Invalidation(hard=True))  # REFRESH-ACC-3
             return "expired"
         if (len(computation.items) > self._max_items or items_bytes(computation.items) > self._max_bytes
@@ -601,7 +688,7 @@ class InboxRefreshCache:
         s.capacity_at = self._keep_first_at(cached.computation.items, CAPACITY_ID, s.capacity_at)
         s.overflow_at = self._keep_first_at(cached.computation.items, OVERFLOW_ID, s.overflow_at)
         s.policy = revision
-        s.generated_at = iso_time(s.now_ms)
+        s.generated_at = iso_time(self.wall_ms())
         s.stale = False
         s.pending = False
         s.failure_count = 0
@@ -648,9 +735,9 @@ class InboxRefreshCache:
                 if change.changed:
                     self._invalidate(Invalidation(hard=change.hard, capacity=change.hard))
                 expires = s.cache.computation.expires_at if s.cache is not None else None
-                if expires is not None and s.now_ms >= expires:
+                if expires is not None and self.wall_ms() >= expires:
                     self._invalidate(Invalidation(hard=True))
-                if s.capacity is not None and s.now_ms >= s.capacity.until and not s.stale:
+                if s.capacity is not None and self.wall_ms() >= s.capacity.until and not s.stale:
                     self._invalidate(Invalidation())
             self._refresh()
             if s.cache is not None and (not s.stale or s.cache.computation.items):
@@ -666,8 +753,8 @@ class InboxRefreshCache:
             s.error = "failure"
             if self._options.read_failure_backs_off:  # REFRESH-OPT-2
                 s.failure_count = next_failure_count(s.failure_count)
-                s.retry_at = s.now_ms + backoff_ms(s.failure_count)
-                self._log(LOG_FAILED)
+                s.retry_at = self.clock_ms() + backoff_ms(s.failure_count)
+                self._write_log(LOG_FAILED)
             return self._status()
 
     def _status(self) -> dict[str, Any]:
@@ -675,7 +762,7 @@ class InboxRefreshCache:
         kind = "unavailable" if s.error or s.blocked else "refreshing"
         if s.shown != kind:
             s.shown = kind
-            s.shown_at = max(s.now_ms, s.shown_at + 1)  # REFRESH-SNAP-4
+            s.shown_at = max(self.wall_ms(), s.shown_at + 1)  # REFRESH-SNAP-4
         return {"items": [status_item(kind, s.error_detail, s.shown_at)], "more": 0,
                 "complete": False, "refreshing": True}
 
@@ -688,18 +775,26 @@ class InboxRefreshCache:
         s.cache = None
         s.capacity = None
         s.generation += 1
-        job = s.running.job if s.running else s.blocked
+        running = s.running
+        job = running.job if running else s.blocked
         if job is None:
             return None
-        running = s.running
-        s.running = None  # a cancelled job never settles (REFRESH-CLOSE-3)
         try:
             job.cancel()
         except CleanupUnresolved as error:
             if running is not None:
-                s.last_duration = max(0, s.now_ms - running.launched_ms)
-            s.blocked = job
-            s.blocked_group = error.group
-            return error
+                self._settle_cancelled(running, error)
+            return error  # a blocked job stays blocked: the seed's close throws before it forgets it
+        if running is not None:
+            self._settle_cancelled(running, WorkerUnavailable(CANCELLED))
         s.blocked = None
         return None
+
+    def _settle_cancelled(self, running: _Running, error: JobError) -> None:
+        """REFRESH-CLOSE-3: cancelling settles the running job as the seed's does, as a failure
+        (counted, backed off, its error kind set, blocked when an unresolved cleanup names a known
+        group, no log line since the cache is closed) with its duration recorded."""
+        s = self._s
+        s.running = None
+        self._failed(error, running.job)
+        s.last_duration = max(0, self.clock_ms() - running.launched_ms)

@@ -27,9 +27,14 @@ Time
 Alphabet
     One snapshot, the two clock moves, a soft invalidation, the fake source's
     soft edit, a policy change (a hard invalidation with the capacity memo),
-    the source becoming unreadable and readable again, and close. The removal
-    arithmetic of REFRESH-INV-3 and the hard source edit are pinned by the
-    written cases and the lockstep tests, so they have no letter here.
+    the source becoming unreadable and readable again, the wall clock set back
+    to 0, and close. The removal arithmetic of REFRESH-INV-3, the hard source
+    edit, other wall jumps and the cache without a monotonic clock
+    (``monotonic_clock`` false) are pinned by the written cases and the
+    lockstep tests, so they have no letter here. The explored cache has a
+    monotonic clock, so the back-off and the spacing read a clock that never
+    goes back and "a deadline already passed" stays passed; the wall is kept
+    exactly (its offset is a field).
 
 Bounds (``--bound NAME=VALUE``)
     ``jobs``        the cycle of scripted jobs, comma-separated names from
@@ -42,7 +47,7 @@ Bounds (``--bound NAME=VALUE``)
     a result that is accepted (or discarded, or expired by an edit), a
     cleanup that blocks, and the recovery and relaunch 29 s later. That
     reaches every control state and transition of the chart and both
-    findings (4 952 states in about a second). The other outcomes of REFRESH-IF-2
+    findings (17 280 states in about a second). The other outcomes of REFRESH-IF-2
     are in ``CATALOGUE`` (``--bound jobs=result,unavailable,changed,moved``);
     every outcome's exact behaviour is pinned by the written cases and the
     lockstep tests, whose times are arbitrary.
@@ -107,6 +112,7 @@ class RefreshSnapshot(NamedTuple):
 
     control: str
     now: int
+    wall_offset: int  # the wall clock is now + wall_offset
     readable: bool
     items: str | None  # the cached items as canonical JSON
     more: int
@@ -268,6 +274,7 @@ class InboxRefreshExplorer:
             Action("change_policy", "change_policy"),
             Action("set_readable false", "set_readable", {"value": False}),
             Action("set_readable true", "set_readable", {"value": True}),
+            Action("set_wall 0", "set_wall", {"wall_ms": 0}),
             Action("close", "close"),
         ]
 
@@ -283,6 +290,7 @@ class InboxRefreshExplorer:
         data.deny = ("secret",)
         data.options = RefreshModelOptions(**options)
         data.horizon_ms = bounds["horizon_ms"]
+        data.monotonic_clock = True
 
     def initial(self, bounds: Bounds) -> Any:
         chart = InboxRefreshChart(**self.chart_arguments(bounds, {}))
@@ -291,6 +299,7 @@ class InboxRefreshExplorer:
 
     def load(self, data: Any, snapshot: Any) -> None:
         data.now_ms = snapshot.now
+        data.wall_offset = snapshot.wall_offset
         data.version, data.layout, data.world_policy = 0, 0, 0
         data.readable = snapshot.readable
         data.items = None if snapshot.items is None else json.loads(snapshot.items)
@@ -315,7 +324,7 @@ class InboxRefreshExplorer:
         job_stamp = ((0 if stamp_policy == data.world_policy else -1),
                      _relative(stamp_sources, version, layout)) if data.job is not None else (0, (0, 0))
         return RefreshSnapshot(
-            state, now, data.readable,
+            state, now, data.wall_offset, data.readable,
             None if data.items is None else json.dumps(data.items, sort_keys=True),
             data.more, data.expires,
             _relative(data.cache_sources, version, layout) if data.items is not None else None,
@@ -354,6 +363,8 @@ class InboxRefreshExplorer:
                 steps.append(frame.case_step("invalidate", args))
             elif action.event == "snapshot":
                 steps.append(frame.case_step("snapshot"))
+            elif action.event == "set_wall":
+                steps.append({"event": "set_wall", "args": {"now_ms": kwargs["wall_ms"]}})
             else:
                 steps.append(frame.case_step(action.event, kwargs))
         return steps

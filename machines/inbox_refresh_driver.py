@@ -38,7 +38,6 @@ from inboxspec.impl.inbox_refresh import (
     SourceUnreadable,
     WorkerUnavailable,
     is_safe_natural,
-    is_valid_time,
 )
 from inboxspec.machines import sessions
 from inboxspec.machines.sessions import run_reference_case
@@ -53,10 +52,12 @@ from inboxspec.model.inbox_refresh import (
 FEATURES = (
     "option:refreshing_only_when_runnable",
     "option:read_failure_backs_off",
+    "option:reject_negative_added",
 )
 OUTCOMES = ("result", "changed", "unavailable", "moved", "cleanup", "deadline",
             "launch_runtime", "launch_error")
-CONFIG_KEYS = ("start_ms", "max_items", "max_bytes", "deny", "jobs", "options")
+CONFIG_KEYS = ("start_ms", "max_items", "max_bytes", "deny", "jobs", "options", "log_throws",
+               "monotonic_clock")
 SCRIPT_KEYS = ("outcome", "duration_ms", "computation", "group", "reap_ms", "cancel", "message")
 COMPUTATION_KEYS = {"items", "more", "expires_at", "capacity"}
 
@@ -124,8 +125,14 @@ def parse_script(raw: object) -> JobScript:
 
 
 class Clock:
-    def __init__(self, now_ms: int) -> None:
-        self.now_ms = now_ms
+    """The fake world's time: the cache's elapsed time (REFRESH-CLOCK-1), which only the cache moves."""
+
+    def __init__(self, read: Callable[[], int]) -> None:
+        self._read = read
+
+    @property
+    def now_ms(self) -> int:
+        return self._read()
 
 
 class FakeSource:
@@ -230,9 +237,7 @@ class Session:
         unknown = sorted(str(k) for k in set(config) - set(CONFIG_KEYS))
         if unknown:
             raise _fail(f"unknown inbox-refresh config key(s): {', '.join(unknown)}")
-        start = config.get("start_ms", 0)
-        if not is_valid_time(start):
-            raise _fail(f"start_ms must be a valid time, got {start!r}")
+        start = config.get("start_ms", 0)  # the cache validates it, and monotonic_clock
         deny = config.get("deny", [])
         if not isinstance(deny, list) or not all(isinstance(d, str) and d for d in deny):
             raise _fail("deny must be a list of non-empty strings")
@@ -241,13 +246,24 @@ class Session:
             raise _fail("jobs must be a list of job scripts")
         scripts = [parse_script(j) for j in jobs]
         options = RefreshOptions.from_mapping(config.get("options", {}))
-        self.clock = Clock(start)
+        log_throws = config.get("log_throws", False)
+        if type(log_throws) is not bool:
+            raise _fail(f"log_throws must be true or false, got {log_throws!r}")
+        self.log_throws = log_throws
+        monotonic_clock = config.get("monotonic_clock", True)
+        self.clock = Clock(lambda: self.cache.state.now_ms)
         self.source = FakeSource(deny)
         self.runner = FakeRunner(scripts, self.clock, self.source)
         self.lines: list[str] = []
         bounds = {key: config[key] for key in ("max_items", "max_bytes") if key in config}
         self.cache = InboxRefreshCache(self.runner, self.source, now_ms=start, options=options,
-                                       log=self.lines.append, **bounds)
+                                       log=self.write_log, monotonic_clock=monotonic_clock, **bounds)
+
+    def write_log(self, line: str) -> None:
+        """The scripted log sink (REFRESH-IF-1): it records every line, then throws if told to."""
+        self.lines.append(line)
+        if self.log_throws:
+            raise OSError("the scripted log sink throws")
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
         self.lines.clear()
@@ -279,31 +295,22 @@ class Session:
         _only(args, ("now_ms",), InvalidTime)
         if "now_ms" not in args:
             raise InvalidTime("advance needs now_ms")
-        now = self.cache.check_time(args["now_ms"])
-        settled: dict[str, Any] = {"settled": None, "reason": None}
-        job = self.cache.running_job
-        if isinstance(job, FakeJob) and job.due_ms <= now:
-            self.clock.now_ms = job.due_ms
-            verdict = self.cache.settle(job, job.outcome(), job.due_ms)
-            settled = {"settled": verdict.settled, "reason": verdict.reason}
-        self.clock.now_ms = now
-        self.cache.advance(now)
-        return settled
+        verdict = self.cache.advance(args["now_ms"])
+        if verdict is None:
+            return {"settled": None, "reason": None}
+        return {"settled": verdict.settled, "reason": verdict.reason}
+
+    def set_wall(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        _only(args, ("now_ms",), InvalidTime)
+        if "now_ms" not in args:
+            raise InvalidTime("set_wall needs now_ms")
+        self.cache.set_wall(args["now_ms"])
+        return {}
 
     def invalidate(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _only(args, ("value", "hard", "capacity", "remove_ids", "added"), InvalidInvalidation)
-        if "value" in args:
-            if type(args["value"]) is not bool:
-                raise InvalidInvalidation(f"value must be true or false, got {args['value']!r}")
-            if len(args) > 1:
-                raise InvalidInvalidation("value is the boolean form: no record keys beside it")
-            self.cache.invalidate(args["value"])
-            return {}
-        remove = args.get("remove_ids", [])
-        self.cache.invalidate(Invalidation(
-            hard=args.get("hard", False), capacity=args.get("capacity", False),
-            remove_ids=tuple(remove) if isinstance(remove, list) else remove,
-            added=args.get("added", 0)))
+        if not isinstance(args, Mapping):
+            raise InvalidInvalidation(f"args must be an object, got {type(args).__name__}")
+        self.cache.invalidate(Invalidation.from_arguments(args))
         return {}
 
     def edit_sources(self, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -348,6 +355,7 @@ def _only(args: object, known: Sequence[str], error: type[InboxRefreshError]) ->
 HANDLERS: dict[str, Callable[[Session, Mapping[str, Any]], dict[str, Any]]] = {
     "snapshot": Session.snapshot,
     "advance": Session.advance,
+    "set_wall": Session.set_wall,
     "invalidate": Session.invalidate,
     "edit_sources": Session.edit_sources,
     "change_policy": Session.change_policy,
@@ -380,18 +388,21 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             job["group"] = rng.choice([None, 4242])
             job["reap_ms"] = rng.choice([None, 0, 1000])
         jobs.append(job)
-    config: dict[str, Any] = {"jobs": jobs, "deny": ["secret"], "max_items": 3}
+    config: dict[str, Any] = {"jobs": jobs, "deny": ["secret"], "max_items": 3,
+                              "monotonic_clock": rng.random() < 0.6, "log_throws": rng.random() < 0.2}
     now = 0
     steps: list[dict[str, Any]] = []
     for _ in range(rng.randint(1, 20)):
         kind = rng.choice(["snapshot", "snapshot", "advance", "advance", "invalidate", "edit_sources",
-                           "change_policy", "set_readable", "close"])
+                           "change_policy", "set_readable", "close", "set_wall"])
         if kind == "advance":
             now += rng.choice([0, 10, 1000, 30_000, 300_000])
             steps.append({"event": "advance", "args": {"now_ms": rng.choice([now, now, -1])}})
         elif kind == "invalidate":
             steps.append({"event": "invalidate", "args": rng.choice(
-                [{"value": True}, {}, {"remove_ids": ["c0"], "added": 1}, {"hard": "yes"}])})
+                [{"value": True}, {}, {"remove_ids": ["c0"], "added": 1}, {"added": -2}, {"hard": "yes"}])})
+        elif kind == "set_wall":
+            steps.append({"event": "set_wall", "args": {"now_ms": rng.choice([0, 20_000, 1_000_000, -1])}})
         elif kind == "edit_sources":
             steps.append({"event": "edit_sources", "args": {"hard": rng.random() < 0.5}})
         elif kind == "set_readable":
@@ -416,7 +427,8 @@ class ModelSession(sessions.ModelSession):
             scripts=[Script.from_json(j) for j in config.get("jobs", [])],
             start_ms=config.get("start_ms", 0), max_items=config.get("max_items", DEFAULT_MAX_ITEMS),
             max_bytes=config.get("max_bytes", DEFAULT_MAX_BYTES), deny=config.get("deny", []),
-            options=RefreshModelOptions(**(config.get("options") or {})))
+            options=RefreshModelOptions(**(config.get("options") or {})),
+            monotonic_clock=config.get("monotonic_clock", True))
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
         args = dict(step.get("args", {}))
@@ -432,6 +444,8 @@ class ModelSession(sessions.ModelSession):
                             remove_ids=tuple(args.get("remove_ids", ())), added=args.get("added", 0))
         elif event == "edit_sources":
             self.chart.send(event, hard=args.get("hard", False))
+        elif event == "set_wall":
+            self.chart.send(event, wall_ms=args["now_ms"])
         elif event == "set_readable":
             self.chart.send(event, value=args["value"])
         else:

@@ -11,6 +11,14 @@ Time is the chart's own: ``advance(ms)`` moves the clock forward by ``ms``
 first settles the running job if it is due, at its due time. The case event
 ``advance(now_ms)`` is ``advance(now_ms - clock)`` here.
 
+Two clocks, as the seed's cache reads them (REFRESH-CLOCK-1..3): ``now_ms`` is
+the elapsed time and the monotonic clock's reading; the wall clock reads
+``now_ms + wall_offset``, and ``set_wall`` moves the offset, so the wall may go
+back. With ``monotonic_clock`` false the monotonic clock is the wall clock.
+Spacing, back-off and durations read ``_clock``; status times,
+``generatedAt``, expiry and the capacity memo read ``_wall``. Scripted job
+durations and reap times belong to the fake world and count elapsed time.
+
 This module does not import ``inboxspec.impl``: the lockstep tests compare two
 independent descriptions of the same machine.
 """
@@ -52,6 +60,13 @@ def backoff_ms(failures: int) -> int:
 def spacing_ms(last_duration_ms: int) -> int:
     """REFRESH-START-1: the least time from one launch to the next."""
     return max(SPACING_MS, last_duration_ms)
+
+
+def rows_total(shown: int, actual: int, more: int, removed: int, added: int) -> int:
+    """REFRESH-INV-3: the row total after removals and additions (``added`` may be negative),
+    exact, never below the rows still shown, and clamped to 2^53 - 1."""
+    return min(2**53 - 1, max(shown, actual + more - removed + added))
+
 MAX_TIME_MS = 253_402_300_799_999
 WORKER_CHANGED = "inbox worker changed; restart acon serve"
 LOG_FAILED = "amem: inbox refresh failed; bounded backoff applies"
@@ -63,6 +78,7 @@ CAPACITY = "capacity:proposal"
 class RefreshModelOptions:
     refreshing_only_when_runnable: bool = False  # REFRESH-F1
     read_failure_backs_off: bool = False  # REFRESH-F2
+    reject_negative_added: bool = False  # REFRESH-F3: only refuses input, which the model never sees
 
 
 @dataclass(frozen=True)
@@ -134,6 +150,7 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
     edit_sources = stay((idle, running, blocked, closed), on="book_edit")
     change_policy = stay((idle, running, blocked, closed), on="book_policy_change")
     set_readable = stay((idle, running, blocked, closed), on="book_readable")
+    set_wall = stay((idle, running, blocked, closed), on="book_wall")
     close = (
         idle.to(closed, on="close_cache")
         | running.to(closed, on="close_cache")
@@ -143,7 +160,8 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
 
     def __init__(self, scripts: Sequence[Script] = (), start_ms: int = 0, max_items: int = DEFAULT_MAX_ITEMS,
                  max_bytes: int = DEFAULT_MAX_BYTES, deny: Sequence[str] = (),
-                 options: RefreshModelOptions | None = None, horizon_ms: int = MAX_TIME_MS) -> None:
+                 options: RefreshModelOptions | None = None, horizon_ms: int = MAX_TIME_MS,
+                 monotonic_clock: bool = True) -> None:
         self.scripts = tuple(scripts)
         self.max_items = max_items
         self.max_bytes = max_bytes
@@ -151,6 +169,8 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
         self.options = options or RefreshModelOptions()
         self.horizon_ms = horizon_ms
         self.now_ms = start_ms
+        self.monotonic_clock = monotonic_clock
+        self.wall_offset = 0
         # the fake inbox source
         self.version = 0
         self.layout = 0
@@ -194,6 +214,14 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
 
     # -- the snapshot's plan (pure: guards read it) -------------------------------
 
+    def _wall(self) -> int:
+        """REFRESH-CLOCK-2: the seed's ``now()``."""
+        return self.now_ms + self.wall_offset
+
+    def _clock(self) -> int:
+        """REFRESH-CLOCK-3: the seed's ``clock()``, the wall when no monotonic clock is given."""
+        return self.now_ms if self.monotonic_clock else self._wall()
+
     def _gone(self) -> bool:
         """REFRESH-REC-2: the blocked job's group is observed gone."""
         job = self.blocked_job
@@ -213,16 +241,16 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
         current = (self.version, self.layout)
         if remembered != current:
             return True
-        if self.expires is not None and self.now_ms >= self.expires:
+        if self.expires is not None and self._wall() >= self.expires:
             return True
-        return self.capacity is not None and self.now_ms >= self.capacity and not self.stale
+        return self.capacity is not None and self._wall() >= self.capacity and not self.stale
 
     def _next_script(self) -> Script:
         return self.scripts[self.launches] if self.launches < len(self.scripts) else UNSCRIPTED
 
     def _allowed(self) -> bool:
         spacing = 0 if self.last_launch is None else self.last_launch + spacing_ms(self.last_duration)
-        return self.now_ms >= max(self.retry_at, spacing)
+        return self._clock() >= max(self.retry_at, spacing)
 
     def _would_launch(self) -> bool:
         blocked = self.blocked_job is not None and not self._gone()
@@ -266,7 +294,7 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
             actual = [i for i in self.items if i["id"] != OVERFLOW]
             removed = set(remove_ids)
             shown = [i for i in actual if i["id"] not in removed]
-            total = max(len(shown), len(actual) + self.more - len(removed) + added)
+            total = rows_total(len(shown), len(actual), self.more, len(removed), added)
             hint = [i for i in self.items if i["id"] == OVERFLOW][:1]
             self.more = max(0, total - len(shown))
             self.items = shown + (hint if self.more > 0 else [])
@@ -276,7 +304,7 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
     def _back_off(self) -> None:
         """REFRESH-BACK-1: one more consecutive failure, and the launch it puts off."""
         self.failures = failures_after_one_more(self.failures)
-        self.retry_at = self.now_ms + backoff_ms(self.failures)
+        self.retry_at = self._clock() + backoff_ms(self.failures)
 
     def _fail(self, kind: str, reason: str, log: list[str], blocks: int | None = None) -> None:
         """REFRESH-BACK-1, -2, -3, -5 and REFRESH-MSG-3."""
@@ -303,7 +331,7 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
         kind = "unavailable" if self.error or self.blocked_job is not None else "refreshing"
         if self.shown != kind:
             self.shown = kind
-            self.shown_at = max(self.now_ms, self.shown_at + 1)
+            self.shown_at = max(self._wall(), self.shown_at + 1)
         detail = self.detail if self.detail is not None else (
             "Pending items will appear when the refresh finishes." if kind == "refreshing"
             else "Refresh is paused; it will retry after the cooldown.")
@@ -346,15 +374,15 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
             if remembered != current:
                 hard = remembered[1] != current[1]
                 self._invalidate(hard=hard, capacity=hard)
-            if self.items is not None and self.expires is not None and self.now_ms >= self.expires:
+            if self.items is not None and self.expires is not None and self._wall() >= self.expires:
                 self._invalidate(hard=True)
-            if self.capacity is not None and self.now_ms >= self.capacity and not self.stale:
+            if self.capacity is not None and self._wall() >= self.capacity and not self.stale:
                 self._invalidate()
         if self.job is None and self.blocked_job is None and self.pending and self._allowed():
             script = self._next_script()
             launched = {"capacity": self.capacity}
             self.launches += 1
-            self.last_launch = self.now_ms
+            self.last_launch = self._clock()
             self.pending = False
             self.error = None
             self.detail = None
@@ -367,7 +395,7 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
             else:
                 self.job = script
                 self.job_due = self.now_ms + script.duration_ms
-                self.job_launched = self.now_ms
+                self.job_launched = self._clock()
                 self.job_generation = self.generation
                 self.job_stamp = (self.world_policy, (self.version, self.layout))
         if self.items is not None and (not self.stale or self.items):
@@ -393,7 +421,7 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
         self.now_ms = self.job_due
         log: list[str] = []
         settled, reason = self._settle(job, log)
-        self.last_duration = max(0, self.now_ms - self.job_launched)
+        self.last_duration = max(0, self._clock() - self.job_launched)
         self.job = None
         self.now_ms = target
         self.output = {"settled": settled, "reason": reason, "log": log}
@@ -434,7 +462,7 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
         if expires is not None and not (numeric and expires >= 0 and expires != float("inf")):
             self._fail("failure", "invalid inbox expiry", log)  # REFRESH-ACC-2
             return "failure", "invalid inbox expiry"
-        if expires is not None and self.now_ms >= expires:
+        if expires is not None and self._wall() >= expires:
             self._invalidate(hard=True)  # REFRESH-ACC-3
             return "expired", None
         text = json.dumps(items, ensure_ascii=False, separators=(",", ":"))
@@ -456,7 +484,7 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
         self.capacity_at = self._first_at(CAPACITY, self.capacity_at)  # REFRESH-ACC-6
         self.overflow_at = self._first_at(OVERFLOW, self.overflow_at)
         self.policy = self.world_policy
-        self.generated_ms = self.now_ms
+        self.generated_ms = self._wall()
         self.stale = False
         self.pending = False
         self.failures = 0
@@ -492,6 +520,11 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
         self.world_policy += 1
         self.output = {"log": []}
 
+    def book_wall(self, wall_ms: int) -> None:
+        """REFRESH-CLOCK-1: the host's wall clock is set, forward or back; elapsed time stays."""
+        self.wall_offset = wall_ms - self.now_ms
+        self.output = {"log": []}
+
     def book_readable(self, value: bool) -> None:
         """The fake source becomes readable or unreadable (REFRESH-SNAP-5)."""
         self.readable = value
@@ -506,11 +539,9 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
         unresolved: int | str | None = "none"
         if job is not None:
             self.job = None
+            self._settle_cancelled(job)
             if job.cancel == "unresolved":
-                self.last_duration = max(0, self.now_ms - self.job_launched)
-                self.blocked_job, self.blocked_due, self.blocked_forever = job, self.job_due, True
-                self.blocked_group = _group(job.group)
-                unresolved = self.blocked_group
+                unresolved = _group(job.group)
         elif self.blocked_job is not None:
             if self._gone():
                 self.blocked_job = None
@@ -523,3 +554,15 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
             name = unresolved if unresolved is not None else "unknown"
             message = f"inbox worker group {name} cleanup is unresolved"
             self.output = {"close": "unresolved", "message": message, "log": []}
+
+    def _settle_cancelled(self, job: Script) -> None:
+        """REFRESH-CLOSE-3: the cancelled job settles as a failure, unlogged (the cache is closed);
+        an unresolved cancel is a cleanup, which blocks only when it names a known group."""
+        group = _group(job.group) if job.cancel == "unresolved" else None
+        self._back_off()
+        self.pending = True
+        self.error = "cleanup" if job.cancel == "unresolved" else "failure"
+        if group is not None:
+            self.blocked_job, self.blocked_due, self.blocked_forever = job, self.job_due, True
+            self.blocked_group = group
+        self.last_duration = max(0, self._clock() - self.job_launched)

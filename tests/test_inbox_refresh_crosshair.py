@@ -32,8 +32,8 @@ MUTANTS = {
                            "return min(FAILURE_COUNT_CAP + 1, count + 1)"),
     "earliest_launch": ("last_launch + max(SPACING_MS, last_duration))",
                         "last_launch + SPACING_MS)"),
-    "overflow_total": ("return max(shown, actual + more - removed + added)",
-                       "return actual + more - removed + added"),
+    "overflow_total": ("max(shown, actual + more - removed + added))",
+                       "(actual + more - removed + added))"),
 }
 
 

@@ -61,7 +61,36 @@ def test_finding_fails_by_default_and_holds_with_option(finding: str, runner: Ca
     assert holds(runner(with_option, steps)["outputs"]), f"{finding}: {option} should fix it"
 
 
+def added_adds(outputs: list[dict[str, Any]]) -> bool:
+    # Two rows and more 5 before the invalidation: the total must not fall below 7.
+    last = outputs[-1]["snapshot"]
+    rows: int = len([i for i in last["items"] if i["id"] != "inbox:more"]) + last["more"]
+    return rows >= 7
+
+
+# REFRESH-F3's option refuses input, which only the reference (not the model) validates.
+INPUT_FINDINGS: dict[str, tuple[str, dict[str, Any], list[dict[str, Any]], Callable[..., bool]]] = {
+    "REFRESH-F3": (
+        "reject_negative_added",
+        {"jobs": [{"outcome": "result", "duration_ms": 100, "computation": {"items": [
+            {"id": "c1", "at": T}, {"id": "c2", "at": T}, {"id": "inbox:more", "at": T}], "more": 5,
+            "expires_at": None, "capacity": None}}]},
+        [SNAPSHOT, advance(100), {"event": "invalidate", "args": {"added": -3}}, SNAPSHOT],
+        added_adds,
+    ),
+}
+
+
+@pytest.mark.parametrize("finding", sorted(INPUT_FINDINGS))
+def test_input_finding_fails_by_default_and_holds_with_option(finding: str) -> None:
+    option, config, steps, holds = INPUT_FINDINGS[finding]
+    assert not holds(run_case(config, steps)["outputs"]), f"{finding}: the seed default should break it"
+    outputs = run_case({**config, "options": {option: True}}, steps)["outputs"]
+    assert outputs[2] == {"error": "invalid_invalidation", "log": []}
+    assert holds(outputs), f"{finding}: {option} should fix it"
+
+
 def test_every_finding_of_the_spec_is_here() -> None:
     from inboxspec.spec import index
 
-    assert sorted(f.id for f in index.findings("inbox-refresh")) == sorted(FINDINGS)
+    assert sorted(f.id for f in index.findings("inbox-refresh")) == sorted({**FINDINGS, **INPUT_FINDINGS})

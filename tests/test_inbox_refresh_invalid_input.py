@@ -8,9 +8,14 @@ cache's whole state is as before.
 from __future__ import annotations
 
 import copy
+import json
+import shutil
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,7 +26,14 @@ from inboxspec.impl.inbox_refresh import (
     RefreshOptions,
     RefreshState,
 )
-from inboxspec.machines.inbox_refresh_driver import FakeJob, FakeRunner, FakeSource, JobScript, Session
+from inboxspec.machines.inbox_refresh_driver import (
+    FakeJob,
+    FakeRunner,
+    FakeSource,
+    JobScript,
+    Session,
+    run_case,
+)
 
 anything = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats() | st.text(max_size=5),
@@ -68,6 +80,19 @@ def test_snapshot_callers(value: Any) -> None:
 def test_advance(value: Any) -> None:
     cache, _ = fresh()
     unchanged_after(lambda: cache.advance(value), cache)
+
+
+@given(value=anything)
+def test_set_wall(value: Any) -> None:
+    cache, _ = fresh()
+    unchanged_after(lambda: cache.set_wall(value), cache)
+
+
+def test_advance_that_would_move_the_wall_out_of_range() -> None:
+    cache, _ = fresh()
+    cache.set_wall(253_402_300_799_999)
+    unchanged_after(lambda: cache.advance(1), cache)
+    assert cache.wall_ms() == 253_402_300_799_999
 
 
 @given(value=anything)
@@ -122,8 +147,8 @@ def test_case_config(config: Any) -> None:
         assert error.code == "invalid_config"
 
 
-@given(event=st.sampled_from(["snapshot", "advance", "invalidate", "edit_sources", "change_policy",
-                              "set_readable", "close"]), args=anything)
+@given(event=st.sampled_from(["snapshot", "advance", "set_wall", "invalidate", "edit_sources",
+                              "change_policy", "set_readable", "close"]), args=anything)
 def test_case_steps(event: str, args: Any) -> None:
     session = Session({})
     session.apply({"event": "snapshot"})
@@ -131,3 +156,27 @@ def test_case_steps(event: str, args: Any) -> None:
     output = session.apply({"event": event, "args": args})
     if "error" in output:
         assert session.cache.state == before and output["log"] == []
+
+
+NODE = shutil.which("node")
+NODE_PORT = Path(__file__).resolve().parents[1] / "conformance" / "ports" / "node" / "inbox-refresh.mjs"
+BAD_CONFIG_AND_EVENT = ({"max_items": 0}, [{"event": "no_such_event"}])
+
+
+def test_config_error_is_reported_before_an_unknown_event() -> None:
+    """REFRESH-IF-1: the config is checked before any step is read (the case format cannot say so)."""
+    config, steps = BAD_CONFIG_AND_EVENT
+    assert run_case(config, steps) == {"config_error": "invalid_config"}
+    with pytest.raises(ValueError, match="unknown inbox-refresh event"):
+        run_case({}, steps)  # the same step under a good config is the case's own error
+
+
+@pytest.mark.skipif(NODE is None, reason="needs Node.js")
+def test_node_port_reports_the_config_error_before_an_unknown_event() -> None:
+    config, steps = BAD_CONFIG_AND_EVENT
+    script = (f"import {{ runCase }} from {json.dumps(NODE_PORT.as_uri())};"
+              f"process.stdout.write(JSON.stringify(runCase({json.dumps(config)}, {json.dumps(steps)})));")
+    assert NODE is not None
+    done = subprocess.run([NODE, "--input-type=module", "-e", script], capture_output=True, text=True,
+                          timeout=30, check=True)
+    assert json.loads(done.stdout) == {"config_error": "invalid_config"}

@@ -49,17 +49,20 @@ def scripts(draw: st.DrawFn) -> dict[str, Any]:
 
 
 options = st.fixed_dictionaries({}, optional={"refreshing_only_when_runnable": st.booleans(),
-                                              "read_failure_backs_off": st.booleans()})
+                                              "read_failure_backs_off": st.booleans(),
+                                              "reject_negative_added": st.booleans()})
 
 
 class InboxRefreshLockstep(Lockstep):
     machine = "inbox-refresh"
 
     @initialize(jobs=st.lists(scripts(), max_size=6), opts=options, start=st.sampled_from([0, 1_000_000]),
-                max_items=st.sampled_from([2, 50]))
-    def create(self, jobs: list[dict[str, Any]], opts: dict[str, bool], start: int, max_items: int) -> None:
+                max_items=st.sampled_from([2, 50]), monotonic=st.booleans(), log_throws=st.booleans())
+    def create(self, jobs: list[dict[str, Any]], opts: dict[str, bool], start: int, max_items: int,
+               monotonic: bool, log_throws: bool) -> None:
         self.config: dict[str, Any] = {"jobs": jobs, "start_ms": start, "deny": ["secret"],
-                                       "max_items": max_items}
+                                       "max_items": max_items, "monotonic_clock": monotonic,
+                                       "log_throws": log_throws}
         if opts:
             self.config["options"] = opts
         self.model = ModelSession(self.config)
@@ -79,12 +82,19 @@ class InboxRefreshLockstep(Lockstep):
         self.now_ms += step
         self._step("advance", now_ms=self.now_ms)
 
-    @rule(form=st.sampled_from(["soft", "true", "false", "hard", "capacity", "remove", "added"]))
+    @rule(wall=st.sampled_from([0, 20_000, 1_000_000, 10**12]))
+    def set_wall(self, wall: int) -> None:
+        self._step("set_wall", now_ms=wall)
+
+    @rule(form=st.sampled_from(["soft", "true", "false", "hard", "capacity", "remove", "added", "fewer"]))
     def invalidate(self, form: str) -> None:
         forms: dict[str, dict[str, Any]] = {
             "soft": {}, "true": {"value": True}, "false": {"value": False}, "hard": {"hard": True},
-            "capacity": {"capacity": True}, "remove": {"remove_ids": ["c1", "x", "x"]}, "added": {"added": 2}}
+            "capacity": {"capacity": True}, "remove": {"remove_ids": ["c1", "x", "x"]}, "added": {"added": 2},
+            "fewer": {"added": -2}}
         args = forms[form]
+        if form == "fewer" and self.impl.cache.options.reject_negative_added:
+            return  # refused input: the model only describes steps the reference accepts
         self._step("invalidate", **args)
 
     @rule(hard=st.booleans())
@@ -102,6 +112,8 @@ class InboxRefreshLockstep(Lockstep):
     @invariant()
     def clocks_agree(self) -> None:
         assert self.model.chart.now_ms == self.impl.cache.state.now_ms
+        assert self.model.chart._wall() == self.impl.cache.wall_ms()
+        assert self.model.chart._clock() == self.impl.cache.clock_ms()
 
     @invariant()
     def control_states_agree(self) -> None:

@@ -3,10 +3,13 @@
 // with the fake inbox source and fake runner that a case describes (spec: Interface).
 // Requirement IDs in comments point into the spec. The cache is seed 002's `InboxCache`, and
 // its `invalidate` takes the seed's argument: a boolean, or an `InboxInvalidation` record.
-// Time is data: the cache's clock is the `nowMs` its caller passes, never a clock of its own.
+// Time is data: the cache's elapsed time is the `nowMs` its caller passes, never a clock of its own.
+// It reads two clocks as the seed does (REFRESH-CLOCK-1..3): the wall, `nowMs` plus an offset that
+// `setWall` moves (forward or back), and the monotonic clock, `nowMs` itself, or the wall when the
+// host gives only `now` (`monotonicClock: false`).
 
 export const NAME = "inbox-refresh";
-export const FEATURES = ["option:refreshing_only_when_runnable", "option:read_failure_backs_off"];
+export const FEATURES = ["option:refreshing_only_when_runnable", "option:read_failure_backs_off", "option:reject_negative_added"];
 
 const SPACING_MS = 30_000; // REFRESH-DEF-1
 const MAX_BACKOFF_MS = 300_000;
@@ -21,7 +24,8 @@ const DETAIL = {
   refreshing: "Pending items will appear when the refresh finishes.",
   unavailable: "Refresh is paused; it will retry after the cooldown.",
 };
-const OPTIONS = ["refreshing_only_when_runnable", "read_failure_backs_off"];
+const OPTIONS = ["refreshing_only_when_runnable", "read_failure_backs_off", "reject_negative_added"];
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const OUTCOMES = ["result", "changed", "unavailable", "moved", "cleanup", "deadline", "launch_runtime", "launch_error"];
 
 /**
@@ -55,9 +59,11 @@ const OUTCOMES = ["result", "changed", "unavailable", "moved", "cleanup", "deadl
  * @typedef {object} InboxJob One worker job.
  * @property {() => void} cancel
  * @property {() => "gone" | "alive"} observeCleanup
+ * @property {number} [due] A scripted job's settle time (elapsed), which `advance` honours (REFRESH-IF-4).
+ * @property {() => InboxJobResult | JobError} [outcome] How a scripted job ends.
  */
 /** @typedef {{ launch(capacity: CapacityMemo | undefined): InboxJob }} InboxRunner */
-/** @typedef {{ refreshing_only_when_runnable?: boolean, read_failure_backs_off?: boolean }} InboxCacheOptions */
+/** @typedef {{ refreshing_only_when_runnable?: boolean, read_failure_backs_off?: boolean, reject_negative_added?: boolean }} InboxCacheOptions */
 /**
  * @typedef {object} InboxCacheSettings
  * @property {number} [nowMs] The time the cache starts at.
@@ -65,6 +71,7 @@ const OUTCOMES = ["result", "changed", "unavailable", "moved", "cleanup", "deadl
  * @property {number} [maxBytes]
  * @property {InboxCacheOptions} [options]
  * @property {(line: string) => void} [log]
+ * @property {boolean} [monotonicClock] Whether the host gives a monotonic clock; without one it is the wall.
  */
 /** @typedef {{ items: InboxItem[], more: number, complete: boolean, refreshing: boolean, generatedAt?: string }} InboxSnapshot */
 /** @typedef {"refreshing" | "unavailable"} StatusKind */
@@ -118,6 +125,17 @@ function boundedRows(rows, total) {
   return { items: hint && more > 0 ? [...actual, hint] : actual, more };
 }
 
+/**
+ * REFRESH-INV-3: the row total, exact and clamped to 2^53 - 1. The sum is taken in BigInt, since
+ * more + added can pass 2^53 where a double rounds.
+ * @param {number} shown @param {number} actual @param {number} more @param {number} removed @param {number} added
+ */
+function totalRows(shown, actual, more, removed, added) {
+  const sum = BigInt(actual) + BigInt(more) - BigInt(removed) + BigInt(added);
+  const total = sum > BigInt(shown) ? sum : BigInt(shown);
+  return total > BigInt(MAX_SAFE) ? MAX_SAFE : Number(total);
+}
+
 /** @param {StatusKind} kind @param {string | undefined} detail @param {number} at @returns {InboxItem} REFRESH-IF-9, REFRESH-MSG-1 */
 function statusItem(kind, detail, at) {
   return { id: `inbox:${kind}`, group: "alert", kind: "status", title: TITLE[kind], detail: detail ?? DETAIL[kind],
@@ -150,21 +168,46 @@ export class InboxCache {
   shownAt = 0;
 
   /** @param {InboxRunner} runner @param {InboxSource} source @param {InboxCacheSettings} [settings] */
-  constructor(runner, source, { nowMs = 0, maxItems = 50, maxBytes = 65536, options = {}, log = () => {} } = {}) {
+  constructor(runner, source, { nowMs = 0, maxItems = 50, maxBytes = 65536, options = {}, log = () => {}, monotonicClock = true } = {}) {
     this.runner = runner; this.source = source; this.maxItems = maxItems; this.maxBytes = maxBytes;
-    this.options = options; this.log = log;
+    this.options = options; this.log = log; this.monotonicClock = monotonicClock;
     this.now = nowMs;
+    this.wallOffset = 0;
+  }
+
+  /** @returns {number} the seed's `now()`, the wall clock (REFRESH-CLOCK-2) */
+  wall() { return this.now + this.wallOffset; }
+
+  /** @returns {number} the seed's `clock()`: monotonic, or the wall when only `now` is given (REFRESH-CLOCK-3) */
+  clock() { return this.monotonicClock ? this.now : this.wall(); }
+
+  /** @param {unknown} wallMs REFRESH-CLOCK-1: the wall now reads `wallMs`; the elapsed time stays */
+  setWall(wallMs) {
+    if (!isTime(wallMs)) fail("invalid_time", "wall time out of range");
+    this.wallOffset = wallMs - this.now;
   }
 
   /** @param {unknown} nowMs @returns {number} */
   checkTime(nowMs) {
     if (!isTime(nowMs)) fail("invalid_time", "now_ms out of range");
     if (nowMs < this.now) fail("invalid_time", "time never moves backwards");
+    if (!isTime(nowMs + this.wallOffset)) fail("invalid_time", "the wall clock would leave its range");
     return nowMs;
   }
 
   /** @param {unknown} nowMs */
-  advance(nowMs) { this.now = this.checkTime(nowMs); }
+  /**
+   * REFRESH-IF-4: move the elapsed time (and the wall with it) to `nowMs`, first settling a running
+   * scripted job that is due by then, at its due time.
+   * @param {unknown} nowMs @returns {{ settled: string | null, reason: string | null }}
+   */
+  advance(nowMs) {
+    const now = this.checkTime(nowMs), job = this.running?.job;
+    let settled = { settled: /** @type {string | null} */ (null), reason: /** @type {string | null} */ (null) };
+    if (job && job.due !== undefined && job.outcome && job.due <= now) settled = this.settle(job, job.outcome(), job.due);
+    this.now = now;
+    return settled;
+  }
 
   /**
    * REFRESH-INV: a boolean is a whole invalidation (`true`: hard, with the capacity memo) or a soft
@@ -174,12 +217,15 @@ export class InboxCache {
    */
   invalidate(input = {}) {
     const change = typeof input === "boolean" ? { hard: input, capacity: input } : input;
+    if (this.options.reject_negative_added && (change.added ?? 0) < 0) fail("invalid_invalidation", "added must not be negative"); // REFRESH-OPT-3
     this.generation++; this.pending = true; this.stale = true;
     if (change.hard) { this.cache = undefined; this.observed = undefined; }
     else if (this.cache && (change.removeIds?.length || change.added)) {
       const old = this.cache.computation, actual = old.items.filter((item) => item.id !== OVERFLOW_ID);
       const removed = new Set(change.removeIds ?? []), shown = actual.filter((item) => !removed.has(item.id));
-      const total = Math.max(shown.length, actual.length + old.more - removed.size + (change.added ?? 0));
+      // REFRESH-INV-3: exact while the sum is below 2^53 (it is: every term is a safe integer or a
+      // small count, and the clamp below takes over from 2^53 - 1), so the clamp is the only rounding.
+      const total = totalRows(shown.length, actual.length, old.more, removed.size, change.added ?? 0);
       const hint = old.items.find((item) => item.id === OVERFLOW_ID);
       Object.assign(old, boundedRows(hint ? [...shown, hint] : shown, total));
     }
@@ -188,7 +234,7 @@ export class InboxCache {
 
   /** @returns {boolean} REFRESH-START-1 */
   allowed() {
-    return this.now >= Math.max(this.retryAt, this.lastLaunch === undefined ? 0 : this.lastLaunch + Math.max(SPACING_MS, this.lastDuration));
+    return this.clock() >= Math.max(this.retryAt, this.lastLaunch === undefined ? 0 : this.lastLaunch + Math.max(SPACING_MS, this.lastDuration));
   }
 
   recover() { // REFRESH-REC-2
@@ -199,28 +245,33 @@ export class InboxCache {
 
   refresh() {
     if (this.closed || this.running || this.blocked || !this.pending || !this.allowed()) return;
-    this.lastLaunch = this.now; this.pending = false; this.error = undefined; this.errorDetail = undefined;
+    this.lastLaunch = this.clock(); this.pending = false; this.error = undefined; this.errorDetail = undefined;
     /** @type {InboxJob} */
     let job;
     try { job = this.runner.launch(this.capacity); } catch (error) {
       if (!(error instanceof JobError)) throw error;
       this.lastDuration = 0; this.failed(error); return;
     }
-    this.running = { job, generation: this.generation, launched: this.now };
+    this.running = { job, generation: this.generation, launched: this.lastLaunch };
   }
 
   /** @param {JobError} error @param {InboxJob} [job] REFRESH-BACK */
   failed(error, job) {
     if (error instanceof SourcesChanged) { this.pending = true; return; }
     this.failureCount = Math.min(20, this.failureCount + 1);
-    this.retryAt = this.now + backoffMs(this.failureCount);
+    this.retryAt = this.clock() + backoffMs(this.failureCount);
     this.pending = true;
     this.error = error instanceof RuntimeFailure ? "runtime" : error instanceof CleanupUnresolved ? "cleanup" : "failure";
     if (error instanceof CleanupUnresolved && job && error.group !== undefined) { this.blocked = job; this.blockedGroup = error.group; }
     if (error instanceof RuntimeFailure) { this.cache = undefined; this.errorDetail = error.message; }
-    if (!this.closed) this.log(error instanceof RuntimeFailure ? error.message : this.error === "cleanup"
+    if (!this.closed) this.writeLog(error instanceof RuntimeFailure ? error.message : this.error === "cleanup"
       ? `amem: inbox group ${this.blockedGroup ?? "unknown"} cleanup unresolved; snapshots will observe recovery without signalling it.`
       : LOG_FAILED);
+  }
+
+  /** @param {string} line REFRESH-BACK-6: the seed wraps its log call; a sink that throws changes nothing. */
+  writeLog(line) {
+    try { this.log(line); } catch { /* the host's sink failed; the cache goes on */ }
   }
 
   /**
@@ -244,7 +295,7 @@ export class InboxCache {
         return { settled: "failure", reason: message };
       }
     } finally {
-      this.lastDuration = Math.max(0, this.now - running.launched); this.running = undefined; // REFRESH-START-3
+      this.lastDuration = Math.max(0, this.clock() - running.launched); this.running = undefined; // REFRESH-START-3
     }
   }
 
@@ -256,7 +307,7 @@ export class InboxCache {
     }
     const expires = computation.expiresAt;
     if (expires !== null && (!Number.isFinite(expires) || expires < 0)) throw Error("invalid inbox expiry");
-    if (expires !== null && this.now >= expires) { this.invalidate({ hard: true }); return "expired"; }
+    if (expires !== null && this.wall() >= expires) { this.invalidate({ hard: true }); return "expired"; }
     if (computation.items.length > this.maxItems || Buffer.byteLength(JSON.stringify(computation.items)) > this.maxBytes
       || !Number.isSafeInteger(computation.more) || computation.more < 0) throw Error("invalid inbox result");
     if (computation.items.some((item) => item.id !== OVERFLOW_ID && this.source.declines(item))) throw Error("inbox result declined");
@@ -265,7 +316,7 @@ export class InboxCache {
     if (cap) { this.capacityAt ??= cap.at; cap.at = this.capacityAt; } else this.capacityAt = undefined;
     const overflow = this.cache.computation.items.find((item) => item.id === OVERFLOW_ID);
     if (overflow) { this.overflowAt ??= overflow.at; overflow.at = this.overflowAt; } else this.overflowAt = undefined;
-    this.policy = revision; this.generatedAt = iso(this.now); this.stale = false; this.pending = false;
+    this.policy = revision; this.generatedAt = iso(this.wall()); this.stale = false; this.pending = false;
     this.failureCount = 0; this.retryAt = 0; this.error = undefined; this.errorDetail = undefined;
     return "accepted";
   }
@@ -296,10 +347,10 @@ export class InboxCache {
         const changed = this.source.sourceChange(this.observed ?? this.cache.sources);
         this.observed = changed.sources;
         if (changed.changed) this.invalidate({ hard: changed.hard, capacity: changed.hard });
-        if (this.cache && this.cache.computation.expiresAt !== null && this.now >= this.cache.computation.expiresAt) {
+        if (this.cache && this.cache.computation.expiresAt !== null && this.wall() >= this.cache.computation.expiresAt) {
           this.invalidate({ hard: true });
         }
-        if (this.capacity && this.now >= this.capacity.until && !this.stale) this.invalidate();
+        if (this.capacity && this.wall() >= this.capacity.until && !this.stale) this.invalidate();
       }
       this.refresh();
       if (this.cache && (!this.stale || this.cache.computation.items.length)) {
@@ -314,8 +365,8 @@ export class InboxCache {
       this.invalidate(hard); this.error = "failure"; // REFRESH-SNAP-5
       if (this.options.read_failure_backs_off) { // REFRESH-OPT-2
         this.failureCount = Math.min(20, this.failureCount + 1);
-        this.retryAt = this.now + backoffMs(this.failureCount);
-        this.log(LOG_FAILED);
+        this.retryAt = this.clock() + backoffMs(this.failureCount);
+        this.writeLog(LOG_FAILED);
       }
       return this.status();
     }
@@ -324,7 +375,7 @@ export class InboxCache {
   /** @returns {InboxSnapshot} */
   status() {
     const kind = this.error || this.blocked ? "unavailable" : "refreshing";
-    if (this.shown !== kind) { this.shown = kind; this.shownAt = Math.max(this.now, this.shownAt + 1); } // REFRESH-SNAP-4
+    if (this.shown !== kind) { this.shown = kind; this.shownAt = Math.max(this.wall(), this.shownAt + 1); } // REFRESH-SNAP-4
     return { items: [statusItem(kind, this.errorDetail, this.shownAt)], more: 0, complete: false, refreshing: true };
   }
 
@@ -333,14 +384,25 @@ export class InboxCache {
     this.closed = true; this.cache = undefined; this.capacity = undefined; this.generation++;
     const running = this.running, job = running ? running.job : this.blocked;
     if (!job) return undefined;
-    this.running = undefined;
     try { job.cancel(); } catch (error) {
       if (!(error instanceof CleanupUnresolved)) throw error;
-      if (running) this.lastDuration = Math.max(0, this.now - running.launched);
-      this.blocked = job; this.blockedGroup = error.group; return error;
+      if (running) this.settleCancelled(running, error);
+      return error; // a blocked job stays blocked: the seed's close throws before it forgets it
     }
+    if (running) this.settleCancelled(running, new JobError("inbox worker cancelled"));
     this.blocked = undefined;
     return undefined;
+  }
+
+  /**
+   * REFRESH-CLOSE-3: cancelling settles the running job as the seed's does: a failure (counted,
+   * backed off, blocked when an unresolved cleanup names a known group, unlogged since closed).
+   * @param {{ job: InboxJob, launched: number }} running @param {JobError} error
+   */
+  settleCancelled(running, error) {
+    this.running = undefined;
+    this.failed(error, running.job);
+    this.lastDuration = Math.max(0, this.clock() - running.launched);
   }
 }
 
@@ -349,7 +411,7 @@ export class InboxCache {
 /** @typedef {Record<string, any>} Args */
 /** @typedef {{ event: string, args?: Args }} Step */
 /** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
-/** @typedef {{ now: number }} FakeClock */
+/** @typedef {{ readonly now: number }} FakeClock */
 /**
  * @typedef {object} JobScript One scripted worker job (REFRESH-IF-2).
  * @property {string} outcome
@@ -475,8 +537,10 @@ export class InboxRefreshCaseSession {
   /** @param {unknown} config */
   constructor(config) {
     if (!isObject(config)) throw new RefreshError("invalid_config", "config must be an object");
-    for (const key of Object.keys(config)) if (!["start_ms", "max_items", "max_bytes", "deny", "jobs", "options"].includes(key)) configError(`unknown key ${key}`);
-    const { start_ms = 0, max_items = 50, max_bytes = 65536, deny = [], jobs = [], options = {} } = config;
+    for (const key of Object.keys(config)) if (!["start_ms", "max_items", "max_bytes", "deny", "jobs", "options", "log_throws", "monotonic_clock"].includes(key)) configError(`unknown key ${key}`);
+    const { start_ms = 0, max_items = 50, max_bytes = 65536, deny = [], jobs = [], options = {}, log_throws = false, monotonic_clock = true } = config;
+    if (!isBool(log_throws)) configError("bad log_throws");
+    if (!isBool(monotonic_clock)) configError("bad monotonic_clock");
     if (!isTime(start_ms)) configError("bad start_ms");
     if (!Number.isSafeInteger(max_items) || max_items < 1) configError("bad max_items");
     if (!Number.isSafeInteger(max_bytes) || max_bytes < 1) configError("bad max_bytes");
@@ -485,11 +549,17 @@ export class InboxRefreshCaseSession {
     if (!isObject(options)) configError("bad options");
     for (const [key, value] of Object.entries(options)) if (!OPTIONS.includes(key) || !isBool(value)) configError(`bad option ${key}`);
     const scripts = jobs.map(parseScript);
+    // The fake world's time is the cache's elapsed time (REFRESH-CLOCK-1), which only the cache moves.
+    const session = this;
     /** @type {FakeClock} */
-    this.clock = { now: start_ms };
+    this.clock = { get now() { return session.cache ? session.cache.now : start_ms; } };
     this.source = new FakeSource(deny);
     this.runner = new FakeRunner(scripts, this.clock, this.source);
-    this.cache = new InboxCache(this.runner, this.source, { nowMs: start_ms, maxItems: max_items, maxBytes: max_bytes, options, log: (line) => this.lines.push(line) });
+    this.cache = new InboxCache(this.runner, this.source, { nowMs: start_ms, maxItems: max_items, maxBytes: max_bytes, options, monotonicClock: monotonic_clock, log: (line) => {
+      // The scripted sink (REFRESH-IF-1): it records the line, then throws when the case says so.
+      this.lines.push(line);
+      if (log_throws) throw new Error("the scripted log sink throws");
+    } });
   }
 
   /** @param {Step} step @returns {Record<string, unknown>} */
@@ -519,16 +589,12 @@ const HANDLERS = {
   },
   advance(args) {
     only(args, ["now_ms"], "invalid_time");
-    const now = this.cache.checkTime(args.now_ms);
-    /** @type {{ settled: string | null, reason: string | null }} */
-    let settled = { settled: null, reason: null };
-    const job = /** @type {FakeJob | undefined} */ (this.cache.running?.job);
-    if (job && job.due <= now) {
-      this.clock.now = job.due;
-      settled = this.cache.settle(job, job.outcome(), job.due);
-    }
-    this.clock.now = now; this.cache.advance(now);
-    return settled;
+    return this.cache.advance(args.now_ms);
+  },
+  set_wall(args) {
+    only(args, ["now_ms"], "invalid_time");
+    this.cache.setWall(args.now_ms);
+    return {};
   },
   invalidate(args) {
     only(args, ["value", "hard", "capacity", "remove_ids", "added"], "invalid_invalidation");
@@ -547,7 +613,7 @@ const HANDLERS = {
       if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string")) fail("invalid_invalidation", "remove_ids must be strings");
       change.removeIds = ids;
     }
-    if ("added" in args) change.added = isNatural(args.added) ? args.added : fail("invalid_invalidation", "added must be a safe integer");
+    if ("added" in args) change.added = Number.isSafeInteger(args.added) ? args.added : fail("invalid_invalidation", "added must be a safe integer");
     this.cache.invalidate(change);
     return {};
   },

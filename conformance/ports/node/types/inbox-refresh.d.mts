@@ -36,9 +36,11 @@ export const FEATURES: string[];
  * @typedef {object} InboxJob One worker job.
  * @property {() => void} cancel
  * @property {() => "gone" | "alive"} observeCleanup
+ * @property {number} [due] A scripted job's settle time (elapsed), which `advance` honours (REFRESH-IF-4).
+ * @property {() => InboxJobResult | JobError} [outcome] How a scripted job ends.
  */
 /** @typedef {{ launch(capacity: CapacityMemo | undefined): InboxJob }} InboxRunner */
-/** @typedef {{ refreshing_only_when_runnable?: boolean, read_failure_backs_off?: boolean }} InboxCacheOptions */
+/** @typedef {{ refreshing_only_when_runnable?: boolean, read_failure_backs_off?: boolean, reject_negative_added?: boolean }} InboxCacheOptions */
 /**
  * @typedef {object} InboxCacheSettings
  * @property {number} [nowMs] The time the cache starts at.
@@ -46,6 +48,7 @@ export const FEATURES: string[];
  * @property {number} [maxBytes]
  * @property {InboxCacheOptions} [options]
  * @property {(line: string) => void} [log]
+ * @property {boolean} [monotonicClock] Whether the host gives a monotonic clock; without one it is the wall.
  */
 /** @typedef {{ items: InboxItem[], more: number, complete: boolean, refreshing: boolean, generatedAt?: string }} InboxSnapshot */
 /** @typedef {"refreshing" | "unavailable"} StatusKind */
@@ -67,7 +70,7 @@ export class RefreshError extends Error {
  */
 export class InboxCache {
     /** @param {InboxRunner} runner @param {InboxSource} source @param {InboxCacheSettings} [settings] */
-    constructor(runner: InboxRunner, source: InboxSource, { nowMs, maxItems, maxBytes, options, log }?: InboxCacheSettings);
+    constructor(runner: InboxRunner, source: InboxSource, { nowMs, maxItems, maxBytes, options, log, monotonicClock }?: InboxCacheSettings);
     /** @type {InboxJobResult | undefined} */ cache: InboxJobResult | undefined;
     /** @type {CapacityMemo | undefined} */ capacity: CapacityMemo | undefined;
     /** @type {InboxSources | undefined} */ observed: InboxSources | undefined;
@@ -100,11 +103,27 @@ export class InboxCache {
     maxBytes: number;
     options: InboxCacheOptions;
     log: (line: string) => void;
+    monotonicClock: boolean;
     now: number;
+    wallOffset: number;
+    /** @returns {number} the seed's `now()`, the wall clock (REFRESH-CLOCK-2) */
+    wall(): number;
+    /** @returns {number} the seed's `clock()`: monotonic, or the wall when only `now` is given (REFRESH-CLOCK-3) */
+    clock(): number;
+    /** @param {unknown} wallMs REFRESH-CLOCK-1: the wall now reads `wallMs`; the elapsed time stays */
+    setWall(wallMs: unknown): void;
     /** @param {unknown} nowMs @returns {number} */
     checkTime(nowMs: unknown): number;
     /** @param {unknown} nowMs */
-    advance(nowMs: unknown): void;
+    /**
+     * REFRESH-IF-4: move the elapsed time (and the wall with it) to `nowMs`, first settling a running
+     * scripted job that is due by then, at its due time.
+     * @param {unknown} nowMs @returns {{ settled: string | null, reason: string | null }}
+     */
+    advance(nowMs: unknown): {
+        settled: string | null;
+        reason: string | null;
+    };
     /**
      * REFRESH-INV: a boolean is a whole invalidation (`true`: hard, with the capacity memo) or a soft
      * one (`false`); a record says which parts. Nothing given is a soft invalidation.
@@ -118,6 +137,8 @@ export class InboxCache {
     refresh(): void;
     /** @param {JobError} error @param {InboxJob} [job] REFRESH-BACK */
     failed(error: JobError, job?: InboxJob): void;
+    /** @param {string} line REFRESH-BACK-6: the seed wraps its log call; a sink that throws changes nothing. */
+    writeLog(line: string): void;
     /**
      * A job's end, at its due time.
      * @param {InboxJob} job @param {InboxJobResult | JobError} outcome @param {number} nowMs
@@ -141,6 +162,15 @@ export class InboxCache {
     status(): InboxSnapshot;
     /** @returns {CleanupUnresolved | undefined} the unresolved cleanup, if cancelling left one (REFRESH-CLOSE) */
     close(): CleanupUnresolved | undefined;
+    /**
+     * REFRESH-CLOSE-3: cancelling settles the running job as the seed's does: a failure (counted,
+     * backed off, blocked when an unresolved cleanup names a known group, unlogged since closed).
+     * @param {{ job: InboxJob, launched: number }} running @param {JobError} error
+     */
+    settleCancelled(running: {
+        job: InboxJob;
+        launched: number;
+    }, error: JobError): void;
 }
 /** One case's cache with the fakes its config describes; `apply` runs one protocol step. */
 export class InboxRefreshCaseSession {
@@ -209,6 +239,14 @@ export type InboxSource = {
 export type InboxJob = {
     cancel: () => void;
     observeCleanup: () => "gone" | "alive";
+    /**
+     * A scripted job's settle time (elapsed), which `advance` honours (REFRESH-IF-4).
+     */
+    due?: number | undefined;
+    /**
+     * How a scripted job ends.
+     */
+    outcome?: (() => InboxJobResult | JobError) | undefined;
 };
 export type InboxRunner = {
     launch(capacity: CapacityMemo | undefined): InboxJob;
@@ -216,6 +254,7 @@ export type InboxRunner = {
 export type InboxCacheOptions = {
     refreshing_only_when_runnable?: boolean;
     read_failure_backs_off?: boolean;
+    reject_negative_added?: boolean;
 };
 export type InboxCacheSettings = {
     /**
@@ -226,6 +265,10 @@ export type InboxCacheSettings = {
     maxBytes?: number | undefined;
     options?: InboxCacheOptions | undefined;
     log?: ((line: string) => void) | undefined;
+    /**
+     * Whether the host gives a monotonic clock; without one it is the wall.
+     */
+    monotonicClock?: boolean | undefined;
 };
 export type InboxSnapshot = {
     items: InboxItem[];
@@ -248,7 +291,7 @@ export type CaseResult = {
     config_error: string;
 };
 export type FakeClock = {
-    now: number;
+    readonly now: number;
 };
 /**
  * One scripted worker job (REFRESH-IF-2).
