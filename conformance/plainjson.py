@@ -1,8 +1,9 @@
 """Plain JSON: what the harness protocol and the case files mean by JSON.
 
 Python's json module reads more than JSON: ``NaN`` and ``Infinity``, ``1e999``
-as an infinity; it refuses integers past 4300 digits with a bare ValueError
-and overflows the stack on deep nesting. A port in another language reads none
+as an infinity, an integer of 400 digits exactly where a double overflows; it
+refuses integers past 4300 digits with a bare ValueError and overflows the
+stack on deep nesting. A port in another language reads none
 of these alike, and each used to end a run in a traceback. Here each is a
 :class:`NotPlainJSON` with a one-line reason (PROTO-VAL-3).
 """
@@ -33,6 +34,18 @@ def _finite_float(text: str) -> float:
     return value
 
 
+# A double holds every integer of up to 308 digits; only a longer literal can round to an infinity.
+_DOUBLE_SAFE_DIGITS = 308
+
+
+def _finite_int(text: str) -> int:
+    # An integer literal past a double's range reads as an infinity in JavaScript and most other
+    # ports (PROTO-VAL-3), while Python keeps it exact: the two would answer a case differently.
+    if len(text.lstrip("-")) > _DOUBLE_SAFE_DIGITS and float(text) in (float("inf"), float("-inf")):
+        raise NotPlainJSON(f"integer {text[:40]}... overflows a double")
+    return int(text)
+
+
 def json_depth(value: Any) -> int:
     """Nesting depth of a parsed JSON value (a scalar is 0), without recursion."""
     deepest = 0
@@ -60,7 +73,8 @@ def parse_plain_json(text: str | bytes, parse_float: Any = _finite_float) -> Any
     with ``json.JSONDecodeError`` still raised for text that is not JSON at all.
     """
     try:
-        value = json.loads(text, parse_constant=_refuse_constant, parse_float=parse_float)
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=parse_float,
+                           parse_int=_finite_int)
     except RecursionError:
         raise NotPlainJSON(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
     except json.JSONDecodeError:

@@ -312,9 +312,10 @@ def test_replies_that_are_not_plain_json_error_their_case(fault: str, tmp_path: 
     assert report["totals"]["pass"] == len(report["results"]) - 1
 
 
-@pytest.mark.parametrize("literal", ["NaN", "[" * 100_000 + "]" * 100_000])
+@pytest.mark.parametrize("literal", ["NaN", "[" * 100_000 + "]" * 100_000, "1" + "0" * 400])
 def test_case_files_that_are_not_plain_json_make_the_run_unusable(literal: str, tmp_path: Path) -> None:
-    """PROTO-VAL-3: the case file is named with its path, and --json is still written."""
+    """PROTO-VAL-3: the case file is named with its path, and --json is still written. An integer
+    of 400 digits is exact to Python but an infinity to JavaScript, so it overflows a double too."""
     case = {"id": "wake-gate/probe", "description": "A probe case announces on a fresh gate",
             "requirements": ["WAKE-ANN-2"], "config": {},
             "steps": [{"event": "announce_refusal", "expect": {"announce": True, "streak": 0}}]}
