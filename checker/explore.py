@@ -24,9 +24,27 @@ from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart, CompiledTransition
-from inboxspec.machines.frame import Action, Bounds, Explorer, Invariant, Snapshot, Step
+from inboxspec.checker.cycles import Edge, find_lasso
+from inboxspec.machines.frame import (
+    Action,
+    Bounds,
+    Explorer,
+    ForeverProperty,
+    Invariant,
+    Snapshot,
+    Step,
+    forever_properties,
+)
 
 Progress = Callable[[int, int, float], None]
+
+
+@dataclass(frozen=True)
+class Lasso:
+    """A shortest prefix from the initial state to a cycle, then the cycle (``checker/cycles.py``)."""
+
+    prefix: list[Step]
+    loop: list[Step]
 
 
 @dataclass
@@ -41,6 +59,9 @@ class Exploration:
     violations: dict[str, list[Step]] = field(default_factory=dict)
     coverage: dict[tuple[str, str, int], list[Step]] = field(default_factory=dict)
     all_transitions: tuple[CompiledTransition, ...] = ()
+    # Per forever-property that fails: its lasso, (prefix, loop) as steps with the chart's outputs.
+    lassos: dict[str, Lasso] = field(default_factory=dict)
+    forever_checked: tuple[str, ...] = ()
 
     @property
     def states_per_second(self) -> float:
@@ -57,6 +78,8 @@ class Exploration:
             "seconds": round(self.seconds, 4),
             "states_per_second": round(self.states_per_second),
             "violated": sorted(self.violations),
+            "forever_properties_checked": list(self.forever_checked),
+            "forever_violated": sorted(self.lassos),
             "chart_transitions_covered": f"{len(self.coverage)}/{len(self.all_transitions)}",
         }
 
@@ -102,11 +125,19 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     # parent[s] = (previous snapshot, letter index): the BFS tree, which gives shortest traces.
     parent: dict[Snapshot, tuple[Snapshot, int] | None] = {start: None}
     frontier: collections.deque[tuple[Any, int]] = collections.deque([(start, 0)])
+    # The forever-properties need the explored graph: states numbered in discovery
+    # order, and per property the allowed steps leaving each state.
+    forever = forever_properties(explorer)
+    recording = bool(forever)
+    number: dict[Snapshot, int] = {start: 0}
+    successors: list[list[list[Edge]]] = [[[]] for _ in forever]
     deepest = 0
     began = last_report = time.perf_counter()
     while frontier:
         pre, pre_depth = frontier.popleft()
         next_depth = pre_depth + 1
+        if recording:
+            pre_number = number[pre]
         for index, action, fire, active in letters[pre[0]]:
             load(data, pre)
             fired = fire(data)
@@ -125,6 +156,13 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                 parent[post] = (pre, index)
                 deepest = next_depth
                 frontier.append((post, next_depth))
+                if recording:
+                    number[post] = len(number)
+                    for graph in successors:
+                        graph.append([])
+            if recording:
+                _record(forever, successors, pre_number, number[post], index, (pre, action, post, output),
+                        parsed)
         if progress is not None and time.perf_counter() - last_report > 0.25:
             last_report = time.perf_counter()
             progress(len(parent), next_depth, last_report - began)
@@ -134,7 +172,33 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     result.states = len(parent)
     result.transitions = result.states * len(actions)
     result.max_depth = deepest
+    result.forever_checked = tuple(p.name for p in forever)
+    if recording:
+        snapshots = list(number)
+        tree: list[tuple[int, int] | None] = [
+            None if (link := parent[s]) is None else (number[link[0]], link[1]) for s in snapshots]
+
+        def step(pre_number: int, letter: int, post_number: int) -> Step:
+            # The chart's output is not kept per edge; the step is fired again for it.
+            pre = snapshots[pre_number]
+            load(data, pre)
+            fired = bound[letter][pre[0]](data)  # type: ignore[index]
+            return (pre, actions[letter], store(data, fired.target), data.output)
+
+        for prop, graph in zip(forever, successors, strict=True):
+            path = find_lasso(graph, tree)
+            if path is not None:
+                result.lassos[prop.name] = Lasso([step(*s) for s in path.prefix],
+                                                 [step(*s) for s in path.loop])
     return result
+
+
+def _record(forever: Sequence[ForeverProperty], successors: list[list[list[Edge]]], pre: int, post: int,
+            letter: int, step: Step, bounds: Bounds) -> None:
+    """Add one explored step to the allowed subgraph of each forever-property it is allowed in."""
+    for prop, graph in zip(forever, successors, strict=True):
+        if prop.every_step(*step, bounds):
+            graph[pre].append((post, letter, prop.some_step(*step, bounds)))
 
 
 def _trace(parent: Mapping[Snapshot, tuple[Snapshot, int] | None], actions: Sequence[Action],

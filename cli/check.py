@@ -83,7 +83,7 @@ def run_model_checks() -> tuple[dict[str, Any], list[Any]]:
     """Default-bound exploration against the manifest, the findings, generated-case
     drift, and a shallow refinement of every machine; also the findings themselves,
     which the spec-drift check renders."""
-    from inboxspec.checker.findings import check_findings
+    from inboxspec.checker.findings import check_findings, check_forever
     from inboxspec.checker.generated_cases import write_or_check
     from inboxspec.checker.manifest import check_manifest
     from inboxspec.checker.refine import refine
@@ -96,6 +96,13 @@ def run_model_checks() -> tuple[dict[str, Any], list[Any]]:
     problems += [f"{f.finding}: property {f.invariant} "
                  f"{'holds by default' if not f.fails_by_default else 'fails with ' + f.option}"
                  for f in findings if not f.ok]
+    cycles = check_forever(memo)
+    problems += [f"{c.machine}: forever-property {c.prop} "
+                 + ("has a cycle it should not have" if c.fails_by_default and not c.expected_to_fail
+                    else "was expected to fail and holds" if not c.fails_by_default
+                    else f"still has a cycle with {c.option}")
+                 + (f": {' / '.join(line.strip() for line in c.lasso)}" if c.lasso else "")
+                 for c in cycles if not c.ok]
     problems += write_or_check(write=False, explorations=memo)
     for machine in explorations:
         refinement = refine(machine, REFINE_DEPTH)
@@ -105,6 +112,10 @@ def run_model_checks() -> tuple[dict[str, Any], list[Any]]:
         "problems": problems,
         "explorations": {m: e.summary() for m, e in explorations.items()},
         "findings": {m: {f.finding: f.ok for f in findings if f.machine == m} for m in explorations},
+        # Per machine and forever-property: did it fail exactly when expected, and its lasso if it failed.
+        "forever": {m: {c.prop: {"ok": c.ok, "fails_by_default": c.fails_by_default,
+                                 "expected_to_fail": c.expected_to_fail, "lasso": c.lasso}
+                        for c in cycles if c.machine == m} for m in explorations},
         "refinement_depth": REFINE_DEPTH,
         "distinct_explorations": memo.runs,
     }, findings
@@ -133,12 +144,14 @@ def print_report(result: dict[str, Any]) -> None:
             print(f"FAIL {failure}")
     explorer = result["explorer"]
     print()
-    rows = [("machine", "states", "transitions", "depth", "seconds", "states/s", "findings")]
+    rows = [("machine", "states", "transitions", "depth", "seconds", "states/s", "findings", "cycles")]
     for machine, summary in explorer["explorations"].items():
         found = list(explorer["findings"].get(machine, {}).values())
+        cycles = [c["ok"] for c in explorer["forever"].get(machine, {}).values()]
         rows.append((machine, str(summary["distinct_states"]), str(summary["transitions"]),
                      str(summary["max_depth"]), f"{summary['seconds']:.3f}",
-                     f"{summary['states_per_second']:,}", f"{sum(found)}/{len(found)} as expected"))
+                     f"{summary['states_per_second']:,}", f"{sum(found)}/{len(found)} as expected",
+                     f"{sum(cycles)}/{len(cycles)} as expected" if cycles else "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
