@@ -17,6 +17,8 @@ is its :class:`~inboxspec.machines.frame.Explorer`.
 from __future__ import annotations
 
 import collections
+import multiprocessing
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -214,23 +216,94 @@ def _trace(parent: Mapping[Snapshot, tuple[Snapshot, int] | None], actions: Sequ
     return path
 
 
+# One exploration to run: (machine, raw bounds, options).
+Configuration = tuple[str, Mapping[str, str], Mapping[str, bool]]
+
+
+def available_cores() -> int:
+    """The cores this process may run on (not the machine's count, which a container may cap)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _explore_in_worker(configuration: Configuration) -> Exploration:
+    name, bounds, options = configuration
+    result = explore(name, bounds, options)
+    # The chart's transitions hold its methods; the parent compiles the chart itself.
+    result.all_transitions = ()
+    return result
+
+
 class Explorations:
     """Explorations memoised by (machine, bounds, options), so that one run of
-    ``check`` explores each distinct configuration once."""
+    ``check`` explores each distinct configuration once.
+
+    ``start`` hands configurations that will be asked for to a pool of worker
+    processes (one exploration per worker at a time, the largest first), so
+    that independent explorations run on all cores while the caller does other
+    work; ``get`` then waits for the one it asks for. Workers are forked, so
+    they see the registry as the caller has it (a temporary registry in a
+    test included); where fork is not available, or with one worker, each
+    exploration runs in the caller when it is first asked for. ``close`` ends
+    the pool; the memo is a context manager that closes it.
+    """
 
     def __init__(self) -> None:
         self._done: dict[tuple[Any, ...], Exploration] = {}
+        self._pending: dict[tuple[Any, ...], Any] = {}
+        self._pool: Any = None
         self.runs = 0
+
+    def __enter__(self) -> Explorations:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @staticmethod
+    def _key(name: str, bounds: Mapping[str, str] | None,
+             options: Mapping[str, bool] | None) -> tuple[Any, ...]:
+        # Keyed on the parsed bounds: bounds written out at their defaults are the defaults.
+        parsed = machines.get(name).explorer.parse_bounds(bounds or {})
+        return (name, repr(sorted(parsed.items())), tuple(sorted((options or {}).items())))
+
+    def start(self, configurations: Sequence[Configuration], workers: int) -> None:
+        """Begin the explorations of ``configurations`` in ``workers`` processes (listed largest first)."""
+        if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            return
+        fresh: dict[tuple[Any, ...], Configuration] = {}
+        for configuration in configurations:
+            key = self._key(*configuration)
+            if key not in self._done and key not in self._pending:
+                fresh.setdefault(key, configuration)
+        if len(fresh) < 2:
+            return  # one exploration gains nothing from a pool
+        if self._pool is None:
+            self._pool = multiprocessing.get_context("fork").Pool(min(workers, len(fresh)))
+        for key, configuration in fresh.items():
+            self.runs += 1
+            self._pending[key] = self._pool.apply_async(_explore_in_worker, (configuration,))
 
     def get(self, name: str, bounds: Mapping[str, str] | None = None,
             options: Mapping[str, bool] | None = None) -> Exploration:
-        # Keyed on the parsed bounds: bounds written out at their defaults are the defaults.
-        parsed = machines.get(name).explorer.parse_bounds(bounds or {})
-        key = (name, repr(sorted(parsed.items())), tuple(sorted((options or {}).items())))
+        key = self._key(name, bounds, options)
+        if key in self._pending:
+            result: Exploration = self._pending.pop(key).get()
+            result.all_transitions = compiled_chart(name).transitions
+            self._done[key] = result
         if key not in self._done:
             self.runs += 1
             self._done[key] = explore(name, bounds, options)
         return self._done[key]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
+            self._pending.clear()
 
 
 def edges(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,

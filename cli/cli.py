@@ -53,10 +53,20 @@ def _spec_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a positive whole number, not {raw!r}")
+    return value
+
+
 def _check(args: argparse.Namespace) -> int:
     from inboxspec.check import main
 
-    return main(args.json, args.machine)
+    return main(args.json, args.machine, args.workers)
 
 
 class UsageError(Exception):
@@ -84,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="run every bundled case and check (the main job)")
     check.add_argument("--json", action="store_true", help="machine-readable report")
+    check.add_argument("--workers", type=_positive, default=None, metavar="N",
+                       help="processes for the explorations (default: every core this process may use)")
     check.add_argument("--machine", action="append", default=[], metavar="NAME",
                        help="check only this machine (repeatable; default: every machine)")
     check.set_defaults(func=_check)
