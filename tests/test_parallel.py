@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from inboxspec import machines
-from inboxspec.checker.explore import Exploration, Explorations
+from inboxspec.checker.explore import Configuration, Exploration, Explorations
 from inboxspec.cli import main
 
 
@@ -18,8 +18,8 @@ def _same(left: Exploration, right: Exploration) -> None:
 
 
 def test_a_pool_of_workers_explores_what_the_caller_would() -> None:
-    configurations = [("wake-gate", {}, {}), ("wake-gate", {}, {"reject_empty_batch": True}),
-                      ("writer-proofs", {}, {})]
+    configurations: list[Configuration] = [
+        ("wake-gate", {}, {}), ("wake-gate", {}, {"reject_empty_batch": True}), ("writer-proofs", {}, {})]
     with Explorations() as pooled:
         pooled.start(configurations, workers=2)
         assert len(pooled._pending) == 3  # handed to the workers, not run here
