@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.checker.explore import explore
+from inboxspec.checker.explore import default_workers, explore
 from inboxspec.checker.traces import (
     concrete_steps,
     describe,
@@ -41,6 +41,16 @@ def _options(values: list[str]) -> dict[str, bool]:
     return parsed
 
 
+def positive_count(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:  # a worker count: argparse reports the message with the usage, exit 2
+        raise argparse.ArgumentTypeError(f"a positive whole number, not {raw!r}")
+    return value
+
+
 def _progress(states: int, depth: int, seconds: float) -> None:
     print(f"\r  {states:,} states, depth {depth}, {states / max(seconds, 1e-9):,.0f} states/s",
           end="", file=sys.stderr, flush=True)
@@ -49,7 +59,9 @@ def _progress(states: int, depth: int, seconds: float) -> None:
 def _explore(args: argparse.Namespace) -> int:
     try:
         options = _options(args.option)
-        result = explore(args.machine, _pairs(args.bound, "--bound"), options,
+        bounds = _pairs(args.bound, "--bound")
+        workers = args.workers or default_workers(args.machine, bounds)
+        result = explore(args.machine, bounds, options, workers=workers,
                          progress=None if args.json or not sys.stderr.isatty() else _progress)
     except ValueError as error:
         print(f"inboxspec explore: {error}", file=sys.stderr)
@@ -209,6 +221,9 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
     explore_parser.add_argument("--emit-itf", metavar="FILE", help="write the trace as ITF JSON")
     explore_parser.add_argument("--write-manifest", action="store_true",
                                 help="record this default exploration as the machine's manifest")
+    explore_parser.add_argument("--workers", type=positive_count, default=None, metavar="N",
+                                help="processes for the search (default: 1 when the manifest records fewer "
+                                     "than 50,000 states at these bounds, every usable core otherwise)")
     explore_parser.add_argument("--json", action="store_true")
     explore_parser.set_defaults(func=_explore)
 

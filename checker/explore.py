@@ -99,9 +99,39 @@ def compiled_chart(name: str) -> CompiledChart:
     return CompiledChart(machines.get(name).chart)
 
 
-def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,
-            progress: Progress | None = None) -> Exploration:
+# An exploration whose machine's manifest records fewer distinct states than this at
+# the same bounds runs in one process by default: below it, forking and merging the
+# levels costs more than the second core gains (benchmarks/explorer_workers.py).
+PARALLEL_FROM_STATES = 50_000
+
+
+def default_workers(name: str, bounds: Mapping[str, str] | None = None) -> int:
+    """1 for a small exploration (the manifest's count at these bounds is under
+    ``PARALLEL_FROM_STATES``), every usable core otherwise, bounds the manifest
+    does not record included (a larger bound is the usual reason to change one)."""
+    from inboxspec.checker.manifest import load_manifest
+
     entry = machines.get(name)
+    manifest = load_manifest(entry) or {}
+    same_bounds = (entry.explorer.parse_bounds(bounds or {})
+                   == entry.explorer.parse_bounds(manifest.get("bounds", {})))
+    if same_bounds and "distinct_states" in manifest and manifest["distinct_states"] < PARALLEL_FROM_STATES:
+        return 1
+    return available_cores()
+
+
+def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,
+            progress: Progress | None = None, workers: int = 1) -> Exploration:
+    """Every reachable state within the bounds, breadth-first; on ``workers`` processes when
+    more than one (``checker/parallel.py``: the same result), except for a machine with
+    forever-properties, whose cycle pass needs the whole graph in one process."""
+    entry = machines.get(name)
+    if (workers > 1 and not forever_properties(entry.explorer)
+            and "fork" in multiprocessing.get_all_start_methods()):
+        from inboxspec.checker.parallel import explore_on_workers
+
+        parallel: Exploration = explore_on_workers(name, bounds, options, workers)
+        return parallel
     explorer = entry.explorer
     parsed = explorer.parse_bounds(bounds or {})
     chosen = parse_options(explorer, name, options)
@@ -170,7 +200,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
             progress(len(parent), next_depth, last_report - began)
     result.seconds = time.perf_counter() - began
     for steps in (*coverage.values(), *violations.values()):
-        steps[:0] = _trace(parent, actions, steps[0][0])
+        steps[:0] = trace_to(parent, actions, steps[0][0])
     result.states = len(parent)
     result.transitions = result.states * len(actions)
     result.max_depth = deepest
@@ -203,7 +233,7 @@ def _record(forever: Sequence[ForeverProperty], successors: list[list[list[Edge]
             graph[pre].append((post, letter, prop.some_step(*step, bounds)))
 
 
-def _trace(parent: Mapping[Snapshot, tuple[Snapshot, int] | None], actions: Sequence[Action],
+def trace_to(parent: Mapping[Snapshot, tuple[Snapshot, int] | None], actions: Sequence[Action],
            end: Snapshot) -> list[Step]:
     """The BFS path to ``end``, as steps (the chart outputs of earlier steps are not kept)."""
     path: list[Step] = []
