@@ -4,9 +4,10 @@ For each machine, measured side by side in one run (medians of several samples):
 - the explorer at its default bounds (invariants checked on every step);
 - the same reachable transition relation built through the compiled view and
   through plain ``send()`` on a real chart, and their ratio;
-- how the state count and time grow with the bounds.
+- how the state count and time grow with the bounds;
+and at the end, states/s and transitions/s of every machine side by side.
 
-Usage: python benchmarks/explorer_throughput.py [--samples N]
+Usage: python benchmarks/explorer_throughput.py [--samples N] [--explorer-only]
 """
 
 from __future__ import annotations
@@ -24,20 +25,29 @@ GROWTH = {"wake-gate": [{"max_streak": str(n)} for n in (3, 30, 300, 3000)]}
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=7)
+    parser.add_argument("--explorer-only", action="store_true",
+                        help="skip plain send() and the growth runs: the side-by-side table alone, quickly")
     args = parser.parse_args()
     total = 0.0
+    side_by_side: dict[str, tuple[int, int, float]] = {}
     for name in machines.names():
         explorer_rates, dispatch_rates = [], []
         for _ in range(args.samples):  # alternate, so load on the machine hits both paths alike
             result = explore(name)
             explorer_rates.append(result.states_per_second)
             total_s = result.seconds
+            if args.explorer_only:
+                continue
             began = time.perf_counter()
             relation = edges(name, via="dispatch")
             dispatch_rates.append(result.states / (time.perf_counter() - began))
             assert len(relation) == result.transitions
-        explorer_rate, dispatch_rate = statistics.median(explorer_rates), statistics.median(dispatch_rates)
+        explorer_rate = statistics.median(explorer_rates)
+        side_by_side[name] = (result.states, result.transitions, explorer_rate)
         total += total_s
+        if args.explorer_only:
+            continue
+        dispatch_rate = statistics.median(dispatch_rates)
         print(f"== {name}: default bounds {result.summary()['bounds']}")
         print(f"   {result.states:,} distinct states, {result.transitions:,} transitions, "
               f"medians of {args.samples} samples")
@@ -51,6 +61,12 @@ def main() -> int:
             print(f"   {bounds!s:<24}{grown.states:>10,}{grown.transitions:>14,}"
                   f"{grown.seconds:>10.3f}{grown.states_per_second:>12,.0f}")
     print(f"all machines, default bounds: {total:.3f}s (target < 30s)")
+    print()
+    print("per machine at default bounds, side by side (medians; per-core target >= 300,000 transitions/s):")
+    print(f"   {'machine':<22}{'states':>10}{'transitions':>14}{'states/s':>12}{'transitions/s':>16}")
+    for name, (states, transitions, states_rate) in side_by_side.items():
+        print(f"   {name:<22}{states:>10,}{transitions:>14,}{states_rate:>12,.0f}"
+              f"{states_rate * transitions / states:>16,.0f}")
     return 0
 
 

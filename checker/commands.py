@@ -9,8 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.checker.explore import explore
-from inboxspec.checker.traces import concrete_steps, describe, model_disagreements, to_case, to_itf
+from inboxspec.checker.explore import default_workers, explore
+from inboxspec.checker.traces import (
+    concrete_steps,
+    describe,
+    describe_lasso,
+    model_disagreements,
+    to_case,
+    to_itf,
+    to_itf_lasso,
+)
+from inboxspec.machines.frame import forever_properties
 
 
 def _pairs(values: list[str], what: str) -> dict[str, str]:
@@ -32,6 +41,16 @@ def _options(values: list[str]) -> dict[str, bool]:
     return parsed
 
 
+def positive_count(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:  # a worker count: argparse reports the message with the usage, exit 2
+        raise argparse.ArgumentTypeError(f"a positive whole number, not {raw!r}")
+    return value
+
+
 def _progress(states: int, depth: int, seconds: float) -> None:
     print(f"\r  {states:,} states, depth {depth}, {states / max(seconds, 1e-9):,.0f} states/s",
           end="", file=sys.stderr, flush=True)
@@ -40,7 +59,9 @@ def _progress(states: int, depth: int, seconds: float) -> None:
 def _explore(args: argparse.Namespace) -> int:
     try:
         options = _options(args.option)
-        result = explore(args.machine, _pairs(args.bound, "--bound"), options,
+        bounds = _pairs(args.bound, "--bound")
+        workers = args.workers or default_workers(args.machine, bounds)
+        result = explore(args.machine, bounds, options, workers=workers,
                          progress=None if args.json or not sys.stderr.isatty() else _progress)
     except ValueError as error:
         print(f"inboxspec explore: {error}", file=sys.stderr)
@@ -60,28 +81,43 @@ def _explore(args: argparse.Namespace) -> int:
         summary["wrote_manifest"] = str(machines.get(args.machine).manifest)
     expected = {i.name for i in explorer.invariants
                 if i.finding is not None and not options.get(i.option or "", False)}
-    unexpected = sorted(set(result.violations) - expected)
+    forever = {p.name: p for p in forever_properties(explorer)}
+    expected_lassos = {name for name, p in forever.items() if p.expected_to_fail_under(options)}
+    unexpected = sorted((set(result.violations) - expected) | (set(result.lassos) - expected_lassos))
     summary["unexpected_violations"] = unexpected
     summary["traces"] = {name: describe(trace, explorer.variables)
                          for name, trace in result.violations.items()}
-    chosen: str | None = args.invariant or next(iter(unexpected or sorted(result.violations)), None)
-    if (args.emit_case or args.emit_itf) and (chosen is None or chosen not in result.violations):
+    summary["lassos"] = {name: {"prefix": len(lasso.prefix), "loop": len(lasso.loop),
+                                "expected": name in expected_lassos,
+                                "steps": describe_lasso(lasso.prefix, lasso.loop, explorer.variables)}
+                         for name, lasso in result.lassos.items()}
+    failed = {**{name: trace for name, trace in result.violations.items()},
+              **{name: [*lasso.prefix, *lasso.loop] for name, lasso in result.lassos.items()}}
+    chosen: str | None = args.invariant or next(iter(unexpected or sorted(failed)), None)
+    if (args.emit_case or args.emit_itf) and (chosen is None or chosen not in failed):
         print(f"inboxspec explore: no violation of {chosen!r} to emit", file=sys.stderr)
         return 2
     if args.emit_case and chosen is not None:
-        invariant = next(i for i in explorer.invariants if i.name == chosen)
+        requirements = (forever[chosen].requirements if chosen in result.lassos
+                        else next(i for i in explorer.invariants if i.name == chosen).requirements)
+        # A lasso becomes a case as its prefix and one turn of its loop.
         case = to_case(args.machine, f"{args.machine}/counterexample-{chosen.replace('_', '-')}",
                        f"The shortest trace that breaks {chosen} replays with the reference's outputs",
-                       list(invariant.requirements), explorer.config(result.bounds, options),
-                       concrete_steps(explorer, result.violations[chosen]),
+                       list(requirements), explorer.config(result.bounds, options),
+                       concrete_steps(explorer, failed[chosen]),
                        features=[f"option:{o}" for o, on in options.items() if on] or None)
         Path(args.emit_case).write_text(json.dumps({"machine": args.machine, "cases": [case]}, indent=2)
                                         + "\n", encoding="utf-8")
         summary["emitted_case"] = args.emit_case
         summary["model_disagrees_with_reference_at_steps"] = model_disagreements(args.machine, case)
     if args.emit_itf and chosen is not None:
-        itf = to_itf(args.machine, explorer.variables, result.violations[chosen], chosen,
-                     explorer.initial(result.bounds))
+        if chosen in result.lassos:
+            lasso = result.lassos[chosen]
+            itf = to_itf_lasso(args.machine, explorer.variables, lasso.prefix, lasso.loop, chosen,
+                               explorer.initial(result.bounds))
+        else:
+            itf = to_itf(args.machine, explorer.variables, result.violations[chosen], chosen,
+                         explorer.initial(result.bounds))
         Path(args.emit_itf).write_text(json.dumps(itf, indent=2) + "\n", encoding="utf-8")
         summary["emitted_itf"] = args.emit_itf
     if args.json:
@@ -98,6 +134,13 @@ def _explore(args: argparse.Namespace) -> int:
             kind = "UNEXPECTED violation" if name in unexpected else "expected failure (a finding)"
             print(f"\n{kind}: {name}; shortest trace:")
             print("\n".join(describe(trace, explorer.variables)))
+        if forever:
+            cycle_free = [name for name in forever if name not in result.lassos]
+            print(f"\nforever-properties holding (no bad cycle): {', '.join(cycle_free) or 'none'}")
+        for name, lasso in sorted(result.lassos.items()):
+            kind = "UNEXPECTED cycle" if name in unexpected else "expected failure"
+            print(f"\n{kind}: {name}; lasso (shortest prefix, then a loop):")
+            print("\n".join(describe_lasso(lasso.prefix, lasso.loop, explorer.variables)))
         for key in ("emitted_case", "emitted_itf", "wrote_manifest"):
             if key in summary:
                 print(f"\nwrote {summary[key]}")
@@ -108,19 +151,35 @@ def _explore(args: argparse.Namespace) -> int:
 
 
 def _findings(args: argparse.Namespace) -> int:
-    from inboxspec.checker.findings import check_findings
+    from inboxspec.checker.explore import Explorations
+    from inboxspec.checker.findings import check_findings, check_forever
 
-    results = check_findings()
+    memo = Explorations()
+    results = check_findings(memo)
+    cycles = check_forever(memo)
     if args.json:
-        print(json.dumps([r.as_json() for r in results], indent=2))
+        # Findings' invariants first, then the forever-properties (their lassos), each marked by "kind".
+        print(json.dumps([{"kind": "invariant", **r.as_json()} for r in results]
+                         + [{"kind": "forever", **c.as_json()} for c in cycles], indent=2))
     else:
         for r in results:
             print(f"{r.finding} [{r.machine}] property {r.invariant} ({', '.join(r.requirements)})")
             print(f"  seed default: {'fails' if r.fails_by_default else 'HOLDS (unexpected)'}; "
                   f"with {r.option}: {'holds' if r.holds_with_option else 'FAILS (unexpected)'}")
             print("\n".join("  " + line for line in r.trace))
-        print(f"findings: {sum(r.ok for r in results)}/{len(results)} as expected")
-    return 0 if all(r.ok for r in results) else 1
+        for c in cycles:
+            verdict = ("fails, as expected" if c.fails_by_default and c.expected_to_fail
+                       else "holds" if not c.fails_by_default and not c.expected_to_fail
+                       else "FAILS (unexpected)" if c.fails_by_default else "HOLDS (expected to fail)")
+            label = c.finding or "forever"
+            print(f"{label} [{c.machine}] forever-property {c.prop} ({', '.join(c.requirements)})")
+            with_option = ("" if c.option is None else
+                           f"; with {c.option}: {'holds' if c.holds_with_option else 'FAILS (unexpected)'}")
+            print(f"  seed default: {verdict}{with_option}")
+            print("\n".join("  " + line for line in c.lasso))
+        print(f"findings: {sum(r.ok for r in results)}/{len(results)} as expected; "
+              f"forever-properties: {sum(c.ok for c in cycles)}/{len(cycles)} as expected")
+    return 0 if all(r.ok for r in results) and all(c.ok for c in cycles) else 1
 
 
 def _refine(args: argparse.Namespace) -> int:
@@ -162,6 +221,9 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
     explore_parser.add_argument("--emit-itf", metavar="FILE", help="write the trace as ITF JSON")
     explore_parser.add_argument("--write-manifest", action="store_true",
                                 help="record this default exploration as the machine's manifest")
+    explore_parser.add_argument("--workers", type=positive_count, default=None, metavar="N",
+                                help="processes for the search (default: 1 when the manifest records fewer "
+                                     "than 50,000 states at these bounds, every usable core otherwise)")
     explore_parser.add_argument("--json", action="store_true")
     explore_parser.set_defaults(func=_explore)
 

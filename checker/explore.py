@@ -17,6 +17,8 @@ is its :class:`~inboxspec.machines.frame.Explorer`.
 from __future__ import annotations
 
 import collections
+import multiprocessing
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,9 +26,27 @@ from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart, CompiledTransition
-from inboxspec.machines.frame import Action, Bounds, Explorer, Invariant, Snapshot, Step
+from inboxspec.checker.cycles import Edge, find_lasso
+from inboxspec.machines.frame import (
+    Action,
+    Bounds,
+    Explorer,
+    ForeverProperty,
+    Invariant,
+    Snapshot,
+    Step,
+    forever_properties,
+)
 
 Progress = Callable[[int, int, float], None]
+
+
+@dataclass(frozen=True)
+class Lasso:
+    """A shortest prefix from the initial state to a cycle, then the cycle (``checker/cycles.py``)."""
+
+    prefix: list[Step]
+    loop: list[Step]
 
 
 @dataclass
@@ -41,6 +61,9 @@ class Exploration:
     violations: dict[str, list[Step]] = field(default_factory=dict)
     coverage: dict[tuple[str, str, int], list[Step]] = field(default_factory=dict)
     all_transitions: tuple[CompiledTransition, ...] = ()
+    # Per forever-property that fails: its lasso, (prefix, loop) as steps with the chart's outputs.
+    lassos: dict[str, Lasso] = field(default_factory=dict)
+    forever_checked: tuple[str, ...] = ()
 
     @property
     def states_per_second(self) -> float:
@@ -57,6 +80,8 @@ class Exploration:
             "seconds": round(self.seconds, 4),
             "states_per_second": round(self.states_per_second),
             "violated": sorted(self.violations),
+            "forever_properties_checked": list(self.forever_checked),
+            "forever_violated": sorted(self.lassos),
             "chart_transitions_covered": f"{len(self.coverage)}/{len(self.all_transitions)}",
         }
 
@@ -74,9 +99,39 @@ def compiled_chart(name: str) -> CompiledChart:
     return CompiledChart(machines.get(name).chart)
 
 
-def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,
-            progress: Progress | None = None) -> Exploration:
+# An exploration whose machine's manifest records fewer distinct states than this at
+# the same bounds runs in one process by default: below it, forking and merging the
+# levels costs more than the second core gains (benchmarks/explorer_workers.py).
+PARALLEL_FROM_STATES = 50_000
+
+
+def default_workers(name: str, bounds: Mapping[str, str] | None = None) -> int:
+    """1 for a small exploration (the manifest's count at these bounds is under
+    ``PARALLEL_FROM_STATES``), every usable core otherwise, bounds the manifest
+    does not record included (a larger bound is the usual reason to change one)."""
+    from inboxspec.checker.manifest import load_manifest
+
     entry = machines.get(name)
+    manifest = load_manifest(entry) or {}
+    same_bounds = (entry.explorer.parse_bounds(bounds or {})
+                   == entry.explorer.parse_bounds(manifest.get("bounds", {})))
+    if same_bounds and "distinct_states" in manifest and manifest["distinct_states"] < PARALLEL_FROM_STATES:
+        return 1
+    return available_cores()
+
+
+def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,
+            progress: Progress | None = None, workers: int = 1) -> Exploration:
+    """Every reachable state within the bounds, breadth-first; on ``workers`` processes when
+    more than one (``checker/parallel.py``: the same result), except for a machine with
+    forever-properties, whose cycle pass needs the whole graph in one process."""
+    entry = machines.get(name)
+    if (workers > 1 and not forever_properties(entry.explorer)
+            and "fork" in multiprocessing.get_all_start_methods()):
+        from inboxspec.checker.parallel import explore_on_workers
+
+        parallel: Exploration = explore_on_workers(name, bounds, options, workers)
+        return parallel
     explorer = entry.explorer
     parsed = explorer.parse_bounds(bounds or {})
     chosen = parse_options(explorer, name, options)
@@ -102,11 +157,19 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     # parent[s] = (previous snapshot, letter index): the BFS tree, which gives shortest traces.
     parent: dict[Snapshot, tuple[Snapshot, int] | None] = {start: None}
     frontier: collections.deque[tuple[Any, int]] = collections.deque([(start, 0)])
+    # The forever-properties need the explored graph: states numbered in discovery
+    # order, and per property the allowed steps leaving each state.
+    forever = forever_properties(explorer)
+    recording = bool(forever)
+    number: dict[Snapshot, int] = {start: 0}
+    successors: list[list[list[Edge]]] = [[[]] for _ in forever]
     deepest = 0
     began = last_report = time.perf_counter()
     while frontier:
         pre, pre_depth = frontier.popleft()
         next_depth = pre_depth + 1
+        if recording:
+            pre_number = number[pre]
         for index, action, fire, active in letters[pre[0]]:
             load(data, pre)
             fired = fire(data)
@@ -125,19 +188,52 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                 parent[post] = (pre, index)
                 deepest = next_depth
                 frontier.append((post, next_depth))
+                if recording:
+                    number[post] = len(number)
+                    for graph in successors:
+                        graph.append([])
+            if recording:
+                _record(forever, successors, pre_number, number[post], index, (pre, action, post, output),
+                        parsed)
         if progress is not None and time.perf_counter() - last_report > 0.25:
             last_report = time.perf_counter()
             progress(len(parent), next_depth, last_report - began)
     result.seconds = time.perf_counter() - began
     for steps in (*coverage.values(), *violations.values()):
-        steps[:0] = _trace(parent, actions, steps[0][0])
+        steps[:0] = trace_to(parent, actions, steps[0][0])
     result.states = len(parent)
     result.transitions = result.states * len(actions)
     result.max_depth = deepest
+    result.forever_checked = tuple(p.name for p in forever)
+    if recording:
+        snapshots = list(number)
+        tree: list[tuple[int, int] | None] = [
+            None if (link := parent[s]) is None else (number[link[0]], link[1]) for s in snapshots]
+
+        def step(pre_number: int, letter: int, post_number: int) -> Step:
+            # The chart's output is not kept per edge; the step is fired again for it.
+            pre = snapshots[pre_number]
+            load(data, pre)
+            fired = bound[letter][pre[0]](data)  # type: ignore[index]
+            return (pre, actions[letter], store(data, fired.target), data.output)
+
+        for prop, graph in zip(forever, successors, strict=True):
+            path = find_lasso(graph, tree)
+            if path is not None:
+                result.lassos[prop.name] = Lasso([step(*s) for s in path.prefix],
+                                                 [step(*s) for s in path.loop])
     return result
 
 
-def _trace(parent: Mapping[Snapshot, tuple[Snapshot, int] | None], actions: Sequence[Action],
+def _record(forever: Sequence[ForeverProperty], successors: list[list[list[Edge]]], pre: int, post: int,
+            letter: int, step: Step, bounds: Bounds) -> None:
+    """Add one explored step to the allowed subgraph of each forever-property it is allowed in."""
+    for prop, graph in zip(forever, successors, strict=True):
+        if prop.every_step(*step, bounds):
+            graph[pre].append((post, letter, prop.some_step(*step, bounds)))
+
+
+def trace_to(parent: Mapping[Snapshot, tuple[Snapshot, int] | None], actions: Sequence[Action],
            end: Snapshot) -> list[Step]:
     """The BFS path to ``end``, as steps (the chart outputs of earlier steps are not kept)."""
     path: list[Step] = []
@@ -150,23 +246,94 @@ def _trace(parent: Mapping[Snapshot, tuple[Snapshot, int] | None], actions: Sequ
     return path
 
 
+# One exploration to run: (machine, raw bounds, options).
+Configuration = tuple[str, Mapping[str, str], Mapping[str, bool]]
+
+
+def available_cores() -> int:
+    """The cores this process may run on (not the machine's count, which a container may cap)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _explore_in_worker(configuration: Configuration) -> Exploration:
+    name, bounds, options = configuration
+    result = explore(name, bounds, options)
+    # The chart's transitions hold its methods; the parent compiles the chart itself.
+    result.all_transitions = ()
+    return result
+
+
 class Explorations:
     """Explorations memoised by (machine, bounds, options), so that one run of
-    ``check`` explores each distinct configuration once."""
+    ``check`` explores each distinct configuration once.
+
+    ``start`` hands configurations that will be asked for to a pool of worker
+    processes (one exploration per worker at a time, the largest first), so
+    that independent explorations run on all cores while the caller does other
+    work; ``get`` then waits for the one it asks for. Workers are forked, so
+    they see the registry as the caller has it (a temporary registry in a
+    test included); where fork is not available, or with one worker, each
+    exploration runs in the caller when it is first asked for. ``close`` ends
+    the pool; the memo is a context manager that closes it.
+    """
 
     def __init__(self) -> None:
         self._done: dict[tuple[Any, ...], Exploration] = {}
+        self._pending: dict[tuple[Any, ...], Any] = {}
+        self._pool: Any = None
         self.runs = 0
+
+    def __enter__(self) -> Explorations:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @staticmethod
+    def _key(name: str, bounds: Mapping[str, str] | None,
+             options: Mapping[str, bool] | None) -> tuple[Any, ...]:
+        # Keyed on the parsed bounds: bounds written out at their defaults are the defaults.
+        parsed = machines.get(name).explorer.parse_bounds(bounds or {})
+        return (name, repr(sorted(parsed.items())), tuple(sorted((options or {}).items())))
+
+    def start(self, configurations: Sequence[Configuration], workers: int) -> None:
+        """Begin the explorations of ``configurations`` in ``workers`` processes (listed largest first)."""
+        if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            return
+        fresh: dict[tuple[Any, ...], Configuration] = {}
+        for configuration in configurations:
+            key = self._key(*configuration)
+            if key not in self._done and key not in self._pending:
+                fresh.setdefault(key, configuration)
+        if len(fresh) < 2:
+            return  # one exploration gains nothing from a pool
+        if self._pool is None:
+            self._pool = multiprocessing.get_context("fork").Pool(min(workers, len(fresh)))
+        for key, configuration in fresh.items():
+            self.runs += 1
+            self._pending[key] = self._pool.apply_async(_explore_in_worker, (configuration,))
 
     def get(self, name: str, bounds: Mapping[str, str] | None = None,
             options: Mapping[str, bool] | None = None) -> Exploration:
-        # Keyed on the parsed bounds: bounds written out at their defaults are the defaults.
-        parsed = machines.get(name).explorer.parse_bounds(bounds or {})
-        key = (name, repr(sorted(parsed.items())), tuple(sorted((options or {}).items())))
+        key = self._key(name, bounds, options)
+        if key in self._pending:
+            result: Exploration = self._pending.pop(key).get()
+            result.all_transitions = compiled_chart(name).transitions
+            self._done[key] = result
         if key not in self._done:
             self.runs += 1
             self._done[key] = explore(name, bounds, options)
         return self._done[key]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
+            self._pending.clear()
 
 
 def edges(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,

@@ -13,7 +13,8 @@ from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.explore import Explorations
-from inboxspec.checker.traces import concrete_steps, describe, to_case
+from inboxspec.checker.traces import concrete_steps, describe, describe_lasso, to_case
+from inboxspec.machines.frame import forever_properties
 
 
 @dataclass
@@ -63,6 +64,55 @@ def check_findings(explorations: Explorations | None = None) -> list[FindingResu
                 fails_by_default=trace is not None,
                 holds_with_option=invariant.name not in fixed.violations,
                 trace=describe(trace, explorer.variables) if trace else [], case=case))
+    return results
+
+
+@dataclass
+class ForeverResult:
+    """A forever-property at the default bounds (and with its option, when it has one)."""
+
+    machine: str
+    prop: str
+    requirements: tuple[str, ...]
+    finding: str | None
+    option: str | None
+    expected_to_fail: bool
+    fails_by_default: bool
+    holds_with_option: bool | None  # None: the property has no option
+    lasso: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return self.fails_by_default == self.expected_to_fail and self.holds_with_option is not False
+
+    def as_json(self) -> dict[str, Any]:
+        return {"machine": self.machine, "property": self.prop, "requirements": list(self.requirements),
+                "finding": self.finding, "option": self.option, "expected_to_fail": self.expected_to_fail,
+                "fails_by_default": self.fails_by_default, "holds_with_option": self.holds_with_option,
+                "ok": self.ok, "lasso": self.lasso}
+
+
+def check_forever(explorations: Explorations | None = None) -> list[ForeverResult]:
+    """Every machine's forever-properties: each fails at the default bounds exactly when it
+    is expected to, with a lasso, and holds with its option when it has one."""
+    explorations = explorations or Explorations()
+    results = []
+    for entry in machines.all_machines():
+        properties = forever_properties(entry.explorer)
+        if not properties:
+            continue
+        default = explorations.get(entry.name)
+        for prop in properties:
+            lasso = default.lassos.get(prop.name)
+            holds_with_option = None
+            if prop.option is not None:
+                holds_with_option = prop.name not in explorations.get(
+                    entry.name, options={prop.option: True}).lassos
+            results.append(ForeverResult(
+                entry.name, prop.name, prop.requirements, prop.finding, prop.option,
+                expected_to_fail=prop.expected_to_fail_under({}), fails_by_default=lasso is not None,
+                holds_with_option=holds_with_option,
+                lasso=describe_lasso(lasso.prefix, lasso.loop, entry.explorer.variables) if lasso else []))
     return results
 
 

@@ -3,7 +3,8 @@
 Like tlaplus/Examples' manifest.json, each machine's manifest file (its
 registry entry's ``manifest``, under ``checker/manifests/``) records the
 default bounds, the distinct-state and transition counts, the depth, which
-properties are expected to fail (the findings' properties) and how many chart
+properties are expected to fail (the findings' properties, and the
+forever-properties that have a cycle, for machines that declare any) and how many chart
 transitions the default bounds leave unreached. A change to a model that
 alters any of them fails the check until the manifest is deliberately
 updated: ``inboxspec explore MACHINE --write-manifest`` writes the figures.
@@ -34,6 +35,8 @@ def manifest_row(result: Exploration, bounds: dict[str, str]) -> dict[str, Any]:
         "max_depth": result.max_depth,
         "expected_failures": sorted(result.violations),
         "uncovered_transitions_at_default": len(result.all_transitions) - len(result.coverage),
+        # Only machines with forever-properties carry this key, so the others' manifests stay as they were.
+        **({"forever_failures": sorted(result.lassos)} if result.forever_checked else {}),
     }
 
 

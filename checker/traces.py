@@ -47,6 +47,20 @@ def describe(trace: list[Step], variables: Sequence[str]) -> list[str]:
     return lines
 
 
+def describe_lasso(prefix: list[Step], loop: list[Step], variables: Sequence[str]) -> list[str]:
+    """A lasso as lines: the prefix's steps, then the loop's, numbered on, between two markers.
+
+    The loop's last step returns to the state its first step leaves, so the
+    loop repeats forever; the prefix is empty when the cycle passes through the
+    initial state.
+    """
+    lines = describe([*prefix, *loop], variables)
+    first = len(prefix) + 1
+    lines.insert(len(prefix), f"     -- loop: steps {first}-{len(prefix) + len(loop)} repeat forever --")
+    lines.append(f"     -- back to the state before step {first} --")
+    return lines
+
+
 def concrete_steps(explorer: Explorer, trace: list[Step]) -> list[dict[str, Any]]:
     return explorer.concretize([(pre, a, post) for pre, a, post, _ in trace])
 
@@ -92,6 +106,22 @@ def _itf_value(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _itf_value(v) for k, v in value.items()}
     raise TypeError(f"no ITF encoding for {type(value).__name__}")
+
+
+def to_itf_lasso(machine: str, variables: tuple[str, ...], prefix: list[Step], loop: list[Step],
+                 prop: str, initial: Any) -> dict[str, Any]:
+    """A lasso in ITF: the prefix and the loop as one record per state, with ITF's ``loop``
+    index naming the state the last record's successor returns to.
+
+    The loop's last step leads back to ``states[loop]``, so, as ITF asks, that
+    state is not repeated; the step that closes the loop is named in ``#meta``.
+    """
+    itf = to_itf(machine, variables, [*prefix, *loop[:-1]], prop, initial)
+    itf["#meta"]["description"] = f"a cycle that breaks {prop}, repeated forever"
+    itf["#meta"]["loop_closing_action"] = loop[-1][1].label
+    itf["#meta"]["loop_closing_output"] = _itf_value(loop[-1][3] or {})
+    itf["loop"] = len(prefix)
+    return itf
 
 
 def to_itf(machine: str, variables: tuple[str, ...], trace: list[Step], invariant: str,

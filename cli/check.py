@@ -16,7 +16,7 @@ from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker import spec_sections
-from inboxspec.checker.explore import Explorations
+from inboxspec.checker.explore import Configuration, Explorations, available_cores
 from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference
 from inboxspec.spec import index as spec_index
@@ -37,11 +37,36 @@ def _has_error_step(case: Case) -> bool:
     return case.expect_config_error is not None or any("error" in s["expect"] for s in case.steps)
 
 
-def run_check(only: Sequence[str] | None = None) -> dict[str, Any]:
-    """The main job over every registered machine, or over ``only`` those."""
+def run_check(only: Sequence[str] | None = None, workers: int | None = None) -> dict[str, Any]:
+    """The main job over every registered machine, or over ``only`` those.
+
+    The explorations run in ``workers`` processes (default: every core this
+    process may use) while this one replays the cases and refines.
+    """
     if only:
         with machines.only(only):
-            return run_check()
+            return run_check(workers=workers)
+    with Explorations() as memo:
+        memo.start(_configurations(), available_cores() if workers is None else workers)
+        return _run_check(memo)
+
+
+def _configurations() -> list[Configuration]:
+    """Every exploration the model checks ask for: each machine at its manifest's bounds,
+    and at its default bounds with each option on; the largest (by manifest) first."""
+    from inboxspec.checker.manifest import load_manifest
+
+    sized: list[tuple[int, Configuration]] = []
+    for entry in machines.all_machines():
+        manifest = load_manifest(entry) or {}
+        size = int(manifest.get("distinct_states", 0))
+        sized.append((size, (entry.name, manifest.get("bounds", {}), {})))
+        sized += [(size, (entry.name, {}, {option: True})) for option in entry.explorer.options]
+    sized.sort(key=lambda pair: -pair[0])
+    return [configuration for _size, configuration in sized]
+
+
+def _run_check(memo: Explorations) -> dict[str, Any]:
     report = lint(registered_case_dirs())
     tallies: dict[str, MachineTally] = defaultdict(MachineTally)
     for case in report.loaded if report.ok else []:
@@ -64,7 +89,7 @@ def run_check(only: Sequence[str] | None = None) -> dict[str, Any]:
                 tally.failures.append(f"{case.id} (model): {model_difference}")
     for machine in machines.names():
         tallies[machine].requirements = len(spec_index.requirements(machine))
-    model_checks, findings = run_model_checks()
+    model_checks, findings = run_model_checks(memo)
     drift = [f"{d.document.name}: {d.section}"
              for d in spec_sections.generate(write=False, findings=findings)]
     ok = report.ok and not drift and not model_checks["problems"] and all(
@@ -79,32 +104,49 @@ def run_check(only: Sequence[str] | None = None) -> dict[str, Any]:
     }
 
 
-def run_model_checks() -> tuple[dict[str, Any], list[Any]]:
+def run_model_checks(memo: Explorations | None = None) -> tuple[dict[str, Any], list[Any]]:
     """Default-bound exploration against the manifest, the findings, generated-case
     drift, and a shallow refinement of every machine; also the findings themselves,
     which the spec-drift check renders."""
-    from inboxspec.checker.findings import check_findings
+    from inboxspec.checker.findings import check_findings, check_forever
     from inboxspec.checker.generated_cases import write_or_check
-    from inboxspec.checker.manifest import check_manifest
+    from inboxspec.checker.manifest import check_manifest, load_manifest
     from inboxspec.checker.refine import refine
 
+    # Refinement first: it needs no exploration, so it runs while the memo's workers explore.
+    refinement_problems = []
+    for entry in machines.all_machines():
+        if load_manifest(entry) is None:
+            continue
+        refinement = refine(entry.name, REFINE_DEPTH)
+        if refinement.mismatch:
+            refinement_problems.append(
+                f"{entry.name}: model and reference disagree: {' / '.join(refinement.mismatch)}")
     # Manifest, findings and generated cases share one memo: each distinct
     # (machine, bounds, options) is explored once per run.
-    memo = Explorations()
+    memo = memo or Explorations()
     problems, explorations = check_manifest(memo)
     findings = check_findings(memo)
     problems += [f"{f.finding}: property {f.invariant} "
                  f"{'holds by default' if not f.fails_by_default else 'fails with ' + f.option}"
                  for f in findings if not f.ok]
+    cycles = check_forever(memo)
+    problems += [f"{c.machine}: forever-property {c.prop} "
+                 + ("has a cycle it should not have" if c.fails_by_default and not c.expected_to_fail
+                    else "was expected to fail and holds" if not c.fails_by_default
+                    else f"still has a cycle with {c.option}")
+                 + (f": {' / '.join(line.strip() for line in c.lasso)}" if c.lasso else "")
+                 for c in cycles if not c.ok]
     problems += write_or_check(write=False, explorations=memo)
-    for machine in explorations:
-        refinement = refine(machine, REFINE_DEPTH)
-        if refinement.mismatch:
-            problems.append(f"{machine}: model and reference disagree: {' / '.join(refinement.mismatch)}")
+    problems += refinement_problems
     return {
         "problems": problems,
         "explorations": {m: e.summary() for m, e in explorations.items()},
         "findings": {m: {f.finding: f.ok for f in findings if f.machine == m} for m in explorations},
+        # Per machine and forever-property: did it fail exactly when expected, and its lasso if it failed.
+        "forever": {m: {c.prop: {"ok": c.ok, "fails_by_default": c.fails_by_default,
+                                 "expected_to_fail": c.expected_to_fail, "lasso": c.lasso}
+                        for c in cycles if c.machine == m} for m in explorations},
         "refinement_depth": REFINE_DEPTH,
         "distinct_explorations": memo.runs,
     }, findings
@@ -133,12 +175,14 @@ def print_report(result: dict[str, Any]) -> None:
             print(f"FAIL {failure}")
     explorer = result["explorer"]
     print()
-    rows = [("machine", "states", "transitions", "depth", "seconds", "states/s", "findings")]
+    rows = [("machine", "states", "transitions", "depth", "seconds", "states/s", "findings", "cycles")]
     for machine, summary in explorer["explorations"].items():
         found = list(explorer["findings"].get(machine, {}).values())
+        cycles = [c["ok"] for c in explorer["forever"].get(machine, {}).values()]
         rows.append((machine, str(summary["distinct_states"]), str(summary["transitions"]),
                      str(summary["max_depth"]), f"{summary['seconds']:.3f}",
-                     f"{summary['states_per_second']:,}", f"{sum(found)}/{len(found)} as expected"))
+                     f"{summary['states_per_second']:,}", f"{sum(found)}/{len(found)} as expected",
+                     f"{sum(cycles)}/{len(cycles)} as expected" if cycles else "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
@@ -147,9 +191,9 @@ def print_report(result: dict[str, Any]) -> None:
     print("check: " + ("ok" if result["ok"] else "FAILED"))
 
 
-def main(as_json: bool, only: Sequence[str] | None = None) -> int:
+def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None = None) -> int:
     try:
-        result = run_check(only)
+        result = run_check(only, workers)
     except machines.UnknownMachine as error:
         print(f"inboxspec check: {error}", file=sys.stderr)
         return 2

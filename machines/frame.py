@@ -84,6 +84,50 @@ class Invariant:
     option: str | None = None
 
 
+@dataclass(frozen=True)
+class ForeverProperty:
+    """A liveness-style promise: no execution repeats some kind of step forever.
+
+    It is checked on cycles of the explored graph, not by a bounded counter:
+    the property fails when a reachable cycle exists whose every step satisfies
+    ``every_step`` and of whose steps at least one satisfies ``some_step``
+    (for the wake gate: a cycle without user input or a streak reset that
+    contains a counted wake). The failure is shown as a lasso, the shortest
+    prefix from the initial state to the cycle and then the loop
+    (``checker/cycles.py``).
+
+    Both predicates take ``(pre, action, post, output, bounds)`` of one
+    explored step. ``finding`` and ``option`` mean what they mean on an
+    :class:`Invariant`: a finding's property is *expected* to fail under the
+    seed default and to hold with its option on. ``expected_to_fail`` marks a
+    property that fails under the seed's defaults and has no fixing option
+    yet (a known gap, reported rather than hidden).
+    """
+
+    name: str
+    requirements: tuple[str, ...]
+    every_step: Callable[[Any, Action, Any, Any, Bounds], bool]
+    some_step: Callable[[Any, Action, Any, Any, Bounds], bool]
+    finding: str | None = None
+    option: str | None = None
+    expected_to_fail: bool = False
+
+    def expected_to_fail_under(self, options: Mapping[str, bool]) -> bool:
+        if self.finding is not None and self.option is not None:
+            return not options.get(self.option, False)
+        return self.expected_to_fail or self.finding is not None
+
+
+def forever_properties(explorer: Any) -> tuple[ForeverProperty, ...]:
+    """An explorer description's forever-properties (``forever``; none when it declares none).
+
+    It is read through this function rather than as a member of
+    :class:`Explorer`, so that a description without cycle properties needs no change.
+    """
+    declared: tuple[ForeverProperty, ...] = getattr(explorer, "forever", ())
+    return declared
+
+
 class Explorer(Protocol):
     """What the bounded explorer, refinement and generated cases need of a machine.
 

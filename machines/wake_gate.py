@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from inboxspec.machines import frame, wake_gate_driver
-from inboxspec.machines.frame import Action, Bounds, Invariant
+from inboxspec.machines.frame import Action, Bounds, ForeverProperty, Invariant
 from inboxspec.model.wake_gate import (
     DEFAULT_FLOOR_MS,
     DEFAULT_MAX_STREAK,
@@ -112,6 +112,27 @@ INVARIANTS: tuple[Invariant, ...] = (
 )
 
 
+def _no_user_input_or_reset(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
+    return not _batch_has(action, USER) and action.event != "reset_streak"
+
+
+def _counted_wake(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
+    return _decide(action) and bool(out.get("wake")) and bool(out.get("counts_against_cap"))
+
+
+# Seed 000: the cap exists "so two chatty instances cannot ping-pong forever": no cycle
+# of steps without user input and without `reset_streak` contains a counted wake.
+# It fails at the default bounds, and the lasso shows why: a host that may set the
+# streak (WAKE-HOST-1) can set it back to 0 after each counted wake, which is a
+# reset by another name. With only raising values (`--bound streaks=11`) it holds,
+# the zero floor included. No option of the wake gate closes this yet.
+FOREVER: tuple[ForeverProperty, ...] = (
+    ForeverProperty("no_ping_pong_forever", ("WAKE-CAP-1", "WAKE-CAP-2", "WAKE-CAP-3", "WAKE-HOST-1"),
+                    every_step=_no_user_input_or_reset, some_step=_counted_wake,
+                    expected_to_fail=True),
+)
+
+
 # WARNING: exact only while the chart compares the age with 0 and the floors alone
 # (model/wake_gate.py's _is_rapid); tests/test_explorer_abstractions.py checks it.
 def _canonical_age(age: int | None, boundaries: tuple[int, ...]) -> int | None:
@@ -130,6 +151,7 @@ class WakeGateExplorer:
                                          "floors": f"{DEFAULT_FLOOR_MS},0", "streaks": ""}
     options: tuple[str, ...] = tuple(WakeGateModelOptions.__dataclass_fields__)
     invariants: tuple[Invariant, ...] = INVARIANTS
+    forever: tuple[ForeverProperty, ...] = FOREVER
     unobservable_events: frozenset[str] = frozenset({"elapse"})
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:

@@ -1,0 +1,166 @@
+"""Forever-properties checked on cycles of the explored graph, shown as lassos.
+
+A :class:`~inboxspec.machines.frame.ForeverProperty` says that no execution
+repeats some kind of step forever. In a finite explored graph an infinite
+execution ends in a cycle, so the property fails exactly when a reachable cycle
+exists whose every step is allowed (``every_step``) and one of whose steps is
+the repeated kind (``some_step``). The search is the one TLC and Stateright
+use for such properties, in its simplest form:
+
+1. the breadth-first exploration records, per property, the explored steps
+   that satisfy ``every_step`` (the allowed subgraph), marking those that also
+   satisfy ``some_step``;
+2. an iterative Tarjan pass (no recursion, so no depth limit) splits the
+   allowed subgraph into strongly connected components;
+3. a component that contains a marked step with both ends inside it carries a
+   bad cycle through every one of its states (strong connectivity closes one).
+
+The lasso shown is the shortest prefix from the initial state to any state on
+such a cycle (states are numbered in breadth-first discovery order, so the
+lowest-numbered state of all bad components is one of the nearest, and the
+breadth-first tree gives its shortest path), then a short loop from that state:
+the shortest allowed path to a marked step, the marked step, and the shortest
+allowed path back, all inside the component.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+# One recorded step of the allowed subgraph: (target state number, letter index, is it a marked step).
+Edge = tuple[int, int, bool]
+
+
+@dataclass(frozen=True)
+class LassoPath:
+    """State numbers and letter indices of a lasso: ``prefix`` from the initial
+    state to ``loop_start``, then ``loop`` back to ``loop_start``.
+
+    ``prefix`` and ``loop`` are lists of (pre state, letter index, post state).
+    """
+
+    prefix: list[tuple[int, int, int]]
+    loop: list[tuple[int, int, int]]
+
+    @property
+    def loop_start(self) -> int:
+        return self.loop[0][0]
+
+
+def strongly_connected_components(successors: Sequence[Sequence[Edge]]) -> list[int]:
+    """Tarjan's algorithm, iteratively: the component number of each state.
+
+    Components are numbered in the order Tarjan completes them. ``successors[s]``
+    lists the edges leaving state ``s``.
+    """
+    count = len(successors)
+    unvisited = -1
+    index = [unvisited] * count
+    low = [0] * count
+    component = [unvisited] * count
+    on_stack = [False] * count
+    stack: list[int] = []
+    next_index = 0
+    components = 0
+    for root in range(count):
+        if index[root] != unvisited:
+            continue
+        # Each frame: (state, position of the next edge to follow).
+        work: list[tuple[int, int]] = [(root, 0)]
+        index[root] = low[root] = next_index
+        next_index += 1
+        stack.append(root)
+        on_stack[root] = True
+        while work:
+            state, position = work[-1]
+            edges = successors[state]
+            if position < len(edges):
+                work[-1] = (state, position + 1)
+                target = edges[position][0]
+                if index[target] == unvisited:
+                    index[target] = low[target] = next_index
+                    next_index += 1
+                    stack.append(target)
+                    on_stack[target] = True
+                    work.append((target, 0))
+                elif on_stack[target] and index[target] < low[state]:
+                    low[state] = index[target]
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                if low[state] < low[parent]:
+                    low[parent] = low[state]
+            if low[state] == index[state]:
+                while True:
+                    member = stack.pop()
+                    on_stack[member] = False
+                    component[member] = components
+                    if member == state:
+                        break
+                components += 1
+    return component
+
+
+def find_lasso(successors: Sequence[Sequence[Edge]],
+               tree: Sequence[tuple[int, int] | None]) -> LassoPath | None:
+    """A lasso through a bad cycle of the allowed subgraph, or None when there is none.
+
+    ``tree[s]`` is the breadth-first tree link of state ``s`` (its parent and the
+    letter index of the step from it), None for the initial state; states are
+    numbered in breadth-first discovery order.
+    """
+    component = strongly_connected_components(successors)
+    bad_components = {component[source] for source, edges in enumerate(successors)
+                      for target, _letter, marked in edges
+                      if marked and component[target] == component[source]}
+    if not bad_components:
+        return None
+    start = next(s for s in range(len(successors)) if component[s] in bad_components)
+    inside = component[start]
+
+    def allowed(state: int) -> list[Edge]:
+        return [e for e in successors[state] if component[e[0]] == inside]
+
+    def shortest_inside(source: int, arrived: Callable[[int], bool]) -> list[tuple[int, int, int]]:
+        """The shortest allowed path inside the component from ``source`` to a state
+        for which ``arrived`` holds (the empty path when ``source`` is one)."""
+        if arrived(source):
+            return []
+        link: dict[int, tuple[int, int]] = {source: (source, -1)}
+        queue = collections.deque([source])
+        while queue:
+            state = queue.popleft()
+            for target, letter, _marked in allowed(state):
+                if target in link:
+                    continue
+                link[target] = (state, letter)
+                if arrived(target):
+                    path = []
+                    node = target
+                    while node != source:
+                        previous, via = link[node]
+                        path.append((previous, via, node))
+                        node = previous
+                    path.reverse()
+                    return path
+                queue.append(target)
+        raise AssertionError("a strongly connected component is not connected")  # unreachable
+
+    def has_marked_step(state: int) -> bool:
+        return any(marked for _target, _letter, marked in allowed(state))
+
+    to_marked = shortest_inside(start, has_marked_step)
+    marked_source = to_marked[-1][2] if to_marked else start
+    target, letter, _ = next(e for e in allowed(marked_source) if e[2])
+    back = shortest_inside(target, lambda state: state == start)
+    prefix: list[tuple[int, int, int]] = []
+    node = start
+    while (link := tree[node]) is not None:
+        previous, via = link
+        prefix.append((previous, via, node))
+        node = previous
+    prefix.reverse()
+    return LassoPath(prefix, [*to_marked, (marked_source, letter, target), *back])

@@ -1,0 +1,161 @@
+"""The breadth-first exploration on several cores, level by level.
+
+Each level's frontier is cut into contiguous chunks, in frontier order, and
+forked worker processes expand the chunks: they fire every letter on every
+state of a chunk (the chart's own transitions, as ``explore`` does), check the
+invariants, and send back, per chunk and in (state, letter) order, the first
+step to each successor they have not sent before, the first violation of each
+invariant and the first step of each chart transition. The parent merges the
+chunks in frontier order, so the first occurrence it keeps of each new state,
+violation and transition is the one a single process meets first: the state
+and transition counts, the breadth-first tree and therefore every shortest
+trace are exactly those of :func:`inboxspec.checker.explore.explore`
+(``tests/test_parallel.py`` compares them on every machine).
+
+A worker filters the successors it sends against what it sent at *earlier*
+levels only (within a level, chunks may reach one worker out of order), which
+keeps the transfer near one snapshot per new state per worker. Only
+snapshots cross between processes; the chart, the letters and the invariants
+are inherited by the fork.
+
+Forever-properties need every allowed step of the graph, which this search
+does not send back; an exploration with any runs in one process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from inboxspec import machines
+from inboxspec.checker.compiled import CompiledChart
+from inboxspec.machines.frame import Action, Invariant, Snapshot
+
+# Per chunk, from a worker: the new successors (post, position in the chunk, letter index),
+# the first violation of each invariant and the first step of each chart transition,
+# as (position, letter index, post, output).
+ChunkResult = tuple[list[tuple[Snapshot, int, int]],
+                    dict[str, tuple[int, int, Snapshot, Any]],
+                    dict[tuple[str, str, int], tuple[int, int, Snapshot, Any]]]
+
+# Chunks per worker and level: enough to even out chunks of unequal cost.
+CHUNKS_PER_WORKER = 4
+
+
+@dataclass
+class _Expander:
+    """What a worker needs to expand states: set up in the parent, inherited by the fork."""
+
+    letters: dict[str, list[tuple[int, Any, list[Invariant]]]]
+    data: Any
+    load: Any
+    store: Any
+    bounds: Any
+    sent_before: set[Snapshot]
+    sent_this_level: set[Snapshot]
+    level: int = -1
+
+    def expand(self, level: int, chunk: Sequence[Snapshot], violated: frozenset[str]) -> ChunkResult:
+        if level != self.level:
+            self.sent_before |= self.sent_this_level
+            self.sent_this_level = set()
+            self.level = level
+        new: list[tuple[Snapshot, int, int]] = []
+        violations: dict[str, tuple[int, int, Snapshot, Any]] = {}
+        coverage: dict[tuple[str, str, int], tuple[int, int, Snapshot, Any]] = {}
+        load, store, data, bounds = self.load, self.store, self.data, self.bounds
+        sent_before, sent_now = self.sent_before, self.sent_this_level
+        local: set[Snapshot] = set()
+        for position, pre in enumerate(chunk):
+            for index, fire, active in self.letters[pre[0]]:  # type: ignore[index]
+                load(data, pre)
+                fired = fire(data)
+                post, output = store(data, fired.target), data.output
+                if fired.key not in coverage:
+                    coverage[fired.key] = (position, index, post, output)
+                for invariant in active:
+                    if (invariant.name not in violated and invariant.name not in violations
+                            and not invariant.holds(pre, post, output, bounds)):
+                        violations[invariant.name] = (position, index, post, output)
+                if post not in local and post not in sent_before:
+                    local.add(post)
+                    new.append((post, position, index))
+        sent_now |= local
+        return new, violations, coverage
+
+
+_EXPANDER: _Expander | None = None
+
+
+def _expand_in_worker(task: tuple[int, Sequence[Snapshot], frozenset[str]]) -> ChunkResult:
+    assert _EXPANDER is not None, "a worker forked without its expander"
+    return _EXPANDER.expand(*task)
+
+
+def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bool] | None,
+                       workers: int) -> Any:
+    """The same :class:`~inboxspec.checker.explore.Exploration` as ``explore``, on ``workers`` processes."""
+    from inboxspec.checker.explore import Exploration, parse_options, trace_to
+
+    global _EXPANDER
+    entry = machines.get(name)
+    explorer = entry.explorer
+    parsed = explorer.parse_bounds(bounds or {})
+    chosen = parse_options(explorer, name, options)
+    chart = CompiledChart(entry.chart)
+    data = chart.blank()
+    explorer.constants(data, parsed, chosen)
+    actions: list[Action] = list(explorer.alphabet(parsed))
+    by_letter = [[inv for inv in explorer.invariants if inv.applies(a)] for a in actions]
+    bound = [chart.bind(a.event, a.kwargs) for a in actions]
+    letters = {state: [(index, fire[state], by_letter[index]) for index, fire in enumerate(bound)]
+               for state in chart.states}
+    result = Exploration(name, parsed, chosen, all_transitions=chart.transitions)
+    start = explorer.initial(parsed)
+    parent: dict[Snapshot, tuple[Snapshot, int] | None] = {start: None}
+    violations: dict[str, list[Any]] = {}
+    coverage: dict[tuple[str, str, int], list[Any]] = {}
+    began = time.perf_counter()
+    _EXPANDER = _Expander(letters, data, explorer.load, explorer.store, parsed, set(), set())
+    try:
+        pool = multiprocessing.get_context("fork").Pool(workers)
+    finally:
+        _EXPANDER = None  # the parent keeps no expander; the forked workers have theirs
+    frontier: list[Snapshot] = [start]
+    level = deepest = 0
+    try:
+        while frontier:
+            size = max(1, -(-len(frontier) // (workers * CHUNKS_PER_WORKER)))
+            chunks = [frontier[i:i + size] for i in range(0, len(frontier), size)]
+            violated = frozenset(violations)
+            tasks = [(level, chunk, violated) for chunk in chunks]
+            following: list[Snapshot] = []
+            for chunk, (new, found, reached) in zip(chunks, pool.imap(_expand_in_worker, tasks), strict=True):
+                for key, (position, index, post, output) in reached.items():
+                    if key not in coverage:
+                        coverage[key] = [(chunk[position], actions[index], post, output)]
+                for invariant, (position, index, post, output) in found.items():
+                    if invariant not in violations:
+                        violations[invariant] = [(chunk[position], actions[index], post, output)]
+                for post, position, index in new:
+                    if post not in parent:
+                        parent[post] = (chunk[position], index)
+                        following.append(post)
+            level += 1
+            if following:
+                deepest = level
+            frontier = following
+    finally:
+        pool.terminate()
+        pool.join()
+    result.seconds = time.perf_counter() - began
+    for steps in (*coverage.values(), *violations.values()):
+        steps[:0] = trace_to(parent, actions, steps[0][0])
+    result.coverage, result.violations = coverage, violations
+    result.states = len(parent)
+    result.transitions = result.states * len(actions)
+    result.max_depth = deepest
+    return result
