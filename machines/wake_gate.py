@@ -116,20 +116,27 @@ def _no_user_input_or_reset(pre: Any, action: Action, post: Any, out: Any, bound
     return not _batch_has(action, USER) and action.event != "reset_streak"
 
 
+def _no_host_intervention(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
+    """No user input, no ``reset_streak``, and no host lowering the streak (WAKE-HOST-1), which is
+    the same reset by another name."""
+    lowered = action.event == "set_streak" and post.streak < pre.streak
+    return _no_user_input_or_reset(pre, action, post, out, bounds) and not lowered
+
+
 def _counted_wake(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
     return _decide(action) and bool(out.get("wake")) and bool(out.get("counts_against_cap"))
 
 
 # Seed 000: the cap exists "so two chatty instances cannot ping-pong forever": no cycle
-# of steps without user input and without `reset_streak` contains a counted wake.
-# It fails at the default bounds, and the lasso shows why: a host that may set the
-# streak (WAKE-HOST-1) can set it back to 0 after each counted wake, which is a
-# reset by another name. With only raising values (`--bound streaks=11`) it holds,
-# the zero floor included. No option of the wake gate closes this yet.
+# of steps contains a counted wake unless something resets the streak: user input,
+# `reset_streak`, or a host setting the streak lower (WAKE-HOST-1 lets a host set it;
+# setting it back to 0 after each counted wake is a reset by another name, and
+# tests/test_cycles.py shows the lasso it gives when it is not counted as one). Within
+# one gate the promise holds at the default bounds, the zero floor included; whether
+# it holds across sessions that wake each other is the host's question.
 FOREVER: tuple[ForeverProperty, ...] = (
     ForeverProperty("no_ping_pong_forever", ("WAKE-CAP-1", "WAKE-CAP-2", "WAKE-CAP-3", "WAKE-HOST-1"),
-                    every_step=_no_user_input_or_reset, some_step=_counted_wake,
-                    expected_to_fail=True),
+                    every_step=_no_host_intervention, some_step=_counted_wake),
 )
 
 
