@@ -329,7 +329,8 @@ def test_fuzz_removes_its_fixture_directories(tmp_path: Path) -> None:
     assert code == 0 and report is not None, output
     seen = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(seen) == 20 and all(entry["exists"] for entry in seen)
-    assert all(Path(entry["dir"]).parent == run.tmpdir for entry in seen)
+    # Inside the run's TMPDIR: each directory sits in the run's private fixture root (PROTO-FIX-3).
+    assert all(Path(entry["dir"]).is_relative_to(run.tmpdir) for entry in seen)
     assert not any(Path(entry["dir"]).exists() for entry in seen)
     assert run.fixture_dirs() == []
 
