@@ -11,7 +11,10 @@ could ever tell them apart through the protocol, or they reach only the Python
 API) are listed with a reason in ``benchmarks/equivalent-mutants/<machine>.json``.
 
 The target: every survivor is in that file, so every non-equivalent mutant
-reachable through the protocol is killed by the cases alone.
+reachable through the protocol is killed by the cases alone. Each entry holds
+``id`` and ``reason``; a reviewer who did not write the entry adds
+``second_review`` (``"agreed"`` or ``"agreed: <note>"``), and the score prints
+how many of a machine's entries have one. Other keys are ignored.
 
 The operators are mutmut's usual ones, on the AST: comparison operators swapped
 (``<`` and ``<=``, ``==`` and ``!=``, ``is`` and ``is not``, ``in`` and
@@ -418,6 +421,10 @@ class Score:
     equivalent: list[tuple[Mutant, str]]
     stale: list[str]
     seconds: float
+    # Of the entries listed in the machine's equivalent-mutant file, how many, and how
+    # many a second reviewer agreed with (see review_count).
+    listed: int = 0
+    reviewed: int = 0
 
     def as_json(self) -> dict[str, Any]:
         total = len(self.killed) + len(self.survived) + len(self.equivalent)
@@ -426,15 +433,33 @@ class Score:
                 "equivalent": len(self.equivalent),
                 "survivors": [{"id": m.id, "line": m.line, "description": m.description}
                               for m in self.survived],
-                "stale_equivalents": self.stale, "seconds": round(self.seconds, 1)}
+                "stale_equivalents": self.stale, "listed_equivalents": self.listed,
+                "second_reviewed": self.reviewed, "seconds": round(self.seconds, 1)}
+
+
+def _equivalent_entries(machine_name: str) -> list[dict[str, Any]]:
+    path = EQUIVALENTS_DIR / f"{machine_name}.json"
+    if not path.exists():
+        return []
+    entries: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["equivalent"]
+    return entries
 
 
 def load_equivalents(machine_name: str) -> dict[str, str]:
-    path = EQUIVALENTS_DIR / f"{machine_name}.json"
-    if not path.exists():
-        return {}
-    entries = json.loads(path.read_text(encoding="utf-8"))["equivalent"]
-    return {entry["id"]: entry["reason"] for entry in entries}
+    """Each listed equivalent's id and reason; other keys of an entry are not read here."""
+    return {entry["id"]: entry["reason"] for entry in _equivalent_entries(machine_name)}
+
+
+def review_count(machine_name: str) -> tuple[int, int]:
+    """(entries listed, entries with a second reviewer's agreement) in the machine's file.
+
+    A second review is a text ``agreed`` or ``agreed: <note>``; anything else (missing,
+    not a text, a disagreement) leaves the entry unreviewed.
+    """
+    entries = _equivalent_entries(machine_name)
+    agreed = [e for e in entries if isinstance(e.get("second_review"), str)
+              and (e["second_review"] == "agreed" or e["second_review"].startswith("agreed: "))]
+    return len(entries), len(agreed)
 
 
 def score(machine_name: str, timeout: float = 20.0, only: Sequence[str] = (),
@@ -464,7 +489,9 @@ def score(machine_name: str, timeout: float = 20.0, only: Sequence[str] = (),
     stale = [] if only else sorted(set(equivalents) - ids)
     # A listed "equivalent" that a case now kills is stale too: the list must not rot.
     stale += sorted(m.id for m, _ in killed if m.id in equivalents)
-    return Score(machine_name, killed, survived, equivalent, stale, time.monotonic() - began)
+    listed, reviewed = review_count(machine_name)
+    return Score(machine_name, killed, survived, equivalent, stale, time.monotonic() - began,
+                 listed, reviewed)
 
 
 def _source_line(mutant: Mutant) -> str:
@@ -499,6 +526,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{result.machine}: {total} mutants: {len(result.killed)} killed, "
                   f"{len(result.survived)} survived, {len(result.equivalent)} equivalent "
                   f"({result.seconds:.0f}s)")
+            if result.listed:
+                print(f"  second review: {result.reviewed} of {result.listed} listed equivalents")
             for mutant in result.survived:
                 print(f"  SURVIVED {mutant.id}  line {mutant.line} ({mutant.description}): "
                       f"{_source_line(mutant)}")

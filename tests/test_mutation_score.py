@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -78,6 +79,44 @@ def test_every_listed_equivalent_is_a_mutant_with_a_reason(machine: str) -> None
     entries = json.loads(path.read_text())["equivalent"]
     assert all(len(e["reason"]) > 20 for e in entries)
     assert not [e["id"] for e in entries if e["id"] not in known]
+
+
+@pytest.mark.parametrize("machine", machines.names())
+def test_every_second_review_is_an_agreement(machine: str) -> None:
+    """A second review that is not "agreed" (or "agreed: <note>") would be left uncounted."""
+    path = mutation_score.EQUIVALENTS_DIR / f"{machine}.json"
+    if not path.exists():
+        pytest.skip(f"no equivalent mutants listed for {machine}")
+    entries = json.loads(path.read_text())["equivalent"]
+    reviews = [e["second_review"] for e in entries if "second_review" in e]
+    listed, reviewed = mutation_score.review_count(machine)
+    assert (listed, reviewed) == (len(entries), len(reviews)), reviews
+
+
+REVIEWED_EQUIVALENT = f"{WAKE}:is_rapid:return-None:fdf0c491"
+
+
+def test_entries_with_extra_keys_load_and_only_agreements_count_as_reviews(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    reason = "None and False are both falsy, and the result is only used as a condition"
+    entries: list[dict[str, Any]] = [
+        {"id": REVIEWED_EQUIVALENT, "reason": reason, "second_review": "agreed", "seen_by": ["a", "b"]},
+        {"id": f"{WAKE}:x:text:00000001", "reason": "a second entry", "second_review": "agreed: a note"},
+        {"id": f"{WAKE}:x:text:00000002", "reason": "a third entry", "second_review": True},
+        {"id": f"{WAKE}:x:text:00000003", "reason": "a fourth entry", "second_review": "disagreed: killable"},
+        {"id": f"{WAKE}:x:text:00000004", "reason": "a fifth entry", "second_review": "agreedish"},
+        {"id": f"{WAKE}:x:text:00000005", "reason": "a sixth entry"},
+    ]
+    (tmp_path / "wake-gate.json").write_text(json.dumps({"machine": "wake-gate", "equivalent": entries}))
+    monkeypatch.setattr(mutation_score, "EQUIVALENTS_DIR", tmp_path)
+    assert mutation_score.load_equivalents("wake-gate") == {e["id"]: e["reason"] for e in entries}
+    assert mutation_score.review_count("wake-gate") == (6, 2)
+    assert mutation_score.review_count("peer-delivery") == (0, 0)  # no file in tmp_path
+    result = mutation_score.score("wake-gate", only=[REVIEWED_EQUIVALENT])
+    assert [m.id for m, _ in result.equivalent] == [REVIEWED_EQUIVALENT]
+    assert (result.as_json()["listed_equivalents"], result.as_json()["second_reviewed"]) == (6, 2)
+    assert mutation_score.main(["wake-gate", "--only", REVIEWED_EQUIVALENT]) == 0
+    assert "second review: 2 of 6 listed equivalents" in capsys.readouterr().out
 
 
 def _ids(module: str, source: str) -> set[str]:
