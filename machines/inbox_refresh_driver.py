@@ -162,7 +162,20 @@ class FakeSource:
 
     def declines(self, item: Mapping[str, Any]) -> bool:
         texts = [v for v in (item.get("title"), item.get("detail")) if isinstance(v, str)]
-        return any(word in text for word in self.deny for text in texts)
+        return any(_contains_utf16(text, word) for word in self.deny for text in texts)
+
+
+def _contains_utf16(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in ``text`` as UTF-16 code units, as the seed's TypeScript host compares
+    strings (``includes``): a lone surrogate matches half of a pair (spec/inbox-refresh.md, Screening).
+
+    WARNING: the model (model/inbox_refresh.py) and the Node port compare the same way.
+    """
+    haystack, needle = text.encode("utf-16-le", "surrogatepass"), word.encode("utf-16-le", "surrogatepass")
+    found = haystack.find(needle)
+    while found != -1 and found % 2:  # a match must start on a code unit, not inside one
+        found = haystack.find(needle, found + 1)
+    return found != -1
 
 
 class FakeJob:

@@ -123,6 +123,16 @@ def _group(value: Any) -> int | None:
     return value if type(value) is int and 0 < value <= 2**53 - 1 else None
 
 
+
+def _utf16_units(text: str) -> str:
+    """A string as its UTF-16 code units, one character each, so that ``in`` compares code units as
+    screening does (spec/inbox-refresh.md, Screening): a pair becomes its two surrogates.
+
+    WARNING: the scripted source (machines/inbox_refresh_driver.py) and the Node port compare the same way.
+    """
+    data = text.encode("utf-16-le", "surrogatepass")
+    return "".join(chr(int.from_bytes(data[i:i + 2], "little")) for i in range(0, len(data), 2))
+
 class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
     idle = State(initial=True)
     running = State()
@@ -473,7 +483,8 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
             return "failure", "invalid inbox result"
         for item in items:
             texts = [v for v in (item.get("title"), item.get("detail")) if isinstance(v, str)]
-            if item["id"] != OVERFLOW and any(w in t for w in self.deny for t in texts):
+            if item["id"] != OVERFLOW and any(_utf16_units(w) in _utf16_units(t)
+                                              for w in self.deny for t in texts):
                 self._fail("failure", "inbox result declined", log)
                 return "failure", "inbox result declined"
         self.items, self.more, self.expires = items, more, expires  # REFRESH-ACC-5

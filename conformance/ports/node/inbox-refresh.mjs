@@ -471,6 +471,8 @@ class FakeSource {
   /** @param {InboxItem} item */
   declines(item) {
     const texts = [item.title, item.detail].filter((v) => typeof v === "string");
+    // Screening compares UTF-16 code units, as includes does (spec/inbox-refresh.md, Screening).
+    // WARNING: the reference's scripted source and model compare the same way.
     return this.deny.some((word) => texts.some((text) => text.includes(word)));
   }
 }
