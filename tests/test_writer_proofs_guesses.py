@@ -38,6 +38,7 @@ INTENDED: dict[str, list[tuple[Any, ...]]] = {
     "read-pass-file-now-symlink-is-unreadable": [ARMED, refusal("running CLI", "unavailable", "unreadable")],
     "read-pass-file-now-fifo-is-changed": [ARMED, CLI_CHANGED],
     "read-pass-file-now-directory-is-changed": [ARMED, CLI_CHANGED],
+    "restat-finds-symlink-is-changed": [ARMED, CLI_CHANGED],
     "root-with-sticky-bit": [refusal("running CLI", "unavailable", "unsafe-runtime")],
     "root-with-setgid-bit": [refusal("running CLI", "unavailable", "unsafe-runtime")],
     "pin-entries-whole-path-order": [CLI_MEASURED],

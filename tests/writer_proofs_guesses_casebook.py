@@ -93,6 +93,10 @@ case("read-pass-file-now-directory-is-changed", "A file replaced by a directory 
      READ, config(CLI + [{"path": "spare/index.ts", "type": "dir", "mode": "0755"}] + INITIAL_HOME),
      [mid("cli/src/index.ts", "spare/index.ts"), initial("cli")])
 
+case("restat-finds-symlink-is-changed", "A symlink the second stat pass finds where a file was is changed, not a ranked unsafe-runtime",
+     READ, config(CLI + [{"path": "spare", "type": "dir", "mode": "0755"}, {"path": "spare/index.ts", "type": "symlink", "target": "../cli/bin/amem.js"}] + INITIAL_HOME),
+     [mid("cli/src/index.ts", "spare/index.ts", "before_restat"), initial("cli")])
+
 # -- the root itself is an entry (WRITER-MEAS-5) ----------------------------------------------------
 for mode, bit in [("01755", "sticky"), ("02755", "setgid")]:
     case(f"root-with-{bit}-bit", f"A root directory with the {bit} bit is unsafe-runtime: the root is an entry like any other",
