@@ -20,6 +20,7 @@ ARMED = ("armed",)
 CLI_MEASURED = ("measured", ["{fixture}/cli"])
 CLI_CHANGED = ("refusal", "running CLI", "changed", "changed")
 BAD_ARGUMENT = ("error", "invalid_argument")
+ACTIVE_ROOTS = ["{fixture}/cli", "{fixture}/decl", "{fixture}/rcpt"]
 
 
 def refusal(category: str, cause: str, detail: str | None) -> tuple[Any, ...]:
@@ -45,6 +46,9 @@ INTENDED: dict[str, list[tuple[Any, ...]]] = {
     "pin-entry-with-delete-character": [CLI_MEASURED],
     "locator-reread-shape-broken-is-unavailable": [ARMED, refusal("active locator", "unavailable", None)],
     "locator-reread-renewal-before-changed": [ARMED, ("renewal", "staging")],
+    "locator-reread-number-respelled": [ARMED, ("measured", ACTIVE_ROOTS)],
+    "locator-reread-integers-of-one-double": [ARMED, ("measured", ACTIVE_ROOTS)],
+    "locator-reread-number-changed": [ARMED, refusal("active locator", "changed", None)],
     "home-through-symlink-and-dotdot": [CLI_MEASURED],
     "home-through-file-and-dotdot": [refusal("setup receipt", "unavailable", "unreadable")],
     "own-root-relative": [refusal("running CLI", "unavailable", "unreadable")],

@@ -126,6 +126,25 @@ case("locator-reread-renewal-before-changed", "A re-read locator that is renewin
      ["WRITER-HOME-4", "WRITER-ACT-7"],
      config(active_world() + home("home-next", floor=None, locator=RENEWING_CHANGED)), [mid(*NEXT_LOCATOR), step("active")])
 
+LOCATOR_TEXT = json.dumps(locator(["cli", "decl", "rcpt"], [W_CLI, W_DECL, W_RCPT]))
+assert '"generation": 1,' in LOCATOR_TEXT
+
+
+def respelled(first: str, again: str) -> dict[str, Any]:
+    """The active world whose locator says generation ``first``, and ``again`` in its re-read."""
+    world = [e for e in active_world() if e["path"] != "home/sync-placement-writer-roots.json"]
+    return config(world + home("home", floor=None, locator_text=LOCATOR_TEXT.replace('"generation": 1,', f'"generation": {first},'))[1:]
+                  + home("home-next", floor=None, locator_text=LOCATOR_TEXT.replace('"generation": 1,', f'"generation": {again},')))
+
+
+NUMBERS = ["WRITER-HOME-4", "WRITER-JSON-1", "WRITER-ACT-6"]
+case("locator-reread-number-respelled", "A locator re-read whose number is respelled (1, then 1.0) holds the same double: still current",
+     NUMBERS, respelled("1", "1.0"), [mid(*NEXT_LOCATOR), step("active")])
+case("locator-reread-integers-of-one-double", "Two integers beyond 2^53 that round to one double are one value: still current",
+     NUMBERS, respelled("12345678901234567890", "12345678901234567891"), [mid(*NEXT_LOCATOR), step("active")])
+case("locator-reread-number-changed", "A locator re-read whose number is another double is changed",
+     NUMBERS, respelled("1", "1.5"), [mid(*NEXT_LOCATOR), step("active")])
+
 # -- the home path is spelled as given (WRITER-HOME-5) -----------------------------------------------
 DEEP_HOME = [{"path": "deep", "type": "dir"}, {"path": "deep/inner", "type": "dir"},
              {"path": "homelink", "type": "symlink", "target": "deep/inner"}] + home("deep", receipt=[])[1:]
