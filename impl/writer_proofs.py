@@ -246,9 +246,23 @@ def extract_failure(error: object) -> tuple[str, str, int | None] | None:
 
 # -- canonical JSON (WRITER-JSON-1) --------------------------------------------------------------
 
+def _as_double(value: object) -> object:
+    """WRITER-JSON-1: a number is the double JavaScript parses it to, so ``1``, ``1.0`` and ``-0``
+    spell one value; an integral double is written in digits, which keeps every pin's text."""
+    if type(value) is int or type(value) is float:
+        double = float(value) + 0.0  # -0.0 + 0.0 is 0.0
+        return int(double) if double.is_integer() else double
+    if isinstance(value, (list, tuple)):
+        return [_as_double(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _as_double(item) for key, item in value.items()}
+    return value
+
+
 def canonical_json(value: object) -> str:
     """Keys sorted by code point, no insignificant whitespace, non-ASCII written as itself."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    return json.dumps(_as_double(value), ensure_ascii=False, separators=(",", ":"), sort_keys=True,
+                      allow_nan=False)
 
 
 # -- measurements ----------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import Any
 from inboxspec.impl import writer_fs
 from inboxspec.impl.writer_fs import FilesystemEnvironment
 from inboxspec.impl.writer_proofs import (
+    Effective,
     InvalidArgument,
     InvalidConfig,
     Options,
@@ -293,26 +294,14 @@ def observe(directory: str, config: Mapping[str, Any], spellings: Sequence[str],
         floor = writer_fs.require_home_floor(home)
     except PlacementWriterContextError as refusal:
         floor = refusal.cause_class
-    locator: Locator | str | None
+    effective: Effective | None
     try:
         effective = writer_fs.read_effective(home)
     except PlacementWriterContextError:
-        locator = "unavailable"
-    else:
-        check = "current"
-        try:
-            effective.assert_current()
-        except PlacementWriterContextError as refusal:
-            check = refusal.cause_class
-        except SharedWriterRevisionError as renewal:
-            check = renewal.code
-        # A locator without roots reads like none at all (WRITER-HOME-3).
-        locator = None if effective.roots is None else Locator(
-            tuple(neutralise(list(effective.roots), directory)),
-            tuple((neutralise(w.writer_id, directory), w.version, w.pin) for w in effective.writers), check)
+        effective = None
     names = {own_root, *spellings, *(receipt or ())}
-    if isinstance(locator, Locator):
-        names.update(locator.roots or ())
+    if effective is not None and effective.roots is not None:
+        names.update(neutralise(list(effective.roots), directory))
     paths = tuple(sorted(_status(name, directory) for name in names))
     reals = sorted({real for _, status, real in paths if status == "ok"})
     first_real = next((real for spelling, status, real in paths if spelling == first and status == "ok"),
@@ -322,6 +311,9 @@ def observe(directory: str, config: Mapping[str, Any], spellings: Sequence[str],
         observed[first_real] = _install(first_real, directory, swap)
     installs = tuple((real, observed[real] if real in observed else _install(real, directory))
                      for real in reals)
+    # The still-current re-read comes after the measurement (WRITER-ACT-6), so it sees a locator
+    # that an armed swap moved during the measurement.
+    locator: Locator | str | None = "unavailable" if effective is None else _locator(effective, directory)
     own_real = own[2] if own[1] == "ok" else None
     if swap is None or swap.armed is not None:
         return World(own_real, own_real, receipt, receipt, floor, locator, paths, installs)
@@ -329,6 +321,20 @@ def observe(directory: str, config: Mapping[str, Any], spellings: Sequence[str],
     own_after = _status(own_root, directory)
     return World(own_real, own_after[2] if own_after[1] == "ok" else None, receipt,
                  _receipt(home, directory), floor, locator, paths, installs)
+
+
+def _locator(effective: Effective, directory: str) -> Locator | None:
+    check = "current"
+    try:
+        effective.assert_current()
+    except PlacementWriterContextError as refusal:
+        check = refusal.cause_class
+    except SharedWriterRevisionError as renewal:
+        check = renewal.code
+    # A locator without roots reads like none at all (WRITER-HOME-3).
+    return None if effective.roots is None else Locator(
+        tuple(neutralise(list(effective.roots), directory)),
+        tuple((neutralise(w.writer_id, directory), w.version, w.pin) for w in effective.writers), check)
 
 
 def _receipt(home: str, directory: str) -> tuple[str, ...] | None:

@@ -422,13 +422,17 @@ function readHomeJson(file) {
     return strictJson(buffer.subarray(0, length));
   } finally { fs.closeSync(fd); }
 }
+// WRITER-HOME-5: the home path as given, then "/" and the name; never path.join, which would shorten
+// "home/link/.." or "home/file/.." by its text where the kernel resolves (or refuses) it.
+/** @param {string} home @param {string} name */
+const homeFile = (home, name) => home.endsWith("/") ? home + name : `${home}/${name}`;
 /** @param {unknown} error */
 const absent = (error) => error instanceof Error && "code" in error && error.code === "ENOENT";
 
 /** @param {string} home @returns {string[]} */
 function readSetupWriterRoots(home) {
   let data;
-  try { data = readHomeJson(path.join(home, "setup-receipt.json")); } catch (error) { if (absent(error)) return []; throw error; }
+  try { data = readHomeJson(homeFile(home, "setup-receipt.json")); } catch (error) { if (absent(error)) return []; throw error; }
   const roots = isObject(data) ? data.writerRoots : undefined;
   if (!Array.isArray(roots) || !roots.every((r) => typeof r === "string")) throw new Error("writerRoots must be a list of strings");
   return [...new Set(roots.map(realPath))].sort(byCodePoint);
@@ -437,7 +441,7 @@ function readSetupWriterRoots(home) {
 /** @param {string} home @returns {string} */
 function requireHomeFloor(home) {
   let data;
-  try { data = readHomeJson(path.join(home, "formats.json")); } catch (error) {
+  try { data = readHomeJson(homeFile(home, "formats.json")); } catch (error) {
     throw new PlacementWriterContextError("home floor", absent(error) ? "missing" : "unavailable");
   }
   const floor = isObject(data) ? data.readerFloor : undefined;
@@ -449,7 +453,7 @@ function requireHomeFloor(home) {
 /** @typedef {{ data: Record<string, unknown>, roots: string[] | null, renewal: SharedWriterRenewalState | null, writers: Writer[] }} Locator */
 /** @param {string} home @returns {Locator} */
 function readLocator(home) {
-  const data = readHomeJson(path.join(home, "sync-placement-writer-roots.json"));
+  const data = readHomeJson(homeFile(home, "sync-placement-writer-roots.json"));
   if (!isObject(data)) throw new Error("the locator is an object");
   const roots = own(data, "roots") ? data.roots : null;
   if (roots !== null && (!Array.isArray(roots) || !roots.every((r) => typeof r === "string"))) throw new Error("bad roots");
