@@ -43,6 +43,7 @@ GOOD_OUTPUT = {"outputs": [{"announce": True, "streak": 0}]}
 MALFORMED: list[tuple[str, bytes, tuple[Any, str, str]]] = [
     ("not JSON", b"this is not json", (None, "", "errored")),  # PROTO-MAL-1
     ("blank line", b"", (None, "", "errored")),
+    ("a byte order mark before an object", b'\xef\xbb\xbf{"cmd": "run", "seq": 15}', (None, "", "errored")),
     ("NaN is not JSON", b'{"cmd": "run", "seq": 9, "case": {"now": NaN}}', (None, "", "errored")),
     ("a JSON array", b"[1, 2]", (None, "", "errored")),
     ("a JSON string", b'"run"', (None, "", "errored")),
