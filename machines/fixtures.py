@@ -160,6 +160,10 @@ def fixture_problems(fixture: Any, *, special_bits_allowed: bool = False) -> lis
             problems.append((f"{where}.path", f"path {path[:80]!r} {problem}"))
             continue
         parts = path.split("/")
+        if parts[0] == SWAP_PARKING:  # swap() parks a path there (WRITER-IF-6)
+            problems.append((f"{where}.path", f"path {path[:80]!r} uses {SWAP_PARKING!r}, the name "
+                             "swap_paths parks a path under"))
+            continue
         blocked = next((("/".join(parts[:i]), kinds["/".join(parts[:i])]) for i in range(1, len(parts))
                         if kinds.get("/".join(parts[:i]), "dir") != "dir"), None)
         if blocked is not None:
