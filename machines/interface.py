@@ -75,8 +75,11 @@ class Event:
         return {a.name: json.loads(json.dumps(a.default)) for a in self.arguments if a.has_default}
 
     def with_defaults(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """``args`` over the defaults; arguments without a default stay absent when absent."""
-        return {**self.defaults(), **args}
+        """``args`` over the defaults, in the event's argument order (other names after);
+        arguments without a default stay absent when absent."""
+        merged = {**self.defaults(), **args}
+        ordered = {name: merged[name] for name in self.argument_names if name in merged}
+        return {**ordered, **{name: value for name, value in merged.items() if name not in ordered}}
 
 
 @dataclass(frozen=True)
