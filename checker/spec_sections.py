@@ -62,6 +62,18 @@ def sections(findings: list[Any] | None = None) -> dict[str, str]:
     return generated
 
 
+def port_interface_copies() -> dict[Path, str]:
+    """The Node port's copies of the interface data (it ships them in its npm package)."""
+    from inboxspec.machines.interface import interface_text
+
+    copies: dict[Path, str] = {}
+    for entry in machines.all_machines():
+        if entry.interface is not None:
+            port = entry.spec.parent.parent / "conformance" / "ports" / "node" / "interface"
+            copies[port / f"{entry.name}.interface.json"] = interface_text(entry.name)
+    return copies
+
+
 def render(text: str, generated: dict[str, str]) -> str:
     def replace(match: re.Match[str]) -> str:
         body = generated.get(match["name"], match["body"])
@@ -96,4 +108,11 @@ def generate(directory: Path | None = None, *, write: bool,
             )
             if write:
                 document.write_text(new, encoding="utf-8")
+    if directory is None:
+        for copy, text in sorted(port_interface_copies().items()):
+            if not copy.is_file() or copy.read_text(encoding="utf-8") != text:
+                drifts.append(Drift(copy, "interface data copy"))
+                if write:
+                    copy.parent.mkdir(exist_ok=True)
+                    copy.write_text(text, encoding="utf-8")
     return drifts
