@@ -48,6 +48,7 @@ def test_bad_interface_data_is_a_typed_error(change: Any, message: str) -> None:
 
 
 def test_not_an_object_is_a_typed_error() -> None:
+    bad: object
     for bad in (None, [], "x", 3):
         with pytest.raises(interface.InterfaceError):
             interface.parse(bad)
