@@ -37,7 +37,7 @@ Bounds (``--bound NAME=VALUE``) and why they suffice
     ``x`` (matching) or ``y`` (a mismatch), or garbles its attestation, and
     sends each drop; the others only send mismatches, which is all that
     eviction needs of them. ``starting_up`` is explored with the setting
-    unset, the one setting under which it is read (PEER-JUDGE-1 rule 9).
+    unset, the one setting under which it is read (PEER-JUDGE-1 P5).
 """
 
 from __future__ import annotations

@@ -271,7 +271,7 @@ export function resolveCrossSessionDialogExpiry(raw) {
 /** @typedef {Record<string, unknown>} Args */
 
 /**
- * PEER-JUDGE-1, first match wins; a drain round skips the ingress guard (rules 1-4).
+ * PEER-JUDGE-1, first match wins; a drain round skips the ingress guard (G1-G4).
  * @param {MessageFacts} facts @param {Recipient} recipient @param {number} maxHops @param {boolean} atIngress
  * @returns {Verdict}
  */
