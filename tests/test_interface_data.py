@@ -58,16 +58,16 @@ def test_the_tables_follow_the_data() -> None:
     """A new argument, default and vocabulary word appear in the generated sections."""
     data = raw("peer-delivery")
     send = next(e for e in data["events"] if e["name"] == "send_message")
-    send["arguments"].append({"name": "blocked", "type": "boolean", "default": False,
+    send["arguments"].append({"name": "probe_verdict", "type": "boolean", "default": False,
                               "code": "invalid_message"})
-    data["vocabularies"]["drop_reasons"].append("blocked-sender")
+    data["vocabularies"]["drop_reasons"].append("probe-reason")
     before = interface_tables.sections(interface.load("peer-delivery"))
     after = interface_tables.sections(interface.parse(data))
-    assert "`blocked`" not in before["peer-delivery-interface-events"]
-    row = "|  | `blocked` | boolean | `false` | `invalid_message` |"
+    assert "`probe_verdict`" not in before["peer-delivery-interface-events"]
+    row = "|  | `probe_verdict` | boolean | `false` | `invalid_message` |"
     assert row in after["peer-delivery-interface-events"]
-    assert '"blocked-sender"' in after["peer-delivery-interface-vocabularies"]
-    assert '"blocked-sender"' not in before["peer-delivery-interface-vocabularies"]
+    assert '"probe-reason"' in after["peer-delivery-interface-vocabularies"]
+    assert '"probe-reason"' not in before["peer-delivery-interface-vocabularies"]
 
 
 def test_a_machine_documents_every_event_of_its_interface_data() -> None:
