@@ -61,14 +61,15 @@ def apply_step(policy: WakePolicy, step: Mapping[str, Any]) -> dict[str, Any]:
     """
     event = step.get("event")
     raw_args = step.get("args", {})
-    if not isinstance(event, str) or event not in INTERFACE.events:
+    entry = INTERFACE.events.get(event) if isinstance(event, str) else None
+    if entry is None:
         raise ValueError(f"unknown wake-gate event {event!r}")
     if not isinstance(raw_args, Mapping):
         raise ValueError(f"args must be an object, got {type(raw_args).__name__}")
     # Values go to the API unchecked: it validates them, in the fault order. A
     # missing argument without a default is null (WAKE-IF-3).
-    defined = INTERFACE.events[event].argument_names
-    args: dict[str, Any] = dict.fromkeys(defined) | INTERFACE.events[event].with_defaults(raw_args)
+    defined = entry.argument_names
+    args: dict[str, Any] = dict.fromkeys(defined) | entry.with_defaults(raw_args)
     try:
         extra = sorted(str(name) for name in args if name not in defined)
         if extra:
