@@ -4,7 +4,9 @@ Diagrams come from python-statemachine's own formatter (``format(Chart,
 "mermaid")``), so the spec cannot show a machine other than the one the
 tests run. The transition table is read from the compiled chart, h2-style:
 each row names the guards and actions that decide it and the requirements
-their docstrings cite, so every row says which rule justifies it.
+their docstrings cite, so every row says which rule justifies it. The
+Interface tables come from the machine's interface data
+(``spec/interface_tables.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from inboxspec import machines
+from inboxspec.spec import interface_tables
 
 MARKER = re.compile(
     r"(<!-- BEGIN GENERATED: (?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)",
@@ -54,7 +57,21 @@ def sections(findings: list[Any] | None = None) -> dict[str, str]:
         generated[f"{name}-diagram"] = "```mermaid\n" + format(entry.chart, "mermaid") + "```\n"
         generated[f"{name}-table"] = transition_table(name)
         generated[f"{name}-findings"] = render_markdown(findings, name)
+        if entry.interface is not None:
+            generated.update(interface_tables.sections(entry.interface))
     return generated
+
+
+def port_interface_copies() -> dict[Path, str]:
+    """The Node port's copies of the interface data (it ships them in its npm package)."""
+    from inboxspec.machines.interface import interface_text
+
+    copies: dict[Path, str] = {}
+    for entry in machines.all_machines():
+        if entry.interface is not None:
+            port = entry.spec.parent.parent / "conformance" / "ports" / "node" / "interface"
+            copies[port / f"{entry.name}.interface.json"] = interface_text(entry.name)
+    return copies
 
 
 def render(text: str, generated: dict[str, str]) -> str:
@@ -91,4 +108,11 @@ def generate(directory: Path | None = None, *, write: bool,
             )
             if write:
                 document.write_text(new, encoding="utf-8")
+    if directory is None:
+        for copy, text in sorted(port_interface_copies().items()):
+            if not copy.is_file() or copy.read_text(encoding="utf-8") != text:
+                drifts.append(Drift(copy, "interface data copy"))
+                if write:
+                    copy.parent.mkdir(exist_ok=True)
+                    copy.write_text(text, encoding="utf-8")
     return drifts

@@ -29,6 +29,7 @@ from typing import Any
 import jsonschema
 
 from inboxspec import machines
+from inboxspec.conformance import interface_lint
 from inboxspec.conformance.fixtures import SPECIAL_BITS_REQUIREMENTS, fixture_problems
 from inboxspec.conformance.plainjson import NotPlainJSON, parse_plain_json
 from inboxspec.spec import index as spec_index
@@ -359,6 +360,7 @@ def lint(directories: Iterable[Path]) -> LintReport:
             report.problems.extend(error.problems)
     report.cases, report.loaded = len(cases), cases
     report.problems.extend(case_problems(cases))
+    report.problems.extend(interface_lint.problems(cases))
     cited: dict[str, set[str]] = {}
     for case in cases:
         cited.setdefault(case.machine, set()).update(case.requirements)

@@ -28,6 +28,8 @@ from typing import Any, Protocol
 
 from statemachine import StateChart
 
+from inboxspec.machines import interface as interface_data
+
 # A case runner takes (config, steps without expectations) and returns either
 # {"outputs": [...]} (one output per step) or {"config_error": code}.
 CaseRunner = Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]]], dict[str, Any]]
@@ -227,6 +229,8 @@ class Machine:
     features: tuple[str, ...]  # features a port may declare unsupported
     explorer: Explorer
     fuzz: Fuzzer  # random cases for `conform --fuzz`
+    # Its interface as data (spec/<name>.interface.json), when the machine has one.
+    interface: interface_data.Interface | None = None
 
     @property
     def generated_cases(self) -> Path:
@@ -267,4 +271,5 @@ def bundled_machine(name: str, title: str, seed: str, chart: type[StateChart[Any
         features=driver.FEATURES,
         explorer=explorer,
         fuzz=driver.fuzz,
+        interface=interface_data.load(name) if interface_data.has_interface(name) else None,
     )

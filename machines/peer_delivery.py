@@ -37,7 +37,7 @@ Bounds (``--bound NAME=VALUE``) and why they suffice
     ``x`` (matching) or ``y`` (a mismatch), or garbles its attestation, and
     sends each drop; the others only send mismatches, which is all that
     eviction needs of them. ``starting_up`` is explored with the setting
-    unset, the one setting under which it is read (PEER-JUDGE-1 rule 9).
+    unset, the one setting under which it is read (PEER-JUDGE-1 P5).
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ from inboxspec.machines import frame, peer_delivery_driver
 from inboxspec.machines.frame import Action, Bounds, Invariant
 from inboxspec.model.peer_delivery import (
     DEFAULT_EXPIRY,
-    DEFAULT_MAX_HOPS,
     EXPIRY,
     REVIEW,
     After,
@@ -113,15 +112,14 @@ DEFAULT_EXPIRY_MS = EXPIRY[DEFAULT_EXPIRY]
 assert DEFAULT_EXPIRY_MS is not None
 STEP: int = DEFAULT_EXPIRY_MS  # the clock's one move: the default dialogExpiry
 RECIPIENT_MODE = "x"
-SEND_DEFAULTS: dict[str, Any] = {"sender_mode": None, "attestation": "absent", "hops": 0, "loop": False,
-                                 "duplicate": False, "rate_limited": False}
-OPTIONS = tuple(PeerDeliveryModelOptions.__dataclass_fields__)
+INTERFACE = peer_delivery_driver.INTERFACE
+SEND = INTERFACE.events["send_message"]
+OPTIONS = INTERFACE.options
 
 
-def _send(sender: str, sender_mode: str | None = RECIPIENT_MODE, attestation: str = "absent", hops: int = 0,
-          loop: bool = False, duplicate: bool = False, rate_limited: bool = False) -> dict[str, Any]:
-    return {"sender": sender, "sender_mode": sender_mode, "attestation": attestation, "hops": hops,
-            "loop": loop, "duplicate": duplicate, "rate_limited": rate_limited}
+def _send(sender: str, **changes: Any) -> dict[str, Any]:
+    """A send's every argument: the interface's defaults, with the recipient's mode asserted."""
+    return SEND.with_defaults({"sender": sender, "sender_mode": RECIPIENT_MODE, **changes})
 
 
 # -- invariants ------------------------------------------------------------------------
@@ -228,16 +226,20 @@ class PeerDeliveryExplorer:
 
     def alphabet(self, bounds: Bounds) -> Sequence[Action]:
         first, *others = bounds["senders"]
+        max_hops = INTERFACE.config_key("max_hops").default
         letters = [
             Action(f"send {first} x", "send_message", _send(first)),
-            Action(f"send {first} y", "send_message", _send(first, "y")),
+            Action(f"send {first} y", "send_message", _send(first, sender_mode="y")),
             Action(f"send {first} garbage", "send_message", _send(first, attestation="garbage")),
-            Action(f"send {first} loop", "send_message", _send(first, loop=True)),
-            Action(f"send {first} hops 5", "send_message", _send(first, hops=5)),
-            Action(f"send {first} duplicate", "send_message", _send(first, duplicate=True)),
-            Action(f"send {first} rate-limited", "send_message", _send(first, rate_limited=True)),
         ]
-        letters += [Action(f"send {other} y", "send_message", _send(other, "y")) for other in others]
+        # Each host verdict a send carries (loop, duplicate, ...), alone, then one past
+        # the default max_hops: a runaway.
+        letters += [Action(f"send {first} {flag.replace('_', '-')}", "send_message",
+                           _send(first, **{flag: True})) for flag in peer_delivery_driver.INGRESS_FLAGS]
+        runaway = max_hops + 1
+        letters.append(Action(f"send {first} hops {runaway}", "send_message", _send(first, hops=runaway)))
+        letters += [Action(f"send {other} y", "send_message", _send(other, sender_mode="y"))
+                    for other in others]
         recipients = [("unset", None, False, RECIPIENT_MODE), ("unset starting", None, True, RECIPIENT_MODE),
                       ("unset no-mode", None, False, None), ("accept", "accept", False, RECIPIENT_MODE),
                       ("hold", "hold", False, RECIPIENT_MODE), ("refuse", "refuse", False, RECIPIENT_MODE)]
@@ -262,7 +264,7 @@ class PeerDeliveryExplorer:
     def constants(self, data: Any, bounds: Bounds, options: Mapping[str, bool]) -> None:
         data.held_cap = bounds["held_cap"]
         data.box_cap = bounds["box_cap"]
-        data.max_hops = DEFAULT_MAX_HOPS
+        data.max_hops = INTERFACE.config_key("max_hops").default
         data.options = PeerDeliveryModelOptions(**options)
 
     def initial(self, bounds: Bounds) -> Snapshot:
@@ -307,7 +309,8 @@ class PeerDeliveryExplorer:
                 index = args["ticket"].index
                 args = {"ticket": tickets[index - 1] if index <= len(tickets) else next_ticket + index}
             elif action.event == "send_message":
-                args = {k: v for k, v in args.items() if k == "sender" or v != SEND_DEFAULTS[k]}
+                defaults = SEND.defaults()
+                args = {k: v for k, v in args.items() if k not in defaults or v != defaults[k]}
             steps.append(frame.case_step(action.event, args))
         return steps
 

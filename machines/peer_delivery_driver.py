@@ -24,15 +24,9 @@ from inboxspec.impl.peer_delivery import (
     render_delivery_notice,
     render_dropped_notice,
 )
-from inboxspec.machines import sessions
+from inboxspec.machines import interface, sessions
 from inboxspec.machines.sessions import run_reference_case
-from inboxspec.model.peer_delivery import (
-    DEFAULT_BOX_CAP,
-    DEFAULT_HELD_CAP,
-    DEFAULT_MAX_HOPS,
-    PeerDeliveryChart,
-    PeerDeliveryModelOptions,
-)
+from inboxspec.model.peer_delivery import PeerDeliveryChart, PeerDeliveryModelOptions
 
 # One feature per finding option: a port that has not implemented an option
 # declares the feature unsupported and its cases are skipped, not failed.
@@ -42,39 +36,24 @@ FEATURES = (
     "option:deadline_for_waiting_holds",
 )
 
-# Event -> its argument names, in the order their faults are checked (PEER-IF-4).
-STATEFUL_EVENTS: dict[str, tuple[str, ...]] = {
-    "send_message": ("sender", "sender_mode", "attestation", "hops", "loop", "duplicate", "rate_limited"),
-    "set_recipient": ("setting", "starting_up", "mode"),
-    "set_dialog_expiry": ("value",),
-    "advance": ("now_ms",),
-    "drain": (),
-    "approve": ("ticket",),
-    "deny": ("ticket",),
-    "take": ("count",),
-}
-PURE_EVENTS: dict[str, tuple[str, ...]] = {
-    "render_delivery_notice": ("state", "count", "recipients"),
-    "render_dropped_notice": ("count", "recipients", "reasons"),
-    "describe_drop_reasons": ("reasons",),
-    "recipient_suffix": ("recipients",),
-    "is_receipt_state": ("value",),
-}
-# Required arguments: absent ones are passed as ABSENT, which every check rejects.
-REQUIRED = {("send_message", "sender"), ("advance", "now_ms"), ("approve", "ticket"), ("deny", "ticket"),
-            ("render_delivery_notice", "state"), ("render_delivery_notice", "count"),
-            ("render_dropped_notice", "count"), ("describe_drop_reasons", "reasons"),
-            ("recipient_suffix", "recipients"), ("is_receipt_state", "value")}
+# The events, their arguments (in the order their faults are checked, PEER-IF-4),
+# defaults and output fields: spec/peer-delivery.interface.json.
+INTERFACE = interface.load("peer-delivery")
+PURE_EVENTS = frozenset(name for name, event in INTERFACE.events.items() if event.pure)
+STATEFUL_EVENTS = frozenset(INTERFACE.events) - PURE_EVENTS
 
 
-def _arguments(event: str, args: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
-    unknown = sorted(set(args) - set(names))
+def _arguments(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments the call gets: an unknown name is ``invalid_argument``, and a
+    required one that is absent is passed as ABSENT, which its own check rejects."""
+    entry = INTERFACE.events[event]
+    unknown = sorted(set(args) - set(entry.argument_names))
     if unknown:
         raise InvalidArgument(f"{event} takes no argument(s) {', '.join(unknown)}")
-    chosen = {name: args[name] for name in names if name in args}
-    for name in names:
-        if name not in chosen and (event, name) in REQUIRED:
-            chosen[name] = ABSENT
+    chosen = {name: args[name] for name in entry.argument_names if name in args}
+    for argument in entry.arguments:
+        if argument.required and argument.name not in chosen:
+            chosen[argument.name] = ABSENT
     return chosen
 
 
@@ -103,9 +82,9 @@ PURE: dict[str, Callable[..., Any]] = {
 
 def apply_pure(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
     try:
-        chosen = _arguments(event, args, PURE_EVENTS[event])
+        chosen = _arguments(event, args)
         if event == "is_receipt_state":
-            return {"result": is_receipt_state(chosen["value"])}
+            return {"result": is_receipt_state(chosen.get("value", ABSENT))}  # absent: false
         # ABSENT is not a valid value for any rendering argument: it fails its own check.
         return {"text": PURE[event](**chosen)}
     except PeerDeliveryError as error:
@@ -123,7 +102,7 @@ def apply_step(delivery: PeerDelivery, step: Mapping[str, Any]) -> dict[str, Any
     if event not in STATEFUL_EVENTS:
         raise ValueError(f"unknown peer-delivery event {event!r}")
     try:
-        chosen = _arguments(event, args, STATEFUL_EVENTS[event])
+        chosen = _arguments(event, args)
         result: StepResult = getattr(delivery, event)(**chosen)
     except PeerDeliveryError as error:
         return {"error": error.code, "receipts": [], **encode_state(delivery)}
@@ -141,27 +120,23 @@ class ModelSession(sessions.ModelSession):
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
+        settings = INTERFACE.config_with_defaults(config)
         self.chart = PeerDeliveryChart(
-            held_cap=config.get("held_cap", DEFAULT_HELD_CAP), box_cap=config.get("box_cap", DEFAULT_BOX_CAP),
-            max_hops=config.get("max_hops", DEFAULT_MAX_HOPS), setting=config.get("setting"),
-            starting_up=config.get("starting_up", False), mode=config.get("mode"),
-            options=PeerDeliveryModelOptions(**config.get("options", {})))
+            held_cap=settings["held_cap"], box_cap=settings["box_cap"], max_hops=settings["max_hops"],
+            setting=settings["setting"], starting_up=settings["starting_up"], mode=settings["mode"],
+            options=PeerDeliveryModelOptions(**settings["options"]))
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
         event = step["event"]
         args = dict(step.get("args", {}))
         if event in PURE_EVENTS:
             return apply_pure(event, args)
-        if event == "send_message":
-            args = {"sender": args["sender"], "sender_mode": args.get("sender_mode"),
-                    "attestation": args.get("attestation", "absent"), "hops": args.get("hops", 0),
-                    "loop": args.get("loop", False), "duplicate": args.get("duplicate", False),
-                    "rate_limited": args.get("rate_limited", False)}
-        # set_recipient: the chart keeps what a step does not give (PEER-SET-1).
-        elif event == "set_dialog_expiry":
-            args = {"value": args.get("value", "default")}
-        elif event == "take":
-            args = {"count": args.get("count", 1)}
+        # Absent arguments take their defaults. set_recipient's have none: the chart
+        # keeps what a step does not give (PEER-SET-1).
+        args = INTERFACE.events[event].with_defaults(args)
+        if event == "set_dialog_expiry":
+            # PEER-EXP-2: an absent value resolves as "default" does.
+            args.setdefault("value", "default")
         self.chart.send(event, **args)
         return dict(self.chart.output)
 
@@ -175,6 +150,8 @@ run_model_case = ModelSession.run_case
 
 _SENDERS = ("a", "b", "c")
 _MODES = (None, "x", "y")
+# The host's verdicts that a send carries (loop, duplicate, ...): its boolean arguments.
+INGRESS_FLAGS = tuple(a.name for a in INTERFACE.events["send_message"].arguments if a.type == "boolean")
 
 
 def _random_send(rng: random.Random) -> dict[str, Any]:
@@ -182,8 +159,8 @@ def _random_send(rng: random.Random) -> dict[str, Any]:
     if rng.random() < 0.8:
         args["sender_mode"] = rng.choice(_MODES)
     if rng.random() < 0.2:
-        args["attestation"] = rng.choice(("valid", "garbage", "absent"))
-    for flag in ("loop", "duplicate", "rate_limited"):
+        args["attestation"] = rng.choice(INTERFACE.vocabulary("attestations"))
+    for flag in INGRESS_FLAGS:
         if rng.random() < 0.05:
             args[flag] = True
     if rng.random() < 0.1:
@@ -195,7 +172,7 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A random valid config and 1 to 30 steps of the peer-delivery event grammar."""
     config: dict[str, Any] = {"held_cap": rng.choice((1, 2, 3, 100)), "box_cap": rng.choice((0, 1, 2, 50)),
                               "mode": rng.choice(_MODES), "setting": rng.choice((None, "accept", "hold"))}
-    options = {name: True for name in PeerDeliveryModelOptions.__dataclass_fields__ if rng.random() < 0.25}
+    options = {name: True for name in INTERFACE.options if rng.random() < 0.25}
     if options:
         config["options"] = options
     now = 0
@@ -216,11 +193,11 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             steps.append({"event": event, "args": {"ticket": rng.randint(1, max(1, tickets))}})
         elif roll < 0.85:
             key = rng.choice(("setting", "starting_up", "mode"))
-            value = {"setting": rng.choice((None, "accept", "hold", "refuse")),
+            value = {"setting": rng.choice((None, *INTERFACE.vocabulary("settings"))),
                      "starting_up": rng.random() < 0.5, "mode": rng.choice(_MODES)}[key]
             steps.append({"event": "set_recipient", "args": {key: value}})
         elif roll < 0.92:
-            value = rng.choice(("60s", "5m", "10m", "never", "default", None, "1h"))
+            value = rng.choice((*INTERFACE.vocabularies["dialog_expiry"]["ms"], "default", None, "1h"))
             steps.append({"event": "set_dialog_expiry", "args": {"value": value}})
         else:
             steps.append({"event": "take", "args": {"count": rng.choice((1, 2))}})

@@ -35,12 +35,10 @@ from typing import Any, NamedTuple
 
 from inboxspec.machines import frame, wake_gate_driver
 from inboxspec.machines.frame import Action, Bounds, ForeverProperty, Invariant
-from inboxspec.model.wake_gate import (
-    DEFAULT_FLOOR_MS,
-    DEFAULT_MAX_STREAK,
-    WakeGateChart,
-    WakeGateModelOptions,
-)
+from inboxspec.model.wake_gate import WakeGateChart, WakeGateModelOptions
+
+INTERFACE = wake_gate_driver.INTERFACE
+DECIDE = INTERFACE.events["decide"]
 
 
 class Snapshot(NamedTuple):
@@ -153,10 +151,12 @@ def _canonical_age(age: int | None, boundaries: tuple[int, ...]) -> int | None:
 
 class WakeGateExplorer:
     variables: tuple[str, ...] = Snapshot._fields
-    # The seed's defaults (WAKE-DEF-1), plus the zero floor a host may set (WAKE-HOST-2).
-    default_bounds: Mapping[str, str] = {"max_streak": str(DEFAULT_MAX_STREAK),
-                                         "floors": f"{DEFAULT_FLOOR_MS},0", "streaks": ""}
-    options: tuple[str, ...] = tuple(WakeGateModelOptions.__dataclass_fields__)
+    # The seed's defaults (WAKE-DEF-1, the interface data's), plus the zero floor a host
+    # may set (WAKE-HOST-2).
+    default_bounds: Mapping[str, str] = {"max_streak": str(INTERFACE.config_key("max_streak").default),
+                                         "floors": f"{INTERFACE.config_key('floor_ms').default},0",
+                                         "streaks": ""}
+    options: tuple[str, ...] = INTERFACE.options
     invariants: tuple[Invariant, ...] = INVARIANTS
     forever: tuple[ForeverProperty, ...] = FOREVER
     unobservable_events: frozenset[str] = frozenset({"elapse"})
@@ -231,11 +231,11 @@ class WakeGateExplorer:
                     now += post.age - pre.age
                 continue
             if action.event == "decide":
-                batch = [dict(zip(("kind", "from", "to", "text"), m, strict=True))
+                batch = [dict(zip(wake_gate_driver.MESSAGE_FIELDS, m, strict=True))
                          for m in action.kwargs["batch"]]
                 args: dict[str, Any] = {"batch": batch, "now_ms": now}
-                if action.kwargs["plugin_pending"]:
-                    args["plugin_pending"] = True
+                if action.kwargs["plugin_pending"] != DECIDE.argument("plugin_pending").default:
+                    args["plugin_pending"] = action.kwargs["plugin_pending"]
                 steps.append({"event": "decide", "args": args})
             else:  # the streak and the floor take their one `value`; the rest take nothing
                 steps.append(frame.case_step(action.event, action.kwargs))

@@ -21,14 +21,9 @@ from inboxspec.impl.wake_gate import (
     WakeGateError,
     WakePolicy,
 )
-from inboxspec.machines import sessions
+from inboxspec.machines import interface, sessions
 from inboxspec.machines.sessions import run_reference_case
-from inboxspec.model.wake_gate import (
-    DEFAULT_FLOOR_MS,
-    DEFAULT_MAX_STREAK,
-    WakeGateChart,
-    WakeGateModelOptions,
-)
+from inboxspec.model.wake_gate import WakeGateChart, WakeGateModelOptions
 
 # One feature per finding option: a port that has not implemented an option
 # declares the feature unsupported and its cases are skipped, not failed.
@@ -51,21 +46,10 @@ def encode_decision(decision: WakeDecision, streak: int) -> dict[str, Any]:
     }
 
 
-# WAKE-IF-2: the arguments each event defines. A missing argument is taken as
-# null (and rejected as its type's error), except `plugin_pending`, which
-# defaults to false; an argument not listed here is `invalid_argument`.
-EVENT_ARGUMENTS: dict[str, frozenset[str]] = {
-    "decide": frozenset({"batch", "now_ms", "plugin_pending"}),
-    "announce_refusal": frozenset(),
-    "reset_streak": frozenset(),
-    "set_streak": frozenset({"value"}),
-    "set_floor": frozenset({"value"}),
-}
-
-
-def _arg(args: Mapping[str, Any], name: str, default: Any = None) -> Any:
-    """An argument's raw JSON value; a missing one is null unless it has a default."""
-    return args.get(name, default)
+# WAKE-IF-2: the events, their arguments and defaults (spec/wake-gate.interface.json).
+# A missing argument without a default is taken as null (and rejected as its
+# type's error); an argument the event does not define is `invalid_argument`.
+INTERFACE = interface.load("wake-gate")
 
 
 def apply_step(policy: WakePolicy, step: Mapping[str, Any]) -> dict[str, Any]:
@@ -77,31 +61,31 @@ def apply_step(policy: WakePolicy, step: Mapping[str, Any]) -> dict[str, Any]:
     """
     event = step.get("event")
     raw_args = step.get("args", {})
-    if event not in EVENT_ARGUMENTS:
+    entry = INTERFACE.events.get(event) if isinstance(event, str) else None
+    if entry is None:
         raise ValueError(f"unknown wake-gate event {event!r}")
     if not isinstance(raw_args, Mapping):
         raise ValueError(f"args must be an object, got {type(raw_args).__name__}")
-    # Values go to the API unchecked: it validates them, in the fault order.
-    args: Mapping[str, Any] = raw_args
+    # Values go to the API unchecked: it validates them, in the fault order. A
+    # missing argument without a default is null (WAKE-IF-3).
+    defined = entry.argument_names
+    args: dict[str, Any] = dict.fromkeys(defined) | entry.with_defaults(raw_args)
     try:
-        extra = sorted(str(name) for name in args if name not in EVENT_ARGUMENTS[event])
+        extra = sorted(str(name) for name in args if name not in defined)
         if extra:
             raise InvalidArgument(f"{event} takes no argument(s) {', '.join(extra)}")
         if event == "decide":
-            decision = policy.decide(
-                _arg(args, "batch"),
-                now_ms=_arg(args, "now_ms"),
-                plugin_pending=_arg(args, "plugin_pending", False),
-            )
+            decision = policy.decide(args["batch"], now_ms=args["now_ms"],
+                                     plugin_pending=args["plugin_pending"])
             return encode_decision(decision, policy.streak)
         if event == "announce_refusal":
             return {"announce": policy.announce_refusal(), "streak": policy.streak}
         if event == "reset_streak":
             policy.reset_streak()
         elif event == "set_streak":
-            policy.streak = _arg(args, "value")
+            policy.streak = args["value"]
         elif event == "set_floor":
-            policy.floor_ms = _arg(args, "value")
+            policy.floor_ms = args["value"]
     except WakeGateError as error:
         return {"error": error.code, "streak": policy.streak}
     return {"streak": policy.streak}
@@ -118,19 +102,17 @@ class ModelSession(sessions.ModelSession):
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
-        self.chart = WakeGateChart(
-            max_streak=config.get("max_streak", DEFAULT_MAX_STREAK),
-            floor_ms=config.get("floor_ms", DEFAULT_FLOOR_MS),
-            options=WakeGateModelOptions(**(config.get("options") or {})),
-        )
+        settings = INTERFACE.config_with_defaults(config)
+        self.chart = WakeGateChart(max_streak=settings["max_streak"], floor_ms=settings["floor_ms"],
+                                   options=WakeGateModelOptions(**settings["options"]))
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
-        args = step.get("args", {})
         event = step["event"]
+        args = INTERFACE.events[event].with_defaults(step.get("args", {}))
         if event == "decide":
-            batch = [(m["kind"], m["from"], m["to"], m["text"]) for m in args["batch"]]
+            batch = [tuple(m[name] for name in MESSAGE_FIELDS) for m in args["batch"]]
             self.chart.send("elapse", ms=args["now_ms"] - self.chart.now_ms)
-            self.chart.send(event, batch=batch, plugin_pending=args.get("plugin_pending", False))
+            self.chart.send(event, batch=batch, plugin_pending=args["plugin_pending"])
         elif event in ("set_streak", "set_floor"):
             self.chart.send(event, value=args["value"])
         else:
@@ -139,6 +121,8 @@ class ModelSession(sessions.ModelSession):
 
 
 run_model_case = ModelSession.run_case
+# A message's fields, in the order the chart's message tuples hold them (WAKE-MSG-1).
+MESSAGE_FIELDS = INTERFACE.vocabulary("message_fields")
 
 
 # -- random cases for `conform --fuzz` ------------------------------------------
@@ -187,7 +171,7 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     max_streak = rng.choice((0, 1, 2, 3, 10))
     floor = rng.choice((0, 1, 1000, 30_000))
     config: dict[str, Any] = {"max_streak": max_streak, "floor_ms": floor}
-    options = {name: True for name in WakeGateModelOptions.__dataclass_fields__ if rng.random() < 0.25}
+    options = {name: True for name in INTERFACE.options if rng.random() < 0.25}
     if options:
         config["options"] = options
     now = rng.randrange(0, 10_000_000)

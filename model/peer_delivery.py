@@ -142,7 +142,7 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
         self.output: dict[str, Any] = {}
         super().__init__()
 
-    # -- judgement (PEER-JUDGE-1, rules 5-12) ----------------------------------------
+    # -- judgement (PEER-JUDGE-1, the recipient's policy) -----------------------------
 
     def _policy(self, sender_mode: str | None, attestation: str) -> tuple[str, str | None]:
         """The recipient's policy after the ingress guard: (outcome, cause)."""
@@ -204,15 +204,15 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
         return self.box >= self.box_cap
 
     def ingress_guard_drops(self, loop: bool, hops: int, duplicate: bool, rate_limited: bool) -> bool:
-        """PEER-JUDGE-1 rules 1-4."""
+        """PEER-JUDGE-1, the ingress guard (G1-G4)."""
         return loop or hops > self.max_hops or duplicate or rate_limited
 
     def recipient_refuses(self) -> bool:
-        """PEER-JUDGE-1 rule 5."""
+        """PEER-JUDGE-1 P1."""
         return self.setting == "refuse"
 
     def judged_delivered(self, sender_mode: str | None, attestation: str) -> bool:
-        """PEER-JUDGE-1 rules 6-12, PEER-JUDGE-2."""
+        """PEER-JUDGE-1 P2-P8, PEER-JUDGE-2."""
         return self._policy(sender_mode, attestation)[0] == "delivered"
 
     def hold_fills_buffer(self) -> bool:

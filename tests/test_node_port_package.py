@@ -74,7 +74,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     files = {entry["path"] for entry in packed[0]["files"]}
     modules = {path.name for path in PORT.glob("*.mjs")}
     declarations = {f"types/{path.name}" for path in (PORT / "types").glob("*.d.mts")}
-    assert modules | declarations | {"package.json", "README.md"} == files, files
+    # The interface data it loads (copies of spec/*.interface.json, kept current by `spec generate`).
+    interface = {f"interface/{path.name}" for path in (PORT / "interface").glob("*.interface.json")}
+    assert interface and modules | declarations | interface | {"package.json", "README.md"} == files, files
     consumer = scratch / "consumer"
     consumer.mkdir()
     manifest = {"name": "consumer", "private": True, "type": "module"}

@@ -74,7 +74,7 @@ WRONG_SIGNATURES = {
         "peer-delivery.d.mts", "describePeerDropReasons(reasons: readonly (PeerDropReason | undefined)[])",
         "describePeerDropReasons(reasons: readonly (PeerDropReason | null | undefined)[])"),
     "a misspelt drop reason": (
-        "peer-delivery.d.mts", '"hop-runaway", "queue-full"]', '"hop-runaway", "queue_full"]'),
+        "peer-delivery.d.mts", '"hop-runaway", "queue-full"', '"hop-runaway", "queue_full"'),
     "a receipt state missing": ("peer-delivery.d.mts", '"refused", "dropped"]', '"refused"]'),
     "dropped accepted by the delivery notice": (
         "peer-delivery.d.mts",

@@ -12,15 +12,16 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, rule
 
 from inboxspec.impl.peer_delivery import PeerDelivery
-from inboxspec.machines.peer_delivery_driver import ModelSession, apply_step
+from inboxspec.machines.peer_delivery_driver import INGRESS_FLAGS, INTERFACE, ModelSession, apply_step
 from tests.lockstep import Lockstep, event_rule
 
 SENDERS = st.sampled_from(["a", "b", "c"])
 MODES = st.sampled_from([None, "x", "y"])
-OPTIONS = st.fixed_dictionaries({}, optional={
-    "fair_eviction": st.booleans(), "release_respects_box_cap": st.booleans(),
-    "deadline_for_waiting_holds": st.booleans()})
-FLAGS = st.sampled_from(["loop", "duplicate", "rate_limited"])
+# The options, settings, attestations and host verdicts: spec/peer-delivery.interface.json.
+OPTIONS = st.fixed_dictionaries({}, optional=dict.fromkeys(INTERFACE.options, st.booleans()))
+SETTINGS = st.sampled_from([None, *INTERFACE.vocabulary("settings")])
+FLAGS = st.sampled_from(INGRESS_FLAGS)
+ATTESTATIONS = st.sampled_from(INTERFACE.vocabulary("attestations"))
 # Delays near the dialog deadlines, so that expiries land on, before and after them.
 DELAYS = st.sampled_from([0, 1, 59_999, 60_000, 240_000, 300_000, 600_000]) | st.integers(0, 700_000)
 
@@ -29,7 +30,7 @@ class PeerDeliveryLockstep(Lockstep):
     machine = "peer-delivery"
 
     @initialize(held_cap=st.integers(1, 4), box_cap=st.integers(0, 3), mode=MODES,
-                setting=st.sampled_from([None, "accept", "hold", "refuse"]), starting_up=st.booleans(),
+                setting=SETTINGS, starting_up=st.booleans(),
                 options=OPTIONS)
     def create(self, held_cap: int, box_cap: int, mode: str | None, setting: str | None,
                starting_up: bool, options: dict[str, bool]) -> None:
@@ -39,7 +40,7 @@ class PeerDeliveryLockstep(Lockstep):
         self.impl = PeerDelivery.from_config(self.config)
         self.start(self.config, self.model, lambda step: apply_step(self.impl, step))
 
-    @rule(sender=SENDERS, sender_mode=MODES, attestation=st.sampled_from(["absent", "valid", "garbage"]),
+    @rule(sender=SENDERS, sender_mode=MODES, attestation=ATTESTATIONS,
           hops=st.sampled_from([0, 4, 5]), flags=st.lists(FLAGS, max_size=1))
     def send_message(self, sender: str, sender_mode: str | None, attestation: str, hops: int,
                      flags: list[str]) -> None:
@@ -47,7 +48,7 @@ class PeerDeliveryLockstep(Lockstep):
                    **dict.fromkeys(flags, True))
 
     @rule(changes=st.fixed_dictionaries({}, optional={
-        "setting": st.sampled_from([None, "accept", "hold", "refuse"]), "starting_up": st.booleans(),
+        "setting": SETTINGS, "starting_up": st.booleans(),
         "mode": MODES}))
     def set_recipient(self, changes: dict[str, Any]) -> None:
         self._step("set_recipient", **changes)

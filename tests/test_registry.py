@@ -22,6 +22,7 @@ from inboxspec.conformance.casefiles import load_cases
 from inboxspec.conformance.compare import canonical
 from inboxspec.machines.frame import Machine
 from inboxspec.spec import index as spec_index
+from inboxspec.spec import interface_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKLIST = ROOT / "docs" / "adding-a-machine.md"
@@ -93,7 +94,10 @@ def check_generated(entry: Machine) -> None:
 
 def check_drift(entry: Machine) -> None:
     sections = {m["name"] for m in MARKER.finditer(entry.spec.read_text(encoding="utf-8"))}
-    assert sections == {f"{entry.name}-{part}" for part in ("diagram", "table", "findings")}
+    expected = {f"{entry.name}-{part}" for part in ("diagram", "table", "findings")}
+    if entry.interface is not None:  # its Interface tables, generated from the interface data
+        expected |= set(interface_tables.sections(entry.interface))
+    assert sections == expected
 
 
 def check_findings(entry: Machine) -> None:

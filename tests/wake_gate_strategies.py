@@ -11,6 +11,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from inboxspec.machines.wake_gate_driver import INTERFACE
+
 KINDS = ["agent", "user", "system"]
 MAILBOXES = ["me", "peer", "me/child-1"]
 TEXTS = ["hello", "[scheduled] sweep", "[scheduled] ", "[Scheduled] sweep", "[scheduled]sweep",
@@ -52,15 +54,8 @@ def resolve_jump(jump: int | str, floor_ms: int) -> int:
     offsets = {"at_floor": 0, "below_floor": -1, "above_floor": 1}
     return floor_ms + offsets[jump] if isinstance(jump, str) else jump
 floors = st.sampled_from([0, 1, 1000, 1500, 30_000, 60_000])
-options = st.fixed_dictionaries(
-    {},
-    optional={
-        "announce_requires_refusal": st.booleans(),
-        "cadence_from_allowed_wakes": st.booleans(),
-        "clamp_backwards_clock": st.booleans(),
-        "reject_empty_batch": st.booleans(),
-    },
-)
+# The finding options: spec/wake-gate.interface.json.
+options = st.fixed_dictionaries({}, optional=dict.fromkeys(INTERFACE.options, st.booleans()))
 
 
 def config(max_streak: int, floor_ms: int, opts: dict[str, Any]) -> dict[str, Any]:

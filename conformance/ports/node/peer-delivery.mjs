@@ -4,17 +4,23 @@
 // Interface section: config, events, arguments, outputs and fault order.
 // The receipt vocabulary, the dialogExpiry resolution and the rendered notices carry the
 // names and signatures of seed 001's declarations (peer-notices.d.ts).
+//
+// The event names, arguments, defaults, config keys, options and vocabularies come from the
+// interface data (interface/peer-delivery.interface.json, a copy of spec/peer-delivery.interface.json);
+// the seed's typed constants below are checked against it when the module loads.
 
+import {
+  agrees, configDefault, configKeys, eventOf, loadInterface, optionNames, unknownArguments, vocabulary,
+  withConfigDefaults, withDefaults,
+} from "./interface-data.mjs";
+
+const INTERFACE = loadInterface("peer-delivery");
 export const NAME = "peer-delivery";
-export const FEATURES = [
-  "option:fair_eviction",
-  "option:release_respects_box_cap",
-  "option:deadline_for_waiting_holds",
-];
-const OPTION_NAMES = ["fair_eviction", "release_respects_box_cap", "deadline_for_waiting_holds"];
-const CONFIG_KEYS = ["held_cap", "box_cap", "max_hops", "setting", "starting_up", "mode", "options"];
-const SETTINGS = ["accept", "hold", "refuse"];
-const ATTESTATIONS = ["valid", "garbage", "absent"];
+const OPTION_NAMES = optionNames(INTERFACE);
+export const FEATURES = OPTION_NAMES.map((name) => `option:${name}`);
+const CONFIG_KEYS = configKeys(INTERFACE);
+const SETTINGS = vocabulary(INTERFACE, "settings");
+const ATTESTATIONS = vocabulary(INTERFACE, "attestations");
 
 /** The held buffer's capacity per recipient session; a hold past it evicts (PEER-HOLD-2). */
 export const PEER_HELD_QUEUE_CAP = 100;
@@ -76,6 +82,22 @@ const DROP_PHRASES = {
   "hop-runaway": "too many relay hops", "queue-full": "recipient queue full",
 }; // PEER-NOTE-3
 const NO_REASON = "no reason given";
+// WARNING: the seed's typed vocabularies above are literal, for its declarations; each must equal
+// the interface data, which this checks when the module loads.
+agrees("PEER_HELD_QUEUE_CAP", PEER_HELD_QUEUE_CAP, configDefault(INTERFACE, "held_cap"));
+agrees("PEER_DELIVERY_BOX_CAP", PEER_DELIVERY_BOX_CAP, configDefault(INTERFACE, "box_cap"));
+agrees("PEER_MAX_HOPS", PEER_MAX_HOPS, configDefault(INTERFACE, "max_hops"));
+agrees("CROSS_SESSION_DIALOG_EXPIRY_VALUES", CROSS_SESSION_DIALOG_EXPIRY_VALUES,
+  Object.keys(/** @type {{ ms: object }} */ (INTERFACE.vocabularies.dialog_expiry).ms));
+agrees("the dialogExpiry deadlines", EXPIRY_MS, /** @type {{ ms: object }} */ (INTERFACE.vocabularies.dialog_expiry).ms);
+agrees("CROSS_SESSION_DIALOG_EXPIRY_DEFAULT", CROSS_SESSION_DIALOG_EXPIRY_DEFAULT,
+  /** @type {{ default: string }} */ (INTERFACE.vocabularies.dialog_expiry).default);
+agrees("CROSS_SESSION_HOLD_CAUSES", CROSS_SESSION_HOLD_CAUSES, vocabulary(INTERFACE, "causes"));
+agrees("PEER_HELD_REVIEW_CAUSES", PEER_HELD_REVIEW_CAUSES, vocabulary(INTERFACE, "review_causes"));
+agrees("PEER_DELIVERY_RECEIPT_STATES", PEER_DELIVERY_RECEIPT_STATES, vocabulary(INTERFACE, "receipt_states"));
+agrees("the rendered states", Object.keys(PHRASES), vocabulary(INTERFACE, "rendered_states"));
+agrees("PEER_DROP_REASONS", PEER_DROP_REASONS, vocabulary(INTERFACE, "drop_reasons"));
+agrees("the drop phrases", DROP_PHRASES, INTERFACE.vocabularies.drop_reason_phrases);
 const LABEL_MAX = 48; // PEER-LABEL-1
 const BLANKED = /[\p{Cc}\p{Cf}\p{Cs}\p{Zs}\p{Zl}\p{Zp}\[\]<>«»"]/gu;
 
@@ -249,7 +271,7 @@ export function resolveCrossSessionDialogExpiry(raw) {
 /** @typedef {Record<string, unknown>} Args */
 
 /**
- * PEER-JUDGE-1, first match wins; a drain round skips the ingress guard (rules 1-4).
+ * PEER-JUDGE-1, first match wins; a drain round skips the ingress guard (G1-G4).
  * @param {MessageFacts} facts @param {Recipient} recipient @param {number} maxHops @param {boolean} atIngress
  * @returns {Verdict}
  */
@@ -292,10 +314,8 @@ export class PeerDelivery {
   constructor(config) {
     if (!isObject(config)) throw new PeerDeliveryError("invalid_config", "config must be an object");
     for (const key of Object.keys(config)) if (!CONFIG_KEYS.includes(key)) fail("invalid_config", `unknown config key ${key}`);
-    const {
-      held_cap = PEER_HELD_QUEUE_CAP, box_cap = PEER_DELIVERY_BOX_CAP, max_hops = PEER_MAX_HOPS,
-      setting = null, starting_up = false, mode = null, options = {},
-    } = config;
+    // Absent keys take the interface data's defaults; a null stays null (and is checked).
+    const { held_cap, box_cap, max_hops, setting, starting_up, mode, options } = withConfigDefaults(INTERFACE, config);
     if (!isPositive(held_cap)) throw new PeerDeliveryError("invalid_config", "held_cap");
     if (!isNatural(box_cap)) throw new PeerDeliveryError("invalid_config", "box_cap");
     if (!isNatural(max_hops)) throw new PeerDeliveryError("invalid_config", "max_hops");
@@ -340,7 +360,7 @@ export class PeerDelivery {
   }
 
   /** @param {Args} args */
-  send_message({ sender, sender_mode = null, attestation = "absent", hops = 0, loop = false, duplicate = false, rate_limited = false }) {
+  send_message({ sender, sender_mode, attestation, hops, loop, duplicate, rate_limited }) {
     if (typeof sender !== "string" || sender.length === 0) return fail("invalid_message", "sender");
     if (!isMode(sender_mode)) return fail("invalid_message", "sender_mode");
     if (!isOneOf(ATTESTATIONS, attestation)) fail("invalid_message", "attestation");
@@ -458,7 +478,7 @@ export class PeerDelivery {
   }
 
   /** @param {Args} args PEER-HOLD-6 */
-  take({ count = 1 }) {
+  take({ count }) {
     this.box -= Math.min(checkCount(count), this.box);
     return this.state([]);
   }
@@ -473,40 +493,39 @@ export class PeerDelivery {
 /** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
 /** @typedef {"send_message" | "set_recipient" | "set_dialog_expiry" | "advance" | "drain" | "approve" | "deny" | "take"} StatefulEvent */
 
-/** @type {Record<StatefulEvent, readonly string[]>} */
-const STATEFUL = {
-  send_message: ["sender", "sender_mode", "attestation", "hops", "loop", "duplicate", "rate_limited"],
-  set_recipient: ["setting", "starting_up", "mode"],
-  set_dialog_expiry: ["value"],
-  advance: ["now_ms"],
-  drain: [],
-  approve: ["ticket"],
-  deny: ["ticket"],
-  take: ["count"],
-};
+/** @type {readonly string[]} The events of PeerDelivery's methods: those that are not pure. */
+const STATEFUL = INTERFACE.events.filter((event) => !event.pure).map((event) => event.name);
 /** @param {Args} args @param {string} key @returns {unknown} */
 const given = (args, key) => (has(args, key) ? args[key] : undefined);
 /** A protocol list of drop reasons, with null for "no reason", as the seed's list with undefined. @param {unknown} v */
 const reasonsArgument = (v) => (Array.isArray(v) ? v.map((r) => (r === null ? undefined : r)) : v);
 /** @typedef {(args: Args) => Record<string, unknown>} PureCall */
-/** @type {Record<string, [readonly string[], PureCall]>} */
+/** @type {Record<string, PureCall>} The pure events, each one seed-named function. */
 const PURE = {
-  render_delivery_notice: [["state", "count", "recipients"],
+  render_delivery_notice: (
     (a) => ({ text: renderCrossSessionDeliveryNotice(/** @type {Exclude<PeerDeliveryReceiptState, "dropped">} */ (a.state),
-      /** @type {number} */ (a.count), /** @type {string[] | undefined} */ (given(a, "recipients"))) })],
-  render_dropped_notice: [["count", "recipients", "reasons"],
+      /** @type {number} */ (a.count), /** @type {string[] | undefined} */ (given(a, "recipients"))) })),
+  render_dropped_notice: (
     (a) => ({ text: renderCrossSessionDroppedNotice(/** @type {number} */ (a.count),
       /** @type {string[] | undefined} */ (given(a, "recipients")),
-      /** @type {PeerDropReason[] | undefined} */ (reasonsArgument(given(a, "reasons")))) })],
-  describe_drop_reasons: [["reasons"],
-    (a) => ({ text: describePeerDropReasons(/** @type {PeerDropReason[]} */ (reasonsArgument(a.reasons))) })],
-  recipient_suffix: [["recipients"], (a) => ({ text: peerRecipientSuffix(/** @type {string[]} */ (a.recipients)) })],
-  is_receipt_state: [["value"], (a) => ({ result: isPeerDeliveryReceiptState(a.value) })],
+      /** @type {PeerDropReason[] | undefined} */ (reasonsArgument(given(a, "reasons")))) })),
+  describe_drop_reasons:
+    (a) => ({ text: describePeerDropReasons(/** @type {PeerDropReason[]} */ (reasonsArgument(a.reasons))) }),
+  recipient_suffix: (a) => ({ text: peerRecipientSuffix(/** @type {string[]} */ (a.recipients)) }),
+  is_receipt_state: (a) => ({ result: isPeerDeliveryReceiptState(a.value) }),
 };
 
-/** @param {string} event @param {Args} args @param {readonly string[]} names */
-function checkArgumentNames(event, args, names) {
-  for (const key of Object.keys(args)) if (!names.includes(key)) fail("invalid_argument", `${event} takes no argument ${key}`);
+/**
+ * The arguments the call gets, over the interface data's defaults: a name the event does not
+ * define is invalid_argument (PEER-IF-4, first).
+ * @param {string} event @param {Args} args
+ * @returns {Args}
+ */
+function callArguments(event, args) {
+  const defined = eventOf(INTERFACE, event);
+  if (!defined) throw new Error(`unknown peer-delivery event ${event}`);
+  for (const key of unknownArguments(defined, args)) fail("invalid_argument", `${event} takes no argument ${key}`);
+  return withDefaults(defined, args);
 }
 
 /**
@@ -516,20 +535,17 @@ function checkArgumentNames(event, args, names) {
  */
 function applyStep(delivery, { event, args = {} }) {
   if (has(PURE, event)) {
-    const [names, run] = PURE[event];
     try {
-      checkArgumentNames(event, args, names);
-      return run(args);
+      return PURE[event](callArguments(event, args));
     } catch (error) {
       if (error instanceof PeerDeliveryError) return { error: error.code };
       throw error;
     }
   }
-  if (!has(STATEFUL, event)) throw new Error(`unknown peer-delivery event ${event}`);
+  if (!STATEFUL.includes(event)) throw new Error(`unknown peer-delivery event ${event}`);
   const stateful = /** @type {StatefulEvent} */ (event);
   try {
-    checkArgumentNames(event, args, STATEFUL[stateful]);
-    return delivery[stateful](args);
+    return delivery[stateful](callArguments(event, args));
   } catch (error) {
     if (error instanceof PeerDeliveryError) return { error: error.code, ...delivery.state([]) };
     throw error;

@@ -48,9 +48,12 @@ assertType<Equals<typeof PEER_IDLE_UNAVAILABLE_CAUSES,
 assertType<Equals<typeof PEER_DELIVERY_RECEIPT_STATES,
   readonly ["held", "denied", "expired", "delivered", "refused", "dropped"]>>();
 assertType<Equals<PeerDeliveryReceiptState, "held" | "denied" | "expired" | "delivered" | "refused" | "dropped">>();
-// The PeerDropReason literals.
-assertType<Equals<typeof PEER_DROP_REASONS, readonly ["rate-limited", "duplicate", "hop-loop", "hop-runaway", "queue-full"]>>();
-assertType<Equals<PeerDropReason, "rate-limited" | "duplicate" | "hop-loop" | "hop-runaway" | "queue-full">>();
+// The PeerDropReason literals: a closed union of the list's words that holds the seed's five
+// (the port checks the list itself against the interface data when it loads).
+type SeedDropReason = "rate-limited" | "duplicate" | "hop-loop" | "hop-runaway" | "queue-full";
+assertType<Equals<PeerDropReason, (typeof PEER_DROP_REASONS)[number]>>();
+assertType<Equals<Extract<PeerDropReason, SeedDropReason>, SeedDropReason>>();
+assertType<Equals<string extends PeerDropReason ? true : false, false>>();
 const reason: PeerDropReason = "hop-loop";
 // @ts-expect-error: the vocabulary has no "queue_full" spelt with an underscore
 const misspelt: PeerDropReason = "queue_full";

@@ -5,6 +5,15 @@
 // Time is data: the policy never reads a clock of its own. The host injects `clock`, a function
 // that returns the current time in integer milliseconds, and `wakeDecisionFor` calls it once per
 // decision. Durations (`scheduledSelfCadenceFloor`) are integer milliseconds too.
+//
+// The event names, arguments, defaults, option names and vocabularies come from the interface
+// data (interface/wake-gate.interface.json, a copy of spec/wake-gate.interface.json); the seed's
+// typed constants below are checked against it when the module loads.
+
+import { agrees, configDefault, configKeys, eventOf, loadInterface, optionNames, unknownArguments, vocabulary, withDefaults }
+  from "./interface-data.mjs";
+
+const INTERFACE = loadInterface("wake-gate");
 
 /** The anti-storm cap on consecutive inbox wakes without user input (WAKE-DEF-1). */
 export const defaultMaxInboxWakeStreak = 10;
@@ -12,12 +21,11 @@ export const defaultMaxInboxWakeStreak = 10;
 export const defaultScheduledSelfCadenceFloor = 30_000;
 /** What a scheduled self-reminder's text starts with (WAKE-SELF-1). */
 export const SCHEDULED_PREFIX = "[scheduled] ";
-const OPTION_NAMES = [
-  "announce_requires_refusal", // WAKE-F1
-  "cadence_from_allowed_wakes", // WAKE-F2
-  "clamp_backwards_clock", // WAKE-F3
-  "reject_empty_batch", // WAKE-F4
-];
+agrees("defaultMaxInboxWakeStreak", defaultMaxInboxWakeStreak, configDefault(INTERFACE, "max_streak"));
+agrees("defaultScheduledSelfCadenceFloor", defaultScheduledSelfCadenceFloor, configDefault(INTERFACE, "floor_ms"));
+agrees("SCHEDULED_PREFIX", [SCHEDULED_PREFIX], vocabulary(INTERFACE, "scheduled_prefix"));
+/** The options of WAKE-F1 to WAKE-F4. */
+const OPTION_NAMES = optionNames(INTERFACE);
 
 /**
  * One pending message, as WAKE-MSG-1 shapes it.
@@ -248,22 +256,12 @@ export class InboxWakePolicy {
 // -- the harness protocol's view of this machine (adapter.mjs registers it) --
 // Each protocol event is one call of the seed-named API; see README.md for the table.
 
-export const FEATURES = [
-  "option:announce_requires_refusal",
-  "option:cadence_from_allowed_wakes",
-  "option:clamp_backwards_clock",
-  "option:reject_empty_batch",
-];
-const CONFIG_KEYS = ["max_streak", "floor_ms", "options"];
+export const FEATURES = OPTION_NAMES.map((name) => `option:${name}`);
+const CONFIG_KEYS = configKeys(INTERFACE);
 
 /** @typedef {{ event: string, args?: Record<string, unknown> }} Step */
 /** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
 
-/** @type {Record<string, readonly string[]>} WAKE-IF-2: each event's arguments; any other name is invalid_argument (WAKE-IF-3). */
-const EVENT_ARGUMENTS = {
-  decide: ["batch", "now_ms", "plugin_pending"], announce_refusal: [], reset_streak: [],
-  set_streak: ["value"], set_floor: ["value"],
-};
 
 /**
  * The protocol's snake_case decision (WAKE-OUT-1) from the seed-named one.
@@ -299,17 +297,20 @@ class WakeGateSession {
    */
   apply({ event, args = {} }) {
     const policy = this.policy;
-    if (!Object.hasOwn(EVENT_ARGUMENTS, event)) throw new Error(`unknown event ${event}`);
+    // WAKE-IF-2: the events and their arguments are the interface data's; any other name is
+    // invalid_argument (WAKE-IF-3), and an absent argument takes its default there.
+    const defined = eventOf(INTERFACE, event);
+    if (!defined) throw new Error(`unknown event ${event}`);
     if (!isObject(args)) throw new Error("args is not an object");
     try {
-      const extra = Object.keys(args).filter((name) => !EVENT_ARGUMENTS[event].includes(name));
+      const extra = unknownArguments(defined, args);
       if (extra.length) throw new WakeGateError("invalid_argument", `unknown argument(s) ${extra}`);
+      const given = withDefaults(defined, args);
       switch (event) {
-        case "decide": { // a missing plugin_pending is false; a null one is invalid (WAKE-IF-3)
-          this.nowMs = args.now_ms;
-          const pluginPending = "plugin_pending" in args ? args.plugin_pending : false;
-          const decision = policy.wakeDecisionFor(/** @type {AgentMessage[]} */ (args.batch),
-            { pluginPending: /** @type {boolean} */ (pluginPending) });
+        case "decide": { // a missing plugin_pending takes its default; a null one is invalid (WAKE-IF-3)
+          this.nowMs = given.now_ms;
+          const decision = policy.wakeDecisionFor(/** @type {AgentMessage[]} */ (given.batch),
+            { pluginPending: /** @type {boolean} */ (given.plugin_pending) });
           return { ...decisionOutput(decision), streak: policy.streak };
         }
         case "announce_refusal":
@@ -318,10 +319,10 @@ class WakeGateSession {
           policy.resetStreak();
           break;
         case "set_streak":
-          policy.streak = /** @type {number} */ (args.value);
+          policy.streak = /** @type {number} */ (given.value);
           break;
         case "set_floor":
-          policy.scheduledSelfCadenceFloor = /** @type {number} */ (args.value);
+          policy.scheduledSelfCadenceFloor = /** @type {number} */ (given.value);
           break;
         default:
           throw new Error(`unknown event ${event}`);

@@ -1,0 +1,125 @@
+// @ts-check
+// The machines' interface data (spec/<machine>.interface.json, its schema spec/interface.schema.json),
+// loaded as any port's adapter may load it: the config keys and their defaults, each event's
+// arguments (in fault order) with their defaults, and the vocabularies. The files ship in this
+// package under interface/, as `inboxspec spec generate` copies them from the spec.
+
+import { readFileSync } from "node:fs";
+
+/**
+ * A config key or an event argument.
+ * @typedef {object} InterfaceParameter
+ * @property {string} name
+ * @property {string} type
+ * @property {boolean} [nullable]
+ * @property {unknown} [default] the value an absent one takes
+ * @property {boolean} [required] absent is rejected with `code`
+ * @property {string} [when_absent]
+ * @property {string} [code] the error code of a bad value
+ */
+/**
+ * @typedef {object} InterfaceEvent
+ * @property {string} name
+ * @property {boolean} [pure]
+ * @property {InterfaceParameter[]} arguments
+ * @property {string[]} outputs
+ */
+/**
+ * @typedef {object} MachineInterface
+ * @property {string} machine
+ * @property {{ error: string, keys: InterfaceParameter[], options_vocabulary?: string }} config
+ * @property {InterfaceEvent[]} events
+ * @property {Record<string, unknown>} vocabularies
+ */
+
+/**
+ * The interface data of one machine.
+ * @param {string} machine
+ * @returns {MachineInterface}
+ */
+export function loadInterface(machine) {
+  const text = readFileSync(new URL(`./interface/${machine}.interface.json`, import.meta.url), "utf8");
+  const data = /** @type {MachineInterface} */ (JSON.parse(text));
+  if (data.machine !== machine) throw new Error(`interface/${machine}.interface.json describes ${data.machine}`);
+  return data;
+}
+
+/** @param {unknown} value @returns {unknown} A fresh copy of a JSON default. */
+const copy = (value) => (value === undefined ? undefined : structuredClone(value));
+
+/**
+ * @param {MachineInterface} data @param {string} name
+ * @returns {InterfaceEvent | undefined}
+ */
+export const eventOf = (data, name) => data.events.find((event) => event.name === name);
+
+/**
+ * A list vocabulary, such as the drop reasons.
+ * @param {MachineInterface} data @param {string} name
+ * @returns {readonly string[]}
+ */
+export function vocabulary(data, name) {
+  const words = data.vocabularies[name];
+  if (!Array.isArray(words)) throw new Error(`${data.machine}: no list vocabulary ${name}`);
+  return Object.freeze(words.map(String));
+}
+
+/** @param {MachineInterface} data @returns {readonly string[]} The finding options. */
+export const optionNames = (data) => (data.config.options_vocabulary ? vocabulary(data, data.config.options_vocabulary) : []);
+
+/** @param {MachineInterface} data @returns {readonly string[]} */
+export const configKeys = (data) => data.config.keys.map((key) => key.name);
+
+/**
+ * A config key's default.
+ * @param {MachineInterface} data @param {string} name
+ * @returns {unknown}
+ */
+export function configDefault(data, name) {
+  const key = data.config.keys.find((k) => k.name === name);
+  if (!key || !("default" in key)) throw new Error(`${data.machine}: config key ${name} has no default`);
+  return copy(key.default);
+}
+
+/**
+ * `config` over the defaults of its keys (a key given as null stays null).
+ * @param {MachineInterface} data @param {Record<string, unknown>} config
+ * @returns {Record<string, unknown>}
+ */
+export function withConfigDefaults(data, config) {
+  /** @type {Record<string, unknown>} */
+  const merged = {};
+  for (const key of data.config.keys) if ("default" in key) merged[key.name] = copy(key.default);
+  return { ...merged, ...config };
+}
+
+/**
+ * The argument names an event does not define, in the order given.
+ * @param {InterfaceEvent} event @param {Record<string, unknown>} args
+ * @returns {string[]}
+ */
+export const unknownArguments = (event, args) =>
+  Object.keys(args).filter((name) => !event.arguments.some((argument) => argument.name === name));
+
+/**
+ * `args` over the event's defaults; an argument without a default stays absent.
+ * @param {InterfaceEvent} event @param {Record<string, unknown>} args
+ * @returns {Record<string, unknown>}
+ */
+export function withDefaults(event, args) {
+  /** @type {Record<string, unknown>} */
+  const merged = {};
+  for (const argument of event.arguments) if ("default" in argument) merged[argument.name] = copy(argument.default);
+  return { ...merged, ...args };
+}
+
+/**
+ * Throws when a typed constant of the port differs from the data, so that a port whose
+ * declarations name a vocabulary literally still fails loudly on a stale word.
+ * @param {string} what @param {unknown} constant @param {unknown} data
+ */
+export function agrees(what, constant, data) {
+  if (JSON.stringify(constant) !== JSON.stringify(data)) {
+    throw new Error(`${what} is ${JSON.stringify(constant)}, the interface data says ${JSON.stringify(data)}`);
+  }
+}

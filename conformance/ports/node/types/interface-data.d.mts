@@ -1,0 +1,102 @@
+/**
+ * A config key or an event argument.
+ * @typedef {object} InterfaceParameter
+ * @property {string} name
+ * @property {string} type
+ * @property {boolean} [nullable]
+ * @property {unknown} [default] the value an absent one takes
+ * @property {boolean} [required] absent is rejected with `code`
+ * @property {string} [when_absent]
+ * @property {string} [code] the error code of a bad value
+ */
+/**
+ * @typedef {object} InterfaceEvent
+ * @property {string} name
+ * @property {boolean} [pure]
+ * @property {InterfaceParameter[]} arguments
+ * @property {string[]} outputs
+ */
+/**
+ * @typedef {object} MachineInterface
+ * @property {string} machine
+ * @property {{ error: string, keys: InterfaceParameter[], options_vocabulary?: string }} config
+ * @property {InterfaceEvent[]} events
+ * @property {Record<string, unknown>} vocabularies
+ */
+/**
+ * The interface data of one machine.
+ * @param {string} machine
+ * @returns {MachineInterface}
+ */
+export function loadInterface(machine: string): MachineInterface;
+/**
+ * A list vocabulary, such as the drop reasons.
+ * @param {MachineInterface} data @param {string} name
+ * @returns {readonly string[]}
+ */
+export function vocabulary(data: MachineInterface, name: string): readonly string[];
+/**
+ * A config key's default.
+ * @param {MachineInterface} data @param {string} name
+ * @returns {unknown}
+ */
+export function configDefault(data: MachineInterface, name: string): unknown;
+/**
+ * `config` over the defaults of its keys (a key given as null stays null).
+ * @param {MachineInterface} data @param {Record<string, unknown>} config
+ * @returns {Record<string, unknown>}
+ */
+export function withConfigDefaults(data: MachineInterface, config: Record<string, unknown>): Record<string, unknown>;
+/**
+ * `args` over the event's defaults; an argument without a default stays absent.
+ * @param {InterfaceEvent} event @param {Record<string, unknown>} args
+ * @returns {Record<string, unknown>}
+ */
+export function withDefaults(event: InterfaceEvent, args: Record<string, unknown>): Record<string, unknown>;
+/**
+ * Throws when a typed constant of the port differs from the data, so that a port whose
+ * declarations name a vocabulary literally still fails loudly on a stale word.
+ * @param {string} what @param {unknown} constant @param {unknown} data
+ */
+export function agrees(what: string, constant: unknown, data: unknown): void;
+export function eventOf(data: MachineInterface, name: string): InterfaceEvent | undefined;
+export function optionNames(data: MachineInterface): readonly string[];
+export function configKeys(data: MachineInterface): readonly string[];
+export function unknownArguments(event: InterfaceEvent, args: Record<string, unknown>): string[];
+/**
+ * A config key or an event argument.
+ */
+export type InterfaceParameter = {
+    name: string;
+    type: string;
+    nullable?: boolean | undefined;
+    /**
+     * the value an absent one takes
+     */
+    default?: unknown;
+    /**
+     * absent is rejected with `code`
+     */
+    required?: boolean | undefined;
+    when_absent?: string | undefined;
+    /**
+     * the error code of a bad value
+     */
+    code?: string | undefined;
+};
+export type InterfaceEvent = {
+    name: string;
+    pure?: boolean | undefined;
+    arguments: InterfaceParameter[];
+    outputs: string[];
+};
+export type MachineInterface = {
+    machine: string;
+    config: {
+        error: string;
+        keys: InterfaceParameter[];
+        options_vocabulary?: string;
+    };
+    events: InterfaceEvent[];
+    vocabularies: Record<string, unknown>;
+};

@@ -1,0 +1,273 @@
+"""A machine's interface as data: ``spec/<machine>.interface.json``.
+
+The prose spec keeps the meaning of each config key, argument and output; the
+interface file keeps their names, types and defaults, once, in a form a port
+author's adapter can load as well (``spec/interface.schema.json`` defines it).
+Everything that needs those facts reads them from here: the drivers' argument
+handling, the explorers' alphabets and fuzz grammars, the lockstep strategies,
+the generated Interface tables of the spec (``checker/spec_sections.py``) and
+the per-machine case schema of ``cases lint`` (``conformance/interface_lint.py``).
+
+A machine without an interface file has ``Machine.interface`` None; adding one
+is writing the file.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+SCHEMA_FILE = "interface.schema.json"
+
+
+class InterfaceError(ValueError):
+    """An interface file that is missing, not JSON, or does not match its schema."""
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A config key or an event argument."""
+
+    name: str
+    type: str  # a key of the file's `types`
+    label: str  # the type as the spec's tables print it
+    schema: Mapping[str, Any]  # the JSON Schema of a value (null added when nullable)
+    nullable: bool
+    has_default: bool
+    default: Any
+    required: bool
+    when_absent: str | None
+    code: str | None
+
+    @property
+    def absent_label(self) -> str:
+        """What absence means, as the spec's tables print it."""
+        if self.required:
+            return f"required ({self.code})" if self.code else "required"
+        if self.has_default:
+            return f"default `{json.dumps(self.default)}`"
+        return self.when_absent or "optional"
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str
+    pure: bool
+    arguments: tuple[Parameter, ...]
+    outputs: tuple[str, ...]
+
+    @property
+    def argument_names(self) -> tuple[str, ...]:
+        """In the order their faults are checked."""
+        return tuple(a.name for a in self.arguments)
+
+    def argument(self, name: str) -> Parameter:
+        return next(a for a in self.arguments if a.name == name)
+
+    def defaults(self) -> dict[str, Any]:
+        """The value each argument with a default takes when absent (a fresh copy)."""
+        return {a.name: json.loads(json.dumps(a.default)) for a in self.arguments if a.has_default}
+
+    def with_defaults(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``args`` over the defaults, in the event's argument order (other names after);
+        arguments without a default stay absent when absent."""
+        merged = {**self.defaults(), **args}
+        ordered = {name: merged[name] for name in self.argument_names if name in merged}
+        return {**ordered, **{name: value for name, value in merged.items() if name not in ordered}}
+
+
+@dataclass(frozen=True)
+class Interface:
+    machine: str
+    config_error: str
+    config_keys: tuple[Parameter, ...]
+    options_vocabulary: str | None
+    extra_argument_error: str | None
+    events: Mapping[str, Event]
+    state_fields: tuple[str, ...]
+    error_outputs: tuple[str, ...]
+    errors: tuple[tuple[str, str], ...]  # (code, meaning), in the spec's order
+    fault_order: tuple[str, ...]
+    vocabularies: Mapping[str, Any]
+    raw: Mapping[str, Any]  # the file as read
+
+    def vocabulary(self, name: str) -> tuple[str, ...]:
+        """A list vocabulary, in the file's order."""
+        words = self.vocabularies[name]
+        if not isinstance(words, list):
+            raise KeyError(f"{self.machine}: vocabulary {name!r} is not a list")
+        return tuple(words)
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        return self.vocabulary(self.options_vocabulary) if self.options_vocabulary else ()
+
+    def config_key(self, name: str) -> Parameter:
+        return next(k for k in self.config_keys if k.name == name)
+
+    def config_defaults(self) -> dict[str, Any]:
+        return {k.name: json.loads(json.dumps(k.default)) for k in self.config_keys if k.has_default}
+
+    def config_with_defaults(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        return {**self.config_defaults(), **config}
+
+    def output_fields(self, event: str, *, error: bool) -> tuple[str, ...]:
+        """The fields of one step's output: a valid one, or a rejected one (``error``)."""
+        entry = self.events[event]
+        state = () if entry.pure else self.state_fields
+        return (*(self.error_outputs if error else entry.outputs), *state)
+
+    def case_schema(self) -> dict[str, Any]:
+        """The JSON Schema of one case of this machine, generated from the interface.
+
+        A step whose expected output is an error (``expect`` has ``error``) may
+        send any arguments: invalid-input cases send unknown names and wrong
+        types on purpose. Every other step must name only the event's
+        arguments, each of its type, and give every required one; every
+        expected output must name only the event's output fields.
+        """
+        step_rules: list[dict[str, Any]] = []
+        for event in self.events.values():
+            valid_args = {
+                "type": "object",
+                "properties": {a.name: a.schema for a in event.arguments},
+                "required": [a.name for a in event.arguments if a.required],
+                "additionalProperties": False,
+            }
+            valid_expect = _exact_fields(self.output_fields(event.name, error=False))
+            error_expect = _exact_fields(self.output_fields(event.name, error=True))
+            step_rules.append({
+                "if": {"properties": {"event": {"const": event.name}}, "required": ["event"]},
+                "then": {
+                    "if": {"properties": {"expect": {"type": "object", "required": ["error"]}},
+                           "required": ["expect"]},
+                    "then": {"properties": {"expect": error_expect}},
+                    "else": {"properties": {"args": valid_args, "expect": valid_expect}},
+                },
+            })
+        return {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": f"A {self.machine} case, as its interface data defines it",
+            "type": "object",
+            "if": {"not": {"required": ["expect_config_error"]}},
+            "then": {"properties": {"config": {
+                "type": "object",
+                "properties": {k.name: k.schema for k in self.config_keys},
+                "additionalProperties": False,
+            }}},
+            "properties": {"steps": {"type": "array", "items": {
+                "type": "object",
+                "properties": {"event": {"enum": list(self.events)}},
+                "allOf": step_rules,
+            }}},
+        }
+
+
+def _exact_fields(fields: tuple[str, ...]) -> dict[str, Any]:
+    return {"type": "object", "properties": {name: True for name in fields}, "additionalProperties": False}
+
+
+def _expand(schema: Any, vocabularies: Mapping[str, Any], machine: str) -> Any:
+    """A type's schema with each ``{"$vocabulary": NAME}`` replaced by its enum."""
+    if isinstance(schema, dict):
+        if set(schema) == {"$vocabulary"}:
+            name = schema["$vocabulary"]
+            words = vocabularies.get(name)
+            if not isinstance(words, list):
+                raise InterfaceError(f"{machine}: a type names the unknown list vocabulary {name!r}")
+            return {"enum": list(words)}
+        return {key: _expand(value, vocabularies, machine) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [_expand(item, vocabularies, machine) for item in schema]
+    return schema
+
+
+def _parameter(raw: Mapping[str, Any], types: Mapping[str, Any], vocabularies: Mapping[str, Any],
+               machine: str) -> Parameter:
+    if raw["type"] not in types:
+        raise InterfaceError(f"{machine}: {raw['name']} has the unknown type {raw['type']!r}")
+    kind = types[raw["type"]]
+    schema = _expand(kind["schema"], vocabularies, machine)
+    nullable = bool(raw.get("nullable", False))
+    if nullable:
+        schema = {"anyOf": [schema, {"type": "null"}]}
+    label = kind["label"] + (" or null" if nullable else "")
+    if raw.get("required") and "default" in raw:
+        raise InterfaceError(f"{machine}: {raw['name']} is required and has a default")
+    return Parameter(name=raw["name"], type=raw["type"], label=label, schema=schema, nullable=nullable,
+                     has_default="default" in raw, default=raw.get("default"),
+                     required=bool(raw.get("required", False)), when_absent=raw.get("when_absent"),
+                     code=raw.get("code"))
+
+
+def interface_text(machine: str) -> str:
+    """The interface file of a machine, as shipped in ``inboxspec.spec``."""
+    path = resources.files("inboxspec.spec").joinpath(f"{machine}.interface.json")
+    if not path.is_file():
+        raise InterfaceError(f"{machine}: no interface file {machine}.interface.json in spec/")
+    return path.read_text(encoding="utf-8")
+
+
+def has_interface(machine: str) -> bool:
+    return resources.files("inboxspec.spec").joinpath(f"{machine}.interface.json").is_file()
+
+
+@functools.cache
+def interface_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads(
+        resources.files("inboxspec.spec").joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
+    return schema
+
+
+def parse(data: Any) -> Interface:
+    """An interface from its parsed JSON; InterfaceError naming the first problem."""
+    errors = sorted(jsonschema.Draft202012Validator(interface_schema()).iter_errors(data),
+                    key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        raise InterfaceError(f"interface data: at {errors[0].json_path}: {errors[0].message[:300]}")
+    machine = data["machine"]
+    types, vocabularies = data["types"], data["vocabularies"]
+    events = {}
+    for raw in data["events"]:
+        if raw["name"] in events:
+            raise InterfaceError(f"{machine}: event {raw['name']} is listed twice")
+        events[raw["name"]] = Event(
+            name=raw["name"], pure=bool(raw.get("pure", False)),
+            arguments=tuple(_parameter(a, types, vocabularies, machine) for a in raw["arguments"]),
+            outputs=tuple(raw["outputs"]))
+    options_vocabulary = data["config"].get("options_vocabulary")
+    if options_vocabulary is not None and not isinstance(vocabularies.get(options_vocabulary), list):
+        raise InterfaceError(f"{machine}: no list vocabulary {options_vocabulary!r} for the options")
+    return Interface(
+        machine=machine,
+        config_error=data["config"]["error"],
+        config_keys=tuple(_parameter(k, types, vocabularies, machine) for k in data["config"]["keys"]),
+        options_vocabulary=options_vocabulary,
+        extra_argument_error=data.get("extra_argument_error"),
+        events=events,
+        state_fields=tuple(data.get("state_fields", ())),
+        error_outputs=tuple(data["error_outputs"]),
+        errors=tuple((e["code"], e["meaning"]) for e in data["errors"]),
+        fault_order=tuple(data["fault_order"]),
+        vocabularies=vocabularies,
+        raw=data,
+    )
+
+
+@functools.cache
+def load(machine: str) -> Interface:
+    """The interface of a bundled machine (read once)."""
+    try:
+        data = json.loads(interface_text(machine))
+    except json.JSONDecodeError as error:
+        raise InterfaceError(f"{machine}.interface.json is not JSON: {error}") from error
+    interface = parse(data)
+    if interface.machine != machine:
+        raise InterfaceError(f"{machine}.interface.json describes {interface.machine!r}")
+    return interface

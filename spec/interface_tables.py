@@ -1,0 +1,103 @@
+"""The Interface tables of a machine's spec document, generated from its interface data.
+
+``checker/spec_sections.py`` writes them between ``<!-- BEGIN GENERATED:
+<machine>-interface-... -->`` markers and ``inboxspec spec generate --check``
+reports drift, as for the diagrams. The tables give the names, types and
+defaults (``spec/<machine>.interface.json``); the prose around them keeps the
+meaning.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from inboxspec.machines.interface import Interface, Parameter
+
+
+def _code(value: str) -> str:
+    return f"`{value}`"
+
+
+def _json(value: Any) -> str:
+    return f"`{json.dumps(value, ensure_ascii=False)}`"
+
+
+def _absent(parameter: Parameter) -> str:
+    if parameter.required:
+        return f"rejected: `{parameter.code}`" if parameter.code else "required"
+    if parameter.has_default:
+        return _json(parameter.default)
+    return parameter.when_absent or "optional"
+
+
+def config_table(interface: Interface) -> str:
+    rows = ["| key | type | default | null |", "|---|---|---|---|"]
+    for key in interface.config_keys:
+        rows.append(f"| {_code(key.name)} | {key.label} | {_absent(key)} "
+                    f"| {'accepted' if key.nullable else f'`{interface.config_error}`'} |")
+    return "\n".join(rows) + "\n"
+
+
+def events_table(interface: Interface) -> str:
+    """One row per argument: its type, what its absence means and the code of a bad value."""
+    rows = ["| event | argument | type | when absent | bad value |", "|---|---|---|---|---|"]
+    for event in interface.events.values():
+        name = _code(event.name) + (" (pure)" if event.pure else "")
+        if not event.arguments:
+            rows.append(f"| {name} | none | | | |")
+        for index, argument in enumerate(event.arguments):
+            rows.append(f"| {name if index == 0 else ''} | {_code(argument.name)} | {argument.label} "
+                        f"| {_absent(argument)} | {_code(argument.code) if argument.code else '(none)'} |")
+    return "\n".join(rows) + "\n"
+
+
+def outputs_table(interface: Interface) -> str:
+    rows = ["| step | output fields |", "|---|---|"]
+    for event in interface.events.values():
+        fields = interface.output_fields(event.name, error=False)
+        rows.append(f"| {_code(event.name)} | {', '.join(map(_code, fields)) or '(none)'} |")
+    stateful = [e for e in interface.events.values() if not e.pure]
+    pure = [e for e in interface.events.values() if e.pure]
+    if stateful:
+        fields = interface.output_fields(stateful[0].name, error=True)
+        which = " of a stateful event" if pure else ""
+        rows.append(f"| any rejected step{which} | {', '.join(map(_code, fields))} |")
+    if pure:
+        fields = interface.output_fields(pure[0].name, error=True)
+        rows.append(f"| any rejected step of a pure event | {', '.join(map(_code, fields))} |")
+    return "\n".join(rows) + "\n"
+
+
+def errors_table(interface: Interface) -> str:
+    rows = ["| code | meaning |", "|---|---|"]
+    rows += [f"| {_code(code)} | {meaning} |" for code, meaning in interface.errors]
+    return "\n".join(rows) + "\n"
+
+
+def vocabularies_table(interface: Interface) -> str:
+    rows = ["| vocabulary | members |", "|---|---|"]
+    for name, words in interface.vocabularies.items():
+        if isinstance(words, list):
+            members = ", ".join(_json(w) for w in words)
+        else:
+            members = "; ".join(f"{_json(k)}: {_json(v)}" for k, v in words.items())
+        rows.append(f"| {_code(name)} | {members} |")
+    return "\n".join(rows) + "\n"
+
+
+def fault_order_list(interface: Interface) -> str:
+    return "".join(f"{index}. {step}\n" for index, step in enumerate(interface.fault_order, 1))
+
+
+def sections(interface: Interface) -> dict[str, str]:
+    """Every generated Interface section of one machine, by marker name."""
+    name = interface.machine
+    return {
+        f"{name}-interface-config": config_table(interface),
+        f"{name}-interface-events": events_table(interface),
+        f"{name}-interface-outputs": outputs_table(interface),
+        f"{name}-interface-errors": errors_table(interface),
+        f"{name}-interface-fault-order": fault_order_list(interface),
+        f"{name}-interface-vocabularies": vocabularies_table(interface),
+    }

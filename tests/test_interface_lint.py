@@ -1,0 +1,130 @@
+"""`cases lint` checks each case against its machine's interface data (spec/<machine>.interface.json):
+an unknown argument, a wrong argument type and an unknown output field are each reported
+with their JSON path, for both machines that have interface data; a step that expects an
+error may send them on purpose."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inboxspec.conformance.casefiles import lint
+
+# One well-formed case per machine, with the probe step last (at $.cases[1].steps[-1]).
+PROBES: dict[str, dict[str, Any]] = {
+    "wake-gate": {
+        "requirements": ["WAKE-IF-2"],
+        "config": {"max_streak": 3},
+        "step": {"event": "decide", "args": {"batch": [], "now_ms": 0, "plugin_pending": True},
+                 "expect": {"lane": "chatter", "wake": True, "counts_against_cap": True,
+                            "refusal_code": None, "refusal_reason": None, "streak": 1}},
+        "misspelt": "pluginPending",
+        "typed": ("now_ms", "0"),
+        "error": {"error": "invalid_argument", "streak": 0},
+    },
+    "peer-delivery": {
+        "requirements": ["PEER-IF-1"],
+        "config": {"setting": "accept"},
+        "step": {"event": "send_message", "args": {"sender": "a", "hops": 1},
+                 "expect": {"ticket": 1, "send_error": None, "box": 1, "held": [],
+                            "receipts": [{"ticket": 1, "sender": "a", "state": "delivered",
+                                          "cause": None, "reason": None}]}},
+        "misspelt": "rate_limit",
+        "typed": ("hops", True),
+        "error": {"error": "invalid_argument", "receipts": [], "held": [], "box": 0},
+    },
+}
+
+
+def case(machine: str, slug: str, step: dict[str, Any],
+         config: dict[str, Any] | None = None) -> dict[str, Any]:
+    probe = PROBES[machine]
+    return {"id": f"{machine}/{slug}", "description": f"Probe {slug} lints as the interface says",
+            "requirements": probe["requirements"], "config": probe["config"] if config is None else config,
+            "steps": [step]}
+
+
+def problems(tmp_path: Path, machine: str, probe_case: dict[str, Any]) -> list[str]:
+    good = case(machine, "good", PROBES[machine]["step"])
+    (tmp_path / "probe.json").write_text(json.dumps({"machine": machine, "cases": [good, probe_case]}))
+    return [p for p in lint([tmp_path]).problems if "interface:" in p]
+
+
+def with_args(machine: str, change: dict[str, Any]) -> dict[str, Any]:
+    step: dict[str, Any] = json.loads(json.dumps(PROBES[machine]["step"]))
+    step["args"].update(change)
+    return step
+
+
+MACHINES = sorted(PROBES)
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_a_well_formed_case_is_clean(tmp_path: Path, machine: str) -> None:
+    assert problems(tmp_path, machine, case(machine, "also-good", PROBES[machine]["step"])) == []
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_an_unknown_argument_is_reported_with_its_path(tmp_path: Path, machine: str) -> None:
+    name = PROBES[machine]["misspelt"]
+    found = problems(tmp_path, machine, case(machine, "misspelt", with_args(machine, {name: True})))
+    assert len(found) == 1, found
+    assert f"{machine}/misspelt: interface: at $.cases[1].steps[0].args:" in found[0]
+    assert repr(name) in found[0]
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_a_wrong_argument_type_is_reported_with_its_path(tmp_path: Path, machine: str) -> None:
+    name, value = PROBES[machine]["typed"]
+    found = problems(tmp_path, machine, case(machine, "typed", with_args(machine, {name: value})))
+    assert len(found) == 1, found
+    assert f"interface: at $.cases[1].steps[0].args.{name}:" in found[0]
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_an_unknown_output_field_is_reported_with_its_path(tmp_path: Path, machine: str) -> None:
+    step = json.loads(json.dumps(PROBES[machine]["step"]))
+    step["expect"]["streaks" if machine == "wake-gate" else "tickets"] = 1
+    found = problems(tmp_path, machine, case(machine, "output", step))
+    assert len(found) == 1, found
+    assert "interface: at $.cases[1].steps[0].expect:" in found[0]
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_a_step_that_expects_an_error_may_send_bad_arguments(tmp_path: Path, machine: str) -> None:
+    name, value = PROBES[machine]["typed"]
+    step = with_args(machine, {PROBES[machine]["misspelt"]: True, name: value})
+    step["expect"] = PROBES[machine]["error"]
+    assert problems(tmp_path, machine, case(machine, "fault", step)) == []
+    # ...but its expected output is still the error shape.
+    step["expect"] = {**PROBES[machine]["error"], "lane": "chatter"}
+    found = problems(tmp_path, machine, case(machine, "fault-output", step))
+    assert len(found) == 1 and "at $.cases[1].steps[0].expect:" in found[0], found
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_a_missing_required_argument_of_a_valid_step_is_reported(tmp_path: Path, machine: str) -> None:
+    step = json.loads(json.dumps(PROBES[machine]["step"]))
+    del step["args"]["now_ms" if machine == "wake-gate" else "sender"]
+    found = problems(tmp_path, machine, case(machine, "missing", step))
+    assert len(found) == 1 and "at $.cases[1].steps[0].args:" in found[0], found
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_config_keys_are_checked_unless_the_case_expects_config_error(tmp_path: Path, machine: str) -> None:
+    bad_config = {"no_such_key": 1}
+    found = problems(tmp_path, machine, case(machine, "config", PROBES[machine]["step"], bad_config))
+    assert len(found) == 1 and "at $.cases[1].config:" in found[0], found
+    rejected = {**case(machine, "config-error", PROBES[machine]["step"], bad_config),
+                "steps": [], "expect_config_error": "invalid_config"}
+    assert problems(tmp_path, machine, rejected) == []
+
+
+def test_an_unknown_option_is_reported(tmp_path: Path) -> None:
+    bad_option = {"options": {"wake_always": True}}
+    probe = case("wake-gate", "option", PROBES["wake-gate"]["step"], bad_option)
+    found = problems(tmp_path, "wake-gate", probe)
+    assert len(found) == 1 and "at $.cases[1].config.options:" in found[0], found
