@@ -19,11 +19,11 @@ from typing import Any
 from inboxspec.conformance.casefiles import share_fixtures
 from inboxspec.machines.writer_proofs_driver import run_case
 from tests.writer_proofs_casebook import (
+    BASE,
     CLI,
+    DECL,
     FOLDER,
     INITIAL_HOME,
-    BASE,
-    DECL,
     W_CLI,
     W_DECL,
     W_RCPT,
@@ -199,6 +199,56 @@ for slug, fault, entries in [
 case("no-fixture", "A case without a fixture runs on paths outside any fixture: a running CLI root below /dev/null does not resolve",
      ["WRITER-IF-1", "WRITER-REQ-1"], {"home": "/dev/null/home", "own_root": "/dev/null/cli"}, [initial()],
      refused("running CLI", "unavailable", "unreadable"))
+
+
+# -- WRITER-JSON-3: the depth counted past the shortcut, brackets inside strings ---------------------
+
+
+def siblings_then_nested(levels: int) -> str:
+    """package.json with closed sibling arrays and objects first, then an array ``levels`` deep."""
+    return ('{"name": "@staix/agent-mem", "version": "0.22.0", "a": [[]], "b": {"c": {}}, "x": '
+            + "[" * levels + "]" * levels + "}")
+
+
+case("package-json-depth-64-after-siblings", "A package.json 64 deep that holds more than 64 brackets in all measures: closed siblings do not add to the depth",
+     ["WRITER-JSON-3", "WRITER-MEAS-6"], config(install("cli", package_text=siblings_then_nested(63)) + INITIAL_HOME),
+     [initial("cli")], ("measured", [f"{F}/cli"]))
+case("package-json-depth-65-after-siblings", "A package.json 65 deep after closed siblings is unreadable: closing a sibling does not lower the depth below its level",
+     ["WRITER-JSON-3", "WRITER-MEAS-6"], config(install("cli", package_text=siblings_then_nested(64)) + INITIAL_HOME),
+     [initial("cli")], refused("running CLI", "unavailable", "unreadable"))
+case("package-json-brackets-in-a-string", "Brackets inside a string of package.json never count towards its depth",
+     ["WRITER-JSON-3", "WRITER-MEAS-6"],
+     config(install("cli", package_text='{"name": "@staix/agent-mem", "version": "0.22.0", "x": "' + "[{" * 70 + '"}') + INITIAL_HOME),
+     [initial("cli")], ("measured", [f"{F}/cli"]))
+case("formats-not-utf8", "A floor file holding a byte that is not UTF-8 is unreadable",
+     ["WRITER-JSON-3", "WRITER-HOME-2"],
+     config(CLI + home(floor=None, receipt=[]) + [{"path": "home/formats.json", "type": "file", "base64": "eyJyZWFkZXJGbG9vciI6ICIwLjIyLjAiLCAieCI6ICL/In0="}]),
+     [initial("cli")], refused("home floor", "unavailable", None, "active"))
+
+# -- WRITER-HOME-4: a locator that changed only in a number -------------------------------------------
+
+for slug, before, after in [("integer", '"generation": 1', '"generation": 2'), ("fraction", '"generation": 1', '"generation": 1.5')]:
+    text = json.dumps(locator(["cli", "decl", "rcpt"], [W_CLI, W_DECL, W_RCPT]))
+    assert before in text
+    case(f"locator-{slug}-changed", f"A locator whose activation generation changes (to a {slug}) while the roots are measured is no longer current: changed",
+         ["WRITER-HOME-4", "WRITER-ACT-6", "WRITER-JSON-1", "WRITER-IF-6"],
+         config(active_world() + [{"path": "home-next", "type": "dir"},
+                                  {"path": "home-next/sync-placement-writer-roots.json", "type": "file", "text": text.replace(before, after)}]),
+         [step("swap_paths", first="home/sync-placement-writer-roots.json", second="home-next/sync-placement-writer-roots.json", during="before_read"),
+          step("active")],
+         refused("active locator", "changed", None, "active"))
+
+# -- WRITER-MEAS-5: the read pass opens without following links and without blocking --------------
+
+for slug, entry, detail in [
+    ("symlink", {"path": "spare/index.ts", "type": "symlink", "target": "../cli/bin/amem.js"}, "unreadable"),
+    ("fifo", {"path": "spare/index.ts", "type": "fifo"}, "changed"),
+]:
+    case(f"{slug}-swapped-in-before-read", f"A {slug} swapped in for src/index.ts after the walk is never followed or waited on: {detail}",
+         ["WRITER-MEAS-5", "WRITER-MEAS-7", "WRITER-IF-6"],
+         config(CLI + [{"path": "spare", "type": "dir"}, entry] + INITIAL_HOME),
+         [step("swap_paths", first="cli/src/index.ts", second="spare/index.ts", during="before_read"), initial("cli")],
+         refused("running CLI", "changed" if detail == "changed" else "unavailable", detail))
 
 
 def build() -> dict[str, Any]:
