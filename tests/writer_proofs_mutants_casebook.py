@@ -134,12 +134,13 @@ case("receipt-roots-an-object", "A receipt whose writerRoots is an object keyed 
 # -- WRITER-HOME-3: the locator's activation ---------------------------------------------------------
 
 ACTIVE = refused("active locator", "unavailable", None, "active")
-for slug, description, activation in [
+ACTIVATIONS: list[tuple[str, str, Any]] = [
     ("locator-activation-absent", "A locator without activation breaks its shape: unavailable", None),
     ("locator-activation-a-list", "A locator whose activation is a list breaks its shape: unavailable", []),
     ("locator-renewal-unknown", "A locator whose activation.renewal is neither null, pending nor staging breaks its shape: unavailable", {"renewal": "done"}),
-]:
-    document = {"roots": [f"{F}/cli"], "writers": []}
+]
+for slug, description, activation in ACTIVATIONS:
+    document: dict[str, Any] = {"roots": [f"{F}/cli"], "writers": []}
     if activation is not None:
         document["activation"] = activation
     case(slug, description, ["WRITER-HOME-3", "WRITER-ACT-1"], config(CLI + home(receipt=[], locator_text=json.dumps(document))),
