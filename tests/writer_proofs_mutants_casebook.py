@@ -252,6 +252,13 @@ for slug, entry, detail in [
          refused("running CLI", "changed" if detail == "changed" else "unavailable", detail))
 
 
+# -- WRITER-IF-6: the harness step's own arguments ----------------------------------------------------
+
+case("swap-with-one-non-string-path", "A swap whose first path is a number (the second a valid path) is a bad argument, and moves nothing",
+     ["WRITER-IF-6", "WRITER-ERR-2"], config(CLI + install("cli-v2", "0.22.1") + INITIAL_HOME),
+     [step("swap_paths", first=7, second="cli-v2"), initial("cli")], ("measured", [f"{F}/cli"]))
+
+
 def build() -> dict[str, Any]:
     rendered = []
     for slug, description, requirements, cfg, steps, features, intended in CASES:
