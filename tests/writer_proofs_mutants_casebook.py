@@ -228,13 +228,15 @@ case("formats-not-utf8", "A floor file holding a byte that is not UTF-8 is unrea
 
 # -- WRITER-HOME-4: a locator that changed only in a number -------------------------------------------
 
-for slug, before, after in [("integer", '"generation": 1', '"generation": 2'), ("fraction", '"generation": 1', '"generation": 1.5')]:
-    text = json.dumps(locator(["cli", "decl", "rcpt"], [W_CLI, W_DECL, W_RCPT]))
+# The same writers before and after: only the number differs, so only the still-current check sees it.
+for slug, before, after in [("integer", '"generation": 1', '"generation": 2'), ("fraction", '"generation": 1.5', '"generation": 2.5')]:
+    text = json.dumps(locator(["cli", "decl", "rcpt"], [W_CLI, W_DECL, W_RCPT])).replace('"generation": 1', before)
     assert before in text
     case(f"locator-{slug}-changed", f"A locator whose activation generation changes (to a {slug}) while the roots are measured is no longer current: changed",
          ["WRITER-HOME-4", "WRITER-ACT-6", "WRITER-JSON-1", "WRITER-IF-6"],
-         config(active_world() + [{"path": "home-next", "type": "dir"},
-                                  {"path": "home-next/sync-placement-writer-roots.json", "type": "file", "text": text.replace(before, after)}]),
+         config(BASE + home(receipt=["rcpt"], locator_text=text)
+                + [{"path": "home-next", "type": "dir"},
+                   {"path": "home-next/sync-placement-writer-roots.json", "type": "file", "text": text.replace(before, after)}]),
          [step("swap_paths", first="home/sync-placement-writer-roots.json", second="home-next/sync-placement-writer-roots.json", during="before_read"),
           step("active")],
          refused("active locator", "changed", None, "active"))
@@ -242,7 +244,7 @@ for slug, before, after in [("integer", '"generation": 1', '"generation": 2'), (
 # -- WRITER-MEAS-5: the read pass opens without following links and without blocking --------------
 
 for slug, entry, detail in [
-    ("symlink", {"path": "spare/index.ts", "type": "symlink", "target": "../cli/bin/amem.js"}, "unreadable"),
+    ("symlink", {"path": "spare/index.ts", "type": "symlink", "target": "../bin/amem.js"}, "unreadable"),
     ("fifo", {"path": "spare/index.ts", "type": "fifo"}, "changed"),
 ]:
     case(f"{slug}-swapped-in-before-read", f"A {slug} swapped in for src/index.ts after the walk is never followed or waited on: {detail}",
