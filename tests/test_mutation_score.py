@@ -63,6 +63,24 @@ def test_a_listed_idle_subscriptions_equivalent_survives() -> None:
     assert [m.id for m, _ in result.equivalent] == [mutant] and not result.killed
 
 
+WRITER_FS = "inboxspec.impl.writer_fs"
+
+
+@pytest.mark.parametrize("mutant", [
+    f"{WRITER_FS}:measure_writers:Gt->GtE:18729543",  # 32 roots are bound (mutants.json: thirty-two-roots)
+    f"{WRITER_FS}:_walk:Gt->GtE:e2ba63c9",  # exactly 64 MiB is bound (mutants.json: bytes-at-the-bound)
+])
+def test_the_writer_proofs_cases_kill_a_bound_edge_mutant(mutant: str) -> None:
+    result = mutation_score.score("writer-proofs", only=[mutant])
+    assert [m.id for m, _ in result.killed] == [mutant], result.as_json()
+
+
+def test_a_listed_writer_proofs_equivalent_survives() -> None:
+    mutant = f"{WRITER_FS}:MAX_ENTRIES:int+1:e2508e88"  # 20 001 entries lie beyond the fixture limits
+    result = mutation_score.score("writer-proofs", only=[mutant])
+    assert [m.id for m, _ in result.equivalent] == [mutant] and not result.killed
+
+
 def test_a_listed_equivalent_survives() -> None:
     mutant = f"{WAKE}:is_rapid:return-None:fdf0c491"  # None for False, used only as a condition
     result = mutation_score.score("wake-gate", only=[mutant])
