@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import atexit
+import contextlib
 import copy
 import hashlib
 import importlib
@@ -388,6 +390,9 @@ def run_mutant(machine_name: str, mutant: Mutant, timeout: float) -> str | None:
     if child == 0:  # pragma: no cover - runs in the child
         os.close(read)
         code = 0
+        # os._exit skips the exit handlers: the child runs only those its fresh import registers
+        # (the writer proofs' in-process fixture directories), never the parent's.
+        atexit._clear()
         try:
             signal.alarm(max(1, int(timeout)))
             for name in [m for m in sys.modules if m == "inboxspec" or m.startswith("inboxspec.")]:
@@ -398,6 +403,8 @@ def run_mutant(machine_name: str, mutant: Mutant, timeout: float) -> str | None:
         except BaseException as error:  # the mutant broke the import itself
             os.write(write, f"import failed: {type(error).__name__}".encode())
             code = 1
+        with contextlib.suppress(BaseException):  # a mutant may break its clean-up; the verdict is written
+            atexit._run_exitfuncs()
         os._exit(code)
     os.close(write)
     chunks = []

@@ -64,6 +64,24 @@ def test_a_listed_idle_subscriptions_equivalent_survives() -> None:
     assert [m.id for m, _ in result.equivalent] == [mutant] and not result.killed
 
 
+WRITER_FS = "inboxspec.impl.writer_fs"
+
+
+@pytest.mark.parametrize("mutant", [
+    f"{WRITER_FS}:measure_writers:Gt->GtE:18729543",  # 32 roots are bound (mutants.json: thirty-two-roots)
+    f"{WRITER_FS}:_walk:Gt->GtE:e2ba63c9",  # exactly 64 MiB is bound (mutants.json: bytes-at-the-bound)
+])
+def test_the_writer_proofs_cases_kill_a_bound_edge_mutant(mutant: str) -> None:
+    result = mutation_score.score("writer-proofs", only=[mutant])
+    assert [m.id for m, _ in result.killed] == [mutant], result.as_json()
+
+
+def test_a_listed_writer_proofs_equivalent_survives() -> None:
+    mutant = f"{WRITER_FS}:MAX_ENTRIES:int+1:e2508e88"  # 20 001 entries lie beyond the fixture limits
+    result = mutation_score.score("writer-proofs", only=[mutant])
+    assert [m.id for m, _ in result.equivalent] == [mutant] and not result.killed
+
+
 def test_a_listed_equivalent_survives() -> None:
     mutant = f"{WAKE}:is_rapid:return-None:fdf0c491"  # None for False, used only as a condition
     result = mutation_score.score("wake-gate", only=[mutant])
@@ -74,8 +92,7 @@ def test_a_listed_equivalent_survives() -> None:
 def test_every_listed_equivalent_is_a_mutant_with_a_reason(machine: str) -> None:
     known = {m.id for m in mutation_score.mutation_targets(machines.get(machine))}
     path = mutation_score.EQUIVALENTS_DIR / f"{machine}.json"
-    if not path.exists():
-        pytest.skip(f"no equivalent mutants listed for {machine}")
+    assert path.exists(), f"every machine lists its equivalent mutants; {machine} has no {path.name}"
     entries = json.loads(path.read_text())["equivalent"]
     assert all(len(e["reason"]) > 20 for e in entries)
     assert not [e["id"] for e in entries if e["id"] not in known]
