@@ -752,15 +752,22 @@ export function runCase(config, steps) {
   const fixtureDir = isObject(config) ? config.fixture_dir : undefined;
   // WRITER-IF-1: fixture_dir is the runner's, given only beside a fixture; a case's own is refused.
   if (isObject(config) && own(config, "fixture_dir") && !own(config, "fixture")) return { config_error: "invalid_config" };
-  let session;
+  // Without a fixture (a config-error case, say) paths resolve inside an empty directory of the
+  // port's own, removed when the case ends: nothing of a run is left behind (PROTO-FIX-1).
+  const empty = typeof fixtureDir === "string" ? null : fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "inboxspec-empty-")));
   try {
-    // Without a fixture (a config-error case, say) paths resolve inside an empty directory.
-    const dir = typeof fixtureDir === "string" ? fixtureDir : fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "inboxspec-empty-")));
-    armedSwap = null;
-    session = new Session(isObject(config) ? { ...config, fixture_dir: dir } : config);
-  } catch (error) {
-    if (error instanceof WriterProofsError) return { config_error: error.code };
-    throw error;
+    let session;
+    try {
+      armedSwap = null;
+      session = new Session(isObject(config) ? { ...config, fixture_dir: empty ?? fixtureDir } : config);
+    } catch (error) {
+      if (error instanceof WriterProofsError) return { config_error: error.code };
+      throw error;
+    }
+    const opened = session;
+    return { outputs: steps.map((step) => opened.apply(step)) };
+  } finally {
+    // A step may have swapped paths inside it, never out of it: a plain recursive removal suffices.
+    if (empty !== null) fs.rmSync(empty, { recursive: true, force: true });
   }
-  return { outputs: steps.map((step) => session.apply(step)) };
 }
