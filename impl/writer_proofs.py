@@ -250,8 +250,8 @@ def _as_double(value: object) -> object:
     """WRITER-JSON-1: a number is the double JavaScript parses it to, so ``1``, ``1.0`` and ``-0``
     spell one value; an integral double is written in digits, which keeps every pin's text."""
     if type(value) is int or type(value) is float:
-        double = float(value) + 0.0  # -0.0 + 0.0 is 0.0
-        return int(double) if double.is_integer() else double
+        double = float(value)
+        return int(double) if double.is_integer() else double  # int(-0.0) is 0
     if isinstance(value, (list, tuple)):
         return [_as_double(item) for item in value]
     if isinstance(value, dict):
