@@ -326,6 +326,10 @@ def real_path(path: str) -> str:
     """WRITER-MEAS-2: an absolute path resolved through every link; relative paths are refused."""
     if type(path) is not str or not os.path.isabs(path) or "\0" in path:
         raise OSError(f"not an absolute path: {path!r:.80}")
+    try:  # a lone surrogate has no UTF-8 form, so such a path names no file (WRITER-MEAS-2)
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise OSError(f"no file has this name: {path!r:.80}") from None
     # The kernel resolves the spelling first: a component after a non-directory (``/x/file/..``,
     # ``/x/file/``), which realpath alone would drop, is ENOTDIR here (WRITER-MEAS-2).
     os.stat(path)
