@@ -51,8 +51,10 @@ from inboxspec.conformance.runner import (
     RunReport,
     Selection,
     UnusableRun,
+    _adapter_command,
     _positive_int,
     _registered_machines,
+    _seconds,
     conform,
 )
 
@@ -290,7 +292,9 @@ def _command(args: argparse.Namespace) -> int:
 def add_matrix_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "matrix", help="run the cases through several adapters and compare them in one table")
-    parser.add_argument("--adapter", action="append", required=True, metavar="CMD",
+    # WARNING: the same argument types as conform's (conformance/runner.py), so an odd value is a
+    # clear argument error here too (PROTO-CLI-1).
+    parser.add_argument("--adapter", action="append", required=True, metavar="CMD", type=_adapter_command,
                         help="an adapter command (repeatable: one column each)")
     parser.add_argument("--cases", action="append", type=Path, default=[],
                         help="a case directory or file (repeatable; default: the bundled cases)")
@@ -304,11 +308,11 @@ def add_matrix_parser(commands: Any) -> None:
                         help="run only cases tagged with this feature (repeatable)")
     parser.add_argument("--without-feature", action="append", default=[],
                         help="treat this feature as unsupported by every adapter")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S,
                         help="seconds per case (default %(default)s)")
-    parser.add_argument("--start-timeout", type=float, default=DEFAULT_START_TIMEOUT_S,
+    parser.add_argument("--start-timeout", type=_seconds, default=DEFAULT_START_TIMEOUT_S,
                         help="seconds for each adapter's start handshake (default %(default)s)")
-    parser.add_argument("--max-line-bytes", type=int, default=DEFAULT_MAX_LINE_BYTES,
+    parser.add_argument("--max-line-bytes", type=_positive_int, default=DEFAULT_MAX_LINE_BYTES,
                         help="longest reply line accepted (default %(default)s)")
     parser.add_argument("--window", type=_positive_int, default=DEFAULT_WINDOW,
                         help="run requests in flight at once (default %(default)s)")

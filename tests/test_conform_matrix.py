@@ -169,3 +169,14 @@ def test_a_failing_and_an_unstartable_adapter_each_get_their_column(tmp_path: Pa
     assert set(body["failing_requirements"]) == set(defaults.requirements)
     assert all(list(by) == [labels[1]] for by in body["failing_requirements"].values())
     assert "unusable" in result.stdout and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("option", [("--timeout", "nan"), ("--timeout", "inf"), ("--start-timeout", "1e300"),
+                                    ("--timeout", "-1"), ("--max-line-bytes", "0"), ("--adapter", 'node "x')])
+def test_odd_argument_values_are_argument_errors(option: tuple[str, str]) -> None:
+    """PROTO-CLI-1 holds for matrix as for conform: an odd value is exit 2 with a message, never a
+    traceback or a run with a nonsense bound."""
+    result = subprocess.run([sys.executable, "-m", "inboxspec", "matrix", "--adapter", "true", *option],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and option[0] in result.stderr
