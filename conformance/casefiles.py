@@ -30,7 +30,7 @@ import jsonschema
 
 from inboxspec import machines
 from inboxspec.conformance import interface_lint
-from inboxspec.conformance.fixtures import SPECIAL_BITS_REQUIREMENTS, fixture_problems
+from inboxspec.conformance.fixtures import SPECIAL_BITS_REQUIREMENTS, remembered_fixture_problems
 from inboxspec.conformance.plainjson import NotPlainJSON, parse_plain_json
 from inboxspec.spec import index as spec_index
 
@@ -229,7 +229,8 @@ def read_case_file(path: Path) -> Iterator[Case]:
 
 def _fixture_problems(path: Path, where: str, fixture: Any, special_bits_allowed: bool) -> list[str]:
     return [f"{path}: fixture: at {where}{inner}: {problem}"
-            for inner, problem in fixture_problems(fixture, special_bits_allowed=special_bits_allowed)]
+            for inner, problem in remembered_fixture_problems(fixture,
+                                                              special_bits_allowed=special_bits_allowed)]
 
 
 def _resolved_configs(path: Path, data: dict[str, Any]) -> list[dict[str, Any]]:

@@ -33,14 +33,28 @@ from inboxspec.machines.fixtures import (
     materialise,
     materialised,
     may_change,
+    remembered_fixture_problems,
     remove,
     swap,
     undo,
 )
 
-__all__ = ["DIRECTORY_MODE", "PLACEHOLDER", "SPECIAL_BITS_REQUIREMENTS", "FixtureError", "FixturePool",
-           "FixtureTimeout", "fixture_problems", "materialise", "materialised", "may_change", "remove",
-           "swap", "undo"]
+__all__ = [
+    "DIRECTORY_MODE",
+    "PLACEHOLDER",
+    "SPECIAL_BITS_REQUIREMENTS",
+    "FixtureError",
+    "FixturePool",
+    "FixtureTimeout",
+    "fixture_problems",
+    "materialise",
+    "materialised",
+    "may_change",
+    "remembered_fixture_problems",
+    "remove",
+    "swap",
+    "undo",
+]
 
 
 @dataclass

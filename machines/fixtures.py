@@ -296,6 +296,24 @@ def _mode(entry: Mapping[str, Any], default: int) -> int:
 _VALID: set[tuple[str, bool]] = set()  # fixtures found valid, by canonical text: checked once each
 
 
+def remembered_fixture_problems(fixture: Any, *, special_bits_allowed: bool) -> list[tuple[str, str]]:
+    """:func:`fixture_problems`, remembered for every fixture found valid, by its canonical text:
+    the case loader's check and each lay-out's then cost one validation per distinct fixture. Exact,
+    since the problems depend on nothing but the text and the flag; a fixture valid without special
+    bits is valid with them."""
+    if not isinstance(fixture, Mapping):
+        return fixture_problems(fixture, special_bits_allowed=special_bits_allowed)
+    text = json.dumps(fixture, sort_keys=True, ensure_ascii=True)
+    if (text, special_bits_allowed) in _VALID or (text, False) in _VALID:
+        return []
+    problems = fixture_problems(fixture, special_bits_allowed=special_bits_allowed)
+    if not problems:
+        if len(_VALID) > 4096:
+            _VALID.clear()
+        _VALID.add((text, special_bits_allowed))
+    return problems
+
+
 def materialise(fixture: Mapping[str, Any], directory: Path, *, deadline: float | None = None,
                 special_bits_allowed: bool = True) -> None:
     """Lay ``fixture`` out in the existing, empty ``directory`` (a real path).
@@ -304,15 +322,10 @@ def materialise(fixture: Mapping[str, Any], directory: Path, *, deadline: float 
     FixtureTimeout when ``deadline`` (``time.monotonic()``) passes first. The case files' loader has
     already checked special bits against the case's requirements, so they are allowed by default.
     """
-    key = json.dumps(fixture, sort_keys=True, ensure_ascii=True), special_bits_allowed
-    if key not in _VALID:
-        problems = fixture_problems(fixture, special_bits_allowed=special_bits_allowed)
-        if problems:
-            where, problem = problems[0]
-            raise FixtureError(f"fixture{where}: {problem}")
-        if len(_VALID) > 4096:
-            _VALID.clear()
-        _VALID.add(key)
+    problems = remembered_fixture_problems(fixture, special_bits_allowed=special_bits_allowed)
+    if problems:
+        where, problem = problems[0]
+        raise FixtureError(f"fixture{where}: {problem}")
     base = str(directory)
     if needs_json_escaping(base):
         raise FixtureError(f"fixture directory {base!r} needs escaping inside JSON")

@@ -287,3 +287,15 @@ def test_deep_and_wide_trees_keep_every_descriptor_straight() -> None:
             linked = Path(directory, f"l{i}/x/link")
             assert os.path.samefile(linked, Path(directory, source(i))), i
             assert stat.S_IMODE(os.stat(Path(directory, f"d{i}/s")).st_mode) == 0o750
+
+
+def test_remembered_fixture_problems_are_the_problems_of_the_content_now() -> None:
+    """The loader's check and each lay-out share one memo keyed by the fixture's text: a fixture
+    changed in place after it was found valid is checked again, and an invalid one is never remembered."""
+    fixture = copy.deepcopy(SMALL)
+    assert machine_fixtures.remembered_fixture_problems(fixture, special_bits_allowed=False) == []
+    fixture["entries"].append({"path": "../escape", "type": "file", "text": "x"})
+    expected = machine_fixtures.fixture_problems(fixture, special_bits_allowed=False)
+    assert expected
+    for _ in range(2):
+        assert machine_fixtures.remembered_fixture_problems(fixture, special_bits_allowed=False) == expected
