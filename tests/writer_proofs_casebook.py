@@ -434,12 +434,16 @@ def build() -> dict[str, dict[str, Any]]:
     return files
 
 
+def write_case_file(path: Path, content: dict[str, Any]) -> None:
+    """Write a built case file; fixtures that several cases repeat are written once and referenced
+    (PROTO-FIX-4). Every writer-proofs casebook writes through this."""
+    path.write_text(json.dumps(share_fixtures(content), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def main() -> int:
     FOLDER.mkdir(parents=True, exist_ok=True)
     for file, content in build().items():
-        # Fixtures that several cases repeat are written once and referenced (PROTO-FIX-4).
-        (FOLDER / f"{file}.json").write_text(json.dumps(share_fixtures(content), indent=1, ensure_ascii=False)
-                                             + "\n", encoding="utf-8")
+        write_case_file(FOLDER / f"{file}.json", content)
     return 0
 
 

@@ -16,7 +16,6 @@ import json
 import sys
 from typing import Any
 
-from inboxspec.conformance.casefiles import share_fixtures
 from inboxspec.machines.writer_proofs_driver import run_case
 from tests.writer_proofs_casebook import (
     BASE,
@@ -37,6 +36,7 @@ from tests.writer_proofs_casebook import (
     package,
     step,
     swap,
+    write_case_file,
 )
 
 FILE = FOLDER / "mutants.json"
@@ -284,7 +284,7 @@ def build() -> dict[str, Any]:
 
 
 def main() -> int:
-    FILE.write_text(json.dumps(share_fixtures(build()), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_case_file(FILE, build())
     return 0
 
 
