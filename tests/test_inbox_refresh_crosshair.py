@@ -10,14 +10,13 @@ on it. The budget per condition is ``INBOXSPEC_CROSSHAIR_BUDGET`` seconds.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.inbox_refresh as inbox_refresh
-from tests.crosshair_runner import run_crosshair
+from tests.crosshair_runner import broken_copy, failing_lines, run_crosshair
 
 pytestmark = pytest.mark.slow
 
@@ -49,15 +48,11 @@ def test_contracts_hold() -> None:
 @pytest.mark.parametrize("function", sorted(MUTANTS))
 def test_contract_finds_counterexample_in_broken_variant(function: str, tmp_path: Path) -> None:
     fragment, broken = MUTANTS[function]
-    source = SOURCE.read_text(encoding="utf-8")
-    assert source.count(fragment) == 1, f"mutation anchor drifted: {fragment!r}"
-    mutant = source.replace(fragment, broken).replace(
-        "from .errors import", "from inboxspec.impl.errors import")
+    mutant = broken_copy(SOURCE.read_text(encoding="utf-8"), fragment, broken)
     (tmp_path / "refresh_mutant.py").write_text(mutant, "utf-8")
     result = crosshair(f"refresh_mutant.{function}", cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     lines = mutant.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"def {function}("))
     end = next(i for i, line in enumerate(lines) if i > start and line.startswith("def "))
-    failing = {int(n) for n in re.findall(r"refresh_mutant\.py:(\d+): error", result.stdout)}
-    assert any(start < n <= end for n in failing), result.stdout
+    assert any(start < n <= end for n in failing_lines(result.stdout, "refresh_mutant")), result.stdout
