@@ -194,7 +194,7 @@ def peer_idle_notice_label(raw: object, fold_lookalikes: bool = False) -> str | 
     CrossHair checks the phrase removal it relies on (``_remove_phrase``).
     """
     if not isinstance(raw, str):
-        raise InvalidArgument(f"a label must be a string, got {type(raw).__name__}")
+        raise InvalidArgument(f"raw (a label or detail) must be a string, got {type(raw).__name__}")
     if fold_lookalikes:  # IDLE-OPT-5: bracket and quotation lookalikes are blanked too
         raw = _LOOKALIKE_RUN.sub(" ", join_surrogate_pairs(raw))
     # IDLE-LABEL-1/2: every class member becomes a space, runs of spaces one space, no leading space.
