@@ -14,7 +14,7 @@ import pytest
 from inboxspec.conformance.casefiles import lint
 
 STATE = {"phase": "idle", "outstanding": 0, "subscribers": 0}
-EFFECTS = {"notices": [], "sent": [], "swept": []}
+EFFECTS: dict[str, list[Any]] = {"notices": [], "sent": [], "swept": []}
 # One well-formed step per part of the machine.
 STEPS: dict[str, dict[str, Any]] = {
     "requester": {"event": "subscribe", "args": {"target": "s2", "subscription": 1, "label": "Peer"},

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -76,7 +77,7 @@ def test_reference_recognises_exactly_the_answer_fields() -> None:
 
 def test_reference_helper_defaults_equal_the_data() -> None:
     """Each helper entry point's defaults (an absent argument) are the data's (IDLE-IF-1)."""
-    calls = {"format_clock": impl_label.format_peer_notice_clock,
+    calls: dict[str, Callable[..., object]] = {"format_clock": impl_label.format_peer_notice_clock,
              "render_notice": impl_label.render_idle_notice,
              "describe_subscription": impl_label.describe_peer_idle_subscription,
              "is_notice_kind": impl_label.is_peer_idle_notice_kind}
@@ -94,12 +95,12 @@ def test_reference_helper_defaults_equal_the_data() -> None:
 
 
 def test_reference_error_codes_equal_the_data() -> None:
-    codes = {cls.code for cls in _subclasses(IdleSubscriptionError)}
+    codes = {error.code for error in _subclasses(IdleSubscriptionError)}
     assert codes == {code for code, _ in IDLE.errors}
 
 
-def _subclasses(cls: type) -> set[type]:
-    found = set(cls.__subclasses__())
+def _subclasses(cls: type[IdleSubscriptionError]) -> set[type[IdleSubscriptionError]]:
+    found: set[type[IdleSubscriptionError]] = set(cls.__subclasses__())
     return found | {sub for child in found for sub in _subclasses(child)}
 
 
