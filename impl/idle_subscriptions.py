@@ -31,7 +31,7 @@ an :class:`IdleSubscriptionError` before any state changes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import ClassVar
@@ -243,6 +243,23 @@ def _optional_text(value: object, name: str) -> str | None:
     return value
 
 
+def check_arguments(event: str, args: object, names: Collection[str]) -> Mapping[str, object]:
+    """IDLE-IF-2/3, a step's first two faults: ``args`` must be an object, and may name only
+    the event's arguments (``names``, spec/idle-subscriptions.interface.json). Returns ``args``.
+
+    Each argument's own check, the faults that follow, is the called method's or helper's
+    (``IdleSubscriptions.subscribe``, ``idle_label.render_idle_notice``, ...): every one takes
+    ``None`` for an absent argument, and either rejects it (a required argument) or takes the
+    default (IDLE-IF-1).
+    """
+    if not isinstance(args, Mapping):
+        raise InvalidArgument(f"{event}: args must be an object, got {type(args).__name__}")
+    unknown = sorted(str(name) for name in args if name not in names)
+    if unknown:
+        raise InvalidArgument(f"{event} takes no argument(s) {', '.join(unknown)}")
+    return args
+
+
 def must_push_out(priors: int, priors_kept: int) -> bool:
     """IDLE-REQ-3: whether a new subscription pushes out the oldest of ``priors`` to its target.
 
@@ -350,11 +367,12 @@ class IdleSubscriptions:
         self._by_target.setdefault(target, []).append(subscription)
         return SubscribeResult("sent", pushed_out, effects)
 
-    def receive_notice(self, subscription: object, answer: object,
+    def receive_notice(self, subscription: object, notice: object = None,
                        sender: object = None) -> tuple[bool, Effects]:
         """IDLE-REQ-5..8: a target's answer resolves an outstanding subscription, or is ignored.
 
-        ``sender`` is the session the answer came from (the spec's ``from``).
+        ``notice`` is the answer, any value (IDLE-REQ-6); ``sender`` is the session the answer
+        came from (the spec's ``from``).
         """
         if not is_safe_natural(subscription):
             raise InvalidArgument(f"subscription must be an integer in [0, 2**53 - 1], got {subscription!r}")
@@ -367,7 +385,7 @@ class IdleSubscriptions:
                 and sender != self.outstanding[subscription].target):
             return False, effects  # IDLE-OPT-4: not the target's answer
         held = self._forget(subscription)
-        kind, finished_at, detail = read_answer(answer)
+        kind, finished_at, detail = read_answer(notice)
         effects.notices.append(self._render(held, kind, finished_at, detail))
         return True, effects
 

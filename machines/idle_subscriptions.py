@@ -91,6 +91,7 @@ class Snapshot(NamedTuple):
     held: int
     closed_age: int | None  # ms since the exit, once exited
 
+INTERFACE = idle_subscriptions_driver.INTERFACE
 T0 = 1_000_000  # the clock a loaded snapshot reads
 AGE_CAP = MAX_REFINE_DEPTH + 1
 TARGETS = ("t", "u")
@@ -198,6 +199,12 @@ INVARIANTS: tuple[Invariant, ...] = (
 )
 
 
+def _letter(name: str, event: str, **args: Any) -> Action:
+    """One letter: a case step's arguments over the interface data's defaults, under the chart's names."""
+    full = INTERFACE.events[event].with_defaults(args)
+    return Action(name, event, idle_subscriptions_driver.chart_arguments(event, full))
+
+
 def _age(now: int, at: int | None) -> int | None:
     return None if at is None else min(now - at, AGE_CAP)
 
@@ -209,7 +216,7 @@ class IdleSubscriptionsExplorer:
     # fold_lookalikes (IDLE-F5) changes only what the sanitiser makes of lookalike texts; the
     # alphabet's labels hold none, so exploring with it would repeat the seed's run. Its property
     # is about texts beyond the model: tests/test_idle_subscriptions_label.py checks it.
-    options = tuple(name for name in IdleModelOptions.__dataclass_fields__ if name != "fold_lookalikes")
+    options = tuple(name for name in INTERFACE.options if name != "fold_lookalikes")
     invariants = INVARIANTS
     unobservable_events: frozenset[str] = frozenset()
 
@@ -232,26 +239,26 @@ class IdleSubscriptionsExplorer:
         # The ids split between the targets: 1..cap go to the first (a duplicate, a
         # push-out), cap + 1 to the second (the cap refusal needs a second target).
         owners = [(TARGETS[0] if i <= bounds["outstanding_cap"] else TARGETS[1], i) for i in ids]
-        actions = [Action(f"subscribe {t} #{i}", "subscribe", {"peer": t, "subscription": i, "label": LABEL})
+        actions = [_letter(f"subscribe {t} #{i}", "subscribe", target=t, subscription=i, label=LABEL)
                    for t, i in owners]
         owner = dict((i, t) for t, i in owners)
-        actions += [Action(f"receive_notice #{i} idle from {owner[i]}", "receive_notice",
-                           {"subscription": i, "sender": owner[i],
-                            "notice": {"kind": "idle", "finished_at": 0, "detail": DETAIL}})
+        answer = {"kind": "idle", "finished_at": 0, "detail": DETAIL}
+        actions += [_letter(f"receive_notice #{i} idle from {owner[i]}", "receive_notice",
+                            subscription=i, notice=answer, **{"from": owner[i]})
                     for i in ids]
         # An answer for the first target's first id, from the other target (finding IDLE-F4).
-        actions += [Action(f"receive_notice #1 idle from {TARGETS[1]}", "receive_notice",
-                           {"subscription": 1, "sender": TARGETS[1],
-                            "notice": {"kind": "idle", "finished_at": 0, "detail": DETAIL}})]
-        actions += [Action(f"add_subscriber {r} #1", "add_subscriber",
-                           {"requester": r, "subscription": 1, "parity": r == "a"}) for r in requesters]
-        actions += [Action("add_subscriber a #2", "add_subscriber",
-                           {"requester": "a", "subscription": 2, "parity": True})]
-        actions += [Action("turn_started", "turn_started"),
-                    Action(f"turn_finished {DETAIL!r}", "turn_finished", {"last_turn_text": DETAIL}),
-                    Action("set_held 0", "set_held", {"count": 0}),
-                    Action("set_held 1", "set_held", {"count": 1}),
-                    Action("exit", "exit"), Action("shutdown", "shutdown"),
+        actions += [_letter(f"receive_notice #1 idle from {TARGETS[1]}", "receive_notice",
+                            subscription=1, notice=answer, **{"from": TARGETS[1]})]
+        actions += [_letter(f"add_subscriber {r} #1", "add_subscriber", requester=r, subscription=1,
+                            parity=r == "a") for r in requesters]
+        actions += [_letter("add_subscriber a #2", "add_subscriber", requester="a", subscription=2,
+                            parity=True)]
+        actions += [_letter("turn_started", "turn_started"),
+                    _letter(f"turn_finished {DETAIL!r}", "turn_finished", last_turn_text=DETAIL),
+                    _letter("set_held 0", "set_held", count=0),
+                    _letter("set_held 1", "set_held", count=1),
+                    _letter("exit", "exit"), _letter("shutdown", "shutdown"),
+                    # The chart's own advance moves the clock by `ms` (concretize makes it a now_ms).
                     Action("advance +0 ms", "advance", {"ms": 0}),
                     Action("advance +1 ms", "advance", {"ms": 1})]
         return actions
@@ -272,7 +279,7 @@ class IdleSubscriptionsExplorer:
         data.subscriber_cap = bounds["subscriber_cap"]
         data.debounce_ms = bounds["debounce_ms"]
         data.held_backoff_ms = bounds["held_backoff_ms"]
-        data.offset_min = 0
+        data.offset_min = INTERFACE.config_key("reader_utc_offset_min").default
         data.seat = True
         data.options = IdleModelOptions(**options)
 
@@ -326,15 +333,9 @@ class IdleSubscriptionsExplorer:
             if action.event == "advance":
                 now += action.kwargs["ms"]
                 steps.append({"event": "advance", "args": {"now_ms": now}})
-            elif action.event == "subscribe":
-                kwargs = dict(action.kwargs)
-                steps.append({"event": "subscribe", "args": {"target": kwargs.pop("peer"), **kwargs}})
-            elif action.event == "receive_notice":
-                kwargs = dict(action.kwargs)
-                sender = kwargs.pop("sender")
-                steps.append({"event": "receive_notice", "args": {**kwargs, "from": sender}})
             else:
-                steps.append(frame.case_step(action.event, action.kwargs))
+                args = idle_subscriptions_driver.case_arguments(action.event, action.kwargs)
+                steps.append(frame.case_step(action.event, args))
         return steps
 
 

@@ -14,6 +14,7 @@ is writing the file.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Mapping
@@ -44,6 +45,8 @@ class Parameter:
     required: bool
     when_absent: str | None
     code: str | None
+    null_is_absent: bool = False  # null is accepted and taken as absent: the default applies
+    part_of: tuple[str, ...] = ()  # the machine's parts it belongs to (keys of Interface.parts)
 
     @property
     def absent_label(self) -> str:
@@ -61,11 +64,16 @@ class Event:
     pure: bool
     arguments: tuple[Parameter, ...]
     outputs: tuple[str, ...]
+    part_of: tuple[str, ...] = ()  # the machine's parts it belongs to (keys of Interface.parts)
 
     @property
     def argument_names(self) -> tuple[str, ...]:
         """In the order their faults are checked."""
         return tuple(a.name for a in self.arguments)
+
+    @property
+    def _null_is_absent(self) -> frozenset[str]:
+        return frozenset(a.name for a in self.arguments if a.null_is_absent)
 
     def argument(self, name: str) -> Parameter:
         return next(a for a in self.arguments if a.name == name)
@@ -76,8 +84,11 @@ class Event:
 
     def with_defaults(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """``args`` over the defaults, in the event's argument order (other names after);
-        arguments without a default stay absent when absent."""
-        merged = {**self.defaults(), **args}
+        arguments without a default stay absent when absent, and a null that means
+        absent (``null_is_absent``) takes the default."""
+        given = {name: value for name, value in args.items()
+                 if not (value is None and name in self._null_is_absent)}
+        merged = {**self.defaults(), **given}
         ordered = {name: merged[name] for name in self.argument_names if name in merged}
         return {**ordered, **{name: value for name, value in merged.items() if name not in ordered}}
 
@@ -96,6 +107,7 @@ class Interface:
     fault_order: tuple[str, ...]
     vocabularies: Mapping[str, Any]
     raw: Mapping[str, Any]  # the file as read
+    parts: Mapping[str, str] = dataclasses.field(default_factory=dict)  # part name -> what it is
 
     def vocabulary(self, name: str) -> tuple[str, ...]:
         """A list vocabulary, in the file's order."""
@@ -188,22 +200,34 @@ def _expand(schema: Any, vocabularies: Mapping[str, Any], machine: str) -> Any:
     return schema
 
 
+def _part_of(raw: Mapping[str, Any], parts: Mapping[str, str], machine: str) -> tuple[str, ...]:
+    unknown = [name for name in raw.get("part_of", ()) if name not in parts]
+    if unknown:
+        raise InterfaceError(f"{machine}: {raw['name']} names the unknown part(s) {', '.join(unknown)}")
+    return tuple(raw.get("part_of", ()))
+
+
 def _parameter(raw: Mapping[str, Any], types: Mapping[str, Any], vocabularies: Mapping[str, Any],
-               machine: str) -> Parameter:
+               machine: str, parts: Mapping[str, str]) -> Parameter:
     if raw["type"] not in types:
         raise InterfaceError(f"{machine}: {raw['name']} has the unknown type {raw['type']!r}")
     kind = types[raw["type"]]
     schema = _expand(kind["schema"], vocabularies, machine)
     nullable = bool(raw.get("nullable", False))
-    if nullable:
+    null_is_absent = bool(raw.get("null_is_absent", False))
+    if null_is_absent and raw.get("required"):
+        raise InterfaceError(f"{machine}: {raw['name']} is required, so null cannot mean absent")
+    if nullable or null_is_absent:
         schema = {"anyOf": [schema, {"type": "null"}]}
-    label = kind["label"] + (" or null" if nullable else "")
+    # A type that already takes any value (an empty schema) takes null without saying so.
+    label = kind["label"] + (" or null" if (nullable or null_is_absent) and kind["schema"] else "")
     if raw.get("required") and "default" in raw:
         raise InterfaceError(f"{machine}: {raw['name']} is required and has a default")
     return Parameter(name=raw["name"], type=raw["type"], label=label, schema=schema, nullable=nullable,
                      has_default="default" in raw, default=raw.get("default"),
                      required=bool(raw.get("required", False)), when_absent=raw.get("when_absent"),
-                     code=raw.get("code"))
+                     code=raw.get("code"), null_is_absent=null_is_absent,
+                     part_of=_part_of(raw, parts, machine))
 
 
 def interface_text(machine: str) -> str:
@@ -233,21 +257,22 @@ def parse(data: Any) -> Interface:
         raise InterfaceError(f"interface data: at {errors[0].json_path}: {errors[0].message[:300]}")
     machine = data["machine"]
     types, vocabularies = data["types"], data["vocabularies"]
+    parts: Mapping[str, str] = data.get("parts", {})
     events = {}
     for raw in data["events"]:
         if raw["name"] in events:
             raise InterfaceError(f"{machine}: event {raw['name']} is listed twice")
         events[raw["name"]] = Event(
             name=raw["name"], pure=bool(raw.get("pure", False)),
-            arguments=tuple(_parameter(a, types, vocabularies, machine) for a in raw["arguments"]),
-            outputs=tuple(raw["outputs"]))
+            arguments=tuple(_parameter(a, types, vocabularies, machine, parts) for a in raw["arguments"]),
+            outputs=tuple(raw["outputs"]), part_of=_part_of(raw, parts, machine))
     options_vocabulary = data["config"].get("options_vocabulary")
     if options_vocabulary is not None and not isinstance(vocabularies.get(options_vocabulary), list):
         raise InterfaceError(f"{machine}: no list vocabulary {options_vocabulary!r} for the options")
     return Interface(
         machine=machine,
         config_error=data["config"]["error"],
-        config_keys=tuple(_parameter(k, types, vocabularies, machine) for k in data["config"]["keys"]),
+        config_keys=tuple(_parameter(k, types, vocabularies, machine, parts) for k in data["config"]["keys"]),
         options_vocabulary=options_vocabulary,
         extra_argument_error=data.get("extra_argument_error"),
         events=events,
@@ -257,6 +282,7 @@ def parse(data: Any) -> Interface:
         fault_order=tuple(data["fault_order"]),
         vocabularies=vocabularies,
         raw=data,
+        parts=parts,
     )
 
 

@@ -27,28 +27,49 @@ def _absent(parameter: Parameter) -> str:
     if parameter.required:
         return f"rejected: `{parameter.code}`" if parameter.code else "required"
     if parameter.has_default:
-        return _json(parameter.default)
+        also_null = parameter.null_is_absent and parameter.default is not None
+        return _json(parameter.default) + (" (null too)" if also_null else "")
     return parameter.when_absent or "optional"
 
 
+def _parts(interface: Interface, part_of: tuple[str, ...]) -> str:
+    """The part column's cell; a machine without parts has no part column."""
+    return f" {', '.join(part_of) or '(all)'} |" if interface.parts else ""
+
+
 def config_table(interface: Interface) -> str:
-    rows = ["| key | type | default | null |", "|---|---|---|---|"]
+    part = (" part |", "---|") if interface.parts else ("", "")
+    rows = [f"| key | type | default | null |{part[0]}", f"|---|---|---|---|{part[1]}"]
     for key in interface.config_keys:
         rows.append(f"| {_code(key.name)} | {key.label} | {_absent(key)} "
-                    f"| {'accepted' if key.nullable else f'`{interface.config_error}`'} |")
+                    f"| {'accepted' if key.nullable else f'`{interface.config_error}`'} |"
+                    f"{_parts(interface, key.part_of)}")
     return "\n".join(rows) + "\n"
 
 
 def events_table(interface: Interface) -> str:
-    """One row per argument: its type, what its absence means and the code of a bad value."""
-    rows = ["| event | argument | type | when absent | bad value |", "|---|---|---|---|---|"]
+    """One row per argument: its type, what its absence means and the code of a bad value
+    (and, for a machine with parts, the parts its event belongs to)."""
+    part = (" part |", "---|") if interface.parts else ("", "")
+    rows = [f"| event | argument | type | when absent | bad value |{part[0]}",
+            f"|---|---|---|---|---|{part[1]}"]
     for event in interface.events.values():
         name = _code(event.name) + (" (pure)" if event.pure else "")
+        parts = _parts(interface, event.part_of)
         if not event.arguments:
-            rows.append(f"| {name} | none | | | |")
+            rows.append(f"| {name} | none | | | |{parts}")
         for index, argument in enumerate(event.arguments):
             rows.append(f"| {name if index == 0 else ''} | {_code(argument.name)} | {argument.label} "
-                        f"| {_absent(argument)} | {_code(argument.code) if argument.code else '(none)'} |")
+                        f"| {_absent(argument)} | {_code(argument.code) if argument.code else '(none)'} |"
+                        f"{parts if index == 0 else (' |' if parts else '')}")
+    return "\n".join(rows) + "\n"
+
+
+def parts_table(interface: Interface) -> str:
+    rows = ["| part | what it is | events |", "|---|---|---|"]
+    for name, meaning in interface.parts.items():
+        events = [_code(e.name) for e in interface.events.values() if name in e.part_of]
+        rows.append(f"| {_code(name)} | {meaning} | {', '.join(events) or '(none)'} |")
     return "\n".join(rows) + "\n"
 
 
@@ -93,7 +114,9 @@ def fault_order_list(interface: Interface) -> str:
 def sections(interface: Interface) -> dict[str, str]:
     """Every generated Interface section of one machine, by marker name."""
     name = interface.machine
+    parts = {f"{name}-interface-parts": parts_table(interface)} if interface.parts else {}
     return {
+        **parts,
         f"{name}-interface-config": config_table(interface),
         f"{name}-interface-events": events_table(interface),
         f"{name}-interface-outputs": outputs_table(interface),

@@ -16,6 +16,8 @@ import { readFileSync } from "node:fs";
  * @property {boolean} [required] absent is rejected with `code`
  * @property {string} [when_absent]
  * @property {string} [code] the error code of a bad value
+ * @property {boolean} [null_is_absent] null is taken as absent: the default applies
+ * @property {string[]} [part_of] the machine's parts it belongs to
  */
 /**
  * @typedef {object} InterfaceEvent
@@ -23,6 +25,7 @@ import { readFileSync } from "node:fs";
  * @property {boolean} [pure]
  * @property {InterfaceParameter[]} arguments
  * @property {string[]} outputs
+ * @property {string[]} [part_of] the machine's parts it belongs to
  */
 /**
  * @typedef {object} MachineInterface
@@ -102,7 +105,8 @@ export const unknownArguments = (event, args) =>
   Object.keys(args).filter((name) => !event.arguments.some((argument) => argument.name === name));
 
 /**
- * `args` over the event's defaults; an argument without a default stays absent.
+ * `args` over the event's defaults; an argument without a default stays absent, and a null
+ * that means absent (`null_is_absent`) takes the default.
  * @param {InterfaceEvent} event @param {Record<string, unknown>} args
  * @returns {Record<string, unknown>}
  */
@@ -110,7 +114,11 @@ export function withDefaults(event, args) {
   /** @type {Record<string, unknown>} */
   const merged = {};
   for (const argument of event.arguments) if ("default" in argument) merged[argument.name] = copy(argument.default);
-  return { ...merged, ...args };
+  const given = { ...args };
+  for (const argument of event.arguments) {
+    if (argument.null_is_absent && given[argument.name] === null) delete given[argument.name];
+  }
+  return { ...merged, ...given };
 }
 
 /**

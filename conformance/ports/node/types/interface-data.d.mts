@@ -8,6 +8,8 @@
  * @property {boolean} [required] absent is rejected with `code`
  * @property {string} [when_absent]
  * @property {string} [code] the error code of a bad value
+ * @property {boolean} [null_is_absent] null is taken as absent: the default applies
+ * @property {string[]} [part_of] the machine's parts it belongs to
  */
 /**
  * @typedef {object} InterfaceEvent
@@ -15,6 +17,7 @@
  * @property {boolean} [pure]
  * @property {InterfaceParameter[]} arguments
  * @property {string[]} outputs
+ * @property {string[]} [part_of] the machine's parts it belongs to
  */
 /**
  * @typedef {object} MachineInterface
@@ -48,7 +51,8 @@ export function configDefault(data: MachineInterface, name: string): unknown;
  */
 export function withConfigDefaults(data: MachineInterface, config: Record<string, unknown>): Record<string, unknown>;
 /**
- * `args` over the event's defaults; an argument without a default stays absent.
+ * `args` over the event's defaults; an argument without a default stays absent, and a null
+ * that means absent (`null_is_absent`) takes the default.
  * @param {InterfaceEvent} event @param {Record<string, unknown>} args
  * @returns {Record<string, unknown>}
  */
@@ -83,12 +87,24 @@ export type InterfaceParameter = {
      * the error code of a bad value
      */
     code?: string | undefined;
+    /**
+     * null is taken as absent: the default applies
+     */
+    null_is_absent?: boolean | undefined;
+    /**
+     * the machine's parts it belongs to
+     */
+    part_of?: string[] | undefined;
 };
 export type InterfaceEvent = {
     name: string;
     pure?: boolean | undefined;
     arguments: InterfaceParameter[];
     outputs: string[];
+    /**
+     * the machine's parts it belongs to
+     */
+    part_of?: string[] | undefined;
 };
 export type MachineInterface = {
     machine: string;
