@@ -44,6 +44,7 @@ class Parameter:
     required: bool
     when_absent: str | None
     code: str | None
+    runner: str | None = None  # a config key the runner "supplies" or "checks" (None: neither)
 
     @property
     def absent_label(self) -> str:
@@ -61,6 +62,7 @@ class Event:
     pure: bool
     arguments: tuple[Parameter, ...]
     outputs: tuple[str, ...]
+    harness: bool = False  # a harness step that changes the world between events, not a machine event
 
     @property
     def argument_names(self) -> tuple[str, ...]:
@@ -158,7 +160,10 @@ class Interface:
             "if": {"not": {"required": ["expect_config_error"]}},
             "then": {"properties": {"config": {
                 "type": "object",
-                "properties": {k.name: k.schema for k in self.config_keys},
+                # A key the runner supplies is never a case's; one it checks (a fixture) has
+                # its own schema there, so only its type is checked here.
+                "properties": {k.name: k.schema for k in self.config_keys if k.runner != "supplies"},
+                "required": [k.name for k in self.config_keys if k.required],
                 "additionalProperties": False,
             }}},
             "properties": {"steps": {"type": "array", "items": {
@@ -203,7 +208,7 @@ def _parameter(raw: Mapping[str, Any], types: Mapping[str, Any], vocabularies: M
     return Parameter(name=raw["name"], type=raw["type"], label=label, schema=schema, nullable=nullable,
                      has_default="default" in raw, default=raw.get("default"),
                      required=bool(raw.get("required", False)), when_absent=raw.get("when_absent"),
-                     code=raw.get("code"))
+                     code=raw.get("code"), runner=raw.get("runner"))
 
 
 def interface_text(machine: str) -> str:
@@ -240,7 +245,7 @@ def parse(data: Any) -> Interface:
         events[raw["name"]] = Event(
             name=raw["name"], pure=bool(raw.get("pure", False)),
             arguments=tuple(_parameter(a, types, vocabularies, machine) for a in raw["arguments"]),
-            outputs=tuple(raw["outputs"]))
+            outputs=tuple(raw["outputs"]), harness=bool(raw.get("harness", False)))
     options_vocabulary = data["config"].get("options_vocabulary")
     if options_vocabulary is not None and not isinstance(vocabularies.get(options_vocabulary), list):
         raise InterfaceError(f"{machine}: no list vocabulary {options_vocabulary!r} for the options")

@@ -31,11 +31,22 @@ def _absent(parameter: Parameter) -> str:
     return parameter.when_absent or "optional"
 
 
+# A config key the conformance runner handles (``runner`` in the data): what its rows say.
+RUNNER_KEY = {"supplies": " (the runner's)", "checks": ""}
+RUNNER_NULL = {"supplies": "never sent", "checks": "checked by the runner"}
+
+
+def _null(interface: Interface, key: Parameter) -> str:
+    if key.runner is not None:
+        return RUNNER_NULL[key.runner]
+    return "accepted" if key.nullable else f"`{interface.config_error}`"
+
+
 def config_table(interface: Interface) -> str:
     rows = ["| key | type | default | null |", "|---|---|---|---|"]
     for key in interface.config_keys:
-        rows.append(f"| {_code(key.name)} | {key.label} | {_absent(key)} "
-                    f"| {'accepted' if key.nullable else f'`{interface.config_error}`'} |")
+        name = _code(key.name) + (RUNNER_KEY[key.runner] if key.runner else "")
+        rows.append(f"| {name} | {key.label} | {_absent(key)} | {_null(interface, key)} |")
     return "\n".join(rows) + "\n"
 
 
@@ -43,7 +54,7 @@ def events_table(interface: Interface) -> str:
     """One row per argument: its type, what its absence means and the code of a bad value."""
     rows = ["| event | argument | type | when absent | bad value |", "|---|---|---|---|---|"]
     for event in interface.events.values():
-        name = _code(event.name) + (" (pure)" if event.pure else "")
+        name = _code(event.name) + (" (pure)" if event.pure else "") + (" (harness)" if event.harness else "")
         if not event.arguments:
             rows.append(f"| {name} | none | | | |")
         for index, argument in enumerate(event.arguments):

@@ -16,11 +16,13 @@ import { readFileSync } from "node:fs";
  * @property {boolean} [required] absent is rejected with `code`
  * @property {string} [when_absent]
  * @property {string} [code] the error code of a bad value
+ * @property {"supplies" | "checks"} [runner] a config key the runner adds, or checks before a session sees it
  */
 /**
  * @typedef {object} InterfaceEvent
  * @property {string} name
  * @property {boolean} [pure]
+ * @property {boolean} [harness] a harness step that changes the world between events
  * @property {InterfaceParameter[]} arguments
  * @property {string[]} outputs
  */

@@ -8,11 +8,13 @@
  * @property {boolean} [required] absent is rejected with `code`
  * @property {string} [when_absent]
  * @property {string} [code] the error code of a bad value
+ * @property {"supplies" | "checks"} [runner] a config key the runner adds, or checks before a session sees it
  */
 /**
  * @typedef {object} InterfaceEvent
  * @property {string} name
  * @property {boolean} [pure]
+ * @property {boolean} [harness] a harness step that changes the world between events
  * @property {InterfaceParameter[]} arguments
  * @property {string[]} outputs
  */
@@ -83,10 +85,18 @@ export type InterfaceParameter = {
      * the error code of a bad value
      */
     code?: string | undefined;
+    /**
+     * a config key the runner adds, or checks before a session sees it
+     */
+    runner?: "supplies" | "checks" | undefined;
 };
 export type InterfaceEvent = {
     name: string;
     pure?: boolean | undefined;
+    /**
+     * a harness step that changes the world between events
+     */
+    harness?: boolean | undefined;
     arguments: InterfaceParameter[];
     outputs: string[];
 };
