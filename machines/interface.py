@@ -47,6 +47,7 @@ class Parameter:
     code: str | None
     null_is_absent: bool = False  # null is accepted and taken as absent: the default applies
     part_of: tuple[str, ...] = ()  # the machine's parts it belongs to (keys of Interface.parts)
+    runner: str | None = None  # a config key the runner "supplies" or "checks" (None: neither)
 
     @property
     def absent_label(self) -> str:
@@ -65,6 +66,7 @@ class Event:
     arguments: tuple[Parameter, ...]
     outputs: tuple[str, ...]
     part_of: tuple[str, ...] = ()  # the machine's parts it belongs to (keys of Interface.parts)
+    harness: bool = False  # a harness step that changes the world between events, not a machine event
 
     @property
     def argument_names(self) -> tuple[str, ...]:
@@ -170,7 +172,10 @@ class Interface:
             "if": {"not": {"required": ["expect_config_error"]}},
             "then": {"properties": {"config": {
                 "type": "object",
-                "properties": {k.name: k.schema for k in self.config_keys},
+                # A key the runner supplies is never a case's; one it checks (a fixture) has
+                # its own schema there, so only its type is checked here.
+                "properties": {k.name: k.schema for k in self.config_keys if k.runner != "supplies"},
+                "required": [k.name for k in self.config_keys if k.required],
                 "additionalProperties": False,
             }}},
             "properties": {"steps": {"type": "array", "items": {
@@ -227,7 +232,7 @@ def _parameter(raw: Mapping[str, Any], types: Mapping[str, Any], vocabularies: M
                      has_default="default" in raw, default=raw.get("default"),
                      required=bool(raw.get("required", False)), when_absent=raw.get("when_absent"),
                      code=raw.get("code"), null_is_absent=null_is_absent,
-                     part_of=_part_of(raw, parts, machine))
+                     part_of=_part_of(raw, parts, machine), runner=raw.get("runner"))
 
 
 def interface_text(machine: str) -> str:
@@ -265,7 +270,8 @@ def parse(data: Any) -> Interface:
         events[raw["name"]] = Event(
             name=raw["name"], pure=bool(raw.get("pure", False)),
             arguments=tuple(_parameter(a, types, vocabularies, machine, parts) for a in raw["arguments"]),
-            outputs=tuple(raw["outputs"]), part_of=_part_of(raw, parts, machine))
+            outputs=tuple(raw["outputs"]), part_of=_part_of(raw, parts, machine),
+            harness=bool(raw.get("harness", False)))
     options_vocabulary = data["config"].get("options_vocabulary")
     if options_vocabulary is not None and not isinstance(vocabularies.get(options_vocabulary), list):
         raise InterfaceError(f"{machine}: no list vocabulary {options_vocabulary!r} for the options")

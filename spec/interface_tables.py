@@ -37,12 +37,23 @@ def _parts(interface: Interface, part_of: tuple[str, ...]) -> str:
     return f" {', '.join(part_of) or '(all)'} |" if interface.parts else ""
 
 
+# A config key the conformance runner handles (``runner`` in the data): what its rows say.
+RUNNER_KEY = {"supplies": " (the runner's)", "checks": ""}
+RUNNER_NULL = {"supplies": "never sent", "checks": "checked by the runner"}
+
+
+def _null(interface: Interface, key: Parameter) -> str:
+    if key.runner is not None:
+        return RUNNER_NULL[key.runner]
+    return "accepted" if key.nullable else f"`{interface.config_error}`"
+
+
 def config_table(interface: Interface) -> str:
     part = (" part |", "---|") if interface.parts else ("", "")
     rows = [f"| key | type | default | null |{part[0]}", f"|---|---|---|---|{part[1]}"]
     for key in interface.config_keys:
-        rows.append(f"| {_code(key.name)} | {key.label} | {_absent(key)} "
-                    f"| {'accepted' if key.nullable else f'`{interface.config_error}`'} |"
+        name = _code(key.name) + (RUNNER_KEY[key.runner] if key.runner else "")
+        rows.append(f"| {name} | {key.label} | {_absent(key)} | {_null(interface, key)} |"
                     f"{_parts(interface, key.part_of)}")
     return "\n".join(rows) + "\n"
 
@@ -54,7 +65,7 @@ def events_table(interface: Interface) -> str:
     rows = [f"| event | argument | type | when absent | bad value |{part[0]}",
             f"|---|---|---|---|---|{part[1]}"]
     for event in interface.events.values():
-        name = _code(event.name) + (" (pure)" if event.pure else "")
+        name = _code(event.name) + (" (pure)" if event.pure else "") + (" (harness)" if event.harness else "")
         parts = _parts(interface, event.part_of)
         if not event.arguments:
             rows.append(f"| {name} | none | | | |{parts}")

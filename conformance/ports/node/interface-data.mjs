@@ -18,11 +18,13 @@ import { readFileSync } from "node:fs";
  * @property {string} [code] the error code of a bad value
  * @property {boolean} [null_is_absent] null is taken as absent: the default applies
  * @property {string[]} [part_of] the machine's parts it belongs to
+ * @property {"supplies" | "checks"} [runner] a config key the runner adds, or checks before a session sees it
  */
 /**
  * @typedef {object} InterfaceEvent
  * @property {string} name
  * @property {boolean} [pure]
+ * @property {boolean} [harness] a harness step that changes the world between events
  * @property {InterfaceParameter[]} arguments
  * @property {string[]} outputs
  * @property {string[]} [part_of] the machine's parts it belongs to

@@ -10,11 +10,13 @@
  * @property {string} [code] the error code of a bad value
  * @property {boolean} [null_is_absent] null is taken as absent: the default applies
  * @property {string[]} [part_of] the machine's parts it belongs to
+ * @property {"supplies" | "checks"} [runner] a config key the runner adds, or checks before a session sees it
  */
 /**
  * @typedef {object} InterfaceEvent
  * @property {string} name
  * @property {boolean} [pure]
+ * @property {boolean} [harness] a harness step that changes the world between events
  * @property {InterfaceParameter[]} arguments
  * @property {string[]} outputs
  * @property {string[]} [part_of] the machine's parts it belongs to
@@ -95,10 +97,18 @@ export type InterfaceParameter = {
      * the machine's parts it belongs to
      */
     part_of?: string[] | undefined;
+    /**
+     * a config key the runner adds, or checks before a session sees it
+     */
+    runner?: "supplies" | "checks" | undefined;
 };
 export type InterfaceEvent = {
     name: string;
     pure?: boolean | undefined;
+    /**
+     * a harness step that changes the world between events
+     */
+    harness?: boolean | undefined;
     arguments: InterfaceParameter[];
     outputs: string[];
     /**
