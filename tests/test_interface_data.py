@@ -15,7 +15,7 @@ from inboxspec.checker.spec_sections import port_interface_copies
 from inboxspec.machines import interface
 from inboxspec.spec import interface_tables
 
-MACHINES = ("wake-gate", "peer-delivery")
+MACHINES = tuple(name for name in machines.REGISTRY if interface.has_interface(name))
 
 
 def raw(machine: str) -> dict[str, Any]:

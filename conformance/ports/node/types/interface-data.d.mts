@@ -8,11 +8,16 @@
  * @property {boolean} [required] absent is rejected with `code`
  * @property {string} [when_absent]
  * @property {string} [code] the error code of a bad value
+ * @property {boolean} [world] a config key of the scripted world, which the adapter reads itself
+ * @property {boolean} [alone] when given, no other argument may be
+ * @property {{ field: string, values: string[] }} [only_for] a record field present exactly for these values
  */
 /**
  * @typedef {object} InterfaceEvent
  * @property {string} name
  * @property {boolean} [pure]
+ * @property {boolean} [world] an event of the scripted world, which the adapter plays itself
+ * @property {string} [extra_argument_error] this event's code for an unknown argument name
  * @property {InterfaceParameter[]} arguments
  * @property {string[]} outputs
  */
@@ -21,6 +26,8 @@
  * @property {string} machine
  * @property {{ error: string, keys: InterfaceParameter[], options_vocabulary?: string }} config
  * @property {InterfaceEvent[]} events
+ * @property {string} [extra_argument_error]
+ * @property {Record<string, { description?: string, fields: InterfaceParameter[] }>} [records]
  * @property {Record<string, unknown>} vocabularies
  */
 /**
@@ -54,6 +61,18 @@ export function withConfigDefaults(data: MachineInterface, config: Record<string
  */
 export function withDefaults(event: InterfaceEvent, args: Record<string, unknown>): Record<string, unknown>;
 /**
+ * The fields of a record (a scripted job, say) that a config key or an argument carries.
+ * @param {MachineInterface} data @param {string} name
+ * @returns {InterfaceParameter[]}
+ */
+export function recordFields(data: MachineInterface, name: string): InterfaceParameter[];
+/**
+ * `raw` over the defaults of a record's fields; a field without a default stays absent.
+ * @param {MachineInterface} data @param {string} name @param {Record<string, unknown>} raw
+ * @returns {Record<string, unknown>}
+ */
+export function withRecordDefaults(data: MachineInterface, name: string, raw: Record<string, unknown>): Record<string, unknown>;
+/**
  * Throws when a typed constant of the port differs from the data, so that a port whose
  * declarations name a vocabulary literally still fails loudly on a stale word.
  * @param {string} what @param {unknown} constant @param {unknown} data
@@ -63,6 +82,7 @@ export function eventOf(data: MachineInterface, name: string): InterfaceEvent | 
 export function optionNames(data: MachineInterface): readonly string[];
 export function configKeys(data: MachineInterface): readonly string[];
 export function unknownArguments(event: InterfaceEvent, args: Record<string, unknown>): string[];
+export function unknownArgumentCode(data: MachineInterface, event: InterfaceEvent): string | undefined;
 /**
  * A config key or an event argument.
  */
@@ -83,10 +103,33 @@ export type InterfaceParameter = {
      * the error code of a bad value
      */
     code?: string | undefined;
+    /**
+     * a config key of the scripted world, which the adapter reads itself
+     */
+    world?: boolean | undefined;
+    /**
+     * when given, no other argument may be
+     */
+    alone?: boolean | undefined;
+    /**
+     * a record field present exactly for these values
+     */
+    only_for?: {
+        field: string;
+        values: string[];
+    } | undefined;
 };
 export type InterfaceEvent = {
     name: string;
     pure?: boolean | undefined;
+    /**
+     * an event of the scripted world, which the adapter plays itself
+     */
+    world?: boolean | undefined;
+    /**
+     * this event's code for an unknown argument name
+     */
+    extra_argument_error?: string | undefined;
     arguments: InterfaceParameter[];
     outputs: string[];
 };
@@ -98,5 +141,10 @@ export type MachineInterface = {
         options_vocabulary?: string;
     };
     events: InterfaceEvent[];
+    extra_argument_error?: string | undefined;
+    records?: Record<string, {
+        description?: string;
+        fields: InterfaceParameter[];
+    }> | undefined;
     vocabularies: Record<string, unknown>;
 };
