@@ -307,6 +307,35 @@ def is_valid_time(value: object) -> bool:
     return type(value) is int and 0 <= value <= MAX_TIME_MS
 
 
+def compare_sources(remembered: Hashable, current: tuple[Hashable, Hashable]) -> SourceChange:
+    """The inbox source's *source change* (spec: *The inbox source*): ``current`` is the
+    ``(version, layout)`` pair now; changed when ``remembered`` differs from it, hard when its
+    layout does. A remembered value that is not such a pair is a hard change."""
+    pair = tuple(remembered) if isinstance(remembered, (tuple, list)) and len(remembered) == 2 else None
+    return SourceChange(changed=pair != tuple(current), hard=pair is None or pair[1] != current[1],
+                        sources=tuple(current))
+
+
+def contains_utf16(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in ``text`` as UTF-16 code units, as the seed's TypeScript host
+    compares strings (``includes``): a lone surrogate matches half of a pair (spec: Screening).
+
+    WARNING: the model (model/inbox_refresh.py) and the Node port compare the same way.
+    """
+    haystack, needle = text.encode("utf-16-le", "surrogatepass"), word.encode("utf-16-le", "surrogatepass")
+    found = haystack.find(needle)
+    while found != -1 and found % 2:  # a match must start on a code unit, not inside one
+        found = haystack.find(needle, found + 1)
+    return found != -1
+
+
+def screening_declines(item: Mapping[str, Any], deny: Sequence[str]) -> bool:
+    """The inbox source's *screening* (spec: *The inbox source*): an item is declined when its
+    ``title`` or its ``detail`` is a string that contains a deny string."""
+    texts = [v for v in (item.get("title"), item.get("detail")) if isinstance(v, str)]
+    return any(contains_utf16(text, word) for word in deny for text in texts)
+
+
 def backoff_ms(failure_count: int) -> int:
     """REFRESH-BACK-1: the delay after the ``failure_count``-th failure in a row.
 

@@ -77,6 +77,8 @@ from inboxspec.model.inbox_refresh import (
 )
 
 T = "2026-01-01T00:00:00.000Z"
+# The events, their arguments and defaults: spec/inbox-refresh.interface.json.
+EVENTS = inbox_refresh_driver.INTERFACE.events
 
 CATALOGUE: dict[str, dict[str, Any]] = {
     "result": {"outcome": "result", "duration_ms": 1000, "computation": {
@@ -169,7 +171,7 @@ def collapsed_failures(failures: int) -> int:
 @functools.cache
 def cycle_of(names: tuple[str, ...]) -> tuple[Script, ...]:
     """The scripts of a ``jobs`` bound, in launch order."""
-    return tuple(Script.from_json(CATALOGUE[n]) for n in names)
+    return tuple(inbox_refresh_driver.model_script(CATALOGUE[n]) for n in names)
 
 
 def _relative(remembered: tuple[int, int] | None, version: int, layout: int) -> tuple[int, int] | None:
@@ -265,12 +267,14 @@ class InboxRefreshExplorer:
 
     def alphabet(self, bounds: Bounds) -> Sequence[Action]:
         return [
-            Action("snapshot", "snapshot", {"callers": 1}),
+            Action("snapshot", "snapshot", EVENTS["snapshot"].defaults()),
             Action("advance +0 ms", "advance", {"ms": 0}),
             Action("advance +30 s", "advance", {"ms": SPACING_MS}),
+            # A soft invalidation: the record form (no `value`) with every default.
             Action("invalidate", "invalidate",
-                   {"hard": False, "capacity": False, "remove_ids": (), "added": 0}),
-            Action("edit_sources", "edit_sources", {"hard": False}),
+                   {**EVENTS["invalidate"].defaults(), "value": None,
+                    "remove_ids": tuple(EVENTS["invalidate"].argument("remove_ids").default)}),
+            Action("edit_sources", "edit_sources", EVENTS["edit_sources"].defaults()),
             Action("change_policy", "change_policy"),
             Action("set_readable false", "set_readable", {"value": False}),
             Action("set_readable true", "set_readable", {"value": True}),
