@@ -252,6 +252,79 @@ def implementation_modules(machine: Any) -> list[str]:
     return sorted(found)
 
 
+def shared_modules(modules: Sequence[str]) -> dict[str, frozenset[str]]:
+    """The other ``inboxspec.impl`` modules that ``modules`` import from, followed in turn (the
+    shared ``values``, ``options`` and ``errors``), each with the names of it that they reach:
+    the definitions and constants they import, and what those name in the same module. So code
+    that several machines share is mutated for each machine that calls it, and no more of it."""
+    wanted: dict[str, set[str]] = {}
+    todo = list(modules)
+    seen: set[str] = set()
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        for imported, names in _impl_imports(module, wanted.get(module)).items():
+            known = wanted.setdefault(imported, set())
+            if imported not in modules and not names <= known:
+                known.update(names)
+                seen.discard(imported)  # reached with more names: follow its imports again
+                todo.append(imported)
+    return {module: reachable_names(module, names) for module, names in wanted.items() if names}
+
+
+def _impl_imports(module: str, names: set[str] | None) -> dict[str, set[str]]:
+    """The ``inboxspec.impl`` modules that ``module`` imports from, with the imported names; with
+    ``names``, only the imports that those definitions of ``module`` reach."""
+    package = module.rsplit(".", 1)[0]
+    tree = ast.parse(_source(module))
+    used = None if names is None else _names_reached(tree, names)
+    imported: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            name = f"{package}.{node.module}" if node.level == 1 else node.module
+            taken = {alias.name for alias in node.names
+                     if used is None or (alias.asname or alias.name) in used}
+            if name.startswith(IMPL_PACKAGE) and taken:
+                imported.setdefault(name, set()).update(taken)
+    return imported
+
+
+def _top_level(tree: ast.Module) -> dict[str, ast.AST]:
+    """A module's top-level functions, classes and assigned constants, by name."""
+    found: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found[node.name] = node
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    found[target.id] = node
+    return found
+
+
+def _names_reached(tree: ast.Module, entries: set[str]) -> set[str]:
+    """Every name that the top-level ``entries`` name, transitively through the module's own."""
+    definitions = _top_level(tree)
+    reached: set[str] = set()
+    todo = list(entries)
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        if name in definitions:
+            todo.extend(node.id for node in ast.walk(definitions[name]) if isinstance(node, ast.Name))
+    return reached
+
+
+def reachable_names(module: str, entries: set[str]) -> frozenset[str]:
+    """The top-level definitions and constants of ``module`` that ``entries`` reach."""
+    tree = ast.parse(_source(module))
+    return frozenset(_names_reached(tree, entries) & set(_top_level(tree)))
+
+
 def _source(module: str) -> str:
     spec = importlib.util.find_spec(module)
     assert spec is not None and spec.origin is not None, module
@@ -281,7 +354,10 @@ def reachable_definitions(module: str, entry: str) -> frozenset[str]:
 
 def mutation_targets(machine: Any) -> list[Mutant]:
     """Every mutant of a machine's reference: its impl modules, and its driver's reachable part."""
-    mutants = [m for module in implementation_modules(machine) for m in mutants_of(module)]
+    modules = implementation_modules(machine)
+    mutants = [m for module in modules for m in mutants_of(module)]
+    mutants += [m for module, names in sorted(shared_modules(modules).items())
+                for m in mutants_of(module, names)]
     driver = machine.run_case.__module__
     reached = reachable_definitions(driver, machine.run_case.__name__)
     return mutants + mutants_of(driver, reached)

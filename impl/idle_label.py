@@ -26,6 +26,7 @@ from typing import Final
 
 from .idle_errors import InvalidArgument
 from .idle_label_table import BLANK_RANGES, FOLDED_PHRASES, LETTER_FOLDS, LOOKALIKE_RANGES, SPACE_RANGES
+from .values import is_safe_natural
 
 PEER_IDLE_LABEL_MAX: Final = 100  # IDLE-LABEL-4: in code points
 PEER_IDLE_NOTICE_KINDS: Final = ("idle", "exited", "unavailable", "expired")
@@ -42,7 +43,6 @@ NOTICE_TAIL: Final = (
 CLOCK_PLACEHOLDER: Final = "--:--"  # IDLE-CLOCK-2
 UNNAMED_LABEL: Final = "(unnamed session)"  # IDLE-TEXT-6
 MINUTE_MS: Final = 60_000
-MAX_SAFE_INTEGER: Final = 2**53 - 1
 MAX_UTC_OFFSET_MIN: Final = 1439  # IDLE-CLOCK-1: strictly less than a day either way
 DEFAULT_UTC_OFFSET_MIN: Final = 0  # the helpers' utc_offset_min when absent or null (IDLE-IF-1)
 DAY_MINUTES: Final = 1440
@@ -74,11 +74,6 @@ def join_surrogate_pairs(raw: str) -> str:
     if _SURROGATE_PAIR.search(raw) is None:
         return raw
     return raw.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
-def is_safe_natural(value: object) -> bool:
-    # bool is an int subclass; True is not a time or a count.
-    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
 
 
 def maps_to_space(char: str) -> bool:

@@ -49,11 +49,12 @@ from .idle_errors import (
 from .idle_label import (
     MAX_UTC_OFFSET_MIN,
     describe_peer_idle_subscription,
-    is_safe_natural,
     label_or_unnamed,
     peer_idle_notice_label,
     render_idle_notice,
 )
+from .options import FindingOptions
+from .values import is_safe_natural
 
 # The seed's constants (IDLE-DEF-1).
 PEER_IDLE_SUBSCRIPTION_TTL_MS = 43_200_000
@@ -85,8 +86,11 @@ CLOSED = (Phase.EXITED, Phase.SHUT_DOWN)
 
 
 @dataclass(frozen=True)
-class IdleOptions:
+class IdleOptions(FindingOptions):
     """Behaviour changes recommended by the findings. Every default is the seed's."""
+
+    MACHINE = "idle-subscriptions"
+    INVALID_CONFIG = InvalidConfig
 
     notify_pushed_out: bool = False  # IDLE-F1
     fire_when_already_idle: bool = False  # IDLE-F2
@@ -94,21 +98,6 @@ class IdleOptions:
     answers_from_target_only: bool = False  # IDLE-F4
     fold_lookalikes: bool = False  # IDLE-F5
 
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            if type(getattr(self, f.name)) is not bool:
-                raise InvalidConfig(f"option {f.name} must be true or false, "
-                                    f"got {getattr(self, f.name)!r}")
-
-    @classmethod
-    def from_mapping(cls, raw: object) -> IdleOptions:
-        if not isinstance(raw, Mapping):
-            raise InvalidConfig(f"options must be an object, got {type(raw).__name__}")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(str(k) for k in raw if k not in known)
-        if unknown:
-            raise InvalidConfig(f"unknown idle-subscriptions option(s): {', '.join(unknown)}")
-        return cls(**raw)
 
 
 @dataclass(frozen=True)

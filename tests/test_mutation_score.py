@@ -41,6 +41,16 @@ def test_finds_the_reference_modules_through_the_registry() -> None:
     assert mutation_score.implementation_modules(machines.get("wake-gate")) == [WAKE]
 
 
+def test_shared_reference_code_is_mutated_where_a_machine_reaches_it() -> None:
+    # The wake gate imports describe and is_safe_natural from impl/values.py, not the other checks.
+    shared = mutation_score.shared_modules([WAKE])
+    assert set(shared) == {"inboxspec.impl.errors", "inboxspec.impl.options", "inboxspec.impl.values"}
+    assert shared["inboxspec.impl.values"] == {"MAX_SAFE_INTEGER", "describe", "is_safe_natural"}
+    ids = [m.id for m in mutation_score.mutation_targets(machines.get("wake-gate"))]
+    assert "inboxspec.impl.values:describe:return-None:2809e1ad" in ids
+    assert not [i for i in ids if i.startswith("inboxspec.impl.values:is_safe_integer:")]
+
+
 @pytest.mark.parametrize("mutant", [
     f"{WAKE}:is_rapid:Lt->LtE:680b6d3d",  # the floor boundary: a self-wake exactly one floor later
     f"{WAKE}:decide:False->True:4155887f#2",  # a counted wake leaves the refusal flag set (survivors.json)
