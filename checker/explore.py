@@ -31,7 +31,6 @@ from inboxspec.machines.frame import (
     Action,
     Bounds,
     Explorer,
-    ForeverProperty,
     Invariant,
     Snapshot,
     Step,
@@ -149,8 +148,10 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     bound = [chart.bind(a.event, a.kwargs) for a in actions]
     once_per_state = state_level_invariants(active_by_letter, start, parsed)
 
+    generated: dict[tuple[int, ...], Any] = {}  # the checks generated so far, by their invariants
+
     def letters_by_state() -> dict[str, list[tuple[int, Action, Any, Any, Any]]]:
-        checks = letter_checks(active_by_letter, once_per_state, parsed)
+        checks = letter_checks(active_by_letter, once_per_state, parsed, generated)
         return {state: [(index, action, fire[state], *checks[index])
                         for index, (action, fire) in enumerate(zip(actions, bound, strict=True))]
                 for state in chart.states}
@@ -182,6 +183,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     recording = bool(forever)
     number: dict[Snapshot, int] = {start: 0}
     successors: list[list[list[Edge]]] = [[[]] for _ in forever]
+    recorded = list(zip(forever, successors, strict=True))
     deepest = 0
     began = last_report = time.perf_counter()
     while frontier:
@@ -212,8 +214,11 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                     for graph in successors:
                         graph.append([])
             if recording:
-                _record(forever, successors, pre_number, number[post], index, (pre, action, post, output),
-                        parsed)
+                # The step, in the allowed subgraph of each forever-property it is allowed in.
+                for prop, graph in recorded:
+                    if prop.every_step(pre, action, post, output, parsed):
+                        graph[pre_number].append((number[post], index,
+                                                  prop.some_step(pre, action, post, output, parsed)))
         if progress is not None and time.perf_counter() - last_report > 0.25:
             last_report = time.perf_counter()
             progress(len(parent), next_depth, last_report - began)
@@ -292,11 +297,12 @@ def state_level_invariants(active_by_letter: Sequence[Sequence[Invariant]], star
 
 
 def letter_checks(active_by_letter: Sequence[Sequence[Invariant]], once_per_state: frozenset[str],
-                  bounds: Bounds) -> list[tuple[Any, Any]]:
+                  bounds: Bounds, memo: dict[tuple[int, ...], Any] | None = None) -> list[tuple[Any, Any]]:
     """Per letter, two generated checks of a step ``(pre, post, output)``: one for a step to a
     state met before (without the invariants in ``once_per_state``), one for a step that
-    discovers its state (every invariant of the letter, in declaration order)."""
-    memo: dict[tuple[int, ...], Any] = {}
+    discovers its state (every invariant of the letter, in declaration order). ``memo`` keeps
+    the checks generated for one exploration (its bounds), by their invariants."""
+    memo = {} if memo is None else memo
 
     def generated(invariants: list[Invariant]) -> Any:
         key = tuple(id(inv) for inv in invariants)
@@ -332,14 +338,6 @@ def invariant_checks(invariants: Sequence[Invariant],
     exec("\n".join(lines), namespace)
     check: Callable[[Any, Any, Any], Any] = namespace["check"]
     return check
-
-
-def _record(forever: Sequence[ForeverProperty], successors: list[list[list[Edge]]], pre: int, post: int,
-            letter: int, step: Step, bounds: Bounds) -> None:
-    """Add one explored step to the allowed subgraph of each forever-property it is allowed in."""
-    for prop, graph in zip(forever, successors, strict=True):
-        if prop.every_step(*step, bounds):
-            graph[pre].append((post, letter, prop.some_step(*step, bounds)))
 
 
 def trace_to(parent: Mapping[Snapshot, tuple[Snapshot, int] | None], actions: Sequence[Action],
