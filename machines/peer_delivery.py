@@ -115,6 +115,7 @@ STEP: int = DEFAULT_EXPIRY_MS  # the clock's one move: the default dialogExpiry
 RECIPIENT_MODE = "x"
 INTERFACE = peer_delivery_driver.INTERFACE
 SEND = INTERFACE.events["send_message"]
+SEND_DEFAULTS = SEND.defaults()  # read only (concretize compares with it)
 OPTIONS = INTERFACE.options
 
 
@@ -350,6 +351,7 @@ class PeerDeliveryExplorer:
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """Positions become the tickets, and delays the instants, of each step's own state."""
         steps: list[dict[str, Any]] = []
+        defaults = SEND_DEFAULTS
         for pre, action, _post in trace:
             args = dict(action.kwargs)
             tickets, next_ticket, now = pre.tickets, pre.next_ticket, pre.now_ms
@@ -359,7 +361,6 @@ class PeerDeliveryExplorer:
                 index = args["ticket"].index
                 args = {"ticket": tickets[index - 1] if index <= len(tickets) else next_ticket + index}
             elif action.event == "send_message":
-                defaults = SEND.defaults()
                 args = {k: v for k, v in args.items() if k not in defaults or v != defaults[k]}
             steps.append(frame.case_step(action.event, args))
         return steps
