@@ -57,6 +57,9 @@ class Exploration:
     transitions: int = 0
     max_depth: int = 0
     seconds: float = 0.0
+    # The search's processor time in this process (``seconds`` is wall time): on a shared
+    # machine, the rate per core. Zero for a search on several workers.
+    cpu_seconds: float = 0.0
     violations: dict[str, list[Step]] = field(default_factory=dict)
     coverage: dict[tuple[str, str, int], list[Step]] = field(default_factory=dict)
     all_transitions: tuple[CompiledTransition, ...] = ()
@@ -186,6 +189,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     recorded = list(zip(forever, successors, strict=True))
     deepest = 0
     began = last_report = time.perf_counter()
+    began_cpu = time.process_time()
     while frontier:
         pre, pre_depth = popleft()
         next_depth = pre_depth + 1
@@ -223,6 +227,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
             last_report = time.perf_counter()
             progress(len(parent), next_depth, last_report - began)
     result.seconds = time.perf_counter() - began
+    result.cpu_seconds = time.process_time() - began_cpu
     for steps in (*coverage.values(), *violations.values()):
         steps[:0] = trace_to(parent, actions, steps[0][0])
     result.states = len(parent)
