@@ -126,15 +126,19 @@ def _priors_within_bound(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], 
 
 def _one_answer_each(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
     answered = _answered(out)
+    if not answered:
+        return True  # most steps answer nobody
     remaining = {(row.requester, row.subscription) for row in post.subscribers}
     return len(answered) == len(set(answered)) and not (set(answered) & remaining)
 
 
 def _notices_only_for_outstanding(pre: Snapshot, post: Snapshot, out: Mapping[str, Any],
                                   bounds: Bounds) -> bool:
+    ids = [n["subscription"] for n in out.get("notices", ())]
+    if not ids:
+        return True  # most steps give no notice
     before = {row.subscription for row in pre.outstanding}
     after = {row.subscription for row in post.outstanding}
-    ids = [n["subscription"] for n in out.get("notices", ())]
     return len(ids) == len(set(ids)) and all(i in before and i not in after for i in ids)
 
 
@@ -143,7 +147,10 @@ def _no_idle_while_held(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], b
 
 
 def _idle_only_when_fire_due(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
-    fired = any(a["kind"] == "idle" for a in out.get("sent", ()))
+    sent = out.get("sent")
+    if not sent:
+        return True  # most steps send nothing
+    fired = any(a["kind"] == "idle" for a in sent)
     return not fired or (pre.state in ("settling", "backing_off") and pre.fire_in is not None
                          and pre.fire_in <= 1)
 
@@ -176,7 +183,7 @@ def _unheld_target_near_fire(pre: Snapshot, post: Snapshot, out: Mapping[str, An
 
 
 INVARIANTS: tuple[Invariant, ...] = (
-    Invariant("tables_within_caps", ("IDLE-REQ-1", "IDLE-TGT-1"), _every, _tables_within_caps),
+    Invariant("tables_within_caps", ("IDLE-REQ-1", "IDLE-TGT-1"), _every, _tables_within_caps, of_state=True),
     Invariant("priors_within_bound", ("IDLE-REQ-3",), _on("subscribe"), _priors_within_bound),
     Invariant("one_answer_per_subscription", ("IDLE-END-4", "IDLE-FIRE-3", "IDLE-TGT-2"), _every,
               _one_answer_each),
@@ -192,7 +199,7 @@ INVARIANTS: tuple[Invariant, ...] = (
               _on("add_subscriber"), _idle_target_answers,
               finding="IDLE-F2", option="fire_when_already_idle"),
     Invariant("unheld_target_is_near_its_fire", ("IDLE-OPT-3", "IDLE-HELD-3"), _every,
-              _unheld_target_near_fire, finding="IDLE-F3", option="fire_on_release"),
+              _unheld_target_near_fire, finding="IDLE-F3", option="fire_on_release", of_state=True),
     # Id 1 always belongs to the first target, so its answer from the second never may resolve it.
     Invariant("only_the_target_resolves_its_subscription", ("IDLE-OPT-4", "IDLE-REQ-8"), _foreign_answer,
               _only_the_target_resolves, finding="IDLE-F4", option="answers_from_target_only"),
@@ -209,6 +216,16 @@ def _age(now: int, at: int | None) -> int | None:
     return None if at is None else min(now - at, AGE_CAP)
 
 
+_new = tuple.__new__  # a named tuple from its fields in order, without its Python-level constructor
+
+
+def _views(outstanding: Sequence[tuple[Any, ...]], subscribers: Sequence[tuple[Any, ...]],
+           now: int) -> tuple[tuple[OutstandingView, ...], tuple[SubscriberView, ...]]:
+    """The model's two tables as a state keeps them: times as ages."""
+    return (tuple([_new(OutstandingView, (i, t, lab, now - at)) for i, t, lab, at in outstanding]),
+            tuple([_new(SubscriberView, (r, i, now - at, parity)) for r, i, at, parity in subscribers]))
+
+
 class IdleSubscriptionsExplorer:
     variables: tuple[str, ...] = Snapshot._fields
     default_bounds: Mapping[str, str] = {"outstanding_cap": "2", "priors_kept": "0", "subscriber_cap": "1",
@@ -219,6 +236,13 @@ class IdleSubscriptionsExplorer:
     options = tuple(name for name in INTERFACE.options if name != "fold_lookalikes")
     invariants = INVARIANTS
     unobservable_events: frozenset[str] = frozenset()
+
+    def __init__(self) -> None:
+        # The last snapshot loaded, its rows, and (once `store` has met them) their views.
+        self._rows_of: Snapshot | None = None
+        self._outstanding: tuple[tuple[Any, ...], ...] = ()
+        self._subscribers: tuple[tuple[Any, ...], ...] = ()
+        self._views: tuple[tuple[OutstandingView, ...], tuple[SubscriberView, ...]] | None = None
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
         merged = frame.merged_bounds("idle-subscriptions", self.default_bounds, raw)
@@ -290,11 +314,17 @@ class IdleSubscriptionsExplorer:
     def load(self, data: Any, snapshot: Snapshot) -> None:
         data.phase = snapshot.state
         data.now_ms = T0
-        # The model's own rows (model/idle_subscriptions.py's Outstanding and Subscriber).
-        data.outstanding = tuple((row.subscription, row.target, row.label, T0 - row.age)
-                                 for row in snapshot.outstanding)
-        data.subscribers = tuple((row.requester, row.subscription, T0 - row.age, row.parity)
-                                 for row in snapshot.subscribers)
+        # The model's own rows (model/idle_subscriptions.py's Outstanding and Subscriber), as
+        # tuples, which no step changes in place: those of the last snapshot loaded are kept (the
+        # explorer loads each once per letter), and `store` knows its views when they come back.
+        if snapshot is not self._rows_of:
+            self._outstanding = tuple([(row.subscription, row.target, row.label, T0 - row.age)
+                                       for row in snapshot.outstanding])
+            self._subscribers = tuple([(row.requester, row.subscription, T0 - row.age, row.parity)
+                                       for row in snapshot.subscribers])
+            self._rows_of = snapshot
+            self._views = None
+        data.outstanding, data.subscribers = self._outstanding, self._subscribers
         data.fire_at = None if snapshot.fire_in is None else T0 + snapshot.fire_in
         data.finished_at = None if snapshot.finish_age is None else T0 - snapshot.finish_age
         data.detail = snapshot.detail
@@ -305,16 +335,25 @@ class IdleSubscriptionsExplorer:
         now = data.now_ms
         reads_finish = state in ("settling", "backing_off") or (
             state == "idle" and data.options.fire_when_already_idle)
-        return Snapshot(
+        outstanding, subscribers = data.outstanding, data.subscribers
+        if now == T0 and outstanding is self._outstanding and subscribers is self._subscribers:
+            # The loaded rows, untouched (the same tuples) and at the loaded clock: their views
+            # are worked out once per snapshot.
+            if self._views is None:
+                self._views = _views(outstanding, subscribers, now)
+            outstanding_views, subscriber_views = self._views
+        else:
+            outstanding_views, subscriber_views = _views(outstanding, subscribers, now)
+        return _new(Snapshot, (
             state,
-            tuple(OutstandingView(i, t, lab, now - at) for i, t, lab, at in data.outstanding),
-            tuple(SubscriberView(r, i, now - at, parity) for r, i, at, parity in data.subscribers),
+            outstanding_views,
+            subscriber_views,
             None if data.fire_at is None else data.fire_at - now,
             _age(now, data.finished_at) if reads_finish else None,
             data.detail if reads_finish else None,
             0 if state in ("exited", "shut_down") else data.held,  # nothing reads it once closed
             _age(now, data.closed_at) if state == "exited" else None,
-        )
+        ))
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         return frame.with_options(self._settings(bounds), options)
