@@ -44,7 +44,15 @@ from .wake_gate import SCHEDULED_PREFIX, USER_KIND, Message, WakeGateError, Wake
 MAX_SAFE_INTEGER = 2**53 - 1
 DEFAULT_SESSIONS = ("s1", "s2")
 MAX_SESSIONS = 8
-CONFIG_KEYS = ("sessions", "wake_gate", "peer_delivery", "idle_subscriptions", "turn_action_limit", "options")
+CONFIG_KEYS = (
+    "sessions",
+    "wake_gate",
+    "peer_delivery",
+    "idle_subscriptions",
+    "turn_action_limit",
+    "reminder_limit",
+    "options",
+)
 PEER_KIND = "agent"  # HOST-SEND-3: delivered peer mail, and reminders (HOST-TURN-3)
 WAKE_RECEIPTS = ("wake_attempted", "turn_started")  # HOST-WAKE-2
 REFUSAL_RECEIPTS = ("wake_attempted", "wake_refused")  # HOST-WAKE-3
@@ -97,6 +105,10 @@ class InvalidTicket(HostError):
 
 class InvalidSetting(HostError):
     code = "invalid_setting"
+
+
+class ReminderLimit(HostError):
+    code = "reminder_limit"
 
 
 class NotInTurn(HostError):
@@ -211,6 +223,7 @@ class Host:
         peer_delivery: object = None,
         idle_subscriptions: object = None,
         turn_action_limit: object = None,
+        reminder_limit: object = None,
         options: HostOptions | None = None,
     ) -> None:
         if (
@@ -226,6 +239,8 @@ class Host:
             raise InvalidConfig(
                 f"turn_action_limit must be a safe integer or null, got {turn_action_limit!r}"
             )
+        if reminder_limit is not None and not _is_safe_natural(reminder_limit):
+            raise InvalidConfig(f"reminder_limit must be a safe integer or null, got {reminder_limit!r}")
         options = HostOptions() if options is None else options
         if not isinstance(options, HostOptions):
             raise InvalidConfig(f"options must be HostOptions, got {type(options).__name__}")
@@ -252,6 +267,7 @@ class Host:
             if session.idle.now_ms != 0:
                 raise InvalidConfig("idle_subscriptions: start_ms must be 0, the host clock's start")
         self.turn_action_limit: int | None = turn_action_limit  # type: ignore[assignment]
+        self.reminder_limit: int | None = reminder_limit  # type: ignore[assignment]
         self.options = options
         self.now_ms = 0
         self.reminders: list[Reminder] = []  # in scheduling order
@@ -276,6 +292,7 @@ class Host:
             peer_delivery=config.get("peer_delivery", {}),
             idle_subscriptions=config.get("idle_subscriptions", {}),
             turn_action_limit=config.get("turn_action_limit"),
+            reminder_limit=config.get("reminder_limit"),
             options=HostOptions.from_mapping(config.get("options", {})),
         )
 
@@ -511,6 +528,9 @@ class Host:
         body = self._text(text)
         assert isinstance(delay_ms, int) and body is not None
         self._turn(owner)
+        waiting = sum(1 for r in self.reminders if r.session == owner.address)
+        if self.reminder_limit is not None and waiting >= self.reminder_limit:
+            raise ReminderLimit(f"session {owner.address} has {waiting} reminders not yet due")
         if self.now_ms + delay_ms > MAX_SAFE_INTEGER:
             raise InvalidDelay(f"the reminder would fall due past 2**53 - 1 ms (delay {delay_ms})")
         events = self._begin()

@@ -127,6 +127,14 @@ class Part:
         holder.__dict__.update(copy.deepcopy(self._template))
         return holder
 
+    def loaded(self, fields: dict[str, Any]) -> Any:
+        """A part whose data is the template's, with ``fields`` written over it (no copy: the
+        caller gives fresh values for every mutable field, as an explorer's ``load`` does)."""
+        holder = self._holder()
+        holder.__dict__.update(self._template)
+        holder.__dict__.update(fields)
+        return holder
+
     def fire(self, data: Any, state: str, event: str, **kwargs: Any) -> str:
         """Run ``event`` in ``state`` on ``data``; the state it leads to. ``data.output`` is its output."""
         for row in self.rows.get((state, event), ()):

@@ -182,6 +182,7 @@ class HostChart(ModelChart["HostChart"]):
         config = dict(config or {})
         self.addresses: tuple[str, ...] = tuple(config.get("sessions", DEFAULT_SESSIONS))
         self.limit: int | None = config.get("turn_action_limit")
+        self.reminder_limit: int | None = config.get("reminder_limit")
         self.options = options or HostModelOptions()
         self.parts = Parts(
             config.get("wake_gate", {}), config.get("peer_delivery", {}), config.get("idle_subscriptions", {})
@@ -204,6 +205,11 @@ class HostChart(ModelChart["HostChart"]):
     def turn_budget_is_spent(self, session: str) -> bool:
         """HOST-TURN-1."""
         return self.limit is not None and self.sessions[session].actions >= self.limit
+
+    def reminders_are_at_their_limit(self, session: str) -> bool:
+        """HOST-TURN-3."""
+        waiting = sum(1 for r in self.reminders if r.session == session)
+        return self.reminder_limit is not None and waiting >= self.reminder_limit
 
     # -- firing the parts ------------------------------------------------------------------
 
@@ -319,6 +325,10 @@ class HostChart(ModelChart["HostChart"]):
     def reject_turn_limit(self) -> None:
         """HOST-TURN-1."""
         self._error("turn_limit")
+
+    def reject_reminder_limit(self) -> None:
+        """HOST-TURN-3."""
+        self._error("reminder_limit")
 
     def book_typed_line(self, session: str, text: str) -> None:
         """HOST-WAKE-4."""
