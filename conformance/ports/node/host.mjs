@@ -154,6 +154,10 @@ export class Host {
     this.subscriptionTargets = new Map();
     /** @type {Reminder[]} in scheduling order */
     this.reminders = [];
+    // One clock drives every machine (HOST-TIME-1) and it starts at 0 ms (HOST-IF-1): an idle
+    // half whose own clock would start elsewhere is a part config the host rejects.
+    const idle = /** @type {Record<string, unknown>} */ (read.parts.idle_subscriptions);
+    if (Object.hasOwn(idle, "start_ms") && idle.start_ms !== 0) fail("invalid_config", "idle_subscriptions.start_ms is not the host clock's start");
     try {
       /** @type {Session[]} in config order */
       this.sessions = read.sessions.map((address) => new Session(address, read.parts, () => this.clock));
@@ -275,6 +279,15 @@ export class Host {
     }
   }
 
+  /**
+   * HOST-TURN-3: a due time is a clock reading, so it is a safe integer; checked after
+   * `reminder_limit`. Both terms are safe integers, so the subtraction is exact in doubles.
+   * @param {number} delayMs
+   */
+  checkDue(delayMs) {
+    if (delayMs > Number.MAX_SAFE_INTEGER - this.clock) fail("invalid_delay", "the reminder would fall due past 2^53 - 1");
+  }
+
   // -- the events ---------------------------------------------------------------------------
 
   /** @param {Record<string, any>} a @param {HostRecord[]} records HOST-WAKE-4 */
@@ -358,6 +371,7 @@ export class Host {
   schedule(a, records) {
     const s = this.session(a.session);
     this.checkTurn(s, "schedule");
+    this.checkDue(/** @type {number} */ (a.delay_ms));
     s.actions += 1;
     const due = this.clock + /** @type {number} */ (a.delay_ms);
     this.reminders.push({ session: s.address, due, text: a.text });

@@ -70,6 +70,12 @@ export class Host {
      * @param {Session} s @param {string} event
      */
     checkTurn(s: Session, event: string): void;
+    /**
+     * HOST-TURN-3: a due time is a clock reading, so it is a safe integer; checked after
+     * `reminder_limit`. Both terms are safe integers, so the subtraction is exact in doubles.
+     * @param {number} delayMs
+     */
+    checkDue(delayMs: number): void;
     /** @param {Record<string, any>} a @param {HostRecord[]} records HOST-WAKE-4 */
     user_input(a: Record<string, any>, records: HostRecord[]): void;
     /** @param {Record<string, any>} a @param {HostRecord[]} records HOST-WAKE-1..3 */
