@@ -11,7 +11,7 @@
 import {
   conforms, configKeys, eventOf, loadInterface, optionNames, unknownArguments, vocabulary, withConfigDefaults, withDefaults,
 } from "./interface-data.mjs";
-import { InboxWakePolicy, WakeGateError, policyFromConfig } from "./wake-gate.mjs";
+import { InboxWakePolicy, SCHEDULED_PREFIX, WakeGateError, policyFromConfig } from "./wake-gate.mjs";
 import {
   PeerDelivery, PeerDeliveryError, renderCrossSessionDeliveryNotice, renderCrossSessionDroppedNotice,
 } from "./peer-delivery.mjs";
@@ -23,16 +23,22 @@ const OPTION_NAMES = optionNames(INTERFACE);
 /** The host's finding options (HOST-OPT-1..4), each a feature tag. */
 export const FEATURES = OPTION_NAMES.map((name) => `option:${name}`);
 const CONFIG_KEYS = configKeys(INTERFACE);
-const HOST_RECEIPTS = vocabulary(INTERFACE, "host_receipts");
-const [WAKE_ATTEMPTED, WAKE_REFUSED, TURN_STARTED] = ["wake_attempted", "wake_refused", "turn_started"].map((word) => {
-  if (!HOST_RECEIPTS.includes(word)) throw new Error(`host: the host_receipts vocabulary has no ${word}`);
+/**
+ * A word of a list vocabulary, checked there when the module loads.
+ * @param {string} name @param {string} word
+ */
+function wordOf(name, word) {
+  if (!vocabulary(INTERFACE, name).includes(word)) throw new Error(`host: the ${name} vocabulary has no ${word}`);
   return word;
-});
-const [PEER_KIND] = vocabulary(INTERFACE, "peer_kind");
+}
+/** The receipts of the idle watcher (HOST-WAKE-2, HOST-WAKE-3). */
+const WAKE_ATTEMPTED = wordOf("host_receipts", "wake_attempted");
+const WAKE_REFUSED = wordOf("host_receipts", "wake_refused");
+const TURN_STARTED = wordOf("host_receipts", "turn_started");
+/** The kind of delivered peer mail and of reminders (HOST-SEND-3, HOST-TURN-3). */
+const AGENT_KIND = wordOf("peer_kind", "agent");
 /** The events that are turn actions (HOST-TERM-5); `end_turn` needs a turn but is not counted. */
 const TURN_ACTIONS = ["send_message", "schedule", "subscribe"];
-/** What a scheduled reminder's text starts with (HOST-TURN-3, WAKE-SELF-1). */
-const SCHEDULED_PREFIX = "[scheduled] ";
 
 /**
  * @typedef {"invalid_config" | "invalid_argument" | "unknown_session" | "invalid_target" | "invalid_claim"
@@ -41,7 +47,7 @@ const SCHEDULED_PREFIX = "[scheduled] ";
  */
 
 export class HostError extends Error {
-  /** @param {HostErrorCode | string} code @param {string} message */
+  /** @param {HostErrorCode} code @param {string} message */
   constructor(code, message) {
     super(message);
     /** @readonly */
@@ -49,7 +55,7 @@ export class HostError extends Error {
   }
 }
 
-/** @param {HostErrorCode | string} code @param {string} message @returns {never} */
+/** @param {HostErrorCode} code @param {string} message @returns {never} */
 const fail = (code, message) => { throw new HostError(code, message); };
 
 /** @typedef {import("./wake-gate.mjs").AgentMessage} AgentMessage */
@@ -96,7 +102,7 @@ class Session {
     this.actions = 0;
     /** What the idle half last got from `set_held` (HOST-IDLE-1); it starts with nothing held. */
     this.heldTold = 0;
-    /** @type {Map<number, InFlight>} this session's peer delivery's held messages, by ticket */
+    /** @type {Map<number, InFlight>} the messages this session's peer delivery has not yet settled, by ticket */
     this.inFlight = new Map();
   }
 
@@ -214,7 +220,7 @@ export class Host {
       if (r.state !== "held") recipient.inFlight.delete(r.ticket);
       if (r.state === "delivered") {
         recipient.pending.push({
-          message: { kind: PEER_KIND, from: r.sender, to: recipient.address, text: flight.text }, peer: true,
+          message: { kind: AGENT_KIND, from: r.sender, to: recipient.address, text: flight.text }, peer: true,
         });
       }
       const text = r.state === "dropped"
@@ -344,7 +350,7 @@ export class Host {
     this.reminders = this.reminders.filter((r) => r.due > now);
     for (const r of due) {
       this.session(r.session).pending.push({
-        message: { kind: PEER_KIND, from: r.session, to: r.session, text: SCHEDULED_PREFIX + r.text }, peer: false,
+        message: { kind: AGENT_KIND, from: r.session, to: r.session, text: SCHEDULED_PREFIX + r.text }, peer: false,
       });
     }
   }
@@ -416,7 +422,8 @@ export class Host {
     try {
       out = s.delivery[which]({ ticket: a.ticket });
     } catch (error) {
-      if (error instanceof PeerDeliveryError) fail(error.code, error.message);
+      // invalid_ticket and not_held (PEER-HOLD-4), and box_full under its release_respects_box_cap
+      if (error instanceof PeerDeliveryError) fail(/** @type {HostErrorCode} */ (error.code), error.message);
       throw error;
     }
     this.receipts(s, out.receipts, records);
@@ -442,10 +449,10 @@ export class Host {
    */
   checkArguments(defined, args) {
     const extra = unknownArguments(defined, args);
-    if (extra.length) fail(INTERFACE.extra_argument_error ?? "invalid_argument", `unknown argument(s) ${extra}`);
+    if (extra.length) fail(/** @type {HostErrorCode} */ (INTERFACE.extra_argument_error ?? "invalid_argument"), `unknown argument(s) ${extra}`);
     const addresses = this.sessions.map((s) => s.address);
     for (const argument of defined.arguments) {
-      const code = argument.code ?? "invalid_argument";
+      const code = /** @type {HostErrorCode} */ (argument.code ?? "invalid_argument");
       if (!Object.hasOwn(args, argument.name)) {
         if (argument.required) fail(code, `${argument.name} is required`);
         continue;

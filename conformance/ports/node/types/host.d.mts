@@ -15,10 +15,10 @@ export const FEATURES: string[];
  *   | "turn_limit" | "reminder_limit" | "not_held" | "box_full"} HostErrorCode
  */
 export class HostError extends Error {
-    /** @param {HostErrorCode | string} code @param {string} message */
-    constructor(code: HostErrorCode | string, message: string);
+    /** @param {HostErrorCode} code @param {string} message */
+    constructor(code: HostErrorCode, message: string);
     /** @readonly */
-    readonly code: string;
+    readonly code: HostErrorCode;
 }
 export class Host {
     /**
@@ -197,7 +197,7 @@ declare class Session {
     actions: number;
     /** What the idle half last got from `set_held` (HOST-IDLE-1); it starts with nothing held. */
     heldTold: number;
-    /** @type {Map<number, InFlight>} this session's peer delivery's held messages, by ticket */
+    /** @type {Map<number, InFlight>} the messages this session's peer delivery has not yet settled, by ticket */
     inFlight: Map<number, InFlight>;
     /** @returns {SessionState} */
     state(): SessionState;
