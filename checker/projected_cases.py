@@ -181,6 +181,8 @@ def project(case: Case) -> list[dict[str, Any]]:
     slug = case.id.removeprefix(f"{HOST}/")
     projected = []
     for part in PARTS:
+        if not _registered(part.machine):
+            continue
         entry = machines.get(part.machine)
         part_config = config.get(part.config_key, {})
         for address in host.sessions:
@@ -214,9 +216,17 @@ def host_case_files() -> list[Path]:
     return sorted(machines.get(HOST).cases.glob("*.json"))
 
 
+def _registered(machine: str) -> bool:
+    # `check --machine NAME` narrows the registry: projections are checked where both
+    # the host and the projected machine are in it.
+    return HOST in machines.REGISTRY and machine in machines.REGISTRY
+
+
 def generate() -> dict[Path, str]:
     """Every projected case file, by path, as text."""
     files: dict[Path, dict[str, Any]] = {}
+    if not any(_registered(part.machine) for part in PARTS):
+        return {}
     for path in host_case_files():
         for case in read_case_file(path):
             for projected in project(case):
@@ -240,6 +250,8 @@ def write_or_check(write: bool) -> list[str]:
             else:
                 problems.append(f"{path}: projected cases are stale; run `inboxspec cases project`")
     for part in PARTS:
+        if not _registered(part.machine):
+            continue
         folder = machines.get(part.machine).cases / HOST
         for stale in sorted(folder.glob("*.json")) if folder.is_dir() else []:
             if stale not in wanted:

@@ -103,3 +103,13 @@ def test_a_call_without_a_row_is_refused() -> None:
     host = Host.from_config({})
     with projected_cases.recording(host), pytest.raises(KeyError, match="set_dialog_expiry"):
         host.sessions["s1"].delivery.set_dialog_expiry("5m")
+
+
+def test_a_narrowed_registry_checks_what_it_holds() -> None:
+    """`check --machine NAME`: without the host there is nothing to project; with it, only NAME's."""
+    with machines.only(["wake-gate"]):
+        assert projected_cases.generate() == {}
+        assert projected_cases.write_or_check(write=False) == []
+    with machines.only(["host", "wake-gate"]):
+        assert {content["machine"] for content in
+                (json.loads(text) for text in projected_cases.generate().values())} == {"wake-gate"}
