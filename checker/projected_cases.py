@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,12 +173,17 @@ def project(case: Case) -> list[dict[str, Any]]:
     """The projected cases of one host case: one per machine and session the host called."""
     if case.expect_config_error is not None:
         return []
-    config = dict(case.config)
+    return project_steps(case.id.removeprefix(f"{HOST}/"), case.config, case.inputs)
+
+
+def project_steps(slug: str, host_config: Mapping[str, Any],
+                  inputs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The projected cases of a host config and its steps (which the host must accept as a config)."""
+    config = dict(host_config)
     host = Host.from_config(config)
     with recording(host) as logs:
-        for step in case.inputs:
+        for step in inputs:
             host_driver.apply_step(host, step)
-    slug = case.id.removeprefix(f"{HOST}/")
     projected = []
     for part in PARTS:
         if not _registered(part.machine):
@@ -191,7 +196,7 @@ def project(case: Case) -> list[dict[str, Any]]:
                 continue
             result = entry.run_case(part_config, steps)
             if "config_error" in result:  # the host would have refused the config first
-                raise ValueError(f"{case.id}: {part.machine} refuses a config the host accepted")
+                raise ValueError(f"host/{slug}: {part.machine} refuses a config the host accepted")
             requirements: list[str] = []
             for step in steps:
                 requirements += [r for r in part.events[step["event"]] if r not in requirements]

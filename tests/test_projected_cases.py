@@ -10,6 +10,7 @@ a host call the tables do not know are all caught.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from inboxspec import machines
 from inboxspec.checker import projected_cases
 from inboxspec.conformance.casefiles import read_case_file
 from inboxspec.impl.host import Host
+from inboxspec.machines import host_driver
 
 GENERATED = {path: json.loads(text) for path, text in projected_cases.generate().items()}
 HOST_CASES = [case for path in projected_cases.host_case_files() for case in read_case_file(path)]
@@ -113,3 +115,16 @@ def test_a_narrowed_registry_checks_what_it_holds() -> None:
     with machines.only(["host", "wake-gate"]):
         assert {content["machine"] for content in
                 (json.loads(text) for text in projected_cases.generate().values())} == {"wake-gate"}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fuzzed_host_traces_project_onto_the_models(seed: int) -> None:
+    """Beyond the bundled host cases: the traces of random host runs (``conform --fuzz``'s grammar),
+    projected, are answered alike by each machine's reference and model."""
+    config, steps = host_driver.fuzz(random.Random(seed))
+    for case in projected_cases.project_steps(f"fuzz-{seed}", config, steps):
+        if any("error" in s["expect"] for s in case["steps"]):
+            continue
+        entry = machines.get(case["id"].split("/", 1)[0])
+        inputs = [{k: v for k, v in s.items() if k != "expect"} for s in case["steps"]]
+        assert entry.run_model_case(case["config"], inputs)["outputs"] == [s["expect"] for s in case["steps"]]
