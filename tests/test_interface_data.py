@@ -15,7 +15,7 @@ from inboxspec.checker.spec_sections import port_interface_copies
 from inboxspec.machines import interface
 from inboxspec.spec import interface_tables
 
-MACHINES = ("wake-gate", "peer-delivery")
+MACHINES = ("wake-gate", "peer-delivery", "host")
 
 
 def raw(machine: str) -> dict[str, Any]:
