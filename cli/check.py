@@ -108,6 +108,7 @@ def run_model_checks(memo: Explorations | None = None) -> tuple[dict[str, Any], 
     """Default-bound exploration against the manifest, the findings, generated-case
     drift, and a shallow refinement of every machine; also the findings themselves,
     which the spec-drift check renders."""
+    from inboxspec.checker import projected_cases
     from inboxspec.checker.findings import check_findings, check_forever
     from inboxspec.checker.generated_cases import write_or_check
     from inboxspec.checker.manifest import check_manifest, load_manifest
@@ -138,6 +139,7 @@ def run_model_checks(memo: Explorations | None = None) -> tuple[dict[str, Any], 
                  + (f": {' / '.join(line.strip() for line in c.lasso)}" if c.lasso else "")
                  for c in cycles if not c.ok]
     problems += write_or_check(write=False, explorations=memo)
+    problems += projected_cases.write_or_check(write=False)
     problems += refinement_problems
     return {
         "problems": problems,
