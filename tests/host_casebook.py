@@ -157,6 +157,19 @@ case("turns", "subscription-ids-count-over-the-host", "Subscription ids count fr
      woken("s1") + woken("s2") + [subscribe("s1", "s2"), subscribe("s2", "s3"), subscribe("s1", "s3"), subscribe("s1", "s2")])
 case("turns", "subscribe-to-an-idle-target", "A subscription to a target already idle is not answered until the target's next turn ends",
      ["HOST-TURN-4", "HOST-IDLE-2"], {}, woken() + [subscribe("s1", "s2"), end("s1"), advance(5000), typed("s2"), TICK, end("s2", "ok"), advance(5750)])
+case("turns", "subscribe-refused-by-the-cap-uses-an-id", "A subscribe refused with the cap verdict uses up its subscription id and tells the target nothing",
+     ["HOST-TURN-4"], {"sessions": THREE, "idle_subscriptions": {"outstanding_cap": 1, "ttl_ms": 1000}},
+     woken() + [subscribe("s1", "s2"), subscribe("s1", "s3"), advance(1000), subscribe("s1", "s3")])
+case("turns", "refused-actions-count-against-the-limit", "A queue_full send and a cap subscribe are turn actions counted against turn_action_limit",
+     ["HOST-TURN-1", "HOST-SEND-4"],
+     {"peer_delivery": {"setting": "accept", "box_cap": 1}, "idle_subscriptions": {"outstanding_cap": 0}, "turn_action_limit": 3},
+     woken() + [send("s1", "s2", "one"), send("s1", "s2", "two"), subscribe("s1", "s2"), send("s1", "s2", "three"), schedule("s1", 1)])
+case("turns", "reminder-due-at-once-waits-for-an-advance", "A reminder due at once joins pending mail only at the next advance, with no record",
+     ["HOST-TURN-3", "HOST-TIME-1"], {}, woken() + [schedule("s1", 0, "now"), end("s1"), TICK, advance(0), TICK])
+case("turns", "subscribe-announcement-is-dropped", "The target's host-facing announcement of a new subscriber reaches no one: the subscribe record is all",
+     ["HOST-TURN-4"], {}, woken("s1") + woken("s2") + [subscribe("s1", "s2"), end("s2"), TICK])
+case("turns", "no-subscribing-to-oneself", "A session cannot subscribe to its own idle: the target is invalid_target and no id is used",
+     ["HOST-TURN-4", "HOST-IF-4"], {}, woken() + [subscribe("s1", "s1"), subscribe("s1", "s2")])
 
 # Sending (HOST-SEND-*, HOST-RCPT-1)
 case("sending", "delivered", "Accepted mail is delivered into the recipient's pending mail and the sender gets a delivered line",
@@ -182,6 +195,8 @@ case("sending", "claimed-sender-held-then-approved", "A held message with a clai
      woken() + [send("s1", "s2", "held", claimed_from="s3"), approve("s2", 1), TICK])
 case("sending", "claim-the-recipient-itself", "A message claiming to be from its recipient is delivered as mail from the recipient to itself",
      ["HOST-SEND-2", "HOST-SEND-3"], ACCEPT, woken() + [send("s1", "s2", "hello me", claimed_from="s2"), TICK])
+case("sending", "claim-the-sender-itself", "A message claiming its true origin is sent as if nothing were claimed, with the claim recorded",
+     ["HOST-SEND-1", "HOST-SEND-2"], ACCEPT, woken() + [send("s1", "s2", "it is me", claimed_from="s1"), TICK])
 case("sending", "tickets-per-recipient", "Each recipient's peer delivery numbers its own tickets from 1",
      ["HOST-SEND-1"], config(ACCEPT, sessions=THREE), woken() + [send("s1", "s2"), send("s1", "s3"), send("s1", "s2")])
 case("sending", "option-stamp-true-sender", "With stamp_true_sender the claim is recorded and ignored: the mail is from its true origin",
@@ -210,6 +225,17 @@ case("notices", "held-target-is-not-idle", "A target holding peer mail is not id
 case("notices", "subscription-expires", "A subscription past its TTL is told to the requester as an expired line about the target",
      ["HOST-IDLE-2", "HOST-TIME-1"], {"idle_subscriptions": {"ttl_ms": 1000}},
      woken() + [subscribe("s1", "s2"), end("s1"), advance(1000)])
+case("notices", "pushed-out-notice-comes-after-the-record", "Under notify_pushed_out a subscribe records itself, then the pushed-out notice's line, then the target's answers",
+     ["HOST-IF-3", "HOST-TURN-4", "HOST-IDLE-2"], {"idle_subscriptions": {"priors_kept": 0, "options": {"notify_pushed_out": True}}},
+     woken() + [subscribe("s1", "s2"), subscribe("s1", "s2")])
+case("notices", "advance-answers-session-by-session", "An advance goes session by session: each session's own expiry lines, then its answers, each told at once",
+     ["HOST-TIME-1", "HOST-IDLE-2"], {"sessions": THREE, "idle_subscriptions": {"ttl_ms": 2000}},
+     woken("s1") + woken("s2") + [subscribe("s1", "s3"), subscribe("s2", "s3"), advance(1250), subscribe("s2", "s1"),
+                                  end("s1", "done"), end("s2"), advance(2000)])
+case("notices", "lines-at-next-turn-are-not-pending", "Under pending_counts_as_held a line waiting for the next turn is not pending: the target is still idle",
+     ["HOST-OPT-3", "HOST-OPT-4", "HOST-IDLE-1"],
+     config(ACCEPT, options={"harness_lines_at_next_turn": True, "pending_counts_as_held": True}),
+     woken("s1") + woken("s2") + [subscribe("s1", "s2"), send("s2", "s1", "note"), end("s2", "done"), advance(750)])
 
 # The environment (HOST-ENV-*, HOST-TIME-*)
 case("environment", "approve-held-mail", "Approving held mail delivers it into the recipient's pending mail and tells the sender",
@@ -231,6 +257,9 @@ case("environment", "advance-order", "One advance tells peer delivery's receipts
                                   end("s1", "done"), advance(300000)])
 case("environment", "advance-to-the-same-time", "Advancing to the current clock is allowed and a clock moving back is invalid_time",
      ["HOST-TIME-1", "HOST-IF-4"], {}, [advance(10), advance(10), advance(9), advance(11)])
+case("environment", "approve-into-a-full-box", "Under peer delivery's release_respects_box_cap an approval into a full box is box_full and changes nothing",
+     ["HOST-ENV-1", "HOST-IF-5", "HOST-IF-4"], {"peer_delivery": {"box_cap": 1, "options": {"release_respects_box_cap": True}}},
+     woken() + [send("s1", "s2", "a"), send("s1", "s2", "b"), approve("s2", 1), approve("s2", 2), approve("s2", 3), end("s1"), TICK, approve("s2", 2)])
 
 # Invalid input and the fault order (HOST-IF-*)
 case("invalid", "config-unknown-key", "An unknown config key is invalid_config", ["HOST-IF-1"], {"session": ["a", "b"]}, [])
@@ -242,6 +271,7 @@ case("invalid", "config-part-rejected", "A part config its machine rejects is in
 case("invalid", "config-part-unknown-key", "An unknown key in a part config is invalid_config of the host", ["HOST-IF-1"], {"peer_delivery": {"held": 1}}, [])
 case("invalid", "config-part-not-an-object", "A part config that is not an object is invalid_config", ["HOST-IF-1"], {"idle_subscriptions": []}, [])
 case("invalid", "config-idle-clock-start", "An idle start_ms other than the host clock's start is invalid_config", ["HOST-IF-1", "HOST-TIME-1"], {"idle_subscriptions": {"start_ms": 5}}, [])
+case("invalid", "config-idle-clock-start-zero", "An idle start_ms of 0, the host clock's start, is accepted", ["HOST-IF-1", "HOST-TIME-1"], {"idle_subscriptions": {"start_ms": 0}}, woken())
 case("invalid", "config-both-line-readings", "The two other readings of HOST-LINE-1 together are invalid_config",
      ["HOST-IF-1", "HOST-OPT-2", "HOST-OPT-3"], {"options": {"harness_lines_as_agent_mail": True, "harness_lines_at_next_turn": True}}, [])
 case("invalid", "config-unknown-option", "An unknown option is invalid_config", ["HOST-IF-1"], {"options": {"trust_everyone": True}}, [])

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from inboxspec import machines
 from inboxspec.conformance.casefiles import share_fixtures
 from inboxspec.impl.peer_delivery import render_delivery_notice
 from inboxspec.machines.host_driver import run_model_case
@@ -42,7 +43,8 @@ def test_the_file_is_what_the_casebook_builds(file: str) -> None:
 
 
 # The state checks are behaviour, which the model has too; argument faults are parsing, which it has not.
-STATE_ERRORS = frozenset({"not_in_turn", "turn_limit", "reminder_limit", "not_held"})
+# `box_full` is peer delivery's, passed through by approve (HOST-ENV-1).
+STATE_ERRORS = frozenset({"not_in_turn", "turn_limit", "reminder_limit", "not_held", "box_full"})
 VALID = [
     case for content in BUILT.values() for case in content["cases"]
     if "expect_config_error" not in case
@@ -125,3 +127,91 @@ def test_fault_order_in_one_step() -> None:
     assert [s["expect"]["error"] for s in case["steps"]] == [
         "unknown_session", "invalid_target", "invalid_text", "invalid_claim", "invalid_argument",
         "invalid_argument"]
+
+
+def _types(case: dict[str, Any], index: int) -> list[str]:
+    return [e["type"] for e in _events(case, index)]
+
+
+def test_a_capped_subscribe_uses_its_id_and_tells_the_target_nothing() -> None:
+    """HOST-TURN-4: ids 1, 2 (cap), then 3 once the first has expired; the cap adds no answer."""
+    case = _case("subscribe-refused-by-the-cap-uses-an-id")
+    subscribes = [e for s in case["steps"] for e in s["expect"]["events"] if e["type"] == "subscribe"]
+    assert [(e["subscription"], e["verdict"]) for e in subscribes] == [(1, "sent"), (2, "cap"), (3, "sent")]
+    assert _types(case, 3) == ["subscribe"]
+
+
+def test_refused_actions_still_count_against_the_turn_budget() -> None:
+    """HOST-TURN-1: a queue_full send and a cap subscribe are the 2nd and 3rd of 3 actions."""
+    case = _case("refused-actions-count-against-the-limit")
+    assert _events(case, 3)[0]["send_error"] == "queue_full"
+    assert _events(case, 4)[0]["verdict"] == "cap"
+    assert [s["expect"].get("error") for s in case["steps"][5:]] == ["turn_limit", "turn_limit"]
+
+
+def test_a_reminder_due_at_once_waits_for_an_advance_and_joins_without_a_record() -> None:
+    """HOST-TURN-3, HOST-TIME-1 step 3: nothing pending until advance(0), which records nothing."""
+    case = _case("reminder-due-at-once-waits-for-an-advance")
+    assert [s["expect"]["sessions"]["s1"]["pending"] for s in case["steps"][2:6]] == [0, 0, 0, 1]
+    assert _events(case, 4) == [] and _events(case, 5) == []
+    (wake,) = _events(case, 6)
+    assert wake["lane"] == "scheduledSelf"
+
+
+def test_the_targets_announcement_is_dropped() -> None:
+    """HOST-TURN-4: a sent subscribe records itself alone; the target gets no line."""
+    case = _case("subscribe-announcement-is-dropped")
+    assert _events(case, 4) == [{"type": "subscribe", "session": "s1", "target": "s2", "subscription": 1,
+                                 "verdict": "sent", "pushed_out": None}]
+    assert case["steps"][4]["expect"]["sessions"]["s2"] == {"phase": "turn", "pending": 0, "shown": 0,
+                                                            "held": 0, "streak": 0}
+
+
+def test_a_pushed_out_notice_comes_between_the_record_and_the_targets_answer() -> None:
+    """HOST-IF-3, IDLE-OPT-1: subscribe record, the requester's own unavailable line, the target's answer."""
+    case = _case("pushed-out-notice-comes-after-the-record")
+    subscribe, line, answer = _events(case, 3)
+    assert subscribe["pushed_out"] == 1 and subscribe["subscription"] == 2
+    assert (line["to"], line["about"]) == ("s1", "s2")
+    assert (answer["from"], answer["subscription"], answer["kind"]) == ("s2", 1, "unavailable")
+    assert "features" not in case  # a part option carries no host feature tag
+
+
+def test_an_advance_goes_session_by_session() -> None:
+    """HOST-TIME-1 step 2: s1's expiry line, s1's answer and its line to s2, then s2's expiry line."""
+    case = _case("advance-answers-session-by-session")
+    seen = [(e["type"], e.get("to"), e.get("about", e.get("from"))) for e in _events(case, -1)]
+    assert seen == [("line", "s1", "s3"), ("answer", "s2", "s1"), ("line", "s2", "s1"), ("line", "s2", "s3")]
+
+
+def test_lines_waiting_for_the_next_turn_are_not_held() -> None:
+    """HOST-OPT-4 with HOST-OPT-3: the target's waiting receipt line does not stop its idle answer."""
+    case = _case("lines-at-next-turn-are-not-pending")
+    assert case["steps"][-1]["expect"]["sessions"]["s2"]["shown"] == 1
+    assert [e["kind"] for e in _events(case, -1) if e["type"] == "answer"] == ["idle"]
+
+
+def test_box_full_is_passed_through_after_not_held() -> None:
+    """HOST-ENV-1, HOST-IF-5: into a full box a held ticket is box_full, an unheld one not_held,
+    and neither changes anything."""
+    case = _case("approve-into-a-full-box")
+    before = case["steps"][4]["expect"]["sessions"]
+    assert [s["expect"] for s in case["steps"][5:7]] == [{"error": "box_full", "sessions": before},
+                                                         {"error": "not_held", "sessions": before}]
+    assert _events(case, -1)[0]["state"] == "delivered"
+
+
+def test_host_features_are_the_host_options_only() -> None:
+    """HOST-IF-1: the host's features are its four options' tags, and a case's features are the
+    tags of its own `options`, never a part's."""
+    entry = machines.get("host")
+    assert entry.interface is not None
+    host_options = {f"option:{name}" for name in entry.interface.vocabulary("options")}
+    assert set(entry.features) == host_options and len(host_options) == 4
+    for content in BUILT.values():
+        for case in content["cases"]:
+            own = case["config"].get("options", {})
+            valid = "expect_config_error" not in case and isinstance(own, dict)
+            wanted = [f"option:{k}" for k, v in own.items() if v is True] if valid else []
+            assert case.get("features", []) == wanted
+            assert set(wanted) <= host_options
