@@ -51,3 +51,16 @@ def contract_line(source: str, marker: str) -> int:
 def failing_lines(output: str, module: str) -> set[int]:
     """The lines of ``module``'s file that CrossHair reported a counterexample on."""
     return {int(n) for n in re.findall(rf"{re.escape(module)}\.py:(\d+): error", output)}
+
+
+def assert_contracts_hold(*targets: str, budget: str) -> None:
+    """CrossHair finds no counterexample to any contract of ``targets``."""
+    result = run_crosshair(*targets, budget=budget)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def counterexamples(*targets: str, budget: str, cwd: Path) -> str:
+    """CrossHair's report on the broken copies in ``cwd``, which must hold a counterexample."""
+    result = run_crosshair(*targets, budget=budget, cwd=cwd)
+    assert result.returncode == 1, result.stdout + result.stderr
+    return result.stdout
