@@ -13,28 +13,20 @@ counterexample).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.wake_gate as wake_gate
-from tests.crosshair_runner import (
-    assert_contracts_hold,
-    broken_copy,
-    contract_line,
-    counterexamples,
-    failing_lines,
-)
+from tests.crosshair_runner import assert_contracts_hold, assert_counterexample_on, broken_copy, contract_line
 
 pytestmark = pytest.mark.slow
 
-BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
 SOURCE = Path(wake_gate.__file__)
 
 
 def test_contracts_hold() -> None:
-    assert_contracts_hold("inboxspec.impl.wake_gate", budget=BUDGET)
+    assert_contracts_hold("inboxspec.impl.wake_gate")
 
 
 # contract comment -> (function, exact source fragment, its buggy replacement)
@@ -111,6 +103,4 @@ def test_only_contract_keeps_one_condition() -> None:
 def test_contract_finds_counterexample_in_broken_variant(contract: str, tmp_path: Path) -> None:
     function, fragment, broken = MUTANTS[contract]
     mutant = only_contract(broken_copy(SOURCE.read_text(encoding="utf-8"), fragment, broken), contract)
-    (tmp_path / "wake_gate_mutant.py").write_text(mutant, "utf-8")
-    report = counterexamples(f"wake_gate_mutant.{function}", budget=BUDGET, cwd=tmp_path)
-    assert contract_line(mutant, contract) in failing_lines(report, "wake_gate_mutant"), report
+    assert_counterexample_on(mutant, "wake_gate_mutant", function, contract_line(mutant, contract), tmp_path)

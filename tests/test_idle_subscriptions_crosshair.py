@@ -14,30 +14,22 @@ that contract left, yields a counterexample on that contract's line.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.idle_label as idle_label
 import inboxspec.impl.idle_subscriptions as idle_subscriptions
-from tests.crosshair_runner import (
-    assert_contracts_hold,
-    broken_copy,
-    contract_line,
-    counterexamples,
-    failing_lines,
-)
+from tests.crosshair_runner import assert_contracts_hold, assert_counterexample_on, broken_copy, contract_line
 from tests.test_crosshair import only_contract
 
 pytestmark = pytest.mark.slow
 
-BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
 
 
 def test_contracts_hold() -> None:
-    assert_contracts_hold("inboxspec.impl.idle_subscriptions", budget=BUDGET)
-    assert_contracts_hold("inboxspec.impl.idle_label._advance", budget=BUDGET)
+    assert_contracts_hold("inboxspec.impl.idle_subscriptions")
+    assert_contracts_hold("inboxspec.impl.idle_label._advance")
 
 
 # contract comment -> (module, function, exact source fragment, its buggy replacement)
@@ -94,6 +86,4 @@ def test_contract_finds_counterexample_in_broken_variant(contract: str, tmp_path
     mutant = only_contract(broken_copy(Path(module.__file__).read_text(encoding="utf-8"), fragment, broken),
                            contract)
     name = f"{Path(module.__file__).stem}_mutant"
-    (tmp_path / f"{name}.py").write_text(mutant, "utf-8")
-    report = counterexamples(f"{name}.{function}", budget="4", cwd=tmp_path)
-    assert contract_line(mutant, contract) in failing_lines(report, name), report
+    assert_counterexample_on(mutant, name, function, contract_line(mutant, contract), tmp_path, budget="4")

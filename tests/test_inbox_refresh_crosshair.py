@@ -45,7 +45,7 @@ def test_contract_finds_counterexample_in_broken_variant(function: str, tmp_path
     fragment, broken = MUTANTS[function]
     mutant = broken_copy(SOURCE.read_text(encoding="utf-8"), fragment, broken)
     (tmp_path / "refresh_mutant.py").write_text(mutant, "utf-8")
-    report = counterexamples(f"refresh_mutant.{function}", budget=BUDGET, cwd=tmp_path)
+    report = counterexamples(f"refresh_mutant.{function}", cwd=tmp_path, budget=BUDGET)
     lines = mutant.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"def {function}("))
     end = next(i for i, line in enumerate(lines) if i > start and line.startswith("def "))

@@ -27,7 +27,6 @@ from tests.crosshair_runner import (
 
 pytestmark = pytest.mark.slow
 
-BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
 # A broken variant's counterexample can need a tuple with repeated senders, or a message that
 # passes every host verdict of the ingress guard (one more verdict halves the odds): longer.
 MUTANT_BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "6")
@@ -36,7 +35,7 @@ FUNCTIONS = ("resolve_dialog_expiry", "judge", "admit", "due_positions", "render
 
 
 def test_contracts_hold() -> None:
-    assert_contracts_hold(*[f"inboxspec.impl.peer_delivery.{name}" for name in FUNCTIONS], budget=BUDGET)
+    assert_contracts_hold(*[f"inboxspec.impl.peer_delivery.{name}" for name in FUNCTIONS])
 
 
 # contract (its comment, or the start of its `post:` line) -> (function, source fragment, broken replacement)
@@ -139,7 +138,7 @@ def test_every_contract_finds_a_counterexample_in_its_broken_variant(tmp_path: P
         mutant = broken_copy(only_contract(source, function, contract_line(source, marker)), fragment, broken)
         (tmp_path / f"peer_mutant_{number}.py").write_text(mutant, "utf-8")
         targets.append(f"peer_mutant_{number}.{function}")
-    report = counterexamples(*targets, budget=MUTANT_BUDGET, cwd=tmp_path)
+    report = counterexamples(*targets, cwd=tmp_path, budget=MUTANT_BUDGET)
     missed = []
     for number, marker in enumerate(MUTANTS):
         if contract_line(source, marker) not in failing_lines(report, f"peer_mutant_{number}"):

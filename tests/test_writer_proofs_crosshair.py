@@ -8,7 +8,6 @@ bug must yield a counterexample on the line of the contract that the bug breaks.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -24,13 +23,12 @@ from tests.crosshair_runner import (
 
 pytestmark = pytest.mark.slow
 
-BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
 SOURCE = Path(writer_proofs.__file__)
 TARGETS = ("inboxspec.impl.writer_proofs.root_category", "inboxspec.impl.writer_fs.first_fault")
 
 
 def test_contracts_hold() -> None:
-    assert_contracts_hold(*TARGETS, budget=BUDGET)
+    assert_contracts_hold(*TARGETS)
 
 
 # contract comment -> (function, exact source fragment, its buggy replacement)
