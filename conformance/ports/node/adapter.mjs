@@ -12,7 +12,7 @@ import * as writerProofs from "./writer-proofs.mjs";
 import * as inboxRefresh from "./inbox-refresh.mjs";
 import * as host from "./host.mjs";
 
-/** @typedef {{ event: string, args?: Record<string, unknown> }} Step */
+/** @typedef {import("./protocol.mjs").Step} Step */
 /**
  * What adapter.mjs needs of a machine module.
  * @typedef {object} MachinePort
