@@ -163,7 +163,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     recording = bool(forever)
     number: dict[Snapshot, int] = {start: 0}
     successors: list[list[list[Edge]]] = [[[]] for _ in forever]
-    deepest = 0
+    deepest = fired_letters = 0
     began = last_report = time.perf_counter()
     while frontier:
         pre, pre_depth = frontier.popleft()
@@ -171,6 +171,9 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
         if recording:
             pre_number = number[pre]
         for index, action, fire, active in letters[pre[0]]:
+            if action.when is not None and not action.when(pre):
+                continue
+            fired_letters += 1
             load(data, pre)
             fired = fire(data)
             post, output = store(data, fired.target), data.output
@@ -202,7 +205,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     for steps in (*coverage.values(), *violations.values()):
         steps[:0] = trace_to(parent, actions, steps[0][0])
     result.states = len(parent)
-    result.transitions = result.states * len(actions)
+    result.transitions = fired_letters
     result.max_depth = deepest
     result.forever_checked = tuple(p.name for p in forever)
     if recording:
@@ -380,6 +383,8 @@ def edges(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[s
     while frontier:
         pre = frontier.popleft()
         for index, action in enumerate(actions):
+            if not action.offered(pre):
+                continue
             post, output = fire(pre, action)
             relation[(pre, index)] = (post, output)
             if post not in seen:

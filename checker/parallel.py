@@ -50,6 +50,7 @@ class _Expander:
     """What a worker needs to expand states: set up in the parent, inherited by the fork."""
 
     letters: dict[str, list[tuple[int, Any, list[Invariant]]]]
+    when: list[Any]  # per letter: its ``Action.when`` (None: offered everywhere)
     data: Any
     load: Any
     store: Any
@@ -71,6 +72,9 @@ class _Expander:
         local: set[Snapshot] = set()
         for position, pre in enumerate(chunk):
             for index, fire, active in self.letters[pre[0]]:  # type: ignore[index]
+                when = self.when[index]
+                if when is not None and not when(pre):
+                    continue
                 load(data, pre)
                 fired = fire(data)
                 post, output = store(data, fired.target), data.output
@@ -119,7 +123,8 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
     violations: dict[str, list[Any]] = {}
     coverage: dict[tuple[str, str, int], list[Any]] = {}
     began = time.perf_counter()
-    _EXPANDER = _Expander(letters, data, explorer.load, explorer.store, parsed, set(), set())
+    _EXPANDER = _Expander(letters, [a.when for a in actions], data, explorer.load, explorer.store, parsed,
+                          set(), set())
     try:
         pool = multiprocessing.get_context("fork").Pool(workers)
     finally:
@@ -156,6 +161,6 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
         steps[:0] = trace_to(parent, actions, steps[0][0])
     result.coverage, result.violations = coverage, violations
     result.states = len(parent)
-    result.transitions = result.states * len(actions)
+    result.transitions = sum(1 for snapshot in parent for action in actions if action.offered(snapshot))
     result.max_depth = deepest
     return result

@@ -162,6 +162,7 @@ class HostChart(ModelChart["HostChart"]):
     schedule = (
         stay(_all, cond="session_is_not_in_turn", on="reject_not_in_turn")
         | stay(_all, cond="turn_budget_is_spent", on="reject_turn_limit")
+        | stay(_all, cond="reminders_are_at_their_limit", on="reject_reminder_limit")
         | stay(_all, on="book_reminder")
     )
     subscribe = (
