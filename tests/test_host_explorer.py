@@ -64,7 +64,9 @@ def _swapped(data: Any) -> None:
                                 origin=None if m.origin is None else names[m.origin]) for m in s.pending]
         s.in_flight = {t: (names[o], text) for t, (o, text) in s.in_flight.items()}
         s.delivery.held = [(e[0], names.get(e[1], e[1]), *e[2:]) for e in s.delivery.held]
-        s.idle.outstanding = tuple((o[0], names[o[1]], names.get(o[2], o[2]), o[3]) for o in s.idle.outstanding)
+        s.idle.outstanding = tuple(
+            (o[0], names[o[1]], names.get(o[2], o[2]), o[3]) for o in s.idle.outstanding
+        )
         s.idle.subscribers = tuple((names[r[0]], *r[1:]) for r in s.idle.subscribers)
     data.sessions = sessions
     data.reminders = [r._replace(session=names[r.session]) for r in data.reminders]
