@@ -51,8 +51,10 @@ import importlib.abc
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -250,6 +252,79 @@ def implementation_modules(machine: Any) -> list[str]:
     return sorted(found)
 
 
+def shared_modules(modules: Sequence[str]) -> dict[str, frozenset[str]]:
+    """The other ``inboxspec.impl`` modules that ``modules`` import from, followed in turn (the
+    shared ``values``, ``options`` and ``errors``), each with the names of it that they reach:
+    the definitions and constants they import, and what those name in the same module. So code
+    that several machines share is mutated for each machine that calls it, and no more of it."""
+    wanted: dict[str, set[str]] = {}
+    todo = list(modules)
+    seen: set[str] = set()
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        for imported, names in _impl_imports(module, wanted.get(module)).items():
+            known = wanted.setdefault(imported, set())
+            if imported not in modules and not names <= known:
+                known.update(names)
+                seen.discard(imported)  # reached with more names: follow its imports again
+                todo.append(imported)
+    return {module: reachable_names(module, names) for module, names in wanted.items() if names}
+
+
+def _impl_imports(module: str, names: set[str] | None) -> dict[str, set[str]]:
+    """The ``inboxspec.impl`` modules that ``module`` imports from, with the imported names; with
+    ``names``, only the imports that those definitions of ``module`` reach."""
+    package = module.rsplit(".", 1)[0]
+    tree = ast.parse(_source(module))
+    used = None if names is None else _names_reached(tree, names)
+    imported: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            name = f"{package}.{node.module}" if node.level == 1 else node.module
+            taken = {alias.name for alias in node.names
+                     if used is None or (alias.asname or alias.name) in used}
+            if name.startswith(IMPL_PACKAGE) and taken:
+                imported.setdefault(name, set()).update(taken)
+    return imported
+
+
+def _top_level(tree: ast.Module) -> dict[str, ast.AST]:
+    """A module's top-level functions, classes and assigned constants, by name."""
+    found: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found[node.name] = node
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    found[target.id] = node
+    return found
+
+
+def _names_reached(tree: ast.Module, entries: set[str]) -> set[str]:
+    """Every name that the top-level ``entries`` name, transitively through the module's own."""
+    definitions = _top_level(tree)
+    reached: set[str] = set()
+    todo = list(entries)
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        if name in definitions:
+            todo.extend(node.id for node in ast.walk(definitions[name]) if isinstance(node, ast.Name))
+    return reached
+
+
+def reachable_names(module: str, entries: set[str]) -> frozenset[str]:
+    """The top-level definitions and constants of ``module`` that ``entries`` reach."""
+    tree = ast.parse(_source(module))
+    return frozenset(_names_reached(tree, entries) & set(_top_level(tree)))
+
+
 def _source(module: str) -> str:
     spec = importlib.util.find_spec(module)
     assert spec is not None and spec.origin is not None, module
@@ -279,7 +354,10 @@ def reachable_definitions(module: str, entry: str) -> frozenset[str]:
 
 def mutation_targets(machine: Any) -> list[Mutant]:
     """Every mutant of a machine's reference: its impl modules, and its driver's reachable part."""
-    mutants = [m for module in implementation_modules(machine) for m in mutants_of(module)]
+    modules = implementation_modules(machine)
+    mutants = [m for module in modules for m in mutants_of(module)]
+    mutants += [m for module, names in sorted(shared_modules(modules).items())
+                for m in mutants_of(module, names)]
     driver = machine.run_case.__module__
     reached = reachable_definitions(driver, machine.run_case.__name__)
     return mutants + mutants_of(driver, reached)
@@ -381,10 +459,23 @@ def _cases_kill(machine_name: str) -> str | None:
     return None
 
 
-def run_mutant(machine_name: str, mutant: Mutant, timeout: float) -> str | None:
-    """The kill reason, or None when the mutant survives every bundled case."""
+@dataclass
+class MutantChild:
+    """A forked child replaying the cases through one mutant: its pid, the pipe it writes
+    its verdict to, and the temporary directory it alone uses (removed when it is reaped,
+    so a child killed at its timeout leaves no fixture directory behind)."""
+
+    mutant: Mutant
+    pid: int
+    verdict: int
+    tmpdir: str
+
+
+def start_mutant(machine_name: str, mutant: Mutant, timeout: float) -> MutantChild:
+    """Fork a child that replays the machine's bundled cases through ``mutant``."""
     tree = mutated_source(mutant)
     origin = str(importlib.util.find_spec(mutant.module).origin)  # type: ignore[union-attr]
+    tmpdir = tempfile.mkdtemp(prefix="inboxspec-mutant-")
     read, write = os.pipe()
     child = os.fork()
     if child == 0:  # pragma: no cover - runs in the child
@@ -395,6 +486,8 @@ def run_mutant(machine_name: str, mutant: Mutant, timeout: float) -> str | None:
         atexit._clear()
         try:
             signal.alarm(max(1, int(timeout)))
+            os.environ["TMPDIR"] = tmpdir
+            tempfile.tempdir = tmpdir
             for name in [m for m in sys.modules if m == "inboxspec" or m.startswith("inboxspec.")]:
                 del sys.modules[name]
             sys.meta_path.insert(0, _MutantFinder(mutant.module, tree, origin))
@@ -407,17 +500,63 @@ def run_mutant(machine_name: str, mutant: Mutant, timeout: float) -> str | None:
             atexit._run_exitfuncs()
         os._exit(code)
     os.close(write)
+    return MutantChild(mutant, child, read, tmpdir)
+
+
+def finish_mutant(child: MutantChild, status: int) -> str | None:
+    """A reaped child's kill reason, or None when its mutant survived every bundled case.
+
+    The verdict is at most 2,000 bytes, well under a pipe's buffer, so the child never
+    blocks on writing it and the pipe can be read after the child is reaped.
+    """
     chunks = []
-    while chunk := os.read(read, 4096):
+    while chunk := os.read(child.verdict, 4096):
         chunks.append(chunk)
-    os.close(read)
-    _, status = os.waitpid(child, 0)
+    os.close(child.verdict)
+    shutil.rmtree(child.tmpdir, ignore_errors=True)
     if os.WIFSIGNALED(status):
         return f"timeout or signal {os.WTERMSIG(status)}"
     text = b"".join(chunks).decode("utf-8", "replace")
     if text.startswith(HARNESS):
         raise MutationHarnessError(text[len(HARNESS):])
     return text or None
+
+
+def run_mutant(machine_name: str, mutant: Mutant, timeout: float) -> str | None:
+    """The kill reason, or None when the mutant survives every bundled case."""
+    child = start_mutant(machine_name, mutant, timeout)
+    _, status = os.waitpid(child.pid, 0)
+    return finish_mutant(child, status)
+
+
+def run_mutants(machine_name: str, mutants: Sequence[Mutant], timeout: float, jobs: int,
+                progress: bool = False) -> dict[str, str | None]:
+    """Each mutant's kill reason (None: survived), ``jobs`` children at a time."""
+    verdicts: dict[str, str | None] = {}
+    running: dict[int, MutantChild] = {}
+    waiting = list(reversed(mutants))
+    try:
+        while waiting or running:
+            while waiting and len(running) < jobs:
+                child = start_mutant(machine_name, waiting.pop(), timeout)
+                running[child.pid] = child
+            pid, status = os.waitpid(-1, 0)
+            if pid not in running:  # not a mutant child of this run (none is expected)
+                continue
+            child = running.pop(pid)
+            verdicts[child.mutant.id] = finish_mutant(child, status)
+            if progress:
+                print(f"\r{len(verdicts)}/{len(mutants)} mutants", end="", file=sys.stderr, flush=True)
+    finally:
+        for child in running.values():  # an error or an interrupt: no child outlives the run
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child.pid, signal.SIGKILL)
+            os.waitpid(child.pid, 0)
+            os.close(child.verdict)
+            shutil.rmtree(child.tmpdir, ignore_errors=True)
+    if progress:
+        print(file=sys.stderr)
+    return verdicts
 
 
 @dataclass
@@ -470,7 +609,7 @@ def review_count(machine_name: str) -> tuple[int, int]:
 
 
 def score(machine_name: str, timeout: float = 20.0, only: Sequence[str] = (),
-          progress: bool = False) -> Score:
+          progress: bool = False, jobs: int = 1) -> Score:
     from inboxspec import machines
 
     began = time.monotonic()
@@ -480,18 +619,15 @@ def score(machine_name: str, timeout: float = 20.0, only: Sequence[str] = (),
     mutants = mutation_targets(machine)
     if only:
         mutants = [m for m in mutants if m.id in only]
-    for number, mutant in enumerate(mutants, start=1):
-        reason = run_mutant(machine_name, mutant, timeout)
+    verdicts = run_mutants(machine_name, mutants, timeout, jobs, progress)
+    for mutant in mutants:
+        reason = verdicts[mutant.id]
         if reason is not None:
             killed.append((mutant, reason))
         elif mutant.id in equivalents:
             equivalent.append((mutant, equivalents[mutant.id]))
         else:
             survived.append(mutant)
-        if progress:
-            print(f"\r{number}/{len(mutants)} mutants", end="", file=sys.stderr, flush=True)
-    if progress:
-        print(file=sys.stderr)
     ids = {m.id for m in mutants}
     stale = [] if only else sorted(set(equivalents) - ids)
     # A listed "equivalent" that a case now kills is stale too: the list must not rot.
@@ -515,18 +651,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     parser.add_argument("--only", action="append", default=[], metavar="ID", help="run only this mutant")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per mutant")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="mutants replayed at once, each in its own child (default: the cores)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     names = args.machines or machines.names()
     if args.list:
         for name in names:
             for mutant in mutation_targets(machines.get(name)):
                 print(f"{mutant.id}  (line {mutant.line}: {mutant.description})")
         return 0
-    scores = [score(name, args.timeout, args.only, progress=not args.json and sys.stderr.isatty())
+    began = time.monotonic()
+    scores = [score(name, args.timeout, args.only, progress=not args.json and sys.stderr.isatty(),
+                    jobs=args.jobs)
               for name in names]
+    seconds = time.monotonic() - began
     if args.json:
-        print(json.dumps([s.as_json() for s in scores], indent=2))
+        print(json.dumps({"machines": [s.as_json() for s in scores], "jobs": args.jobs,
+                          "seconds": round(seconds, 1)}, indent=2))
     for result in scores:
         if not args.json:
             total = len(result.killed) + len(result.survived) + len(result.equivalent)
@@ -540,6 +684,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                       f"{_source_line(mutant)}")
             for stale in result.stale:
                 print(f"  STALE equivalent entry {stale}: no such surviving mutant; remove it")
+    if not args.json:
+        print(f"all: {sum(len(s.killed) for s in scores)} killed, {sum(len(s.survived) for s in scores)} "
+              f"survived, {sum(len(s.equivalent) for s in scores)} equivalent in {seconds:.0f}s "
+              f"with {args.jobs} job(s)")
     return 0 if all(not s.survived and not s.stale for s in scores) else 1
 
 

@@ -241,3 +241,7 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
     generate = cases_commands.add_parser("generate", help="one case per chart transition")
     generate.add_argument("--check", action="store_true", help="only report drift; exit 1 on it")
     generate.set_defaults(func=_generate)
+
+    from inboxspec.conformance import expectations
+
+    expectations.add_parser(cases_commands)

@@ -52,7 +52,9 @@ class Callback:
     expected: bool = True  # for guards: True for `cond`, False for `unless`
 
 
-@dataclass(frozen=True)
+# Compared and hashed by identity: each is one object of its compiled chart (the explorer
+# keeps the ones it has met in a set; ``key`` names one across charts).
+@dataclass(frozen=True, eq=False)
 class CompiledTransition:
     source: str
     target: str

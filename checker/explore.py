@@ -31,7 +31,6 @@ from inboxspec.machines.frame import (
     Action,
     Bounds,
     Explorer,
-    ForeverProperty,
     Invariant,
     Snapshot,
     Step,
@@ -58,6 +57,9 @@ class Exploration:
     transitions: int = 0
     max_depth: int = 0
     seconds: float = 0.0
+    # The search's processor time in this process (``seconds`` is wall time): on a shared
+    # machine, the rate per core. Zero for a search on several workers.
+    cpu_seconds: float = 0.0
     violations: dict[str, list[Step]] = field(default_factory=dict)
     coverage: dict[tuple[str, str, int], list[Step]] = field(default_factory=dict)
     all_transitions: tuple[CompiledTransition, ...] = ()
@@ -142,66 +144,93 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
 
     result = Exploration(name, parsed, chosen, all_transitions=chart.transitions)
     start = explorer.initial(parsed)
-    # Per letter: the invariants that concern it (shared lists, so that a
-    # violated invariant is dropped from every letter at once).
+    # Per letter: the invariants that concern it (a violated one is dropped from every
+    # letter), as generated checks (``letter_checks``), rebuilt when one is dropped.
     active_by_letter: list[list[Invariant]] = [
         [inv for inv in explorer.invariants if inv.applies(a)] for a in actions]
     bound = [chart.bind(a.event, a.kwargs) for a in actions]
-    letters = {
-        state: [(index, action, fire[state], active_by_letter[index])
-                for index, (action, fire) in enumerate(zip(actions, bound, strict=True))]
-        for state in chart.states
-    }
+    once_per_state = state_level_invariants(active_by_letter, start, parsed)
+
+    generated: dict[tuple[int, ...], Any] = {}  # the checks generated so far, by their invariants
+
+    def letters_by_state() -> dict[str, list[tuple[int, Action, Any, Any, Any]]]:
+        checks = letter_checks(active_by_letter, once_per_state, parsed, generated)
+        return {state: [(index, action, fire[state], *checks[index])
+                        for index, (action, fire) in enumerate(zip(actions, bound, strict=True))]
+                for state in chart.states}
+
+    letters = letters_by_state()
     load, store = explorer.load, explorer.store
     coverage, violations = result.coverage, result.violations
+    covered: set[CompiledTransition] = set()  # by identity: the chart's transitions met so far
     # parent[s] = (previous snapshot, letter index): the BFS tree, which gives shortest traces.
     parent: dict[Snapshot, tuple[Snapshot, int] | None] = {start: None}
     frontier: collections.deque[tuple[Any, int]] = collections.deque([(start, 0)])
+    popleft, append = frontier.popleft, frontier.append
+
+    def record_violations(failed: list[Invariant], step: Step) -> None:
+        # The first violation met is a shortest one: record it, check it no further (the
+        # letters still to fire from this state check it again, and are not recorded).
+        nonlocal letters
+        for invariant in failed:
+            if invariant.name not in violations:
+                violations[invariant.name] = [step]
+                for letter_invariants in active_by_letter:
+                    if invariant in letter_invariants:
+                        letter_invariants.remove(invariant)
+        letters = letters_by_state()
+
     # The forever-properties need the explored graph: states numbered in discovery
     # order, and per property the allowed steps leaving each state.
     forever = forever_properties(explorer)
     recording = bool(forever)
     number: dict[Snapshot, int] = {start: 0}
     successors: list[list[list[Edge]]] = [[[]] for _ in forever]
+    recorded = list(zip(forever, successors, strict=True))
     deepest = fired_letters = 0
     began = last_report = time.perf_counter()
+    began_cpu = time.process_time()
     while frontier:
-        pre, pre_depth = frontier.popleft()
+        pre, pre_depth = popleft()
         next_depth = pre_depth + 1
         if recording:
             pre_number = number[pre]
-        for index, action, fire, active in letters[pre[0]]:
+        for index, action, fire, check_seen, check_new in letters[pre[0]]:
             if action.when is not None and not action.when(pre):
                 continue
             fired_letters += 1
             load(data, pre)
             fired = fire(data)
-            post, output = store(data, fired.target), data.output
-            # Only the last step is kept here; the BFS tree gives the rest afterwards.
-            if fired.key not in coverage:
+            post = store(data, fired.target)
+            output = data.output
+            if fired not in covered:
+                # Only the last step is kept here; the BFS tree gives the rest afterwards.
+                covered.add(fired)
                 coverage[fired.key] = [(pre, action, post, output)]
-            for invariant in active:
-                if not invariant.holds(pre, post, output, parsed):
-                    # The first violation met is a shortest one: record it, check no further.
-                    violations[invariant.name] = [(pre, action, post, output)]
-                    for letter_invariants in active_by_letter:
-                        if invariant in letter_invariants:
-                            letter_invariants.remove(invariant)
-            if post not in parent:
+            if post in parent:
+                if check_seen is not None and (failed := check_seen(pre, post, output)) is not None:
+                    record_violations(failed, (pre, action, post, output))
+            else:
+                if check_new is not None and (failed := check_new(pre, post, output)) is not None:
+                    record_violations(failed, (pre, action, post, output))
                 parent[post] = (pre, index)
                 deepest = next_depth
-                frontier.append((post, next_depth))
+                append((post, next_depth))
                 if recording:
                     number[post] = len(number)
                     for graph in successors:
                         graph.append([])
             if recording:
-                _record(forever, successors, pre_number, number[post], index, (pre, action, post, output),
-                        parsed)
+                # The step, in the allowed subgraph of each forever-property it is allowed in.
+                for prop, graph in recorded:
+                    if prop.every_step(pre, action, post, output, parsed):
+                        graph[pre_number].append((number[post], index,
+                                                  prop.some_step(pre, action, post, output, parsed)))
         if progress is not None and time.perf_counter() - last_report > 0.25:
             last_report = time.perf_counter()
             progress(len(parent), next_depth, last_report - began)
     result.seconds = time.perf_counter() - began
+    result.cpu_seconds = time.process_time() - began_cpu
     for steps in (*coverage.values(), *violations.values()):
         steps[:0] = trace_to(parent, actions, steps[0][0])
     result.states = len(parent)
@@ -228,12 +257,95 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     return result
 
 
-def _record(forever: Sequence[ForeverProperty], successors: list[list[list[Edge]]], pre: int, post: int,
-            letter: int, step: Step, bounds: Bounds) -> None:
-    """Add one explored step to the allowed subgraph of each forever-property it is allowed in."""
-    for prop, graph in zip(forever, successors, strict=True):
-        if prop.every_step(*step, bounds):
-            graph[pre].append((post, letter, prop.some_step(*step, bounds)))
+class StateInvariantReadsTheStep(TypeError):
+    """An invariant declared ``of_state`` read ``pre`` or the step's output."""
+
+
+class _Unread:
+    """Passed to an ``of_state`` invariant in place of ``pre`` and the output: every use raises."""
+
+    def __init__(self, invariant: str) -> None:
+        self._invariant = invariant
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise StateInvariantReadsTheStep(
+            f"invariant {self._invariant} is declared of_state (it reads the state reached alone) "
+            f"but reads the state before the step or the step's output")
+
+    __getattr__ = __getitem__ = __contains__ = __iter__ = __len__ = __bool__ = _refuse
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __hash__ = __index__ = _refuse
+
+    def __repr__(self) -> str:
+        return f"<not read by {self._invariant}>"
+
+
+def state_level_invariants(active_by_letter: Sequence[Sequence[Invariant]], start: Snapshot,
+                           bounds: Bounds) -> frozenset[str]:
+    """The invariants an exploration checks once per distinct state, by name.
+
+    An ``of_state`` invariant that concerns every letter is a property of the
+    state reached, so a step breaks it exactly when the state it reaches does.
+    The first such step in breadth-first order is then the first step to reach
+    a breaking state, since an earlier step to the same state would break it
+    earlier: checking only the step that discovers each state meets the same
+    first violation as checking every step. The initial state is discovered by
+    no step, so an invariant that the initial state breaks is checked on every
+    step instead, as is one that concerns only some letters.
+    """
+    if not active_by_letter:
+        return frozenset()
+    every_letter = set.intersection(*({inv.name for inv in active} for active in active_by_letter))
+
+    def holds_initially(invariant: Invariant) -> bool:
+        unread: Any = _Unread(invariant.name)
+        return bool(invariant.holds(unread, start, unread, bounds))
+
+    return frozenset(inv.name for inv in active_by_letter[0]
+                     if inv.of_state and inv.name in every_letter and holds_initially(inv))
+
+
+def letter_checks(active_by_letter: Sequence[Sequence[Invariant]], once_per_state: frozenset[str],
+                  bounds: Bounds, memo: dict[tuple[int, ...], Any] | None = None) -> list[tuple[Any, Any]]:
+    """Per letter, two generated checks of a step ``(pre, post, output)``: one for a step to a
+    state met before (without the invariants in ``once_per_state``), one for a step that
+    discovers its state (every invariant of the letter, in declaration order). ``memo`` keeps
+    the checks generated for one exploration (its bounds), by their invariants."""
+    memo = {} if memo is None else memo
+
+    def generated(invariants: list[Invariant]) -> Any:
+        key = tuple(id(inv) for inv in invariants)
+        if key not in memo:
+            memo[key] = invariant_checks(invariants, bounds)
+        return memo[key]
+
+    return [(generated([inv for inv in active if inv.name not in once_per_state]), generated(list(active)))
+            for active in active_by_letter]
+
+
+def invariant_checks(invariants: Sequence[Invariant],
+                     bounds: Bounds) -> Callable[[Any, Any, Any], Any] | None:
+    """One function that checks ``invariants`` on a step ``(pre, post, output)``, in order: None
+    when all hold, else the list of those violated. None instead of a function when there are none.
+
+    It is generated (as the compiled chart's firing functions are) so that the inner loop
+    makes one call per step instead of a loop over the invariants.
+    """
+    if not invariants:
+        return None
+    namespace: dict[str, Any] = {"bounds": bounds}
+    lines = ["def check(pre, post, output):", "    failed = None"]
+    for position, invariant in enumerate(invariants):
+        namespace[f"holds{position}"], namespace[f"invariant{position}"] = invariant.holds, invariant
+        before, output = "pre", "output"
+        if invariant.of_state:
+            namespace[f"unread{position}"] = _Unread(invariant.name)
+            before = output = f"unread{position}"
+        lines += [f"    if not holds{position}({before}, post, {output}, bounds):",
+                  f"        failed = [*(failed or ()), invariant{position}]"]
+    lines.append("    return failed")
+    exec("\n".join(lines), namespace)
+    check: Callable[[Any, Any, Any], Any] = namespace["check"]
+    return check
 
 
 def trace_to(parent: Mapping[Snapshot, tuple[Snapshot, int] | None], actions: Sequence[Action],

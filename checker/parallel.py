@@ -49,8 +49,10 @@ CHUNKS_PER_WORKER = 4
 class _Expander:
     """What a worker needs to expand states: set up in the parent, inherited by the fork."""
 
-    letters: dict[str, list[tuple[int, Any, list[Invariant]]]]
-    when: list[Any]  # per letter: its ``Action.when`` (None: offered everywhere)
+    states: tuple[str, ...]
+    bound: list[dict[str, Any]]  # per letter, per control state: the compiled firing function
+    active_by_letter: list[list[Invariant]]
+    once_per_state: frozenset[str]
     data: Any
     load: Any
     store: Any
@@ -58,33 +60,58 @@ class _Expander:
     sent_before: set[Snapshot]
     sent_this_level: set[Snapshot]
     level: int = -1
+    violated: frozenset[str] | None = None
+    letters: dict[str, list[tuple[int, Any, Any, Any]]] | None = None
+    when: tuple[Any, ...] = ()  # per letter: its ``Action.when`` (None: offered everywhere)
+
+    def _letters(self, violated: frozenset[str]) -> dict[str, list[tuple[int, Any, Any, Any]]]:
+        """Per control state, each letter's firing function and generated checks (``letter_checks``),
+        without the invariants violated at earlier levels."""
+        from inboxspec.checker.explore import letter_checks
+
+        if self.letters is None or violated != self.violated:
+            active = [[inv for inv in letter if inv.name not in violated] for letter in self.active_by_letter]
+            checks = letter_checks(active, self.once_per_state, self.bounds)
+            self.letters = {state: [(index, fire[state], *checks[index])
+                                    for index, fire in enumerate(self.bound)]
+                            for state in self.states}
+            self.violated = violated
+        return self.letters
 
     def expand(self, level: int, chunk: Sequence[Snapshot], violated: frozenset[str]) -> ChunkResult:
         if level != self.level:
             self.sent_before |= self.sent_this_level
             self.sent_this_level = set()
             self.level = level
+        letters = self._letters(violated)
         new: list[tuple[Snapshot, int, int]] = []
         violations: dict[str, tuple[int, int, Snapshot, Any]] = {}
         coverage: dict[tuple[str, str, int], tuple[int, int, Snapshot, Any]] = {}
-        load, store, data, bounds = self.load, self.store, self.data, self.bounds
+        covered: set[Any] = set()  # the chart's transitions met in this chunk, by identity
+        load, store, data = self.load, self.store, self.data
         sent_before, sent_now = self.sent_before, self.sent_this_level
         local: set[Snapshot] = set()
         for position, pre in enumerate(chunk):
-            for index, fire, active in self.letters[pre[0]]:  # type: ignore[index]
+            for index, fire, check_seen, check_new in letters[pre[0]]:  # type: ignore[index]
                 when = self.when[index]
                 if when is not None and not when(pre):
                     continue
                 load(data, pre)
                 fired = fire(data)
-                post, output = store(data, fired.target), data.output
-                if fired.key not in coverage:
+                post = store(data, fired.target)
+                output = data.output
+                if fired not in covered:
+                    covered.add(fired)
                     coverage[fired.key] = (position, index, post, output)
-                for invariant in active:
-                    if (invariant.name not in violated and invariant.name not in violations
-                            and not invariant.holds(pre, post, output, bounds)):
-                        violations[invariant.name] = (position, index, post, output)
-                if post not in local and post not in sent_before:
+                # A state new to this worker is checked with the invariants checked once per
+                # state as well: the first step to reach a state is one of them (checker/explore.py).
+                fresh = post not in local and post not in sent_before
+                check = check_new if fresh else check_seen
+                if check is not None and (failed := check(pre, post, output)) is not None:
+                    for invariant in failed:
+                        if invariant.name not in violations:
+                            violations[invariant.name] = (position, index, post, output)
+                if fresh:
                     local.add(post)
                     new.append((post, position, index))
         sent_now |= local
@@ -102,7 +129,7 @@ def _expand_in_worker(task: tuple[int, Sequence[Snapshot], frozenset[str]]) -> C
 def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bool] | None,
                        workers: int) -> Any:
     """The same :class:`~inboxspec.checker.explore.Exploration` as ``explore``, on ``workers`` processes."""
-    from inboxspec.checker.explore import Exploration, parse_options, trace_to
+    from inboxspec.checker.explore import Exploration, parse_options, state_level_invariants, trace_to
 
     global _EXPANDER
     entry = machines.get(name)
@@ -115,16 +142,15 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
     actions: list[Action] = list(explorer.alphabet(parsed))
     by_letter = [[inv for inv in explorer.invariants if inv.applies(a)] for a in actions]
     bound = [chart.bind(a.event, a.kwargs) for a in actions]
-    letters = {state: [(index, fire[state], by_letter[index]) for index, fire in enumerate(bound)]
-               for state in chart.states}
     result = Exploration(name, parsed, chosen, all_transitions=chart.transitions)
     start = explorer.initial(parsed)
     parent: dict[Snapshot, tuple[Snapshot, int] | None] = {start: None}
     violations: dict[str, list[Any]] = {}
     coverage: dict[tuple[str, str, int], list[Any]] = {}
     began = time.perf_counter()
-    _EXPANDER = _Expander(letters, [a.when for a in actions], data, explorer.load, explorer.store, parsed,
-                          set(), set())
+    _EXPANDER = _Expander(chart.states, bound, by_letter, state_level_invariants(by_letter, start, parsed),
+                          data, explorer.load, explorer.store, parsed, set(), set(),
+                          when=tuple(a.when for a in actions))
     try:
         pool = multiprocessing.get_context("fork").Pool(workers)
     finally:

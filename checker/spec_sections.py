@@ -6,7 +6,8 @@ tests run. The transition table is read from the compiled chart, h2-style:
 each row names the guards and actions that decide it and the requirements
 their docstrings cite, so every row says which rule justifies it. The
 Interface tables come from the machine's interface data
-(``spec/interface_tables.py``).
+(``spec/interface_tables.py``), and the list of a machine's files that ends
+its spec from the registry and the tree (``spec/machine_files.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.spec import interface_tables
+from inboxspec.spec import interface_tables, machine_files
 
 MARKER = re.compile(
     r"(<!-- BEGIN GENERATED: (?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)",
@@ -59,6 +60,9 @@ def sections(findings: list[Any] | None = None) -> dict[str, str]:
         generated[f"{name}-findings"] = render_markdown(findings, name)
         if entry.interface is not None:
             generated.update(interface_tables.sections(entry.interface))
+        # Outside a checkout (an installed package) the list keeps its written text.
+        if machine_files.in_checkout(entry):
+            generated[f"{name}-files"] = machine_files.section(entry)
     return generated
 
 

@@ -38,10 +38,6 @@ from inboxspec.conformance.casefiles import CaseFileError, load_cases
 from inboxspec.conformance.compare import escape_for_display
 from inboxspec.conformance.reportfile import write_atomically
 from inboxspec.conformance.runner import (
-    DEFAULT_MAX_LINE_BYTES,
-    DEFAULT_START_TIMEOUT_S,
-    DEFAULT_TIMEOUT_S,
-    DEFAULT_WINDOW,
     ERROR,
     EXPECTED_FAIL,
     FAIL,
@@ -51,10 +47,8 @@ from inboxspec.conformance.runner import (
     RunReport,
     Selection,
     UnusableRun,
-    _adapter_command,
-    _positive_int,
     _registered_machines,
-    _seconds,
+    add_run_options,
     conform,
 )
 
@@ -292,30 +286,10 @@ def _command(args: argparse.Namespace) -> int:
 def add_matrix_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "matrix", help="run the cases through several adapters and compare them in one table")
-    # WARNING: the same argument types as conform's (conformance/runner.py), so an odd value is a
-    # clear argument error here too (PROTO-CLI-1).
-    parser.add_argument("--adapter", action="append", required=True, metavar="CMD", type=_adapter_command,
-                        help="an adapter command (repeatable: one column each)")
-    parser.add_argument("--cases", action="append", type=Path, default=[],
-                        help="a case directory or file (repeatable; default: the bundled cases)")
-    parser.add_argument("--machine", action="append", default=[], metavar="NAME",
-                        help="only this machine's cases (repeatable; default: every machine)")
-    parser.add_argument("--run", action="append", default=[], metavar="GLOB",
-                        help="run only cases whose id matches (repeatable)")
-    parser.add_argument("--skip", action="append", default=[], metavar="GLOB",
-                        help="leave out cases whose id matches (repeatable)")
-    parser.add_argument("--feature", action="append", default=[],
-                        help="run only cases tagged with this feature (repeatable)")
-    parser.add_argument("--without-feature", action="append", default=[],
-                        help="treat this feature as unsupported by every adapter")
-    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S,
-                        help="seconds per case (default %(default)s)")
-    parser.add_argument("--start-timeout", type=_seconds, default=DEFAULT_START_TIMEOUT_S,
-                        help="seconds for each adapter's start handshake (default %(default)s)")
-    parser.add_argument("--max-line-bytes", type=_positive_int, default=DEFAULT_MAX_LINE_BYTES,
-                        help="longest reply line accepted (default %(default)s)")
-    parser.add_argument("--window", type=_positive_int, default=DEFAULT_WINDOW,
-                        help="run requests in flight at once (default %(default)s)")
+    add_run_options(
+        parser, many_adapters=True, adapter_help="an adapter command (repeatable: one column each)",
+        machine_help="only this machine's cases (repeatable; default: every machine)",
+        without_feature_help="treat this feature as unsupported by every adapter")
     parser.add_argument("--markdown", type=Path, default=None, metavar="FILE",
                         help="also write the matrix as Markdown to FILE")
     parser.add_argument("--json", type=Path, default=None, metavar="FILE",

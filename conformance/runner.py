@@ -669,34 +669,45 @@ def _write_junit_report(args: argparse.Namespace, report: RunReport | None,
     return True
 
 
-def add_conform_parser(commands: Any) -> None:
-    parser = commands.add_parser("conform", help="run the conformance cases through an adapter")
-    parser.add_argument("--adapter", required=True, type=_adapter_command,
-                        help='the adapter command, split as a POSIX shell would, e.g. "node adapter.mjs"')
+def add_run_options(parser: argparse.ArgumentParser, *, adapter_help: str, many_adapters: bool,
+                    machine_help: str, without_feature_help: str) -> None:
+    """The options ``conform`` and ``matrix`` share: the adapter, which cases, and the limits.
+
+    Declared once, so that an odd value is the same argument error in both (PROTO-CLI-1).
+    """
+    parser.add_argument("--adapter", action="append" if many_adapters else "store", required=True,
+                        metavar="CMD", type=_adapter_command, help=adapter_help)
     parser.add_argument("--cases", action="append", type=Path, default=[],
                         help="a case directory or file (repeatable; default: the bundled cases)")
+    parser.add_argument("--machine", action="append", default=[], metavar="NAME", help=machine_help)
     parser.add_argument("--run", action="append", default=[], metavar="GLOB",
                         help="run only cases whose id matches (repeatable)")
     parser.add_argument("--skip", action="append", default=[], metavar="GLOB",
                         help="leave out cases whose id matches (repeatable)")
     parser.add_argument("--feature", action="append", default=[],
                         help="run only cases tagged with this feature (repeatable)")
-    parser.add_argument("--without-feature", action="append", default=[],
-                        help="treat this feature as unsupported: its cases are skipped")
-    parser.add_argument("--skip-file", action="append", type=Path, default=[],
-                        help="known failures, one id glob a line; each must still fail")
+    parser.add_argument("--without-feature", action="append", default=[], help=without_feature_help)
     parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S,
                         help="seconds per case (default %(default)s)")
     parser.add_argument("--start-timeout", type=_seconds, default=DEFAULT_START_TIMEOUT_S,
-                        help="seconds for the start handshake (default %(default)s)")
+                        help="seconds for each adapter's start handshake (default %(default)s)")
     parser.add_argument("--max-line-bytes", type=_positive_int, default=DEFAULT_MAX_LINE_BYTES,
                         help="longest reply line accepted (default %(default)s)")
     parser.add_argument("--window", type=_positive_int, default=DEFAULT_WINDOW,
                         help="run requests in flight at once; 1 is strictly one at a time "
                              "(default %(default)s)")
-    parser.add_argument("--machine", action="append", default=[], metavar="NAME",
-                        help="run only this machine's cases, or fuzz only this machine (repeatable; "
-                             "default: every machine)")
+
+
+def add_conform_parser(commands: Any) -> None:
+    parser = commands.add_parser("conform", help="run the conformance cases through an adapter")
+    add_run_options(
+        parser, many_adapters=False,
+        adapter_help='the adapter command, split as a POSIX shell would, e.g. "node adapter.mjs"',
+        machine_help="run only this machine's cases, or fuzz only this machine (repeatable; "
+                     "default: every machine)",
+        without_feature_help="treat this feature as unsupported: its cases are skipped")
+    parser.add_argument("--skip-file", action="append", type=Path, default=[],
+                        help="known failures, one id glob a line; each must still fail")
     parser.add_argument("--require", action="append", default=[], metavar="MACHINE",
                         help="fail as unusable (exit 2) unless some case of MACHINE was executed "
                              "(repeatable)")

@@ -5,6 +5,13 @@ Specified by ``spec/idle-subscriptions.md`` (seed ``001_08883a16a8c012a7.txt``,
 ``renderCrossSessionIdleNotice``, ``describePeerIdleSubscription``); the
 requirement IDs in comments point there.
 
+Each function that a helper event calls (``sanitise_label``, ``format_clock``,
+``render_notice``, ``describe_subscription``, ``is_notice_kind``) is its entry
+point: it checks its own arguments in the order the spec's Interface lists
+them (IDLE-IF-3) and raises ``InvalidArgument`` for the first bad one, and it
+takes ``None`` for an optional argument as absent, so that the default applies
+(IDLE-IF-1). A driver only turns JSON into these calls.
+
 The sanitiser works on Unicode code points and reads its character classes
 from ``idle_label_table`` (generated from one pinned Unicode version), never
 from the runtime's Unicode database, so that every port maps every label to
@@ -19,6 +26,7 @@ from typing import Final
 
 from .idle_errors import InvalidArgument
 from .idle_label_table import BLANK_RANGES, FOLDED_PHRASES, LETTER_FOLDS, LOOKALIKE_RANGES, SPACE_RANGES
+from .values import is_safe_natural
 
 PEER_IDLE_LABEL_MAX: Final = 100  # IDLE-LABEL-4: in code points
 PEER_IDLE_NOTICE_KINDS: Final = ("idle", "exited", "unavailable", "expired")
@@ -35,8 +43,8 @@ NOTICE_TAIL: Final = (
 CLOCK_PLACEHOLDER: Final = "--:--"  # IDLE-CLOCK-2
 UNNAMED_LABEL: Final = "(unnamed session)"  # IDLE-TEXT-6
 MINUTE_MS: Final = 60_000
-MAX_SAFE_INTEGER: Final = 2**53 - 1
 MAX_UTC_OFFSET_MIN: Final = 1439  # IDLE-CLOCK-1: strictly less than a day either way
+DEFAULT_UTC_OFFSET_MIN: Final = 0  # the helpers' utc_offset_min when absent or null (IDLE-IF-1)
 DAY_MINUTES: Final = 1440
 
 _LOWS: Final = tuple(low for low, _ in SPACE_RANGES)
@@ -66,11 +74,6 @@ def join_surrogate_pairs(raw: str) -> str:
     if _SURROGATE_PAIR.search(raw) is None:
         return raw
     return raw.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
-def is_safe_natural(value: object) -> bool:
-    # bool is an int subclass; True is not a time or a count.
-    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
 
 
 def maps_to_space(char: str) -> bool:
@@ -179,14 +182,14 @@ def _remove_folded_phrases(mapped: str) -> str:
     return "".join(chars)
 
 
-def peer_idle_notice_label(raw: str, fold_lookalikes: bool = False) -> str | None:
+def peer_idle_notice_label(raw: object, fold_lookalikes: bool = False) -> str | None:
     """``peerIdleNoticeLabel``: a label or detail line made safe for a notice (IDLE-LABEL-1..6).
 
     Its properties are checked by hypothesis (tests/test_idle_subscriptions_label.py);
     CrossHair checks the phrase removal it relies on (``_remove_phrase``).
     """
     if not isinstance(raw, str):
-        raise InvalidArgument(f"a label must be a string, got {type(raw).__name__}")
+        raise InvalidArgument(f"raw (a label or detail) must be a string, got {type(raw).__name__}")
     if fold_lookalikes:  # IDLE-OPT-5: bracket and quotation lookalikes are blanked too
         raw = _LOOKALIKE_RUN.sub(" ", join_surrogate_pairs(raw))
     # IDLE-LABEL-1/2: every class member becomes a space, runs of spaces one space, no leading space.
@@ -214,17 +217,34 @@ def _in_ranges(ranges: tuple[tuple[int, int], ...], char: str) -> bool:
     return any(low <= ord(char) <= high for low, high in ranges)
 
 
-def is_peer_idle_notice_kind(value: object) -> bool:
-    """``isPeerIdleNoticeKind`` (IDLE-TEXT-5)."""
+def is_peer_idle_notice_kind(value: object = None) -> bool:
+    """``isPeerIdleNoticeKind`` (IDLE-TEXT-5): any value; absent is null, which is no kind."""
     return isinstance(value, str) and value in PEER_IDLE_NOTICE_KINDS
 
 
-def format_peer_notice_clock(epoch_ms: int | None, utc_offset_min: int) -> str:
-    """``formatPeerNoticeClock``: ``HH:MM``, 24-hour, at a fixed UTC offset (IDLE-CLOCK-1..3)."""
-    if epoch_ms is not None and not is_safe_natural(epoch_ms):
-        raise InvalidArgument(f"epoch_ms must be an integer in [0, 2**53 - 1] or None, got {epoch_ms!r}")
-    if type(utc_offset_min) is not int or abs(utc_offset_min) > MAX_UTC_OFFSET_MIN:
-        raise InvalidArgument(f"utc_offset_min must be an integer in [-1439, 1439], got {utc_offset_min!r}")
+def _check_epoch(value: object, name: str) -> int | None:
+    if value is not None and not is_safe_natural(value):
+        raise InvalidArgument(f"{name} must be an integer in [0, 2**53 - 1] or null, got {value!r}")
+    assert value is None or isinstance(value, int)
+    return value
+
+
+def _check_offset(value: object) -> int:
+    """A UTC offset in minutes; None is absent and takes the default (IDLE-IF-1)."""
+    if value is None:
+        return DEFAULT_UTC_OFFSET_MIN
+    if type(value) is not int or abs(value) > MAX_UTC_OFFSET_MIN:
+        raise InvalidArgument(f"utc_offset_min must be an integer in [-1439, 1439], got {value!r}")
+    return value
+
+
+def format_peer_notice_clock(epoch_ms: object = None, utc_offset_min: object = None) -> str:
+    """``formatPeerNoticeClock``: ``HH:MM``, 24-hour, at a fixed UTC offset (IDLE-CLOCK-1..3).
+
+    Faults in argument order: ``epoch_ms`` (a safe natural or None), then ``utc_offset_min``.
+    """
+    epoch_ms = _check_epoch(epoch_ms, "epoch_ms")
+    utc_offset_min = _check_offset(utc_offset_min)
     if epoch_ms is None:
         return CLOCK_PLACEHOLDER
     minutes = (epoch_ms - epoch_ms % MINUTE_MS) // MINUTE_MS + utc_offset_min
@@ -242,16 +262,22 @@ def label_or_unnamed(*candidates: str | None, fold_lookalikes: bool = False) -> 
     return UNNAMED_LABEL
 
 
-def render_idle_notice(kind: str, label: str, finished_at: int | None, detail: str | None,
-                       utc_offset_min: int) -> str:
-    """``renderCrossSessionIdleNotice``: the model-facing line of one notice (IDLE-TEXT-1..4)."""
+def render_idle_notice(kind: object, label: object, finished_at: object = None, detail: object = None,
+                       utc_offset_min: object = None) -> str:
+    """``renderCrossSessionIdleNotice``: the model-facing line of one notice (IDLE-TEXT-1..4).
+
+    ``label`` and ``detail`` are used as given (IDLE-TEXT-8). Faults in argument order:
+    ``kind``, ``label`` (a non-empty string), ``finished_at``, ``detail``, ``utc_offset_min``.
+    """
     if not is_peer_idle_notice_kind(kind):
         raise InvalidArgument(f"not an idle notice kind: {kind!r}")
+    assert isinstance(kind, str)
     if not isinstance(label, str) or not label:
         raise InvalidArgument(f"label must be a non-empty string, got {label!r}")
+    finished_at = _check_epoch(finished_at, "finished_at")
     if detail is not None and not isinstance(detail, str):
-        raise InvalidArgument(f"detail must be a string or None, got {detail!r}")
-    clock = format_peer_notice_clock(finished_at, utc_offset_min)
+        raise InvalidArgument(f"detail must be a string or null, got {detail!r}")
+    clock = format_peer_notice_clock(finished_at, _check_offset(utc_offset_min))
     if kind == "idle":
         body = f'Session "{label}" went idle at {clock}.'
         if detail is not None:
@@ -265,10 +291,19 @@ def render_idle_notice(kind: str, label: str, finished_at: int | None, detail: s
     return f"{NOTICE_TAG} {body} {NOTICE_TAIL}"
 
 
-def describe_peer_idle_subscription(address: str, detail_shared: bool, fold_lookalikes: bool = False) -> str:
-    """``describePeerIdleSubscription``: the host-facing line when a peer subscribes (IDLE-TEXT-7)."""
-    if not isinstance(address, str) or type(detail_shared) is not bool:
-        raise InvalidArgument("address must be a string and detail_shared true or false")
+def describe_peer_idle_subscription(address: object, detail_shared: object = None,
+                                    fold_lookalikes: bool = False) -> str:
+    """``describePeerIdleSubscription``: the host-facing line when a peer subscribes (IDLE-TEXT-7).
+
+    Faults in argument order: ``address`` (a string), then ``detail_shared`` (a boolean; None
+    is absent, which is false).
+    """
+    if not isinstance(address, str):
+        raise InvalidArgument(f"address must be a string, got {address!r}")
+    if detail_shared is None:
+        detail_shared = False
+    if type(detail_shared) is not bool:
+        raise InvalidArgument(f"detail_shared must be true, false or null, got {detail_shared!r}")
     who = label_or_unnamed(address, fold_lookalikes=fold_lookalikes)
     if detail_shared:
         shared = "it is told the time and a one-line detail of the last turn"

@@ -31,7 +31,7 @@ an :class:`IdleSubscriptionError` before any state changes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import ClassVar
@@ -49,11 +49,12 @@ from .idle_errors import (
 from .idle_label import (
     MAX_UTC_OFFSET_MIN,
     describe_peer_idle_subscription,
-    is_safe_natural,
     label_or_unnamed,
     peer_idle_notice_label,
     render_idle_notice,
 )
+from .options import FindingOptions
+from .values import is_safe_natural
 
 # The seed's constants (IDLE-DEF-1).
 PEER_IDLE_SUBSCRIPTION_TTL_MS = 43_200_000
@@ -85,8 +86,11 @@ CLOSED = (Phase.EXITED, Phase.SHUT_DOWN)
 
 
 @dataclass(frozen=True)
-class IdleOptions:
+class IdleOptions(FindingOptions):
     """Behaviour changes recommended by the findings. Every default is the seed's."""
+
+    MACHINE = "idle-subscriptions"
+    INVALID_CONFIG = InvalidConfig
 
     notify_pushed_out: bool = False  # IDLE-F1
     fire_when_already_idle: bool = False  # IDLE-F2
@@ -94,21 +98,6 @@ class IdleOptions:
     answers_from_target_only: bool = False  # IDLE-F4
     fold_lookalikes: bool = False  # IDLE-F5
 
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            if type(getattr(self, f.name)) is not bool:
-                raise InvalidConfig(f"option {f.name} must be true or false, "
-                                    f"got {getattr(self, f.name)!r}")
-
-    @classmethod
-    def from_mapping(cls, raw: object) -> IdleOptions:
-        if not isinstance(raw, Mapping):
-            raise InvalidConfig(f"options must be an object, got {type(raw).__name__}")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(str(k) for k in raw if k not in known)
-        if unknown:
-            raise InvalidConfig(f"unknown idle-subscriptions option(s): {', '.join(unknown)}")
-        return cls(**raw)
 
 
 @dataclass(frozen=True)
@@ -243,6 +232,23 @@ def _optional_text(value: object, name: str) -> str | None:
     return value
 
 
+def check_arguments(event: str, args: object, names: Collection[str]) -> Mapping[str, object]:
+    """IDLE-IF-2/3, a step's first two faults: ``args`` must be an object, and may name only
+    the event's arguments (``names``, spec/idle-subscriptions.interface.json). Returns ``args``.
+
+    Each argument's own check, the faults that follow, is the called method's or helper's
+    (``IdleSubscriptions.subscribe``, ``idle_label.render_idle_notice``, ...): every one takes
+    ``None`` for an absent argument, and either rejects it (a required argument) or takes the
+    default (IDLE-IF-1).
+    """
+    if not isinstance(args, Mapping):
+        raise InvalidArgument(f"{event}: args must be an object, got {type(args).__name__}")
+    unknown = sorted(str(name) for name in args if name not in names)
+    if unknown:
+        raise InvalidArgument(f"{event} takes no argument(s) {', '.join(unknown)}")
+    return args
+
+
 def must_push_out(priors: int, priors_kept: int) -> bool:
     """IDLE-REQ-3: whether a new subscription pushes out the oldest of ``priors`` to its target.
 
@@ -350,11 +356,12 @@ class IdleSubscriptions:
         self._by_target.setdefault(target, []).append(subscription)
         return SubscribeResult("sent", pushed_out, effects)
 
-    def receive_notice(self, subscription: object, answer: object,
+    def receive_notice(self, subscription: object, notice: object = None,
                        sender: object = None) -> tuple[bool, Effects]:
         """IDLE-REQ-5..8: a target's answer resolves an outstanding subscription, or is ignored.
 
-        ``sender`` is the session the answer came from (the spec's ``from``).
+        ``notice`` is the answer, any value (IDLE-REQ-6); ``sender`` is the session the answer
+        came from (the spec's ``from``).
         """
         if not is_safe_natural(subscription):
             raise InvalidArgument(f"subscription must be an integer in [0, 2**53 - 1], got {subscription!r}")
@@ -367,7 +374,7 @@ class IdleSubscriptions:
                 and sender != self.outstanding[subscription].target):
             return False, effects  # IDLE-OPT-4: not the target's answer
         held = self._forget(subscription)
-        kind, finished_at, detail = read_answer(answer)
+        kind, finished_at, detail = read_answer(notice)
         effects.notices.append(self._render(held, kind, finished_at, detail))
         return True, effects
 

@@ -38,17 +38,18 @@ import copy
 import json
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from .errors import InboxSpecError
+from .options import FindingOptions
+from .values import MAX_SAFE_INTEGER, is_positive_safe_integer, is_safe_integer, is_safe_natural
 
 SPACING_MS = 30_000  # MIN_START_MS (REFRESH-DEF-1)
 MAX_BACKOFF_MS = 300_000  # REFRESH-DEF-1
 FAILURE_COUNT_CAP = 20
 DEFAULT_MAX_ITEMS = 50  # INBOX_MAX_ITEMS, defined by the spec (the seed imports it)
 DEFAULT_MAX_BYTES = 65_536  # INBOX_MAX_BYTES, likewise
-MAX_SAFE_INTEGER = 2**53 - 1
 # The last millisecond of year 9999: every port can format it as an ISO time.
 MAX_TIME_MS = 253_402_300_799_999
 MAX_CALLERS = 64  # requests made together in one snapshot step
@@ -266,45 +267,51 @@ class Settlement:
 
 
 @dataclass(frozen=True)
-class RefreshOptions:
+class RefreshOptions(FindingOptions):
     """Behaviour changes recommended by the findings. Every default is the seed's."""
+
+    MACHINE = "inbox-refresh"
+    INVALID_CONFIG = InvalidConfig
 
     refreshing_only_when_runnable: bool = False  # REFRESH-F1
     read_failure_backs_off: bool = False  # REFRESH-F2
     reject_negative_added: bool = False  # REFRESH-F3
 
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            if type(getattr(self, f.name)) is not bool:
-                raise InvalidConfig(f"option {f.name} must be true or false, got {getattr(self, f.name)!r}")
-
-    @classmethod
-    def from_mapping(cls, raw: object) -> RefreshOptions:
-        if not isinstance(raw, Mapping):
-            raise InvalidConfig(f"options must be an object, got {type(raw).__name__}")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(str(k) for k in set(raw) - known)
-        if unknown:
-            raise InvalidConfig(f"unknown inbox-refresh option(s): {', '.join(unknown)}")
-        return cls(**raw)
 
 
 # -- pure helpers --------------------------------------------------------------
 
-def is_safe_natural(value: object) -> bool:
-    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
-
-
-def is_safe_integer(value: object) -> bool:
-    return type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
-
-
-def is_positive_safe_integer(value: object) -> bool:
-    return type(value) is int and 0 < value <= MAX_SAFE_INTEGER
-
-
 def is_valid_time(value: object) -> bool:
     return type(value) is int and 0 <= value <= MAX_TIME_MS
+
+
+def compare_sources(remembered: Hashable, current: tuple[Hashable, Hashable]) -> SourceChange:
+    """The inbox source's *source change* (spec: *The inbox source*): ``current`` is the
+    ``(version, layout)`` pair now; changed when ``remembered`` differs from it, hard when its
+    layout does. A remembered value that is not such a pair is a hard change."""
+    pair = tuple(remembered) if isinstance(remembered, (tuple, list)) and len(remembered) == 2 else None
+    return SourceChange(changed=pair != tuple(current), hard=pair is None or pair[1] != current[1],
+                        sources=tuple(current))
+
+
+def contains_utf16(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in ``text`` as UTF-16 code units, as the seed's TypeScript host
+    compares strings (``includes``): a lone surrogate matches half of a pair (spec: Screening).
+
+    WARNING: the model (model/inbox_refresh.py) and the Node port compare the same way.
+    """
+    haystack, needle = text.encode("utf-16-le", "surrogatepass"), word.encode("utf-16-le", "surrogatepass")
+    found = haystack.find(needle)
+    while found != -1 and found % 2:  # a match must start on a code unit, not inside one
+        found = haystack.find(needle, found + 1)
+    return found != -1
+
+
+def screening_declines(item: Mapping[str, Any], deny: Sequence[str]) -> bool:
+    """The inbox source's *screening* (spec: *The inbox source*): an item is declined when its
+    ``title`` or its ``detail`` is a string that contains a deny string."""
+    texts = [v for v in (item.get("title"), item.get("detail")) if isinstance(v, str)]
+    return any(contains_utf16(text, word) for word in deny for text in texts)
 
 
 def backoff_ms(failure_count: int) -> int:

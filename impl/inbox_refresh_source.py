@@ -23,7 +23,14 @@ from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .inbox_refresh import DEFAULT_MAX_ITEMS, OVERFLOW_ID, SourceChange, SourceUnreadable
+from .inbox_refresh import (
+    DEFAULT_MAX_ITEMS,
+    OVERFLOW_ID,
+    SourceChange,
+    SourceUnreadable,
+    compare_sources,
+    screening_declines,
+)
 
 Sources = tuple[str, str]
 
@@ -68,16 +75,10 @@ class DirectorySource:
         return read_policy(self.base)[0]
 
     def source_change(self, remembered: Hashable) -> SourceChange:
-        current = read_sources(self.base)
-        hard = not (isinstance(remembered, (tuple, list)) and len(remembered) == 2
-                    and remembered[1] == current[1])
-        changed = not (isinstance(remembered, (tuple, list)) and tuple(remembered) == current)
-        return SourceChange(changed=changed, hard=hard, sources=current)
+        return compare_sources(remembered, read_sources(self.base))
 
     def declines(self, item: Mapping[str, Any]) -> bool:
-        deny = read_policy(self.base)[1]
-        texts = [v for v in (item.get("title"), item.get("detail")) if isinstance(v, str)]
-        return any(word in text for word in deny for text in texts)
+        return screening_declines(item, read_policy(self.base)[1])
 
 
 def compute_inbox(base: Path, max_items: int = DEFAULT_MAX_ITEMS) -> dict[str, Any]:

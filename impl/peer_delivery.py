@@ -32,12 +32,13 @@ import heapq
 import unicodedata
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Final
 
 from .errors import InboxSpecError
+from .options import FindingOptions
+from .values import is_positive_safe_integer, is_safe_natural
 
-MAX_SAFE_INTEGER: Final = 2**53 - 1
 DEFAULT_HELD_CAP: Final = 100  # PEER-IF-1, the seed's PEER_HELD_QUEUE_CAP
 DEFAULT_BOX_CAP: Final = 50  # PEER-IF-1, the accepted delivery queue of the upstream facts
 DEFAULT_MAX_HOPS: Final = 4  # PEER-IF-1, this spec's choice
@@ -142,39 +143,21 @@ class BoxFull(PeerDeliveryError):
 
 # -- values ---------------------------------------------------------------------------
 
-def _is_safe_natural(value: object) -> bool:
-    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
-
-
-def _is_positive_safe(value: object) -> bool:
-    return type(value) is int and 1 <= value <= MAX_SAFE_INTEGER
-
-
 def _is_mode(value: object) -> bool:
     return value is None or (type(value) is str and value != "")
 
 
 @dataclass(frozen=True)
-class DeliveryOptions:
+class DeliveryOptions(FindingOptions):
     """Behaviour changes recommended by the findings. Every default is the seed's."""
+
+    MACHINE = "peer-delivery"
+    INVALID_CONFIG = InvalidConfig
 
     fair_eviction: bool = False  # PEER-F1
     release_respects_box_cap: bool = False  # PEER-F2
     deadline_for_waiting_holds: bool = False  # PEER-F3
 
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            if type(getattr(self, f.name)) is not bool:
-                raise InvalidConfig(f"option {f.name} must be true or false, got {getattr(self, f.name)!r}")
-
-    @classmethod
-    def from_mapping(cls, raw: object) -> DeliveryOptions:
-        if not isinstance(raw, Mapping):
-            raise InvalidConfig(f"options must be an object, got {type(raw).__name__}")
-        unknown = sorted(str(k) for k in set(raw) - {f.name for f in fields(cls)})
-        if unknown:
-            raise InvalidConfig(f"unknown peer-delivery option(s): {', '.join(unknown)}")
-        return cls(**raw)
 
 
 @dataclass(frozen=True)
@@ -390,7 +373,7 @@ def _check_reasons(reasons: object) -> list[str | None]:
 
 
 def _check_count(count: object) -> int:
-    if not _is_positive_safe(count):
+    if not is_positive_safe_integer(count):
         raise InvalidCount(f"count must be an integer in [1, 2**53 - 1], got {count!r}")
     assert isinstance(count, int)
     return count
@@ -490,11 +473,11 @@ class PeerDelivery:
     def __init__(self, held_cap: int = DEFAULT_HELD_CAP, box_cap: int = DEFAULT_BOX_CAP,
                  max_hops: int = DEFAULT_MAX_HOPS, recipient: Recipient | None = None,
                  options: DeliveryOptions | None = None) -> None:
-        if not _is_positive_safe(held_cap):
+        if not is_positive_safe_integer(held_cap):
             raise InvalidConfig(f"held_cap must be an integer in [1, 2**53 - 1], got {held_cap!r}")
-        if not _is_safe_natural(box_cap):
+        if not is_safe_natural(box_cap):
             raise InvalidConfig(f"box_cap must be a non-negative integer, got {box_cap!r}")
-        if not _is_safe_natural(max_hops):
+        if not is_safe_natural(max_hops):
             raise InvalidConfig(f"max_hops must be a non-negative integer, got {max_hops!r}")
         recipient = Recipient() if recipient is None else recipient
         if not isinstance(recipient, Recipient):
@@ -602,7 +585,7 @@ class PeerDelivery:
             raise InvalidMessage(f"sender_mode must be a non-empty string or null, got {sender_mode!r}")
         if type(attestation) is not str or attestation not in ATTESTATIONS:
             raise InvalidMessage(f"attestation must be valid, garbage or absent, got {attestation!r}")
-        if not _is_safe_natural(hops):
+        if not is_safe_natural(hops):
             raise InvalidMessage(f"hops must be a non-negative integer, got {hops!r}")
         for name, flag in (("loop", loop), ("duplicate", duplicate), ("rate_limited", rate_limited)):
             if type(flag) is not bool:
@@ -651,7 +634,7 @@ class PeerDelivery:
 
     def advance(self, now_ms: object) -> StepResult:
         """PEER-TIME-1: move the clock, then expire what is due, in buffer order."""
-        if not _is_safe_natural(now_ms):
+        if not is_safe_natural(now_ms):
             raise InvalidTime(f"now_ms must be an integer in [0, 2**53 - 1], got {now_ms!r}")
         assert isinstance(now_ms, int)
         if now_ms < self._now_ms:
@@ -695,7 +678,7 @@ class PeerDelivery:
         return self._result(receipts)
 
     def _find(self, ticket: object) -> HeldEntry:
-        if not _is_positive_safe(ticket):
+        if not is_positive_safe_integer(ticket):
             raise InvalidTicket(f"ticket must be an integer in [1, 2**53 - 1], got {ticket!r}")
         entry = self._held.get(ticket)  # type: ignore[call-overload]
         if entry is None:

@@ -39,19 +39,18 @@ then ``now_ms``, then ``plugin_pending``, then the empty-batch rejection.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import ClassVar
 
 from .errors import InboxSpecError
+from .options import FindingOptions
+from .values import MAX_SAFE_INTEGER, describe, is_safe_natural
 
 DEFAULT_MAX_STREAK = 10  # WAKE-DEF-1
 DEFAULT_CADENCE_FLOOR_MS = 30_000  # WAKE-DEF-1
 SCHEDULED_PREFIX = "[scheduled] "  # WAKE-SELF-1: eleven characters and one space
 USER_KIND = "user"
-# Times and counters must survive a JSON round trip through any port,
-# including JavaScript, whose integers are exact only up to 2**53 - 1.
-MAX_SAFE_INTEGER = 2**53 - 1
 CONFIG_KEYS = frozenset({"max_streak", "floor_ms", "options"})  # WAKE-IF-1
 
 
@@ -107,20 +106,6 @@ class RefusalCode(StrEnum):
     SELF_SPIN_CAP = "self_spin_cap"
 
 
-def _describe(value: object) -> str:
-    """A short, never-failing description of a bad value for an error message."""
-    try:
-        text = repr(value)
-    except Exception:  # a hostile __repr__, or an int too long to print
-        return f"a {type(value).__name__}"
-    return text if len(text) <= 60 else f"{text[:57]}..."
-
-
-def _is_safe_natural(value: object) -> bool:
-    # bool is an int subclass; True is not a time or a count.
-    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
-
-
 @dataclass(frozen=True)
 class Message:
     """One pending message (WAKE-MSG-1). Only these four fields matter to the gate."""
@@ -134,37 +119,26 @@ class Message:
         for name in ("kind", "sender", "recipient"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value:
-                raise InvalidMessage(f"message {name} must be a non-empty string, got {_describe(value)}")
+                raise InvalidMessage(f"message {name} must be a non-empty string, got {describe(value)}")
         if not isinstance(self.text, str):
             raise InvalidMessage(f"message text must be a string, got {type(self.text).__name__}")
 
 
 @dataclass(frozen=True)
-class GateOptions:
-    """Behaviour changes recommended by the findings. Every default is the seed's."""
+class GateOptions(FindingOptions):
+    """Behaviour changes recommended by the findings. Every default is the seed's.
+
+    Their JSON form is an object of booleans (WAKE-IF-1); WAKE-ERR-1: "no" or
+    "false" must not switch an option on by being truthy."""
+
+    MACHINE = "wake-gate"
+    INVALID_CONFIG = InvalidConfig
 
     announce_requires_refusal: bool = False  # WAKE-F1
     cadence_from_allowed_wakes: bool = False  # WAKE-F2
     clamp_backwards_clock: bool = False  # WAKE-F3
     reject_empty_batch: bool = False  # WAKE-F4
 
-    def __post_init__(self) -> None:
-        # WAKE-ERR-1: "no" or "false" must not switch an option on by being truthy.
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if type(value) is not bool:
-                raise InvalidConfig(f"option {f.name} must be true or false, got {_describe(value)}")
-
-    @classmethod
-    def from_mapping(cls, raw: object) -> GateOptions:
-        """The options from their JSON form, an object of booleans (WAKE-IF-1)."""
-        if not isinstance(raw, Mapping):
-            raise InvalidConfig(f"options must be an object of booleans, got {_describe(raw)}")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(_describe(key) for key in raw if key not in known)
-        if unknown:
-            raise InvalidConfig(f"unknown wake-gate option(s): {', '.join(unknown)}")
-        return cls(**raw)
 
 
 @dataclass(frozen=True)
@@ -359,7 +333,7 @@ def parse_message(raw: object) -> Message:
     if not isinstance(raw, Mapping):
         raise InvalidMessage(f"a message must be an object, got {type(raw).__name__}")
     if set(raw) != MESSAGE_FIELDS:
-        got = sorted(_describe(key) for key in raw)
+        got = sorted(describe(key) for key in raw)
         raise InvalidMessage(f"a message has exactly the fields kind, from, to, text; got {got}")
     return Message(kind=raw["kind"], sender=raw["from"], recipient=raw["to"], text=raw["text"])
 
@@ -384,10 +358,10 @@ class WakePolicy:
         floor_ms: int = DEFAULT_CADENCE_FLOOR_MS,
         options: GateOptions | Mapping[str, bool] | None = None,
     ) -> None:
-        if not _is_safe_natural(max_streak):
-            raise InvalidConfig(f"max_streak must be a non-negative integer, got {_describe(max_streak)}")
-        if not _is_safe_natural(floor_ms):
-            raise InvalidConfig(f"floor_ms must be a non-negative integer, got {_describe(floor_ms)}")
+        if not is_safe_natural(max_streak):
+            raise InvalidConfig(f"max_streak must be a non-negative integer, got {describe(max_streak)}")
+        if not is_safe_natural(floor_ms):
+            raise InvalidConfig(f"floor_ms must be a non-negative integer, got {describe(floor_ms)}")
         if options is None:
             options = GateOptions()
         elif not isinstance(options, GateOptions):
@@ -400,7 +374,7 @@ class WakePolicy:
         """Build from a conformance ``config`` object (WAKE-IF-1); absent keys take the defaults."""
         if not isinstance(config, Mapping):
             raise InvalidConfig(f"a wake-gate config must be an object, got {type(config).__name__}")
-        unknown = sorted(_describe(key) for key in config if key not in CONFIG_KEYS)
+        unknown = sorted(describe(key) for key in config if key not in CONFIG_KEYS)
         if unknown:
             raise InvalidConfig(f"unknown wake-gate config key(s): {', '.join(unknown)}")
         return cls(
@@ -424,8 +398,8 @@ class WakePolicy:
     @streak.setter
     def streak(self, value: int) -> None:
         # WAKE-HOST-1: a host may restore a persisted streak; nothing else moves.
-        if not _is_safe_natural(value) or value == MAX_SAFE_INTEGER:
-            raise InvalidStreak(f"streak must be an integer in [0, 2**53 - 2], got {_describe(value)}")
+        if not is_safe_natural(value) or value == MAX_SAFE_INTEGER:
+            raise InvalidStreak(f"streak must be an integer in [0, 2**53 - 2], got {describe(value)}")
         self._state = replace(self._state, streak=value)
 
     @property
@@ -435,8 +409,8 @@ class WakePolicy:
     @floor_ms.setter
     def floor_ms(self, value: int) -> None:
         # WAKE-HOST-2: zero is allowed and makes every forward-moving self-wake exempt.
-        if not _is_safe_natural(value):
-            raise InvalidFloor(f"floor_ms must be a non-negative integer, got {_describe(value)}")
+        if not is_safe_natural(value):
+            raise InvalidFloor(f"floor_ms must be a non-negative integer, got {describe(value)}")
         self._rules = replace(self._rules, floor_ms=value)
 
     @property
@@ -457,10 +431,10 @@ class WakePolicy:
         then the empty-batch rejection of WAKE-OPT-4.
         """
         messages = parse_batch(batch)
-        if not _is_safe_natural(now_ms):
-            raise InvalidTime(f"now_ms must be an integer in [0, 2**53 - 1], got {_describe(now_ms)}")
+        if not is_safe_natural(now_ms):
+            raise InvalidTime(f"now_ms must be an integer in [0, 2**53 - 1], got {describe(now_ms)}")
         if type(plugin_pending) is not bool:
-            raise InvalidBatch(f"plugin_pending must be true or false, got {_describe(plugin_pending)}")
+            raise InvalidBatch(f"plugin_pending must be true or false, got {describe(plugin_pending)}")
         summary = summarize(messages, plugin_pending)
         if summary.is_empty and not plugin_pending and self._rules.options.reject_empty_batch:
             raise EmptyBatchRejected("nothing is pending: an empty batch without plugin work")

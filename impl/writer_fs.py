@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .values import MAX_SAFE_INTEGER
 from .writer_proofs import (
     Effective,
     Measurement,
@@ -47,7 +48,6 @@ MAX_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 16
 MAX_HOME_FILE_BYTES = 1024 * 1024  # WRITER-HOME-5
 MAX_JSON_DEPTH = 64  # WRITER-JSON-3; WARNING: the Node port's MAX_JSON_DEPTH is the same number
-MAX_SAFE_INTEGER = 2**53 - 1
 REQUIRED_RUNTIME = ("bin/amem.js", "src/index.ts")
 PIN_FORMAT = "amem-writer-pin/1"
 SETUP_RECEIPT = "setup-receipt.json"

@@ -36,11 +36,12 @@ Bad input raises a :class:`WriterProofsError` before anything is read.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, cast
 
 from .errors import InboxSpecError
+from .options import FindingOptions
 
 Category = Literal["running CLI", "setup receipt", "declared writer", "active locator", "home floor",
                    "writer renewal"]
@@ -327,24 +328,14 @@ class Environment(Protocol):
 
 
 @dataclass(frozen=True)
-class Options:
+class Options(FindingOptions):
     """Behaviour changes recommended by the findings. Every default is the seed's."""
+
+    MACHINE = "writer-proofs"
+    INVALID_CONFIG = InvalidConfig
 
     attest_requires_fences: bool = False  # WRITER-F1
     compare_writers_by_id: bool = False  # WRITER-F2
-
-    @classmethod
-    def from_mapping(cls, raw: object) -> Options:
-        if not isinstance(raw, Mapping):
-            raise InvalidConfig(f"options must be an object, got {type(raw).__name__}")
-        known = ("attest_requires_fences", "compare_writers_by_id")
-        unknown = sorted(str(k) for k in raw if k not in known)
-        if unknown:
-            raise InvalidConfig(f"unknown writer-proofs option(s): {', '.join(unknown)}")
-        for name, value in raw.items():
-            if type(value) is not bool:
-                raise InvalidConfig(f"option {name} must be true or false, got {value!r}")
-        return cls(**{str(k): bool(v) for k, v in raw.items()})
 
 
 def _fail(category: str, cause: str, phase: str = "active",

@@ -524,8 +524,9 @@ def _swap_inverse(args: Any) -> Callable[[str], None] | None:
 
 
 # WARNING: the events that change a fixture, by machine, each with what gives its inverse (None: it
-# cannot be undone); keep in step with each driver's events (machines/writer_proofs_driver.py
-# EVENT_ARGS). A case of a machine not named here never shares its fixture directory with another case.
+# cannot be undone); keep in step with the harness events of each machine's interface data
+# (spec/writer-proofs.interface.json; tests/test_interface_vocabularies_writer_proofs.py checks it).
+# A case of a machine not named here never shares its fixture directory with another case.
 FIXTURE_CHANGING_EVENTS: dict[str, dict[str, Callable[[Any], Callable[[str], None] | None]]] = {
     "writer-proofs": {"swap_paths": _swap_inverse},
 }

@@ -86,6 +86,14 @@ class Invariant:
     runs on each step of such a letter. A finding's property names the finding
     and the option under which it holds: under the seed default it is *expected*
     to fail (tlaplus-style), with a shortest trace.
+
+    ``of_state`` says that ``holds`` reads the state reached (``post``) and the
+    bounds alone, for every letter. The explorer then checks it once per
+    distinct state, on the first step that reaches the state, which gives the
+    same first violation as checking every step (``checker/explore.py``,
+    ``invariant_checks``); in place of ``pre`` and the output it passes an
+    object that refuses every use, so a property that reads them fails loudly
+    instead of being checked on too few steps.
     """
 
     name: str
@@ -94,6 +102,7 @@ class Invariant:
     holds: Callable[[Any, Any, Mapping[str, Any], Bounds], bool]
     finding: str | None = None
     option: str | None = None
+    of_state: bool = False
 
 
 @dataclass(frozen=True)

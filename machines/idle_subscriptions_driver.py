@@ -1,21 +1,23 @@
 """The idle-subscriptions driver: case JSON in, ``IdleSubscriptions`` (or chart) calls, output JSON out.
 
-The output shapes and the order in which a step's faults are checked are the
-spec's Interface section (spec/idle-subscriptions.md, IDLE-IF-*).
+The events, their arguments (in the order their faults are checked), defaults
+and output fields are the interface data (spec/idle-subscriptions.interface.json).
+The driver only translates: every check is the reference's. ``check_arguments``
+takes a step's first two faults (IDLE-IF-2/3), and each called method or
+helper checks its own arguments, taking ``None`` for an absent or null one
+(IDLE-IF-1).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from inboxspec.impl.idle_label import (
-    MAX_UTC_OFFSET_MIN,
     describe_peer_idle_subscription,
     format_peer_notice_clock,
     is_peer_idle_notice_kind,
-    is_safe_natural,
     peer_idle_notice_label,
     render_idle_notice,
 )
@@ -24,40 +26,36 @@ from inboxspec.impl.idle_subscriptions import (
     Effects,
     IdleSubscriptionError,
     IdleSubscriptions,
-    InvalidArgument,
     SubscribeResult,
+    check_arguments,
 )
-from inboxspec.machines import sessions
+from inboxspec.machines import interface, sessions
 from inboxspec.machines.sessions import run_reference_case
 from inboxspec.model import idle_subscriptions as model
 from inboxspec.model.idle_subscriptions import IdleModelOptions, IdleSubscriptionsChart
 
-FEATURES = (
-    "option:notify_pushed_out",
-    "option:fire_when_already_idle",
-    "option:fire_on_release",
-    "option:answers_from_target_only",
-    "option:fold_lookalikes",
-)
+INTERFACE = interface.load("idle-subscriptions")
+# One feature per finding option (the spec's "Options from the findings").
+FEATURES = tuple(f"option:{name}" for name in INTERFACE.options)
+HELPERS = frozenset(name for name, event in INTERFACE.events.items() if event.pure)
+# The reference's name of an argument whose case name is a Python keyword.
+PYTHON_NAMES = {"from": "sender"}
+# The chart's names of arguments whose case names it cannot take: python-statemachine
+# reserves `target` (a transition's target state), and `from` is a Python keyword.
+CHART_NAMES: dict[str, dict[str, str]] = {"subscribe": {"target": "peer"},
+                                          "receive_notice": {"from": "sender"}}
 
-# Each event's arguments, in the order their faults are checked (IDLE-IF-3).
-ARGUMENTS: dict[str, tuple[str, ...]] = {
-    "subscribe": ("target", "subscription", "label"),
-    "receive_notice": ("subscription", "notice", "from"),
-    "add_subscriber": ("requester", "subscription", "parity"),
-    "turn_started": (),
-    "turn_finished": ("last_turn_text",),
-    "set_held": ("count",),
-    "exit": (),
-    "shutdown": (),
-    "advance": ("now_ms",),
-    "sanitise_label": ("raw",),
-    "format_clock": ("epoch_ms", "utc_offset_min"),
-    "render_notice": ("kind", "label", "finished_at", "detail", "utc_offset_min"),
-    "describe_subscription": ("address", "detail_shared"),
-    "is_notice_kind": ("value",),
-}
-HELPERS = ("sanitise_label", "format_clock", "render_notice", "describe_subscription", "is_notice_kind")
+
+def chart_arguments(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """A step's arguments under the chart's names."""
+    names = CHART_NAMES.get(event, {})
+    return {names.get(name, name): value for name, value in args.items()}
+
+
+def case_arguments(event: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The chart's arguments of one event under the case's names (``chart_arguments`` undone)."""
+    names = {chart: case for case, chart in CHART_NAMES.get(event, {}).items()}
+    return {names.get(name, name): value for name, value in kwargs.items()}
 
 
 def snapshot(machine: IdleSubscriptions) -> dict[str, Any]:
@@ -76,91 +74,48 @@ def encode_effects(effects: Effects) -> dict[str, Any]:
     }
 
 
-def _helper(event: str, args: Mapping[str, Any], fold_lookalikes: bool) -> dict[str, Any]:
-    """The pure helpers (IDLE-LABEL-*, IDLE-CLOCK-*, IDLE-TEXT-*), with their own argument checks.
+Result = SubscribeResult | AddSubscriberResult | tuple[bool, Effects] | Effects
 
-    The sanitiser follows the case's option fold_lookalikes (IDLE-OPT-5)."""
-    if event == "sanitise_label":
-        raw = args.get("raw")
-        if not isinstance(raw, str):
-            raise InvalidArgument("raw must be a string")
-        return {"label": peer_idle_notice_label(raw, fold_lookalikes)}
-    if event == "is_notice_kind":
-        return {"is_kind": is_peer_idle_notice_kind(args.get("value"))}
-    # IDLE-IF-1: an absent and a null optional argument both take the default.
-    offset = 0 if args.get("utc_offset_min") is None else args["utc_offset_min"]
-    if type(offset) is not int or abs(offset) > MAX_UTC_OFFSET_MIN:
-        raise InvalidArgument("utc_offset_min must be an integer in [-1439, 1439]")
-    if event == "format_clock":
-        epoch = args.get("epoch_ms")
-        if epoch is not None and not is_safe_natural(epoch):
-            raise InvalidArgument("epoch_ms must be an integer in [0, 2**53 - 1] or null")
-        return {"clock": format_peer_notice_clock(epoch, offset)}
-    if event == "describe_subscription":
-        address = args.get("address")
-        shared = False if args.get("detail_shared") is None else args["detail_shared"]
-        if not isinstance(address, str) or type(shared) is not bool:
-            raise InvalidArgument("address is a string and detail_shared a boolean")
-        return {"text": describe_peer_idle_subscription(address, shared, fold_lookalikes)}
-    kind, label = args.get("kind"), args.get("label")
-    finished_at, detail = args.get("finished_at"), args.get("detail")
-    if not is_peer_idle_notice_kind(kind):
-        raise InvalidArgument("kind must be an idle notice kind")
-    if not isinstance(label, str) or not label:
-        raise InvalidArgument("label must be a non-empty string")
-    if finished_at is not None and not is_safe_natural(finished_at):
-        raise InvalidArgument("finished_at must be an integer in [0, 2**53 - 1] or null")
-    if detail is not None and not isinstance(detail, str):
-        raise InvalidArgument("detail must be a string or null")
-    return {"text": render_idle_notice(str(kind), label, finished_at, detail, offset)}
+
+def encode_result(result: Result) -> dict[str, Any]:
+    """A machine event's result as its output fields (IDLE-OUT-1/2), without the state fields."""
+    if isinstance(result, SubscribeResult):
+        return {"verdict": result.verdict, "pushed_out": result.pushed_out, **encode_effects(result.effects)}
+    if isinstance(result, AddSubscriberResult):
+        return {"accepted": result.accepted, "displaced": result.displaced,
+                "announcement": result.announcement, **encode_effects(result.effects)}
+    if isinstance(result, tuple):  # receive_notice
+        resolved, effects = result
+        return {"resolved": resolved, **encode_effects(effects)}
+    return encode_effects(result)
+
+
+# The reference's call of each helper event, given the case's fold_lookalikes (IDLE-OPT-5).
+REFERENCE_HELPERS: dict[str, Callable[[bool, dict[str, Any]], Any]] = {
+    "sanitise_label": lambda fold, a: peer_idle_notice_label(a["raw"], fold),
+    "format_clock": lambda fold, a: format_peer_notice_clock(**a),
+    "render_notice": lambda fold, a: render_idle_notice(**a),
+    "describe_subscription": lambda fold, a: describe_peer_idle_subscription(**a, fold_lookalikes=fold),
+    "is_notice_kind": lambda fold, a: is_peer_idle_notice_kind(**a),
+}
 
 
 def apply_step(machine: IdleSubscriptions, step: Mapping[str, Any]) -> dict[str, Any]:
     """Apply one step; a typed error becomes ``{"error": code, ...}`` with the unchanged state."""
     event = step.get("event")
-    if event not in ARGUMENTS:
+    entry = INTERFACE.events.get(event) if isinstance(event, str) else None
+    if entry is None:
         raise ValueError(f"unknown idle-subscriptions event {event!r}")
-    args = step.get("args", {})
     try:
-        if not isinstance(args, Mapping):
-            raise InvalidArgument("args must be an object")
-        extra = sorted(str(k) for k in args if k not in ARGUMENTS[event])
-        if extra:
-            raise InvalidArgument(f"unexpected argument(s) for {event}: {', '.join(extra)}")
-        if event in HELPERS:
-            return _helper(event, args, machine.config.options.fold_lookalikes)
-        return {**_machine_event(machine, event, args), **snapshot(machine)}
+        args = check_arguments(entry.name, step.get("args", {}), entry.argument_names)
+        # Every argument by the reference's name; absent is None, as null is (IDLE-IF-1).
+        call = {PYTHON_NAMES.get(name, name): args.get(name) for name in entry.argument_names}
+        if entry.pure:
+            fold = machine.config.options.fold_lookalikes
+            return {entry.outputs[0]: REFERENCE_HELPERS[entry.name](fold, call)}
+        return {**encode_result(getattr(machine, entry.name)(**call)), **snapshot(machine)}
     except IdleSubscriptionError as error:
-        if event in HELPERS:
-            return {"error": error.code}
-        return {"error": error.code, **snapshot(machine)}
-
-
-def _machine_event(machine: IdleSubscriptions, event: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    if event == "subscribe":
-        sub: SubscribeResult = machine.subscribe(args.get("target"), args.get("subscription"),
-                                                 args.get("label"))
-        return {"verdict": sub.verdict, "pushed_out": sub.pushed_out, **encode_effects(sub.effects)}
-    if event == "receive_notice":
-        resolved, effects = machine.receive_notice(args.get("subscription"), args.get("notice"),
-                                                   args.get("from"))
-        return {"resolved": resolved, **encode_effects(effects)}
-    if event == "add_subscriber":
-        added: AddSubscriberResult = machine.add_subscriber(
-            args.get("requester"), args.get("subscription"), args.get("parity"))
-        return {"accepted": added.accepted, "displaced": added.displaced,
-                "announcement": added.announcement, **encode_effects(added.effects)}
-    if event == "turn_started":
-        return encode_effects(machine.turn_started())
-    if event == "turn_finished":
-        return encode_effects(machine.turn_finished(args.get("last_turn_text")))
-    if event == "set_held":
-        return encode_effects(machine.set_held(args.get("count")))
-    if event == "exit":
-        return encode_effects(machine.exit())
-    if event == "shutdown":
-        return encode_effects(machine.shutdown())
-    return encode_effects(machine.advance(args.get("now_ms")))
+        return {"error": error.code} if entry.pure else {"error": error.code, **snapshot(machine)}
 
 
 def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -169,49 +124,41 @@ def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> d
 
 # -- the model chart, in the same output shape ---------------------------------------
 
+# The model's own helper of each helper event, given the case's fold_lookalikes; every
+# argument present (the interface data's defaults filled in).
+MODEL_HELPERS: dict[str, Callable[[bool, dict[str, Any]], Any]] = {
+    "sanitise_label": lambda fold, a: model.label(a["raw"], fold),
+    "format_clock": lambda fold, a: model.clock(a["epoch_ms"], a["utc_offset_min"]),
+    "render_notice": lambda fold, a: model.notice_text(a["kind"], a["label"], a["finished_at"], a["detail"],
+                                                       a["utc_offset_min"]),
+    "describe_subscription": lambda fold, a: model.describe(a["address"], a["detail_shared"], fold),
+    "is_notice_kind": lambda fold, a: model.is_notice_kind(a["value"]),
+}
+
 
 class ModelSession(sessions.ModelSession):
-    """The idle-subscriptions chart (``model/idle_subscriptions.py``).
+    """The idle-subscriptions chart (``model/idle_subscriptions.py``), for valid steps.
 
-    A step ``advance`` with ``now_ms`` becomes the chart's
-    ``advance(ms=now_ms - clock)``; the helpers run the model's own helpers.
+    Absent and null optional arguments take the interface data's defaults. A step
+    ``advance`` with ``now_ms`` becomes the chart's ``advance(ms=now_ms - clock)``;
+    the helpers run the model's own helpers.
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
-        settings = {k: v for k, v in config.items() if k != "options"}
-        self.chart = IdleSubscriptionsChart(settings, IdleModelOptions(**(config.get("options") or {})))
+        settings = INTERFACE.config_with_defaults(config)
+        options = IdleModelOptions(**settings.pop("options"))
+        self.chart = IdleSubscriptionsChart(settings, options)
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
-        event = step["event"]
-        args = {k: v for k, v in step.get("args", {}).items() if v is not None}
-        if event in HELPERS:
-            return _model_helper(event, args, self.chart.options.fold_lookalikes)
-        if event == "advance":
+        entry = INTERFACE.events[step["event"]]
+        args = entry.with_defaults(step.get("args", {}))
+        if entry.pure:
+            return {entry.outputs[0]: MODEL_HELPERS[entry.name](self.chart.options.fold_lookalikes, args)}
+        if entry.name == "advance":
             self.chart.send("advance", ms=args["now_ms"] - self.chart.now_ms)
-        elif event == "receive_notice":
-            # `from` is a Python keyword; the chart calls the argument `sender`.
-            self.chart.send(event, subscription=args["subscription"], notice=args.get("notice"),
-                            sender=args.get("from"))
-        elif event == "subscribe":
-            self.chart.send(event, peer=args["target"], subscription=args["subscription"],
-                            label=args.get("label"))
         else:
-            self.chart.send(event, **args)
+            self.chart.send(entry.name, **chart_arguments(entry.name, args))
         return dict(self.chart.output)
-
-
-def _model_helper(event: str, args: Mapping[str, Any], fold_lookalikes: bool) -> dict[str, Any]:
-    offset = args.get("utc_offset_min") or 0
-    if event == "sanitise_label":
-        return {"label": model.label(args["raw"], fold_lookalikes)}
-    if event == "is_notice_kind":
-        return {"is_kind": model.is_notice_kind(args.get("value"))}
-    if event == "format_clock":
-        return {"clock": model.clock(args.get("epoch_ms"), offset)}
-    if event == "describe_subscription":
-        return {"text": model.describe(args["address"], bool(args.get("detail_shared")), fold_lookalikes)}
-    return {"text": model.notice_text(args["kind"], args["label"], args.get("finished_at"),
-                                      args.get("detail"), offset)}
 
 
 run_model_case = ModelSession.run_case
@@ -232,7 +179,7 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                               "subscriber_cap": rng.choice((0, 1, 2, 32)),
                               "last_turn_text_seat": rng.random() < 0.5,
                               "reader_utc_offset_min": rng.choice((0, -300, 330))}
-    options = {name: True for name in IdleModelOptions.__dataclass_fields__ if rng.random() < 0.25}
+    options = {name: True for name in INTERFACE.options if rng.random() < 0.25}
     if options:
         config["options"] = options
     now = 0
@@ -246,8 +193,9 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             steps.append({"event": "subscribe", "args": {"target": rng.choice(("s1", "s2")),
                                                          "subscription": rng.randrange(5), "label": "Peer"}})
         elif roll < 0.5:
-            answer = rng.choice(({"kind": "idle", "finished_at": now, "detail": "done"}, {"kind": "exited"},
-                                 {"kind": "unavailable"}, {"kind": "expired"}, "idle"))
+            # Every notice kind (expired from a peer is not recognised, IDLE-REQ-6), and one non-object.
+            kind = rng.choice(INTERFACE.vocabulary("notice_kinds"))
+            answer = rng.choice(({"kind": kind}, {"kind": kind, "finished_at": now, "detail": "done"}, kind))
             steps.append({"event": "receive_notice", "args": {"subscription": rng.randrange(5),
                                                               "notice": answer,
                                                               "from": rng.choice(("s1", "s2", None))}})

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -77,6 +78,8 @@ from inboxspec.model.inbox_refresh import (
 )
 
 T = "2026-01-01T00:00:00.000Z"
+# The events, their arguments and defaults: spec/inbox-refresh.interface.json.
+EVENTS = inbox_refresh_driver.INTERFACE.events
 
 CATALOGUE: dict[str, dict[str, Any]] = {
     "result": {"outcome": "result", "duration_ms": 1000, "computation": {
@@ -169,13 +172,71 @@ def collapsed_failures(failures: int) -> int:
 @functools.cache
 def cycle_of(names: tuple[str, ...]) -> tuple[Script, ...]:
     """The scripts of a ``jobs`` bound, in launch order."""
-    return tuple(Script.from_json(CATALOGUE[n]) for n in names)
+    return tuple(inbox_refresh_driver.model_script(CATALOGUE[n]) for n in names)
 
 
 def _relative(remembered: tuple[int, int] | None, version: int, layout: int) -> tuple[int, int] | None:
     if remembered is None:
         return None
     return (0 if remembered[0] == version else -1, 0 if remembered[1] == layout else -1)
+
+
+# The snapshot fields `load` copies onto the chart as they are.
+_COPIED = ("pending", "stale", "failures", "retry_at", "last_launch", "last_duration", "error", "detail",
+           "generated_ms", "policy", "capacity_at", "overflow_at", "shown", "shown_at", "launches", "job_due",
+           "job_launched", "job_stamp", "blocked_due", "blocked_group", "blocked_forever")
+_copied = operator.attrgetter(*_COPIED)
+# WARNING: `load` writes the chart's data into its instance dictionary in one go, which is
+# what assigning each attribute does while the chart class defines no data descriptor
+# (a property with a setter, say) of these names.
+assert not any(hasattr(getattr(InboxRefreshChart, name, None), "__set__")
+               for name in (*_COPIED, "now_ms", "wall_offset", "version", "layout", "world_policy",
+                            "readable", "more", "expires", "cache_sources", "capacity", "observed",
+                            "generation", "job_generation"))
+
+
+class _Items(NamedTuple):
+    """A snapshot's items text, read once: what `load` copies and `store` compares."""
+
+    text: str
+    parsed: Any
+    # The parsed items are a list of dicts of strings (or None), and the text is their
+    # canonical JSON: then a copy of each dict is a fresh parse, and items equal to the
+    # parsed ones have this text (with strings, equal means of the same type, which
+    # numbers and booleans are not: 1 == True).
+    plain: bool
+
+
+_ITEMS: dict[str, _Items] = {}  # by text: a state space holds few distinct item lists
+_last_items: list[_Items | None] = [None]  # the items of the last snapshot loaded
+
+
+def _read_items(text: str) -> _Items:
+    if text not in _ITEMS:
+        parsed = json.loads(text)
+        plain = (type(parsed) is list and all(
+            type(item) is dict and all(type(v) is str or v is None for v in item.values()) for item in parsed)
+            and json.dumps(parsed, sort_keys=True) == text)
+        _ITEMS[text] = _Items(text, parsed, plain)
+    return _ITEMS[text]
+
+
+def _loaded_items(text: str | None) -> list[dict[str, Any]] | None:
+    """The chart's items for a snapshot's items text: a fresh copy each time."""
+    if text is None:
+        return None
+    items = _last_items[0] = _read_items(text)
+    return [item.copy() for item in items.parsed] if items.plain else json.loads(text)
+
+
+def _stored_items(items: list[dict[str, Any]] | None) -> str | None:
+    """The chart's items as canonical JSON; most steps leave the loaded items as they were."""
+    if items is None:
+        return None
+    last = _last_items[0]
+    if last is not None and last.plain and items == last.parsed:
+        return last.text
+    return json.dumps(items, sort_keys=True)
 
 
 # -- invariants ------------------------------------------------------------------
@@ -248,6 +309,10 @@ class InboxRefreshExplorer:
     invariants = INVARIANTS
     unobservable_events: frozenset[str] = frozenset()
 
+    def __init__(self) -> None:
+        self._loaded_of: Any = None  # the last snapshot loaded, and what it put on the chart
+        self._loaded: dict[str, Any] = {}
+
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
         merged = frame.merged_bounds("inbox-refresh", self.default_bounds, raw)
         names = tuple(n.strip() for n in merged["jobs"].split(",") if n.strip())
@@ -265,12 +330,14 @@ class InboxRefreshExplorer:
 
     def alphabet(self, bounds: Bounds) -> Sequence[Action]:
         return [
-            Action("snapshot", "snapshot", {"callers": 1}),
+            Action("snapshot", "snapshot", EVENTS["snapshot"].defaults()),
             Action("advance +0 ms", "advance", {"ms": 0}),
             Action("advance +30 s", "advance", {"ms": SPACING_MS}),
+            # A soft invalidation: the record form (no `value`) with every default.
             Action("invalidate", "invalidate",
-                   {"hard": False, "capacity": False, "remove_ids": (), "added": 0}),
-            Action("edit_sources", "edit_sources", {"hard": False}),
+                   {**EVENTS["invalidate"].defaults(), "value": None,
+                    "remove_ids": tuple(EVENTS["invalidate"].argument("remove_ids").default)}),
+            Action("edit_sources", "edit_sources", EVENTS["edit_sources"].defaults()),
             Action("change_policy", "change_policy"),
             Action("set_readable false", "set_readable", {"value": False}),
             Action("set_readable true", "set_readable", {"value": True}),
@@ -298,21 +365,21 @@ class InboxRefreshExplorer:
         return self.store(chart, "idle")
 
     def load(self, data: Any, snapshot: Any) -> None:
-        data.now_ms = snapshot.now
-        data.wall_offset = snapshot.wall_offset
-        data.version, data.layout, data.world_policy = 0, 0, 0
-        data.readable = snapshot.readable
-        data.items = None if snapshot.items is None else json.loads(snapshot.items)
-        data.more, data.expires = snapshot.more, snapshot.expires
-        data.cache_sources = snapshot.cache_sources or (0, 0)
-        data.capacity, data.observed = snapshot.capacity, snapshot.observed
-        data.generation = 0
-        data.job_generation = -1 if snapshot.job_moved_generation else 0
-        for name in ("pending", "stale", "failures", "retry_at", "last_launch", "last_duration", "error",
-                     "detail", "generated_ms", "policy", "capacity_at", "overflow_at", "shown", "shown_at",
-                     "launches", "job_due", "job_launched", "job_stamp", "blocked_due", "blocked_group",
-                     "blocked_forever"):
-            setattr(data, name, getattr(snapshot, name))
+        # The explorer loads one snapshot once per letter: what it puts on the chart, apart from
+        # the items (a fresh copy each time) and the jobs (read from the chart's cycle), is kept
+        # for the last snapshot, a pure function of it, and written in one go (`_COPIED`).
+        if snapshot is not self._loaded_of:
+            self._loaded = {
+                "now_ms": snapshot.now, "wall_offset": snapshot.wall_offset,
+                "version": 0, "layout": 0, "world_policy": 0,
+                "readable": snapshot.readable, "more": snapshot.more, "expires": snapshot.expires,
+                "cache_sources": snapshot.cache_sources or (0, 0),
+                "capacity": snapshot.capacity, "observed": snapshot.observed,
+                "generation": 0, "job_generation": -1 if snapshot.job_moved_generation else 0,
+                **dict(zip(_COPIED, _copied(snapshot), strict=True))}
+            self._loaded_of = snapshot
+        vars(data).update(self._loaded)
+        data.items = _loaded_items(snapshot.items)
         data.job = None if snapshot.job is None else data.cycle[snapshot.job]
         data.blocked_job = None if snapshot.blocked_job is None else data.cycle[snapshot.blocked_job]
 
@@ -323,9 +390,9 @@ class InboxRefreshExplorer:
         stamp_policy, stamp_sources = data.job_stamp
         job_stamp = ((0 if stamp_policy == data.world_policy else -1),
                      _relative(stamp_sources, version, layout)) if data.job is not None else (0, (0, 0))
-        return RefreshSnapshot(
+        return tuple.__new__(RefreshSnapshot, (
             state, now, data.wall_offset, data.readable,
-            None if data.items is None else json.dumps(data.items, sort_keys=True),
+            _stored_items(data.items),
             data.more, data.expires,
             _relative(data.cache_sources, version, layout) if data.items is not None else None,
             data.capacity, _relative(data.observed, version, layout),
@@ -343,7 +410,7 @@ class InboxRefreshExplorer:
             None if data.blocked_job is None else cycle.index(data.blocked_job),
             data.blocked_due if data.blocked_job is not None else 0, data.blocked_group,
             data.blocked_forever,
-        )
+        ))
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         return frame.with_options({"deny": ["secret"],

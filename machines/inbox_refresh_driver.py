@@ -37,13 +37,12 @@ from inboxspec.impl.inbox_refresh import (
     SourcesChanged,
     SourceUnreadable,
     WorkerUnavailable,
-    is_safe_natural,
+    compare_sources,
+    screening_declines,
 )
-from inboxspec.machines import sessions
+from inboxspec.machines import interface, sessions
 from inboxspec.machines.sessions import run_reference_case
 from inboxspec.model.inbox_refresh import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_ITEMS,
     InboxRefreshChart,
     RefreshModelOptions,
     Script,
@@ -54,74 +53,51 @@ FEATURES = (
     "option:read_failure_backs_off",
     "option:reject_negative_added",
 )
-OUTCOMES = ("result", "changed", "unavailable", "moved", "cleanup", "deadline",
-            "launch_runtime", "launch_error")
-CONFIG_KEYS = ("start_ms", "max_items", "max_bytes", "deny", "jobs", "options", "log_throws",
-               "monotonic_clock")
-SCRIPT_KEYS = ("outcome", "duration_ms", "computation", "group", "reap_ms", "cancel", "message")
-COMPUTATION_KEYS = {"items", "more", "expires_at", "capacity"}
+
+# The config keys, the job script and computation records, the events and their arguments,
+# defaults and codes, and the scripted world's start: spec/inbox-refresh.interface.json. The
+# world (REFRESH-IF-11) is what this module plays itself: its config keys (`deny`, `jobs`,
+# `log_throws`) and its events (`edit_sources`, `change_policy`, `set_readable`) are validated
+# here as the data says; everything else is the cache's, which checks its own input.
+INTERFACE = interface.load("inbox-refresh")
+JOB_SCRIPT = INTERFACE.records["job_script"]
+SOURCE_START: Mapping[str, Any] = INTERFACE.vocabularies["fake_source_start"]
+ERRORS: Mapping[str, type[InboxRefreshError]] = {
+    error.code: error for error in (InvalidConfig, InvalidTime, InvalidCallers, InvalidInvalidation,
+                                    InvalidArgument)}
+
+
+def _arguments(event: str, args: object) -> dict[str, Any]:
+    """A step's arguments over the data's defaults. An unknown name and an absent required
+    argument are faults with the data's codes; so is a bad value of a world event's argument
+    (the cache checks the values of its own events)."""
+    if not isinstance(args, Mapping):
+        raise ERRORS[INTERFACE.unknown_argument_code(event) or "invalid_argument"](
+            f"args must be an object, got {type(args).__name__}")
+    fault = INTERFACE.argument_fault(event, args, values=INTERFACE.events[event].world)
+    if fault is not None:
+        code, message = fault
+        raise ERRORS[code or "invalid_argument"](message)
+    return INTERFACE.events[event].with_defaults(args)
 
 
 @dataclass(frozen=True)
 class JobScript:
+    """One scripted job (REFRESH-IF-2): the record over its defaults (the data's)."""
+
     outcome: str
-    duration_ms: int = 0
-    computation: Mapping[str, Any] | None = None
-    group: int | None = None
-    reap_ms: int | None = None
-    cancel: str = "gone"
-    message: str = WORKER_CHANGED
+    duration_ms: int
+    computation: Mapping[str, Any] | None
+    group: int | None
+    reap_ms: int | None
+    cancel: str
+    message: str
 
-
-def _fail(message: str) -> InvalidConfig:
-    return InvalidConfig(message)
-
-
-def parse_computation(raw: object) -> dict[str, Any]:
-    """REFRESH-IF-3."""
-    if not isinstance(raw, Mapping) or set(raw) != COMPUTATION_KEYS:
-        raise _fail("a computation has exactly the keys items, more, expires_at, capacity")
-    items = raw["items"]
-    if not isinstance(items, list) or not all(
-            isinstance(i, Mapping) and isinstance(i.get("id"), str) and isinstance(i.get("at"), str)
-            for i in items):
-        raise _fail("computation items are objects with a string id and a string at")
-    capacity = raw["capacity"]
-    if capacity is not None and not (isinstance(capacity, Mapping) and set(capacity) == {"until"}
-                                     and is_safe_natural(capacity["until"])):
-        raise _fail("computation capacity is null or {until: safe integer}")
-    return dict(raw)
-
-
-def parse_script(raw: object) -> JobScript:
-    """REFRESH-IF-2."""
-    if not isinstance(raw, Mapping):
-        raise _fail(f"a job script is an object, got {type(raw).__name__}")
-    unknown = sorted(str(k) for k in set(raw) - set(SCRIPT_KEYS))
-    if unknown:
-        raise _fail(f"unknown job script key(s): {', '.join(unknown)}")
-    outcome = raw.get("outcome")
-    if outcome not in OUTCOMES:
-        raise _fail(f"job outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
-    if ("computation" in raw) != (outcome == "result"):
-        raise _fail("a computation is given exactly for the result outcome")
-    duration = raw.get("duration_ms", 0)
-    if not is_safe_natural(duration):
-        raise _fail(f"duration_ms must be a safe integer, got {duration!r}")
-    group = raw.get("group")
-    if group is not None and type(group) is not int:
-        raise _fail(f"group must be an integer or null, got {group!r}")
-    reap = raw.get("reap_ms")
-    if reap is not None and not is_safe_natural(reap):
-        raise _fail(f"reap_ms must be a safe integer or null, got {reap!r}")
-    cancel = raw.get("cancel", "gone")
-    if cancel not in ("gone", "unresolved"):
-        raise _fail(f"cancel must be gone or unresolved, got {cancel!r}")
-    message = raw.get("message", WORKER_CHANGED)
-    if not isinstance(message, str) or not message:
-        raise _fail("message must be a non-empty string")
-    computation = parse_computation(raw["computation"]) if outcome == "result" else None
-    return JobScript(outcome, duration, computation, group, reap, cancel, message)
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> JobScript:
+        fields = JOB_SCRIPT.with_defaults(raw)
+        fields.setdefault("computation", None)
+        return cls(**fields)
 
 
 class Clock:
@@ -136,13 +112,14 @@ class Clock:
 
 
 class FakeSource:
-    """The spec's minimal inbox source: (version, layout) sources, an integer policy revision."""
+    """The scripted inbox source (REFRESH-IF-11): counters that the source events move, the
+    spec's source change and screening (``impl``'s ``compare_sources`` and ``screening_declines``)."""
 
     def __init__(self, deny: Sequence[str]) -> None:
-        self.version = 0
-        self.layout = 0
-        self.policy = 1
-        self.readable = True
+        self.version: int = SOURCE_START["version"]
+        self.layout: int = SOURCE_START["layout"]
+        self.policy: int = SOURCE_START["policy"]
+        self.readable: bool = SOURCE_START["readable"]
         self.deny = tuple(deny)
 
     def policy_revision(self) -> Hashable:
@@ -156,29 +133,16 @@ class FakeSource:
     def source_change(self, remembered: Hashable) -> SourceChange:
         if not self.readable:
             raise SourceUnreadable()
-        current = self.current()
-        hard = not (isinstance(remembered, tuple) and remembered[1] == self.layout)
-        return SourceChange(changed=remembered != current, hard=hard, sources=current)
+        return compare_sources(remembered, self.current())
 
     def declines(self, item: Mapping[str, Any]) -> bool:
-        texts = [v for v in (item.get("title"), item.get("detail")) if isinstance(v, str)]
-        return any(_contains_utf16(text, word) for word in self.deny for text in texts)
-
-
-def _contains_utf16(text: str, word: str) -> bool:
-    """Whether ``word`` occurs in ``text`` as UTF-16 code units, as the seed's TypeScript host compares
-    strings (``includes``): a lone surrogate matches half of a pair (spec/inbox-refresh.md, Screening).
-
-    WARNING: the model (model/inbox_refresh.py) and the Node port compare the same way.
-    """
-    haystack, needle = text.encode("utf-16-le", "surrogatepass"), word.encode("utf-16-le", "surrogatepass")
-    found = haystack.find(needle)
-    while found != -1 and found % 2:  # a match must start on a code unit, not inside one
-        found = haystack.find(needle, found + 1)
-    return found != -1
+        return screening_declines(item, self.deny)
 
 
 class FakeJob:
+    """A scripted job (REFRESH-IF-11): it settles at its launch's elapsed time plus its
+    duration, with the outcome its script names."""
+
     def __init__(self, script: JobScript, clock: Clock, policy: int, sources: tuple[int, int]) -> None:
         self.script = script
         self.clock = clock
@@ -222,6 +186,9 @@ class FakeJob:
 
 
 class FakeRunner:
+    """The scripted runner (REFRESH-IF-11): the n-th launch runs the n-th script, a launch
+    beyond them the data's ``unscripted_job``; it remembers the capacity memo it was given."""
+
     def __init__(self, scripts: Sequence[JobScript], clock: Clock, source: FakeSource) -> None:
         self.scripts = list(scripts)
         self.clock = clock
@@ -232,7 +199,8 @@ class FakeRunner:
     def launch(self, capacity: Capacity | None) -> FakeJob:
         self.last_capacity = capacity
         scripted = self.launches < len(self.scripts)
-        script = self.scripts[self.launches] if scripted else JobScript("unavailable")
+        script = (self.scripts[self.launches] if scripted
+                  else JobScript.from_json(INTERFACE.vocabularies["unscripted_job"]))
         self.launches += 1
         if script.outcome == "launch_runtime":
             raise RuntimeFailure(script.message)
@@ -245,35 +213,24 @@ class Session:
     """One case: the cache, its fakes, and the log lines of the current step."""
 
     def __init__(self, config: object) -> None:
-        if not isinstance(config, Mapping):
-            raise _fail(f"config must be an object, got {type(config).__name__}")
-        unknown = sorted(str(k) for k in set(config) - set(CONFIG_KEYS))
-        if unknown:
-            raise _fail(f"unknown inbox-refresh config key(s): {', '.join(unknown)}")
-        start = config.get("start_ms", 0)  # the cache validates it, and monotonic_clock
-        deny = config.get("deny", [])
-        if not isinstance(deny, list) or not all(isinstance(d, str) and d for d in deny):
-            raise _fail("deny must be a list of non-empty strings")
-        jobs = config.get("jobs", [])
-        if not isinstance(jobs, list):
-            raise _fail("jobs must be a list of job scripts")
-        scripts = [parse_script(j) for j in jobs]
-        options = RefreshOptions.from_mapping(config.get("options", {}))
-        log_throws = config.get("log_throws", False)
-        if type(log_throws) is not bool:
-            raise _fail(f"log_throws must be true or false, got {log_throws!r}")
-        self.log_throws = log_throws
-        monotonic_clock = config.get("monotonic_clock", True)
+        fault = INTERFACE.config_fault(config, world_only=True)
+        if fault is not None:
+            raise InvalidConfig(fault)
+        assert isinstance(config, Mapping)
+        settings = INTERFACE.config_with_defaults(config)
+        options = RefreshOptions.from_mapping(settings["options"])
+        self.log_throws: bool = settings["log_throws"]
         self.clock = Clock(lambda: self.cache.state.now_ms)
-        self.source = FakeSource(deny)
-        self.runner = FakeRunner(scripts, self.clock, self.source)
+        self.source = FakeSource(settings["deny"])
+        self.runner = FakeRunner([JobScript.from_json(j) for j in settings["jobs"]], self.clock, self.source)
         self.lines: list[str] = []
-        bounds = {key: config[key] for key in ("max_items", "max_bytes") if key in config}
-        self.cache = InboxRefreshCache(self.runner, self.source, now_ms=start, options=options,
-                                       log=self.write_log, monotonic_clock=monotonic_clock, **bounds)
+        self.cache = InboxRefreshCache(
+            self.runner, self.source, now_ms=settings["start_ms"], max_items=settings["max_items"],
+            max_bytes=settings["max_bytes"], options=options, log=self.write_log,
+            monotonic_clock=settings["monotonic_clock"])
 
     def write_log(self, line: str) -> None:
-        """The scripted log sink (REFRESH-IF-1): it records every line, then throws if told to."""
+        """The scripted log sink (REFRESH-IF-10): it records every line, then throws if told to."""
         self.lines.append(line)
         if self.log_throws:
             raise OSError("the scripted log sink throws")
@@ -291,11 +248,10 @@ class Session:
             return {"error": error.code, "log": []}
         return {**output, "log": list(self.lines)}
 
-    # -- events ------------------------------------------------------------------
+    # -- the cache's events -------------------------------------------------------
 
     def snapshot(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _only(args, ("callers",), InvalidCallers)
-        callers = args.get("callers", 1)
+        callers = _arguments("snapshot", args)["callers"]
         before = self.runner.launches
         copies = self.cache.snapshot(self.clock.now_ms, callers=callers)
         launched = None
@@ -305,76 +261,50 @@ class Session:
         return {"snapshot": copies[0], "callers": callers, "launched": launched}
 
     def advance(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _only(args, ("now_ms",), InvalidTime)
-        if "now_ms" not in args:
-            raise InvalidTime("advance needs now_ms")
-        verdict = self.cache.advance(args["now_ms"])
+        verdict = self.cache.advance(_arguments("advance", args)["now_ms"])
         if verdict is None:
             return {"settled": None, "reason": None}
         return {"settled": verdict.settled, "reason": verdict.reason}
 
     def set_wall(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _only(args, ("now_ms",), InvalidTime)
-        if "now_ms" not in args:
-            raise InvalidTime("set_wall needs now_ms")
-        self.cache.set_wall(args["now_ms"])
+        self.cache.set_wall(_arguments("set_wall", args)["now_ms"])
         return {}
 
     def invalidate(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        # The cache's own entry point reads invalidate's arguments, in the order of REFRESH-IF-8.
         if not isinstance(args, Mapping):
             raise InvalidInvalidation(f"args must be an object, got {type(args).__name__}")
         self.cache.invalidate(Invalidation.from_arguments(args))
         return {}
 
+    def close(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        _arguments("close", args)
+        unresolved = self.cache.close()
+        if unresolved is None:
+            return {"close": "resolved", "message": None}
+        return {"close": "unresolved", "message": str(unresolved)}
+
+    # -- the scripted world's events (REFRESH-IF-11) --------------------------------
+
     def edit_sources(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _only(args, ("hard",), InvalidArgument)
-        hard = args.get("hard", False)
-        if type(hard) is not bool:
-            raise InvalidArgument(f"hard must be true or false, got {hard!r}")
+        hard = _arguments("edit_sources", args)["hard"]
         self.source.version += 1
         if hard:
             self.source.layout += 1
         return {}
 
     def change_policy(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _only(args, (), InvalidArgument)
+        _arguments("change_policy", args)
         self.source.policy += 1
         return {}
 
     def set_readable(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _only(args, ("value",), InvalidArgument)
-        value = args.get("value")
-        if type(value) is not bool:
-            raise InvalidArgument(f"value must be true or false, got {value!r}")
-        self.source.readable = value
+        self.source.readable = _arguments("set_readable", args)["value"]
         return {}
-
-    def close(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _only(args, (), InvalidArgument)
-        unresolved = self.cache.close()
-        if unresolved is None:
-            return {"close": "resolved", "message": None}
-        return {"close": "unresolved", "message": str(unresolved)}
-
-
-def _only(args: object, known: Sequence[str], error: type[InboxRefreshError]) -> None:
-    if not isinstance(args, Mapping):
-        raise error(f"args must be an object, got {type(args).__name__}")
-    unknown = sorted(str(k) for k in set(args) - set(known))
-    if unknown:
-        raise error(f"unknown argument(s): {', '.join(unknown)}")
 
 
 HANDLERS: dict[str, Callable[[Session, Mapping[str, Any]], dict[str, Any]]] = {
-    "snapshot": Session.snapshot,
-    "advance": Session.advance,
-    "set_wall": Session.set_wall,
-    "invalidate": Session.invalidate,
-    "edit_sources": Session.edit_sources,
-    "change_policy": Session.change_policy,
-    "set_readable": Session.set_readable,
-    "close": Session.close,
-}
+    name: getattr(Session, name) for name in INTERFACE.events}
 
 
 def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -382,9 +312,9 @@ def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> d
 
 
 def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A random case from the event grammar, valid and invalid input mixed."""
-    outcomes = ["result", "result", "result", "changed", "unavailable", "moved", "cleanup",
-                "deadline", "launch_runtime", "launch_error"]
+    """A random case from the event grammar, valid and invalid input mixed: every outcome and
+    every event of the interface data, with the data's defaults left out at random."""
+    outcomes = [*INTERFACE.vocabulary("outcomes"), "result", "result"]
     jobs: list[dict[str, Any]] = []
     for _ in range(rng.randint(0, 5)):
         outcome = rng.choice(outcomes)
@@ -400,69 +330,69 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         if outcome in ("cleanup", "deadline"):
             job["group"] = rng.choice([None, 4242])
             job["reap_ms"] = rng.choice([None, 0, 1000])
+        if rng.random() < 0.2:
+            job["cancel"] = rng.choice(INTERFACE.vocabulary("cancels"))
         jobs.append(job)
     config: dict[str, Any] = {"jobs": jobs, "deny": ["secret"], "max_items": 3,
                               "monotonic_clock": rng.random() < 0.6, "log_throws": rng.random() < 0.2}
+    options = {name: True for name in INTERFACE.options if rng.random() < 0.2}
+    if options:
+        config["options"] = options
     now = 0
+    events = [*INTERFACE.events, "snapshot", "advance"]
     steps: list[dict[str, Any]] = []
     for _ in range(rng.randint(1, 20)):
-        kind = rng.choice(["snapshot", "snapshot", "advance", "advance", "invalidate", "edit_sources",
-                           "change_policy", "set_readable", "close", "set_wall"])
+        kind = rng.choice(events)
+        args: dict[str, Any]
         if kind == "advance":
             now += rng.choice([0, 10, 1000, 30_000, 300_000])
-            steps.append({"event": "advance", "args": {"now_ms": rng.choice([now, now, -1])}})
+            args = {"now_ms": rng.choice([now, now, -1])}
         elif kind == "invalidate":
-            steps.append({"event": "invalidate", "args": rng.choice(
-                [{"value": True}, {}, {"remove_ids": ["c0"], "added": 1}, {"added": -2}, {"hard": "yes"}])})
+            args = rng.choice([{"value": True}, {}, {"remove_ids": ["c0"], "added": 1}, {"added": -2},
+                               {"hard": "yes"}, {"value": False, "hard": True}])
         elif kind == "set_wall":
-            steps.append({"event": "set_wall", "args": {"now_ms": rng.choice([0, 20_000, 1_000_000, -1])}})
-        elif kind == "edit_sources":
-            steps.append({"event": "edit_sources", "args": {"hard": rng.random() < 0.5}})
-        elif kind == "set_readable":
-            steps.append({"event": "set_readable", "args": {"value": rng.random() < 0.7}})
+            args = {"now_ms": rng.choice([0, 20_000, 1_000_000, -1])}
         elif kind == "snapshot":
-            steps.append({"event": "snapshot", "args": {"callers": rng.choice([1, 1, 2, 0])}})
-        else:
-            steps.append({"event": kind})
+            args = {"callers": rng.choice([1, 1, 2, 0])}
+        else:  # the booleans and argument-less events, each argument given or left to its default
+            args = {a.name: rng.random() < 0.6 for a in INTERFACE.events[kind].arguments
+                    if a.required or rng.random() < 0.7}
+        if rng.random() < 0.03:
+            args["unknown"] = 1
+        steps.append({"event": kind, "args": args} if args else {"event": kind})
     return config, steps
 
 
 # -- the model chart, in the same output shape ------------------------------------
 
+def model_script(raw: Mapping[str, Any]) -> Script:
+    """The chart's scripted job from a case's job script, over the data's defaults."""
+    return Script(**JOB_SCRIPT.with_defaults(raw))
+
+
 class ModelSession(sessions.ModelSession):
-    """The inbox-refresh chart. ``advance(now_ms)`` is the chart's
-    ``advance(now_ms - clock)``; the boolean form of ``invalidate`` is its
-    record form.
+    """The inbox-refresh chart, given every argument over the data's defaults. The case's
+    ``advance(now_ms)`` is the chart's ``advance(now_ms - clock)`` and ``set_wall(now_ms)`` its
+    ``set_wall(wall_ms)``.
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
+        settings = INTERFACE.config_with_defaults(config)
         self.chart = InboxRefreshChart(
-            scripts=[Script.from_json(j) for j in config.get("jobs", [])],
-            start_ms=config.get("start_ms", 0), max_items=config.get("max_items", DEFAULT_MAX_ITEMS),
-            max_bytes=config.get("max_bytes", DEFAULT_MAX_BYTES), deny=config.get("deny", []),
-            options=RefreshModelOptions(**(config.get("options") or {})),
-            monotonic_clock=config.get("monotonic_clock", True))
+            scripts=[model_script(j) for j in settings["jobs"]], start_ms=settings["start_ms"],
+            max_items=settings["max_items"], max_bytes=settings["max_bytes"], deny=settings["deny"],
+            options=RefreshModelOptions(**settings["options"]), monotonic_clock=settings["monotonic_clock"])
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
-        args = dict(step.get("args", {}))
         event = step["event"]
-        if event == "snapshot":
-            self.chart.send(event, callers=args.get("callers", 1))
-        elif event == "advance":
-            self.chart.send(event, ms=args["now_ms"] - self.chart.now_ms)
-        elif event == "invalidate":
-            if "value" in args:
-                args = {"hard": args["value"], "capacity": args["value"]}
-            self.chart.send(event, hard=args.get("hard", False), capacity=args.get("capacity", False),
-                            remove_ids=tuple(args.get("remove_ids", ())), added=args.get("added", 0))
-        elif event == "edit_sources":
-            self.chart.send(event, hard=args.get("hard", False))
+        args = INTERFACE.events[event].with_defaults(step.get("args", {}))
+        if event == "advance":
+            args = {"ms": args["now_ms"] - self.chart.now_ms}
         elif event == "set_wall":
-            self.chart.send(event, wall_ms=args["now_ms"])
-        elif event == "set_readable":
-            self.chart.send(event, value=args["value"])
-        else:
-            self.chart.send(event)
+            args = {"wall_ms": args["now_ms"]}
+        elif event == "invalidate":
+            args["remove_ids"] = tuple(args["remove_ids"])
+        self.chart.send(event, **args)
         return copy.deepcopy(self.chart.output)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -44,6 +44,12 @@ class Parameter:
     required: bool
     when_absent: str | None
     code: str | None
+    null_is_absent: bool = False  # null is accepted and taken as absent: the default applies
+    part_of: tuple[str, ...] = ()  # the machine's parts it belongs to (keys of Interface.parts)
+    runner: str | None = None  # a config key the runner "supplies" or "checks" (None: neither)
+    alone: bool = False  # when given, no other argument may be
+    only_for: tuple[str, tuple[str, ...]] | None = None  # a record field present exactly for these values
+    world: bool = False  # a config key of the scripted world, which the adapter reads itself
 
     @property
     def absent_label(self) -> str:
@@ -56,16 +62,45 @@ class Parameter:
 
 
 @dataclass(frozen=True)
+class Record:
+    """A named object that a config key or an argument carries (a scripted job, say)."""
+
+    name: str
+    description: str
+    fields: tuple[Parameter, ...]
+    schema: Mapping[str, Any]  # the JSON Schema of one such object
+
+    def field(self, name: str) -> Parameter:
+        return next(f for f in self.fields if f.name == name)
+
+    def defaults(self) -> dict[str, Any]:
+        """The value each field with a default takes when absent (a fresh copy)."""
+        return {f.name: json.loads(json.dumps(f.default)) for f in self.fields if f.has_default}
+
+    def with_defaults(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """``raw`` over the defaults; fields without a default stay absent when absent."""
+        return {**self.defaults(), **raw}
+
+
+@dataclass(frozen=True)
 class Event:
     name: str
     pure: bool
     arguments: tuple[Parameter, ...]
     outputs: tuple[str, ...]
+    part_of: tuple[str, ...] = ()  # the machine's parts it belongs to (keys of Interface.parts)
+    harness: bool = False  # a harness step that changes the world between events, not a machine event
+    extra_argument_error: str | None = None  # this event's own code for an unknown name
+    world: bool = False  # an event of the scripted world, which the adapter plays itself
 
     @property
     def argument_names(self) -> tuple[str, ...]:
         """In the order their faults are checked."""
         return tuple(a.name for a in self.arguments)
+
+    @property
+    def _null_is_absent(self) -> frozenset[str]:
+        return frozenset(a.name for a in self.arguments if a.null_is_absent)
 
     def argument(self, name: str) -> Parameter:
         return next(a for a in self.arguments if a.name == name)
@@ -76,8 +111,11 @@ class Event:
 
     def with_defaults(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """``args`` over the defaults, in the event's argument order (other names after);
-        arguments without a default stay absent when absent."""
-        merged = {**self.defaults(), **args}
+        arguments without a default stay absent when absent, and a null that means
+        absent (``null_is_absent``) takes the default."""
+        given = {name: value for name, value in args.items()
+                 if not (value is None and name in self._null_is_absent)}
+        merged = {**self.defaults(), **given}
         ordered = {name: merged[name] for name in self.argument_names if name in merged}
         return {**ordered, **{name: value for name, value in merged.items() if name not in ordered}}
 
@@ -96,6 +134,8 @@ class Interface:
     fault_order: tuple[str, ...]
     vocabularies: Mapping[str, Any]
     raw: Mapping[str, Any]  # the file as read
+    parts: Mapping[str, str] = field(default_factory=dict)  # part name -> what it is
+    records: Mapping[str, Record] = field(default_factory=dict)
 
     def vocabulary(self, name: str) -> tuple[str, ...]:
         """A list vocabulary, in the file's order."""
@@ -117,6 +157,53 @@ class Interface:
     def config_with_defaults(self, config: Mapping[str, Any]) -> dict[str, Any]:
         return {**self.config_defaults(), **config}
 
+    def unknown_argument_code(self, event: str) -> str | None:
+        """The code of an argument name ``event`` does not define."""
+        return self.events[event].extra_argument_error or self.extra_argument_error
+
+    def config_fault(self, config: object, *, world_only: bool = False) -> str | None:
+        """What is wrong with a config by the data (unknown keys, wrong types, records
+        included; integers are JSON integers, never booleans or floats), or None. With
+        ``world_only`` the values of the keys that are not the scripted world's are left to
+        the machine under test, which checks its own."""
+        keys = [k for k in self.config_keys if k.world or not world_only]
+        schema = {"type": "object", "properties": {k.name: True for k in self.config_keys},
+                  "additionalProperties": False}
+        fault = _first_fault(schema, config)
+        if fault is not None or not isinstance(config, Mapping):
+            return fault
+        for key in keys:
+            if key.name in config:
+                fault = _first_fault(key.schema, config[key.name])
+                if fault is not None:
+                    return f"{key.name} must be {key.label}: {fault}"
+        return None
+
+    def argument_fault(self, event: str, args: Mapping[str, Any], *,
+                       values: bool = True) -> tuple[str | None, str] | None:
+        """The first fault of a step's arguments by the data, in fault order, as (code,
+        message): an unknown name, then each argument in the event's order (absent and
+        required, a bad value, or given beside an ``alone`` one). None when there is none.
+        Without ``values`` only names and absence are checked: the values are left to the
+        machine under test, which checks its own."""
+        entry = self.events[event]
+        unknown = sorted(str(name) for name in args if name not in entry.argument_names)
+        if unknown:
+            return self.unknown_argument_code(event), f"{event} takes no argument(s) {', '.join(unknown)}"
+        for argument in entry.arguments:
+            if argument.name not in args:
+                if argument.required:
+                    return argument.code, f"{event} needs {argument.name}"
+                continue
+            if not values:
+                continue
+            fault = _first_fault(argument.schema, args[argument.name])
+            if fault is not None:
+                return argument.code, f"{event}: {argument.name} must be {argument.label}: {fault}"
+            if argument.alone and len(args) > 1:
+                return argument.code, f"{event}: {argument.name} takes no other argument beside it"
+        return None
+
     def output_fields(self, event: str, *, error: bool) -> tuple[str, ...]:
         """The fields of one step's output: a valid one, or a rejected one (``error``)."""
         entry = self.events[event]
@@ -134,12 +221,16 @@ class Interface:
         """
         step_rules: list[dict[str, Any]] = []
         for event in self.events.values():
-            valid_args = {
+            valid_args: dict[str, Any] = {
                 "type": "object",
                 "properties": {a.name: a.schema for a in event.arguments},
                 "required": [a.name for a in event.arguments if a.required],
                 "additionalProperties": False,
             }
+            alone = [{"if": {"required": [a.name]}, "then": {"maxProperties": 1}}
+                     for a in event.arguments if a.alone]
+            if alone:
+                valid_args["allOf"] = alone
             valid_expect = _exact_fields(self.output_fields(event.name, error=False))
             error_expect = _exact_fields(self.output_fields(event.name, error=True))
             step_rules.append({
@@ -158,7 +249,10 @@ class Interface:
             "if": {"not": {"required": ["expect_config_error"]}},
             "then": {"properties": {"config": {
                 "type": "object",
-                "properties": {k.name: k.schema for k in self.config_keys},
+                # A key the runner supplies is never a case's; one it checks (a fixture) has
+                # its own schema there, so only its type is checked here.
+                "properties": {k.name: k.schema for k in self.config_keys if k.runner != "supplies"},
+                "required": [k.name for k in self.config_keys if k.required],
                 "additionalProperties": False,
             }}},
             "properties": {"steps": {"type": "array", "items": {
@@ -173,37 +267,122 @@ def _exact_fields(fields: tuple[str, ...]) -> dict[str, Any]:
     return {"type": "object", "properties": {name: True for name in fields}, "additionalProperties": False}
 
 
-def _expand(schema: Any, vocabularies: Mapping[str, Any], machine: str) -> Any:
-    """A type's schema with each ``{"$vocabulary": NAME}`` replaced by its enum."""
-    if isinstance(schema, dict):
-        if set(schema) == {"$vocabulary"}:
-            name = schema["$vocabulary"]
-            words = vocabularies.get(name)
-            if not isinstance(words, list):
-                raise InterfaceError(f"{machine}: a type names the unknown list vocabulary {name!r}")
-            return {"enum": list(words)}
-        return {key: _expand(value, vocabularies, machine) for key, value in schema.items()}
-    if isinstance(schema, list):
-        return [_expand(item, vocabularies, machine) for item in schema]
-    return schema
+def _strict_integers(checker: Any, instance: object) -> bool:
+    return type(instance) is int
 
 
-def _parameter(raw: Mapping[str, Any], types: Mapping[str, Any], vocabularies: Mapping[str, Any],
-               machine: str) -> Parameter:
+def _part_of(raw: Mapping[str, Any], parts: Mapping[str, str], machine: str) -> tuple[str, ...]:
+    unknown = [name for name in raw.get("part_of", ()) if name not in parts]
+    if unknown:
+        raise InterfaceError(f"{machine}: {raw['name']} names the unknown part(s) {', '.join(unknown)}")
+    return tuple(raw.get("part_of", ()))
+
+
+_STRICT = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_integers))
+
+
+@functools.lru_cache(maxsize=256)
+def _strict_validator(schema_text: str) -> Any:
+    return _STRICT(json.loads(schema_text))
+
+
+def _first_fault(schema: Mapping[str, Any], value: object) -> str | None:
+    """The first way ``value`` departs from ``schema`` (integers are ``int``, never bool or float)."""
+    validator = _strict_validator(json.dumps(schema, sort_keys=True))
+    errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+    return f"at {errors[0].json_path}: {errors[0].message[:200]}" if errors else None
+
+
+class _Expander:
+    """Type schemas with ``{"$vocabulary": NAME}`` replaced by its enum and ``{"$record": NAME}``
+    by the object schema its fields give."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.machine = data["machine"]
+        self.types = data["types"]
+        self.vocabularies = data["vocabularies"]
+        self.raw_records: Mapping[str, Any] = data.get("records", {})
+        self.parts: Mapping[str, str] = data.get("parts", {})
+        self.records: dict[str, Record] = {}
+        self._building: set[str] = set()
+
+    def expand(self, schema: Any) -> Any:
+        if isinstance(schema, dict):
+            if set(schema) == {"$vocabulary"}:
+                name = schema["$vocabulary"]
+                words = self.vocabularies.get(name)
+                if not isinstance(words, list):
+                    raise InterfaceError(f"{self.machine}: a type names the unknown list vocabulary {name!r}")
+                return {"enum": list(words)}
+            if set(schema) == {"$record"}:
+                return dict(self.record(schema["$record"]).schema)
+            return {key: self.expand(value) for key, value in schema.items()}
+        if isinstance(schema, list):
+            return [self.expand(item) for item in schema]
+        return schema
+
+    def record(self, name: str) -> Record:
+        if name in self.records:
+            return self.records[name]
+        raw = self.raw_records.get(name)
+        if raw is None:
+            raise InterfaceError(f"{self.machine}: a type names the unknown record {name!r}")
+        if name in self._building:
+            raise InterfaceError(f"{self.machine}: record {name!r} contains itself")
+        self._building.add(name)
+        fields = tuple(self.parameter(f) for f in raw["fields"])
+        names = {f.name for f in fields}
+        if len(names) != len(fields):
+            raise InterfaceError(f"{self.machine}: record {name!r} lists a field twice")
+        conditions: list[dict[str, Any]] = []
+        for f in fields:
+            if f.only_for is not None:
+                on, values = f.only_for
+                if on not in names:
+                    raise InterfaceError(f"{self.machine}: {name}.{f.name} depends on no field {on!r}")
+                conditions.append({"if": {"properties": {on: {"enum": list(values)}}, "required": [on]},
+                                   "then": {"required": [f.name]}, "else": {"not": {"required": [f.name]}}})
+        schema: dict[str, Any] = {"type": "object", "properties": {f.name: f.schema for f in fields},
+                                  "required": [f.name for f in fields if f.required],
+                                  "additionalProperties": False}
+        if conditions:
+            schema["allOf"] = conditions
+        self._building.discard(name)
+        record = Record(name=name, description=raw.get("description", ""), fields=fields, schema=schema)
+        self.records[name] = record
+        return record
+
+    def parameter(self, raw: Mapping[str, Any]) -> Parameter:
+        return _parameter(raw, self.types, self)
+
+
+def _parameter(raw: Mapping[str, Any], types: Mapping[str, Any], expander: _Expander) -> Parameter:
+    machine = expander.machine
     if raw["type"] not in types:
         raise InterfaceError(f"{machine}: {raw['name']} has the unknown type {raw['type']!r}")
     kind = types[raw["type"]]
-    schema = _expand(kind["schema"], vocabularies, machine)
+    schema = expander.expand(kind["schema"])
     nullable = bool(raw.get("nullable", False))
-    if nullable:
+    null_is_absent = bool(raw.get("null_is_absent", False))
+    if null_is_absent and raw.get("required"):
+        raise InterfaceError(f"{machine}: {raw['name']} is required, so null cannot mean absent")
+    if nullable or null_is_absent:
         schema = {"anyOf": [schema, {"type": "null"}]}
-    label = kind["label"] + (" or null" if nullable else "")
+    # A type that already takes any value (an empty schema) takes null without saying so.
+    label = kind["label"] + (" or null" if (nullable or null_is_absent) and kind["schema"] else "")
     if raw.get("required") and "default" in raw:
         raise InterfaceError(f"{machine}: {raw['name']} is required and has a default")
+    only_for = raw.get("only_for")
     return Parameter(name=raw["name"], type=raw["type"], label=label, schema=schema, nullable=nullable,
                      has_default="default" in raw, default=raw.get("default"),
                      required=bool(raw.get("required", False)), when_absent=raw.get("when_absent"),
-                     code=raw.get("code"))
+                     code=raw.get("code"), null_is_absent=null_is_absent,
+                     part_of=_part_of(raw, expander.parts, machine), runner=raw.get("runner"),
+                     alone=bool(raw.get("alone", False)),
+                     only_for=None if only_for is None else (only_for["field"], tuple(only_for["values"])),
+                     world=bool(raw.get("world", False)))
 
 
 def interface_text(machine: str) -> str:
@@ -232,22 +411,27 @@ def parse(data: Any) -> Interface:
     if errors:
         raise InterfaceError(f"interface data: at {errors[0].json_path}: {errors[0].message[:300]}")
     machine = data["machine"]
-    types, vocabularies = data["types"], data["vocabularies"]
+    vocabularies = data["vocabularies"]
+    expander = _Expander(data)
+    records = {name: expander.record(name) for name in data.get("records", {})}
+    parts: Mapping[str, str] = expander.parts
     events = {}
     for raw in data["events"]:
         if raw["name"] in events:
             raise InterfaceError(f"{machine}: event {raw['name']} is listed twice")
         events[raw["name"]] = Event(
             name=raw["name"], pure=bool(raw.get("pure", False)),
-            arguments=tuple(_parameter(a, types, vocabularies, machine) for a in raw["arguments"]),
-            outputs=tuple(raw["outputs"]))
+            arguments=tuple(expander.parameter(a) for a in raw["arguments"]),
+            outputs=tuple(raw["outputs"]), extra_argument_error=raw.get("extra_argument_error"),
+            world=bool(raw.get("world", False)), part_of=_part_of(raw, parts, machine),
+            harness=bool(raw.get("harness", False)))
     options_vocabulary = data["config"].get("options_vocabulary")
     if options_vocabulary is not None and not isinstance(vocabularies.get(options_vocabulary), list):
         raise InterfaceError(f"{machine}: no list vocabulary {options_vocabulary!r} for the options")
     return Interface(
         machine=machine,
         config_error=data["config"]["error"],
-        config_keys=tuple(_parameter(k, types, vocabularies, machine) for k in data["config"]["keys"]),
+        config_keys=tuple(expander.parameter(k) for k in data["config"]["keys"]),
         options_vocabulary=options_vocabulary,
         extra_argument_error=data.get("extra_argument_error"),
         events=events,
@@ -257,6 +441,8 @@ def parse(data: Any) -> Interface:
         fault_order=tuple(data["fault_order"]),
         vocabularies=vocabularies,
         raw=data,
+        parts=parts,
+        records=records,
     )
 
 

@@ -84,6 +84,7 @@ class PeerState(NamedTuple):
 
 # The fields that identify a state; the rest are concrete names.
 COMPARED = PeerState._fields.index("tickets")
+_new = tuple.__new__
 
 
 class Snapshot(PeerState):
@@ -114,6 +115,7 @@ STEP: int = DEFAULT_EXPIRY_MS  # the clock's one move: the default dialogExpiry
 RECIPIENT_MODE = "x"
 INTERFACE = peer_delivery_driver.INTERFACE
 SEND = INTERFACE.events["send_message"]
+SEND_DEFAULTS = SEND.defaults()  # read only (concretize compares with it)
 OPTIONS = INTERFACE.options
 
 
@@ -124,22 +126,26 @@ def _send(sender: str, **changes: Any) -> dict[str, Any]:
 
 # -- invariants ------------------------------------------------------------------------
 # `applies` is decided once per letter; `holds` runs on every step of that letter with
-# (pre, post, output, bounds).
-
-def _terminal(output: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [r for r in output.get("receipts", ()) if r["state"] != "held"]
-
+# (pre, post, output, bounds), or once per state reached for an `of_state` one, which reads
+# `post` alone. They run on every explored step, so each leaves as soon as its answer is
+# known (most steps carry no receipt, or one).
 
 def _no_message_is_lost(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
     """Issued by this step = refused at the send station + terminal receipts + growth of the buffer."""
     issued = 1 if "ticket" in out else 0
     queue_full = 1 if out.get("send_error") == "queue_full" else 0
-    return issued == queue_full + len(_terminal(out)) + len(post.held) - len(pre.held)
+    terminal = 0
+    for receipt in out.get("receipts", ()):
+        if receipt["state"] != "held":
+            terminal += 1
+    return issued == queue_full + terminal + len(post.held) - len(pre.held)
 
 
 def _one_terminal_receipt_each(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
     """A terminal receipt names a ticket that was held or is new, once, and it is held no longer."""
-    tickets = [r["ticket"] for r in _terminal(out)]
+    tickets = [r["ticket"] for r in out.get("receipts", ()) if r["state"] != "held"]
+    if not tickets:
+        return True
     known = set(pre.tickets) | ({out["ticket"]} if "ticket" in out else set())
     still_held = {entry["ticket"] for entry in out["held"]}
     return len(tickets) == len(set(tickets)) and set(tickets) <= known and not set(tickets) & still_held
@@ -150,19 +156,25 @@ def _evicted(out: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _eviction_takes_the_oldest(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
-    return all(r["ticket"] == pre.tickets[0] for r in _evicted(out))
+    for receipt in out.get("receipts", ()):
+        if receipt["state"] == "expired" and receipt["ticket"] != pre.tickets[0]:
+            return False
+    return True
 
 
 def _eviction_spares_the_smaller_sender(pre: Snapshot, post: Snapshot, out: Mapping[str, Any],
                                         bounds: Bounds) -> bool:
-    if not _evicted(out):
+    evicted = _evicted(out)
+    if not evicted:
         return True
     senders = [entry.sender for entry in pre.held] + [out["receipts"][0]["sender"]]
-    victim = _evicted(out)[0]["sender"]
+    victim = evicted[0]["sender"]
     return all(senders.count(victim) >= senders.count(s) for s in senders)
 
 
 def _only_review_holds_expire(pre: Snapshot, post: Snapshot, out: Mapping[str, Any], bounds: Bounds) -> bool:
+    if not out["receipts"]:
+        return True
     causes = dict(zip(pre.tickets, (entry.cause for entry in pre.held), strict=True))
     return all(causes[r["ticket"]] in REVIEW for r in out["receipts"])
 
@@ -179,6 +191,23 @@ def _every_hold_has_a_deadline(pre: Snapshot, post: Snapshot, out: Mapping[str, 
     return all(entry["deadline_ms"] is not None for entry in out["held"] if entry["ticket"] == ticket)
 
 
+def _held_views(rows: list[tuple[Any, ...]], now: int) -> tuple[tuple[HeldView, ...], tuple[int, ...]]:
+    """The model's held rows as a state keeps them: their views, and their tickets apart."""
+    forgets = FORGETS_JUDGEMENT_INPUTS
+    # WARNING: a review-cause entry is never judged again (model/peer_delivery.py's
+    # _drain_outcomes), so its sender's mode and attestation are never read again: they
+    # are dropped from the snapshot. tests/test_explorer_abstractions.py checks it.
+    # (``_new`` is ``tuple.__new__``: the named tuple's own field order, without its
+    # Python-level constructor.)
+    held = tuple([_new(HeldView, (sender, None, "absent", cause,
+                                  None if deadline is None else deadline - now))
+                  if cause in forgets else
+                  _new(HeldView, (sender, mode, attestation, cause,
+                                  None if deadline is None else deadline - now))
+                  for _ticket, sender, mode, attestation, cause, deadline in rows])
+    return held, tuple([row[0] for row in rows])
+
+
 def _sends(action: Action) -> bool:
     return action.event == "send_message"
 
@@ -191,15 +220,16 @@ INVARIANTS: tuple[Invariant, ...] = (
     Invariant("no_message_is_lost", ("PEER-RCPT-3", "PEER-SEND-2"), _any, _no_message_is_lost),
     Invariant("one_terminal_receipt_each", ("PEER-RCPT-3",), _any, _one_terminal_receipt_each),
     Invariant("held_buffer_within_cap", ("PEER-HOLD-1",), _any,
-              lambda pre, post, out, bounds: len(post.held) <= bounds["held_cap"]),
+              lambda pre, post, out, bounds: len(post.held) <= bounds["held_cap"], of_state=True),
     Invariant("eviction_takes_the_oldest", ("PEER-HOLD-2",), _sends, _eviction_takes_the_oldest),
     Invariant("only_review_holds_expire_by_clock", ("PEER-DRAIN-3", "PEER-TIME-1"),
               lambda a: a.event == "advance", _only_review_holds_expire),
-    Invariant("deadlines_only_for_review_causes", ("PEER-EXP-4",), _any, _deadlines_only_for_review),
+    Invariant("deadlines_only_for_review_causes", ("PEER-EXP-4",), _any, _deadlines_only_for_review,
+              of_state=True),
     Invariant("eviction_spares_the_smaller_sender", ("PEER-OPT-1", "PEER-HOLD-2"), _sends,
               _eviction_spares_the_smaller_sender, finding="PEER-F1", option="fair_eviction"),
     Invariant("box_never_exceeds_cap", ("PEER-OPT-2", "PEER-HOLD-5"), _any,
-              lambda pre, post, out, bounds: post.box <= bounds["box_cap"],
+              lambda pre, post, out, bounds: post.box <= bounds["box_cap"], of_state=True,
               finding="PEER-F2", option="release_respects_box_cap"),
     Invariant("every_hold_has_a_deadline", ("PEER-OPT-3", "PEER-EXP-4"), _sends, _every_hold_has_a_deadline,
               finding="PEER-F3", option="deadline_for_waiting_holds"),
@@ -212,6 +242,14 @@ class PeerDeliveryExplorer:
     options: tuple[str, ...] = OPTIONS
     invariants: tuple[Invariant, ...] = INVARIANTS
     unobservable_events: frozenset[str] = frozenset()
+
+    def __init__(self) -> None:
+        # The last snapshot `load` built held rows for, those rows and their clock, and (once
+        # `store` has met them) their views, with the forgotten causes they were made under.
+        self._rows_of: Snapshot | None = None
+        self._rows: list[tuple[Any, ...]] = []
+        self._rows_now: int | None = None
+        self._views: tuple[Any, tuple[HeldView, ...], tuple[int, ...]] | None = None
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
         merged = frame.merged_bounds("peer-delivery", self.default_bounds, raw)
@@ -272,26 +310,39 @@ class PeerDeliveryExplorer:
                         expiry_ms=DEFAULT_EXPIRY_MS, tickets=(), next_ticket=1, now_ms=0)
 
     def load(self, data: Any, snapshot: Snapshot) -> None:
-        data.box, data.setting, data.starting_up = snapshot.box, snapshot.setting, snapshot.starting_up
-        data.mode, data.expiry_ms = snapshot.mode, snapshot.expiry_ms
-        data.next_ticket, data.now_ms = snapshot.next_ticket, snapshot.now_ms
-        now = snapshot.now_ms
-        # The model's own held rows: (ticket, sender, sender_mode, attestation, cause, deadline).
-        data.held = [(ticket, entry.sender, entry.sender_mode, entry.attestation, entry.cause,
-                      None if entry.deadline_in is None else now + entry.deadline_in)
-                     for ticket, entry in zip(snapshot.tickets, snapshot.held, strict=True)]
+        (_control, data.box, held, data.setting, data.starting_up, data.mode, data.expiry_ms,
+         tickets, data.next_ticket, now) = snapshot
+        data.now_ms = now
+        if not held:
+            data.held = []
+            return
+        # The explorer loads one snapshot once per letter, so the rows of the last one are kept
+        # (a pure function of the snapshot, which is immutable); each load gets its own list.
+        if snapshot is not self._rows_of:
+            # The model's own held rows: (ticket, sender, sender_mode, attestation, cause, deadline).
+            self._rows = [(ticket, sender, mode, attestation, cause,
+                           None if deadline_in is None else now + deadline_in)
+                          for ticket, (sender, mode, attestation, cause, deadline_in)
+                          in zip(tickets, held, strict=True)]
+            self._rows_of, self._rows_now, self._views = snapshot, now, None
+        data.held = self._rows.copy()
 
     def store(self, data: Any, state: str) -> Snapshot:
-        now = data.now_ms
-        # WARNING: a review-cause entry is never judged again (model/peer_delivery.py's
-        # _drain_outcomes), so its sender's mode and attestation are never read again: they
-        # are dropped from the snapshot. tests/test_explorer_abstractions.py checks it.
-        held = tuple(HeldView(sender, None, "absent", cause, None if deadline is None else deadline - now)
-                     if cause in FORGETS_JUDGEMENT_INPUTS else
-                     HeldView(sender, mode, attestation, cause, None if deadline is None else deadline - now)
-                     for _ticket, sender, mode, attestation, cause, deadline in data.held)
-        return Snapshot(state, data.box, held, data.setting, data.starting_up, data.mode, data.expiry_ms,
-                        tuple(ticket for ticket, *_ in data.held), data.next_ticket, now)
+        now, rows = data.now_ms, data.held
+        held: tuple[HeldView, ...] = ()
+        tickets: tuple[int, ...] = ()
+        if not rows:
+            pass
+        elif now == self._rows_now and rows == self._rows:
+            # Most letters leave the loaded buffer as it was: its views are worked out once.
+            # (Keyed on the rows' content and the clock, of which the views are a pure function.)
+            if self._views is None or self._views[0] is not FORGETS_JUDGEMENT_INPUTS:
+                self._views = (FORGETS_JUDGEMENT_INPUTS, *_held_views(rows, now))
+            _forgets, held, tickets = self._views
+        else:
+            held, tickets = _held_views(rows, now)
+        return _new(Snapshot, (state, data.box, held, data.setting, data.starting_up, data.mode,
+                               data.expiry_ms, tickets, data.next_ticket, now))
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         return frame.with_options({"held_cap": bounds["held_cap"], "box_cap": bounds["box_cap"],
@@ -300,6 +351,7 @@ class PeerDeliveryExplorer:
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """Positions become the tickets, and delays the instants, of each step's own state."""
         steps: list[dict[str, Any]] = []
+        defaults = SEND_DEFAULTS
         for pre, action, _post in trace:
             args = dict(action.kwargs)
             tickets, next_ticket, now = pre.tickets, pre.next_ticket, pre.now_ms
@@ -309,7 +361,6 @@ class PeerDeliveryExplorer:
                 index = args["ticket"].index
                 args = {"ticket": tickets[index - 1] if index <= len(tickets) else next_ticket + index}
             elif action.event == "send_message":
-                defaults = SEND.defaults()
                 args = {k: v for k, v in args.items() if k not in defaults or v != defaults[k]}
             steps.append(frame.case_step(action.event, args))
         return steps

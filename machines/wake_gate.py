@@ -214,7 +214,10 @@ class WakeGateExplorer:
     def store(self, data: Any, state: str) -> Snapshot:
         last = data.last_self_wake_ms
         age = None if last is None else data.now_ms - last
-        return Snapshot(state, data.streak, _canonical_age(age, data.boundaries), data.floor_ms)
+        # (``tuple.__new__``: the named tuple from its fields in order, without its Python-level
+        # constructor.)
+        return tuple.__new__(Snapshot, (state, data.streak, _canonical_age(age, data.boundaries),
+                                        data.floor_ms))
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         return frame.with_options({"max_streak": bounds["max_streak"], "floor_ms": bounds["floors"][0]},

@@ -41,6 +41,8 @@ from inboxspec.machines.frame import Action, Bounds, Invariant
 from inboxspec.model.writer_proofs import World, WriterProofsChart, WriterProofsModelOptions
 
 F = fixtures.PLACEHOLDER
+# The events, their arguments and defaults, and the options: spec/writer-proofs.interface.json.
+INTERFACE = writer_proofs_driver.INTERFACE
 
 
 class Snapshot(NamedTuple):
@@ -195,7 +197,7 @@ PHASES = {"no_context": None, "initial_context": "initial", "active_context": "a
 class WriterProofsExplorer:
     variables: tuple[str, ...] = Snapshot._fields
     default_bounds: Mapping[str, str] = {"alphabet": "lean"}
-    options = tuple(WriterProofsModelOptions.__dataclass_fields__)
+    options = INTERFACE.options
     invariants = INVARIANTS
     unobservable_events: frozenset[str] = frozenset()
 
@@ -208,22 +210,24 @@ class WriterProofsExplorer:
     def alphabet(self, bounds: Bounds) -> Sequence[Action]:
         if bounds["alphabet"] == "lean":
             letters = LEAN
-        else:
+        else:  # every event that reads the world (each root choice of `initial`) under every arrangement
             letters = tuple((event, roots, name) for name in ARRANGEMENTS
-                            for event, roots in (*(("initial", r) for r in ROOT_CHOICES), ("active", ""),
-                                                 ("attest", ""), ("preview", "")))
+                            for event in writer_proofs_driver.WORLD_EVENTS
+                            for roots in (ROOT_CHOICES if event == "initial" else ("",)))
         actions: list[Action] = []
         for event, roots, name in letters:
-            world = world_of(name)
-            kwargs: dict[str, Any] = {"world": world, "arrangement": name}
+            # Absent arguments at the interface's defaults (as tuples, the chart's own form).
+            kwargs: dict[str, Any] = {name: tuple(value) for name, value in
+                                      INTERFACE.events[event].defaults().items()}
+            kwargs.update(world=world_of(name), arrangement=name)
             label = f"{event} @{name}"
             if event == "initial":
                 kwargs["roots"] = ROOT_CHOICES[roots]
                 label = f"initial {roots} @{name}"
-            elif event == "preview":
-                kwargs["requested"] = ()
             actions.append(Action(label, event, kwargs))
-        actions += [Action("hold_fences", "hold_fences"), Action("release_fences", "release_fences")]
+        # The events that read no world: each is one letter.
+        actions += [Action(event, event) for event, entry in INTERFACE.events.items()
+                    if not entry.harness and event not in writer_proofs_driver.WORLD_EVENTS]
         return actions
 
     def chart_arguments(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
@@ -259,8 +263,12 @@ class WriterProofsExplorer:
                     if swap is not None:
                         steps.append({"event": "swap_paths", "args": {"first": swap[0], "second": swap[1]}})
                 current = wanted
-            roots = action.kwargs.get("roots") if action.event == "initial" else None
-            steps.append(frame.case_step(action.event, {"roots": list(roots)} if roots else None))
+            # The event's own arguments, those at their defaults left out.
+            entry = INTERFACE.events[action.event]
+            defaults = entry.defaults()
+            args = {name: list(value) for name, value in action.kwargs.items()
+                    if name in entry.argument_names and list(value) != defaults.get(name)}
+            steps.append(frame.case_step(action.event, args or None))
         return steps
 
 

@@ -31,26 +31,21 @@ from inboxspec.impl.writer_proofs import (
     WriterProofs,
     WriterProofsError,
 )
-from inboxspec.machines import fixtures
+from inboxspec.machines import fixtures, interface
 from inboxspec.model.writer_proofs import Install, Locator, World, WriterProofsChart, WriterProofsModelOptions
 
 PLACEHOLDER = fixtures.PLACEHOLDER
-FEATURES = ("option:attest_requires_fences", "option:compare_writers_by_id")
-CONFIG_KEYS = {"home", "own_root", "options", "fixture", "fixture_dir"}
-EVENT_ARGS: dict[str, frozenset[str]] = {
-    "preview": frozenset({"requested"}),
-    "initial": frozenset({"roots"}),
-    "active": frozenset(),
-    "attest": frozenset(),
-    "hold_fences": frozenset(),
-    "release_fences": frozenset(),
-    # WARNING: swap_paths is the one event that changes the fixture; machines/fixtures.py
-    # FIXTURE_CHANGING_EVENTS names it too, and cannot undo an armed one (``during``).
-    "swap_paths": frozenset({"first", "second", "during"}),
-}
+# The config keys, the events, their arguments (in fault order) and defaults, the options and the
+# vocabularies: spec/writer-proofs.interface.json. WARNING: its one harness event, swap_paths,
+# changes the fixture; machines/fixtures.py FIXTURE_CHANGING_EVENTS names it too, and cannot undo
+# an armed one (``during``).
+INTERFACE = interface.load("writer-proofs")
+# One feature per finding option: a port that has not implemented an option declares it unsupported.
+FEATURES = tuple(f"option:{name}" for name in INTERFACE.options)
 # WRITER-IF-6: the moments of a root's measurement at which an armed swap is performed.
-# WARNING: the Node port (conformance/ports/node/writer-proofs.mjs) lists the same moments.
-SWAP_MOMENTS = ("before_read", "before_restat")
+SWAP_MOMENTS = INTERFACE.vocabulary("swap_moments")
+# The events that read the world (and so may refuse, WRITER-IF-3); the others only set the fences.
+WORLD_EVENTS = tuple(name for name, entry in INTERFACE.events.items() if "refusal" in entry.outputs)
 
 
 def substitute(value: Any, directory: str) -> Any:
@@ -119,13 +114,13 @@ def build(config: Mapping[str, Any], directory: str) -> WriterProofs:
     """WRITER-IF-1: the session from a case's config, fault order as the spec gives it."""
     if not isinstance(config, Mapping):
         raise InvalidConfig("config must be an object")
-    unknown = sorted(str(k) for k in config if k not in CONFIG_KEYS)
+    unknown = sorted(str(k) for k in config if k not in {key.name for key in INTERFACE.config_keys})
     if unknown:
         raise InvalidConfig(f"unknown writer-proofs config key(s): {', '.join(unknown)}")
     if "fixture_dir" in config and "fixture" not in config:
         # The runner's key, given only beside a fixture: a case's own directory is never used.
         raise InvalidConfig("fixture_dir is the runner's, given only beside a fixture")
-    for key in ("home", "own_root"):
+    for key in (key.name for key in INTERFACE.config_keys if key.required):
         if type(config.get(key)) is not str or not config[key]:
             raise InvalidConfig(f"{key} must be a non-empty string")
     options = Options.from_mapping(config.get("options", {}))
@@ -134,10 +129,11 @@ def build(config: Mapping[str, Any], directory: str) -> WriterProofs:
 
 
 def _body(proofs: WriterProofs, event: str, args: Mapping[str, Any], directory: str) -> dict[str, Any]:
+    """One event, its absent arguments already at their defaults (WRITER-IF-2)."""
     if event == "preview":
-        return {"preview": proofs.preview(substitute(args.get("requested", []), directory)).as_json()}
+        return {"preview": proofs.preview(substitute(args["requested"], directory)).as_json()}
     if event == "initial":
-        context = proofs.initial(substitute(args.get("roots", []), directory))
+        context = proofs.initial(substitute(args["roots"], directory))
         return {"measurement": context.measurement.as_json()}
     if event == "active":
         return {"measurement": proofs.active().measurement.as_json()}
@@ -171,15 +167,16 @@ def apply_step(proofs: WriterProofs, step: Mapping[str, Any], directory: str) ->
     """One step; every output carries the held context's phase (WRITER-IF-3)."""
     event = step.get("event")
     args = step.get("args", {})
+    entry = INTERFACE.events.get(event) if isinstance(event, str) else None
     try:
-        if event not in EVENT_ARGS:  # not a step of this machine: the case errors (PROTO-MAL-2)
+        if entry is None:  # not a step of this machine: the case errors (PROTO-MAL-2)
             raise ValueError(f"unknown writer-proofs event {event!r}")
         if not isinstance(args, Mapping):
             raise InvalidArgument("args must be an object")
-        extra = sorted(str(k) for k in args if k not in EVENT_ARGS[str(event)])
+        extra = sorted(str(k) for k in args if k not in entry.argument_names)
         if extra:
             raise InvalidArgument(f"{event} takes no argument(s) {', '.join(extra)}")
-        body = _body(proofs, str(event), args, directory)
+        body = _body(proofs, entry.name, entry.with_defaults(args), directory)
     except WriterProofsError as error:
         body = {"error": error.code}
     except PlacementWriterContextError as refusal:
@@ -352,8 +349,9 @@ def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]
         outputs = []
         swap = ArmedSwap(directory)
         for step in steps:
-            event, args = str(step["event"]), dict(step.get("args", {}))
-            if event == "swap_paths":
+            event = str(step["event"])
+            args = INTERFACE.events[event].with_defaults(step.get("args", {}))
+            if INTERFACE.events[event].harness:  # swap_paths: the world moves, the chart does not
                 if "during" in args:
                     swap.arm(args["first"], args["second"], args["during"])
                 else:
@@ -363,7 +361,7 @@ def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]
                 continue
             kept = list(chart.kept[0]) if chart.kept else []
             listed = [*args.get("roots", []), *args.get("requested", []), *kept]
-            measures = event in ("preview", "initial", "active", "attest")
+            measures = event in WORLD_EVENTS
             named = {"initial": args.get("roots", []), "preview": args.get("requested", []),
                      "attest": kept}.get(event, [])
             world = observe(directory, config, listed, swap if measures else None,
@@ -378,7 +376,7 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A random case over the standard fixture: events in random order, swaps between them."""
     from inboxspec.machines.writer_proofs import ARRANGEMENTS, standard_config
 
-    events = ["preview", "initial", "active", "attest", "hold_fences", "release_fences", "swap"]
+    events = [name for name, entry in INTERFACE.events.items() if not entry.harness] + ["swap"]
     steps: list[dict[str, Any]] = []
     for _ in range(rng.randint(1, 8)):
         event = rng.choice(events)

@@ -54,7 +54,7 @@ def in_lookalike_class(char: str) -> bool:
     return any(low <= point <= high for low, high in LOOKALIKE_RANGES)
 
 
-FOLDS = dict(LETTER_FOLDS)
+FOLDS: dict[int, str] = dict(LETTER_FOLDS)
 
 
 def folded(char: str) -> str:

@@ -93,11 +93,6 @@ class Script:
     cancel: str = "gone"
     message: str = WORKER_CHANGED
 
-    @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> Script:
-        return cls(raw["outcome"], raw.get("duration_ms", 0), raw.get("computation"), raw.get("group"),
-                   raw.get("reap_ms"), raw.get("cancel", "gone"), raw.get("message", WORKER_CHANGED))
-
 
 UNSCRIPTED = Script("unavailable")
 
@@ -514,8 +509,11 @@ class InboxRefreshChart(ModelChart["InboxRefreshChart"]):
         item["at"] = first
         return first
 
-    def book_invalidation(self, hard: bool, capacity: bool, remove_ids: Sequence[str], added: int) -> None:
-        """REFRESH-INV-1..4."""
+    def book_invalidation(self, hard: bool = False, capacity: bool = False, remove_ids: Sequence[str] = (),
+                          added: int = 0, value: bool | None = None) -> None:
+        """REFRESH-INV-1..4; a boolean ``value`` means ``hard`` and ``capacity`` both equal to it."""
+        if value is not None:
+            hard = capacity = value
         self._invalidate(hard, capacity, remove_ids, added)
         self.output = {"log": []}
 

@@ -27,28 +27,86 @@ def _absent(parameter: Parameter) -> str:
     if parameter.required:
         return f"rejected: `{parameter.code}`" if parameter.code else "required"
     if parameter.has_default:
-        return _json(parameter.default)
+        also_null = parameter.null_is_absent and parameter.default is not None
+        return _json(parameter.default) + (" (null too)" if also_null else "")
     return parameter.when_absent or "optional"
 
 
+def _parts(interface: Interface, part_of: tuple[str, ...]) -> str:
+    """The part column's cell; a machine without parts has no part column."""
+    return f" {', '.join(part_of) or '(all)'} |" if interface.parts else ""
+
+
+# A config key the conformance runner handles (``runner`` in the data): what its rows say.
+RUNNER_KEY = {"supplies": " (the runner's)", "checks": ""}
+RUNNER_NULL = {"supplies": "never sent", "checks": "checked by the runner"}
+
+
+def _null(interface: Interface, key: Parameter) -> str:
+    if key.runner is not None:
+        return RUNNER_NULL[key.runner]
+    return "accepted" if key.nullable else f"`{interface.config_error}`"
+
+
 def config_table(interface: Interface) -> str:
-    rows = ["| key | type | default | null |", "|---|---|---|---|"]
+    part = (" part |", "---|") if interface.parts else ("", "")
+    rows = [f"| key | type | default | null |{part[0]}", f"|---|---|---|---|{part[1]}"]
     for key in interface.config_keys:
-        rows.append(f"| {_code(key.name)} | {key.label} | {_absent(key)} "
-                    f"| {'accepted' if key.nullable else f'`{interface.config_error}`'} |")
+        name = _code(key.name) + (RUNNER_KEY[key.runner] if key.runner else "")
+        rows.append(f"| {name} | {key.label} | {_absent(key)} | {_null(interface, key)} |"
+                    f"{_parts(interface, key.part_of)}")
     return "\n".join(rows) + "\n"
 
 
 def events_table(interface: Interface) -> str:
-    """One row per argument: its type, what its absence means and the code of a bad value."""
-    rows = ["| event | argument | type | when absent | bad value |", "|---|---|---|---|---|"]
+    """One row per argument: its type, what its absence means and the code of a bad value
+    (and, for a machine with parts, the parts its event belongs to; when an event has its own,
+    the code of an unknown argument name)."""
+    own = any(e.extra_argument_error for e in interface.events.values())
+    part = (" part |", "---|") if interface.parts else ("", "")
+    head = "| event | argument | type | when absent | bad value |"
+    rule = "|---|---|---|---|---|"
+    if own:
+        head, rule = head + " unknown argument |", rule + "---|"
+    rows = [head + part[0], rule + part[1]]
     for event in interface.events.values():
-        name = _code(event.name) + (" (pure)" if event.pure else "")
+        name = _code(event.name) + (" (pure)" if event.pure else "") + (" (harness)" if event.harness else "")
+        parts = _parts(interface, event.part_of)
+        unknown = ""
+        if own:
+            code = interface.unknown_argument_code(event.name)
+            unknown = f" {_code(code) if code else '(none)'} |"
         if not event.arguments:
-            rows.append(f"| {name} | none | | | |")
+            rows.append(f"| {name} | none | | | |{unknown}{parts}")
         for index, argument in enumerate(event.arguments):
+            absent = _absent(argument) + ("; when given, the only argument" if argument.alone else "")
             rows.append(f"| {name if index == 0 else ''} | {_code(argument.name)} | {argument.label} "
-                        f"| {_absent(argument)} | {_code(argument.code) if argument.code else '(none)'} |")
+                        f"| {absent} | {_code(argument.code) if argument.code else '(none)'} |"
+                        f"{unknown if index == 0 else (' |' if own else '')}"
+                        f"{parts if index == 0 else (' |' if parts else '')}")
+    return "\n".join(rows) + "\n"
+
+
+def parts_table(interface: Interface) -> str:
+    rows = ["| part | what it is | events |", "|---|---|---|"]
+    for name, meaning in interface.parts.items():
+        events = [_code(e.name) for e in interface.events.values() if name in e.part_of]
+        rows.append(f"| {_code(name)} | {meaning} | {', '.join(events) or '(none)'} |")
+    return "\n".join(rows) + "\n"
+
+
+def records_table(interface: Interface) -> str:
+    """One row per field of each record that a config key or an argument carries."""
+    rows = ["| record | field | type | when absent | null |", "|---|---|---|---|---|"]
+    for record in interface.records.values():
+        for index, field in enumerate(record.fields):
+            absent = _absent(field)
+            if field.only_for is not None and not field.required:
+                on, values = field.only_for
+                absent = (f"required exactly when `{on}` is {' or '.join(_json(v) for v in values)}; "
+                          f"else must be absent")
+            rows.append(f"| {_code(record.name) if index == 0 else ''} | {_code(field.name)} | {field.label} "
+                        f"| {absent} | {'accepted' if field.nullable else f'`{interface.config_error}`'} |")
     return "\n".join(rows) + "\n"
 
 
@@ -93,7 +151,11 @@ def fault_order_list(interface: Interface) -> str:
 def sections(interface: Interface) -> dict[str, str]:
     """Every generated Interface section of one machine, by marker name."""
     name = interface.machine
+    parts = {f"{name}-interface-parts": parts_table(interface)} if interface.parts else {}
+    records = {f"{name}-interface-records": records_table(interface)} if interface.records else {}
     return {
+        **parts,
+        **records,
         f"{name}-interface-config": config_table(interface),
         f"{name}-interface-events": events_table(interface),
         f"{name}-interface-outputs": outputs_table(interface),

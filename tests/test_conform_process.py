@@ -303,27 +303,13 @@ def test_a_replay_table_recorded_on_one_run_fails_the_next_unseeded_run(tmp_path
 
 # -- Fuzz fixtures (defect 7) ---------------------------------------------------------------------
 
-FIXTURE_SPY = """
-import json, os, sys
-from inboxspec.conformance.adapter import handle
-log = open(sys.argv[1], "a")
-for line in sys.stdin:
-    request = json.loads(line)
-    if request["cmd"] == "stop":
-        break
-    directory = request.get("case", {}).get("fixture_dir")
-    if directory:
-        log.write(json.dumps({"dir": directory, "exists": os.path.isdir(directory)}) + "\\n")
-        log.flush()
-    print(json.dumps(handle(request)), flush=True)
-"""
+FIXTURE_SPY = Path(__file__).parent / "adapters" / "fixture_spy_adapter.py"
 
 
 def test_fuzz_removes_its_fixture_directories(tmp_path: Path) -> None:
     """PROTO-FIX-1 (defect 7): every fixture directory of a --fuzz run is gone when it ends."""
     run = Run(tmp_path)
-    spy, log = tmp_path / "spy.py", tmp_path / "log.jsonl"
-    spy.write_text(FIXTURE_SPY)
+    spy, log = FIXTURE_SPY, tmp_path / "log.jsonl"
     code, report, output = run("--adapter", f"{sys.executable} {spy} {log}", "--machine", "writer-proofs",
                                "--fuzz", "20")
     assert code == 0 and report is not None, output

@@ -360,7 +360,7 @@ def test_a_duplicated_reply_blames_the_case_answered_twice(tmp_path: Path) -> No
 
 # Random differential testing (issue 9, attack 2).
 
-LOOKUP = f"{sys.executable} {Path(__file__).parent / 'adapters' / 'lookup_adapter.py'}"
+LOOKUP = f"{sys.executable} {Path(__file__).parent / 'adapters' / 'replay_adapter.py'} lookup"
 NODE = shutil.which("node")
 NODE_PORT = Path(__file__).resolve().parents[1] / "conformance" / "ports" / "node"
 # One-rule mutants of the Node port, each with the only bundled cases that kill
@@ -545,32 +545,12 @@ def test_fuzz_is_generic_over_the_registry(tmp_path: Path, monkeypatch: pytest.M
     assert case["steps"][-1] == {"event": "advance", "args": {"ms": 100}, "expect": {"expired": True}}
 
 
-FIXTURE_SPY = """
-import json, os, sys
-from inboxspec.conformance.adapter import handle
-log = open(sys.argv[1], "a")
-for line in sys.stdin:
-    request = json.loads(line)
-    if request["cmd"] == "stop":
-        break
-    if request["cmd"] == "start":
-        reply = {"ready": True, "version": 1, "machines": ["writer-proofs"], "features": {},
-                 "implementation": {"name": "spy", "version": "0", "language": "python"}}
-    else:
-        case = request["case"]
-        directory = case.get("fixture_dir")
-        log.write(json.dumps({"dir": directory, "real": directory == os.path.realpath(directory),
-                              "files": sorted(os.listdir(directory))}) + "\\n")
-        log.flush()
-        reply = handle(request)
-    print(json.dumps(reply), flush=True)
-"""
+FIXTURE_SPY = Path(__file__).parent / "adapters" / "fixture_spy_adapter.py"
 
 
 def test_fixtures_are_materialised_for_each_request_and_removed(tmp_path: Path) -> None:
     """PROTO-FIX-1, PROTO-FIX-2: a fresh real directory per request, passed on, removed at the end."""
-    spy, log = tmp_path / "spy.py", tmp_path / "log.jsonl"
-    spy.write_text(FIXTURE_SPY)
+    spy, log = FIXTURE_SPY, tmp_path / "log.jsonl"
     code, _report, output = conform("--adapter", f"{sys.executable} {spy} {log}",
                                     "--run", "writer-proofs/attest-after-*-changed")
     assert code == 0, output

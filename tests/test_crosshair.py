@@ -14,14 +14,13 @@ counterexample).
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.wake_gate as wake_gate
-from tests.crosshair_runner import run_crosshair
+from tests.crosshair_runner import broken_copy, contract_line, failing_lines, run_crosshair
 
 pytestmark = pytest.mark.slow
 
@@ -78,13 +77,6 @@ MUTANTS = {
 }
 
 
-def contract_line(source: str, comment: str) -> int:
-    """The 1-based line of the condition that follows ``# comment``."""
-    lines = source.splitlines()
-    index = next(i for i, line in enumerate(lines) if line.strip() == f"# {comment}")
-    return index + 2
-
-
 def only_contract(source: str, keep: str) -> str:
     """``source`` without any postcondition (comment and condition) but ``keep``'s."""
     lines = source.splitlines(keepends=True)
@@ -118,13 +110,8 @@ def test_only_contract_keeps_one_condition() -> None:
 @pytest.mark.parametrize("contract", sorted(MUTANTS))
 def test_contract_finds_counterexample_in_broken_variant(contract: str, tmp_path: Path) -> None:
     function, fragment, broken = MUTANTS[contract]
-    source = SOURCE.read_text(encoding="utf-8")
-    assert source.count(fragment) == 1, f"mutation anchor drifted: {fragment!r}"
-    # The copy lives outside the package, so its one relative import must become absolute.
-    mutant = only_contract(source.replace(fragment, broken), contract).replace(
-        "from .errors import", "from inboxspec.impl.errors import")
+    mutant = only_contract(broken_copy(SOURCE.read_text(encoding="utf-8"), fragment, broken), contract)
     (tmp_path / "wake_gate_mutant.py").write_text(mutant, "utf-8")
     result = crosshair(f"wake_gate_mutant.{function}", cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
-    failing = {int(n) for n in re.findall(r"wake_gate_mutant\.py:(\d+): error", result.stdout)}
-    assert contract_line(mutant, contract) in failing, result.stdout
+    assert contract_line(mutant, contract) in failing_lines(result.stdout, "wake_gate_mutant"), result.stdout

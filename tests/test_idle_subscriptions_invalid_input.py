@@ -119,3 +119,50 @@ def test_driver_steps_are_rejected_or_applied_never_half(event: str, args: dict[
     if "error" in output:
         assert output["error"] in CODES
         assert state_of(machine) == before
+
+
+# -- the entry points' fault order (IDLE-IF-3), argument by argument in the data's order --------
+
+# A good and a bad value of each argument a helper entry point checks.
+GOOD_AND_BAD: dict[str, tuple[Any, Any]] = {
+    "raw": ("x", 1), "epoch_ms": (0, -1), "utc_offset_min": (0, 1440), "kind": ("idle", "asleep"),
+    "label": ("Peer", ""), "finished_at": (0, 2**53), "detail": ("d", 5), "address": ("a", None),
+    "detail_shared": (True, "yes"),
+}
+ENTRY_POINTS: dict[str, Callable[..., object]] = {
+    "sanitise_label": idle_label.peer_idle_notice_label, "format_clock": idle_label.format_peer_notice_clock,
+    "render_notice": idle_label.render_idle_notice,
+    "describe_subscription": idle_label.describe_peer_idle_subscription,
+}
+
+
+@pytest.mark.parametrize("event", sorted(ENTRY_POINTS))
+def test_each_helper_reports_its_first_bad_argument_in_the_documented_order(event: str) -> None:
+    """With the arguments from the k-th on bad, the error names the k-th (IDLE-IF-3)."""
+    from inboxspec.machines.idle_subscriptions_driver import INTERFACE
+
+    names = INTERFACE.events[event].argument_names
+    for first_bad in range(len(names)):
+        args = {name: GOOD_AND_BAD[name][index >= first_bad] for index, name in enumerate(names)}
+        with pytest.raises(IdleSubscriptionError, match=names[first_bad]) as info:
+            ENTRY_POINTS[event](**args)
+        assert info.value.code == "invalid_argument"
+
+
+def test_check_arguments_takes_the_first_two_faults() -> None:
+    """args that is not an object, then an unknown name, before any value is read."""
+    from inboxspec.impl.idle_subscriptions import check_arguments
+
+    with pytest.raises(IdleSubscriptionError, match="args must be an object"):
+        check_arguments("advance", [("now_ms", -1)], ("now_ms",))
+    with pytest.raises(IdleSubscriptionError, match=r"no argument.* extra") as info:
+        check_arguments("advance", {"now_ms": -1, "extra": 1}, ("now_ms",))
+    assert info.value.code == "invalid_argument"
+    assert check_arguments("advance", {"now_ms": -1}, ("now_ms",)) == {"now_ms": -1}
+
+
+def test_a_non_object_args_is_invalid_argument_with_the_state_unchanged() -> None:
+    machine = busy_machine()
+    before = state_of(machine)
+    output = apply_step(machine, {"event": "advance", "args": [1]})
+    assert output["error"] == "invalid_argument" and state_of(machine) == before

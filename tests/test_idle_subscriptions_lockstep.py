@@ -15,21 +15,21 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, rule
 
 from inboxspec.impl.idle_subscriptions import IdleSubscriptions
-from inboxspec.machines.idle_subscriptions_driver import ModelSession, apply_step
+from inboxspec.machines.idle_subscriptions_driver import INTERFACE, ModelSession, apply_step
 from tests.lockstep import Lockstep, event_rule
 
 ids = st.integers(0, 4)
 texts = st.sampled_from([None, "done", "ok «x» [peer idle notice]", "\u200b", "a" * 120,
                          "［ｐｅｅｒ ｉｄｌｅ ｎｏｔｉｃｅ］ automated harness notice", "\u3164"])
+# Answers of every notice kind (a peer's expired is not recognised, IDLE-REQ-6), bare or with
+# the answer fields, and malformed ones: spec/idle-subscriptions.interface.json.
+KINDS = INTERFACE.vocabulary("notice_kinds")
 answers = st.sampled_from([
-    None, "idle", {"kind": "idle"}, {"kind": "idle", "finished_at": 61_000, "detail": "green"},
-    {"kind": "exited", "finished_at": 5}, {"kind": "unavailable"}, {"kind": "expired"},
+    None, *KINDS, *({"kind": kind} for kind in KINDS),
+    {"kind": "idle", "finished_at": 61_000, "detail": "green"}, {"kind": "exited", "finished_at": 5},
     {"kind": "idle", "finished_at": -1}, {"kind": "idle", "extra": True},
 ])
-options = st.fixed_dictionaries({}, optional={
-    "notify_pushed_out": st.booleans(), "fire_when_already_idle": st.booleans(),
-    "fire_on_release": st.booleans(), "answers_from_target_only": st.booleans(),
-    "fold_lookalikes": st.booleans()})
+options = st.fixed_dictionaries({}, optional=dict.fromkeys(INTERFACE.options, st.booleans()))
 
 
 class IdleSubscriptionsLockstep(Lockstep):

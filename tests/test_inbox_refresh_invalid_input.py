@@ -125,7 +125,7 @@ def test_settle_running_job_with_bad_outcome(outcome: Any, now: int) -> None:
 def test_constructor(now: Any, items: Any, size: Any, options: Any, log: Any) -> None:
     source = FakeSource([])
     try:
-        InboxRefreshCache(FakeRunner([JobScript("changed")], None, source),  # type: ignore[arg-type]
+        InboxRefreshCache(FakeRunner([JobScript.from_json({"outcome": "changed"})], None, source),  # type: ignore[arg-type]
                           source, now_ms=now, max_items=items, max_bytes=size, options=options, log=log)
     except InboxRefreshError as error:
         assert error.code == "invalid_config"

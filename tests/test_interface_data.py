@@ -15,7 +15,8 @@ from inboxspec.checker.spec_sections import port_interface_copies
 from inboxspec.machines import interface
 from inboxspec.spec import interface_tables
 
-MACHINES = ("wake-gate", "peer-delivery")
+# Every machine that has interface data.
+MACHINES = tuple(entry.name for entry in machines.all_machines() if entry.interface is not None)
 
 
 def raw(machine: str) -> dict[str, Any]:
@@ -80,7 +81,7 @@ def test_a_machine_documents_every_event_of_its_interface_data() -> None:
 
 def test_the_node_port_ships_the_spec_files_unchanged() -> None:
     copies = port_interface_copies()
-    assert {path.name for path in copies} == {f"{m}.interface.json" for m in MACHINES}
+    assert {f"{m}.interface.json" for m in MACHINES} <= {path.name for path in copies}
     for path, text in copies.items():
         assert path.read_text(encoding="utf-8") == text, f"{path} drifted: run inboxspec spec generate"
 

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import signal
 import sys
+import tempfile
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -35,6 +39,16 @@ WAKE = "inboxspec.impl.wake_gate"
 
 def test_finds_the_reference_modules_through_the_registry() -> None:
     assert mutation_score.implementation_modules(machines.get("wake-gate")) == [WAKE]
+
+
+def test_shared_reference_code_is_mutated_where_a_machine_reaches_it() -> None:
+    # The wake gate imports describe and is_safe_natural from impl/values.py, not the other checks.
+    shared = mutation_score.shared_modules([WAKE])
+    assert set(shared) == {"inboxspec.impl.errors", "inboxspec.impl.options", "inboxspec.impl.values"}
+    assert shared["inboxspec.impl.values"] == {"MAX_SAFE_INTEGER", "describe", "is_safe_natural"}
+    ids = [m.id for m in mutation_score.mutation_targets(machines.get("wake-gate"))]
+    assert "inboxspec.impl.values:describe:return-None:2809e1ad" in ids
+    assert not [i for i in ids if i.startswith("inboxspec.impl.values:is_safe_integer:")]
 
 
 @pytest.mark.parametrize("mutant", [
@@ -199,3 +213,35 @@ def test_a_machine_the_fresh_registry_lacks_is_a_harness_error(tmp_path: Path,
     assert first.module == "tests.toy_machine"
     with pytest.raises(mutation_score.MutationHarnessError):
         mutation_score.score("toy-lease", only=[first.id])
+
+
+def test_two_jobs_give_each_mutant_the_verdict_one_job_gives() -> None:
+    chosen = [f"{WAKE}:is_rapid:Lt->LtE:680b6d3d", f"{WAKE}:is_rapid:return-None:fdf0c491",
+              f"{WAKE}:decide:False->True:4155887f#2"]
+    mutants = [m for m in mutation_score.mutation_targets(machines.get("wake-gate")) if m.id in chosen]
+    one = mutation_score.run_mutants("wake-gate", mutants, 20.0, jobs=1)
+    two = mutation_score.run_mutants("wake-gate", mutants, 20.0, jobs=2)
+    assert one == two
+    assert [mutant_id for mutant_id, reason in one.items() if reason is None] == [chosen[1]]
+
+
+def test_a_child_killed_at_its_timeout_leaves_no_directory(monkeypatch: pytest.MonkeyPatch) -> None:
+    (mutant,) = [m for m in mutation_score.mutation_targets(machines.get("wake-gate"))
+                 if m.id == f"{WAKE}:is_rapid:Lt->LtE:680b6d3d"]
+    monkeypatch.setattr(mutation_score, "_cases_kill", _write_then_hang)
+    child = mutation_score.start_mutant("wake-gate", mutant, timeout=1.0)
+    deadline = time.monotonic() + 5
+    while not os.listdir(child.tmpdir) and time.monotonic() < deadline:  # the child's own TMPDIR
+        time.sleep(0.02)
+    assert os.listdir(child.tmpdir), "the child wrote its file into the directory it was given"
+    _, status = os.waitpid(child.pid, 0)
+    assert mutation_score.finish_mutant(child, status) == f"timeout or signal {signal.SIGALRM}"
+    assert not Path(child.tmpdir).exists()
+
+
+def _write_then_hang(machine_name: str) -> str | None:
+    """A stand-in for the cases: a fixture file in the child's temporary directory, then a hang."""
+    with tempfile.NamedTemporaryFile(delete=False) as handle:
+        handle.write(b"fixture")
+    time.sleep(30)
+    return None

@@ -12,14 +12,13 @@ broken variants in another.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.peer_delivery as peer_delivery
-from tests.crosshair_runner import run_crosshair
+from tests.crosshair_runner import broken_copy, contract_line, failing_lines, run_crosshair
 
 pytestmark = pytest.mark.slow
 
@@ -111,17 +110,6 @@ MUTANTS = {
 }
 
 
-def contract_line(source: str, marker: str) -> int:
-    """The 1-based line of the condition: after ``# marker``, or the ``post:`` line starting with it."""
-    lines = source.splitlines()
-    for index, line in enumerate(lines):
-        if line.strip() == f"# {marker}":
-            return index + 2
-        if line.strip().startswith(marker):
-            return index + 1
-    raise AssertionError(f"no contract {marker!r}")
-
-
 def only_contract(source: str, function: str, keep: int) -> str:
     """The source with every postcondition of ``function`` but the one on line ``keep`` commented out.
 
@@ -149,17 +137,13 @@ def test_every_contract_finds_a_counterexample_in_its_broken_variant(tmp_path: P
     source = SOURCE.read_text(encoding="utf-8")
     targets = []
     for number, (marker, (function, fragment, broken)) in enumerate(MUTANTS.items()):
-        assert source.count(fragment) == 1, f"mutation anchor drifted: {fragment!r}"
-        mutant = only_contract(source, function, contract_line(source, marker)).replace(fragment, broken)
-        # The copy lives outside the package, so its one relative import must become absolute.
-        mutant = mutant.replace("from .errors import", "from inboxspec.impl.errors import")
+        mutant = broken_copy(only_contract(source, function, contract_line(source, marker)), fragment, broken)
         (tmp_path / f"peer_mutant_{number}.py").write_text(mutant, "utf-8")
         targets.append(f"peer_mutant_{number}.{function}")
     result = crosshair(targets, cwd=tmp_path, budget=MUTANT_BUDGET)
     assert result.returncode == 1, result.stdout + result.stderr
     missed = []
     for number, marker in enumerate(MUTANTS):
-        failing = {int(n) for n in re.findall(rf"peer_mutant_{number}\.py:(\d+): error", result.stdout)}
-        if contract_line(source, marker) not in failing:
+        if contract_line(source, marker) not in failing_lines(result.stdout, f"peer_mutant_{number}"):
             missed.append(marker)
     assert not missed, f"contracts that missed their broken variant: {missed}\n{result.stdout}"

@@ -94,7 +94,7 @@ def check_generated(entry: Machine) -> None:
 
 def check_drift(entry: Machine) -> None:
     sections = {m["name"] for m in MARKER.finditer(entry.spec.read_text(encoding="utf-8"))}
-    expected = {f"{entry.name}-{part}" for part in ("diagram", "table", "findings")}
+    expected = {f"{entry.name}-{part}" for part in ("diagram", "table", "findings", "files")}
     if entry.interface is not None:  # its Interface tables, generated from the interface data
         expected |= set(interface_tables.sections(entry.interface))
     assert sections == expected

@@ -10,6 +10,7 @@ code without the other.
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from typing import cast
 
 from statemachine.event import Event
@@ -28,7 +29,7 @@ def section(start: str, stop: str) -> str:
 
 def test_config_keys_and_options_are_the_reference_ones() -> None:
     assert {key.name for key in INTERFACE.config_keys} == set(CONFIG_KEYS)
-    assert set(INTERFACE.options) == set(GateOptions.__dataclass_fields__)
+    assert set(INTERFACE.options) == {f.name for f in fields(GateOptions)}
 
 
 def test_the_events_are_the_chart_events() -> None:

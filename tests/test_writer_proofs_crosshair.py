@@ -9,14 +9,13 @@ bug must yield a counterexample on the line of the contract that the bug breaks.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.writer_proofs as writer_proofs
-from tests.crosshair_runner import run_crosshair
+from tests.crosshair_runner import broken_copy, contract_line, failing_lines, run_crosshair
 
 pytestmark = pytest.mark.slow
 
@@ -59,11 +58,6 @@ MUTANTS = {
 }
 
 
-def contract_line(source: str, comment: str) -> int:
-    lines = source.splitlines()
-    return next(i for i, line in enumerate(lines) if line.strip() == f"# {comment}") + 2
-
-
 @pytest.fixture(scope="module")
 def mutant_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """Every broken variant as its own module, checked in one CrossHair run (one start-up)."""
@@ -71,10 +65,7 @@ def mutant_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     targets = []
     for index, contract in enumerate(sorted(MUTANTS)):
         module, function, fragment, broken = MUTANTS[contract]
-        source = (SOURCE.parent / f"{module}.py").read_text(encoding="utf-8")
-        assert source.count(fragment) == 1, f"mutation anchor drifted: {fragment!r}"
-        # The copy lives outside the package, so its relative imports become absolute.
-        mutant = source.replace(fragment, broken).replace("from .", "from inboxspec.impl.")
+        mutant = broken_copy((SOURCE.parent / f"{module}.py").read_text(encoding="utf-8"), fragment, broken)
         (folder / f"mutant_{index}.py").write_text(mutant, "utf-8")
         targets.append(f"mutant_{index}.{function}")
     # A broken variant's counterexample comes quickly; the conditions it does not break need not run long.
@@ -89,5 +80,4 @@ def test_contract_finds_counterexample_in_broken_variant(contract: str, mutant_r
     index = sorted(MUTANTS).index(contract)
     module = MUTANTS[contract][0]
     source = (SOURCE.parent / f"{module}.py").read_text(encoding="utf-8")
-    failing = {int(n) for n in re.findall(rf"mutant_{index}\.py:(\d+): error", output)}
-    assert contract_line(source, contract) in failing, output
+    assert contract_line(source, contract) in failing_lines(output, f"mutant_{index}"), output

@@ -280,10 +280,25 @@ def test_case_lint_rejects_a_case_supplied_fixture_dir(tmp_path: Path) -> None:
     assert any("fixture_dir" in problem for problem in case_problems(cases))
 
 
-def test_the_driver_and_the_node_port_name_the_same_swap_moments() -> None:
-    node = (ROOT / "conformance" / "ports" / "node" / "writer-proofs.mjs").read_text(encoding="utf-8")
-    line = next(x for x in node.splitlines() if x.startswith("const SWAP_MOMENTS"))
-    assert json.loads(line.split("=", 1)[1].strip().rstrip(";")) == list(writer_proofs_driver.SWAP_MOMENTS)
+def _swap_moment_steps() -> list[dict[str, Any]]:
+    """Arming at each moment of the interface data, then at a moment it does not name."""
+    moments = [*writer_proofs_driver.INTERFACE.vocabulary("swap_moments"), "before_walk"]
+    return [{"event": "swap_paths", "args": {"first": "a", "second": "b", "during": m}} for m in moments]
+
+
+SWAP_MOMENT_OUTPUTS = {"outputs": [{"context": None}, {"context": None},
+                                   {"error": "invalid_argument", "context": None}]}
+
+
+def test_the_driver_arms_exactly_the_swap_moments_of_the_interface_data() -> None:
+    config = {"home": "{fixture}/home", "own_root": "{fixture}/cli", "fixture": {"entries": []}}
+    assert run_case(config, _swap_moment_steps()) == SWAP_MOMENT_OUTPUTS
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_the_node_port_arms_exactly_the_swap_moments_of_the_interface_data() -> None:
+    config = {"home": "{fixture}/home", "own_root": "{fixture}/cli"}
+    assert _node_run(config, _swap_moment_steps()) == SWAP_MOMENT_OUTPUTS
 
 
 # -- the two ports agree where the text is large or tricky (WRITER-JSON-3) ---------------------------

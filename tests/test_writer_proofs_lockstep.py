@@ -16,12 +16,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, rule
 
 from inboxspec.impl.writer_proofs import Options, WriterProofs
-from inboxspec.machines.writer_proofs_driver import apply_step
+from inboxspec.machines.writer_proofs_driver import INTERFACE, apply_step
 from inboxspec.model.writer_proofs import World, WriterProofsChart, WriterProofsModelOptions
 from tests import writer_proofs_fakes as fakes
 from tests.lockstep import Lockstep, event_rule
 
 NOWHERE = "\0no fixture"  # lockstep has no fixture: no path is rewritten
+# The finding options: spec/writer-proofs.interface.json.
+OPTIONS = st.fixed_dictionaries(dict.fromkeys(INTERFACE.options, st.booleans()))
 
 
 class ChartSession:
@@ -32,7 +34,7 @@ class ChartSession:
         self.world: World | None = None
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
-        args = step.get("args", {})
+        args = INTERFACE.events[step["event"]].with_defaults(step.get("args", {}))
         self.chart.send(step["event"], world=self.world, roots=tuple(args.get("roots", ())),
                         requested=tuple(args.get("requested", ())))
         return dict(self.chart.output)
@@ -43,16 +45,15 @@ class WriterProofsLockstep(Lockstep):
     # The worlds are fakes that a case file cannot carry: a trace is no case to paste.
     notes_counterexample_case = False
 
-    @initialize(fences=st.booleans(), by_id=st.booleans())
-    def create(self, fences: bool, by_id: bool) -> None:
+    @initialize(options=OPTIONS)
+    def create(self, options: dict[str, bool]) -> None:
         self.env = fakes.FakeEnvironment(World(None, None, None, None, "missing", None, (), ()))
-        self.proofs = WriterProofs(self.env, fakes.HOME, fakes.OWN_ROOT, Options(fences, by_id))
+        self.proofs = WriterProofs(self.env, fakes.HOME, fakes.OWN_ROOT, Options(**options))
         self.chart = WriterProofsChart(
-            own_root=fakes.OWN_ROOT, options=WriterProofsModelOptions(fences, by_id)
+            own_root=fakes.OWN_ROOT, options=WriterProofsModelOptions(**options)
         )
         self.model = ChartSession(self.chart)
-        config = {"options": {"attest_requires_fences": fences, "compare_writers_by_id": by_id}}
-        self.start(config, self.model, lambda step: apply_step(self.proofs, step, NOWHERE))
+        self.start({"options": options}, self.model, lambda step: apply_step(self.proofs, step, NOWHERE))
 
     def _step(self, event: str, world: World | None = None, **args: Any) -> None:
         if world is not None:

@@ -2,8 +2,10 @@
 """Every refusal message, for every combination of its fields, is the seed's template (WRITER-MSG-1..3).
 
 The templates below are transcribed from ``sync-placement-writer-context.ts`` in
-``002_79f456de189a5c5b.txt`` independently of ``impl/`` and ``model/``; the reference, the model
-and the Node port must all produce exactly these texts.
+``002_79f456de189a5c5b.txt`` independently of ``impl/`` and ``model/``, with the texts they fill in
+(the failure details and the renewal messages) read from the interface data,
+``spec/writer-proofs.interface.json``; the reference, the model and the Node port must all
+produce exactly these texts.
 """
 
 from __future__ import annotations
@@ -17,31 +19,19 @@ from pathlib import Path
 import pytest
 
 from inboxspec.impl.writer_proofs import writer_context_message
+from inboxspec.machines import interface
 from inboxspec.model.writer_proofs import message as model_message
 
-CATEGORIES = ["running CLI", "setup receipt", "declared writer", "active locator", "home floor", "writer renewal"]
-CAUSES = ["missing", "changed", "unavailable"]
-PHASES = ["initial", "active"]
-DETAILS = {
-    None: None,
-    "below-minimum": "release is below 0.21.0",
-    "wrong-package": "package is not @staix/agent-mem",
-    "writable-runtime": "runtime code is group- or world-writable",
-    "unreadable": "runtime files are unreadable or missing",
-    "invalid-version": "package version is not a supported plain release",
-    "invalid-inventory": "root inventory is invalid or duplicated",
-    "unsafe-runtime": "runtime files have unsafe types or symlinks",
-    "missing-runtime": "required bin/amem.js or src/index.ts is missing",
-    "bound": "inventory exceeds a supported bound",
-    "changed": "install changed during measurement",
-}
-RENEWAL = [None, "pending", "staging"]
-REVISION = {
-    "pending": "Shared writer revision is pending; finish or roll back the writer renewal with a compatible "
-               "release, then run amem migrate --sync-placement --dry-run.",
-    "staging": "Shared writer revision is staging; wait for the writer renewal to finish or roll it back with a "
-               "compatible release, then run amem migrate --sync-placement --dry-run.",
-}
+# The vocabularies and the detail and renewal texts are the interface data's (WRITER-MSG-2, WRITER-MSG-3):
+# impl and model state them again as constants, which tests/test_interface_vocabularies_writer_proofs.py
+# ties to the same data.
+DATA = interface.load("writer-proofs")
+CATEGORIES = list(DATA.vocabulary("categories"))
+CAUSES = list(DATA.vocabulary("causes"))
+PHASES = list(DATA.vocabulary("phases"))
+DETAILS: dict[str | None, str | None] = {None: None, **DATA.vocabularies["details"]}
+RENEWAL = [None, *DATA.vocabulary("renewal_states")]
+REVISION: dict[str, str] = DATA.vocabularies["renewal_messages"]
 COMBINATIONS = list(itertools.product(CATEGORIES, CAUSES, PHASES, DETAILS, RENEWAL))
 
 

@@ -356,6 +356,8 @@ case("preview", "preview-unverified", "A preview whose measurement fails leaves 
      [swap("cli", "cli-old"), step("preview")])
 case("preview", "preview-without-locator", "A preview without a locator is refused as unavailable",
      ["WRITER-PREV-1"], config(BASE + home()), [step("preview")])
+case("preview", "preview-empty-request", "An empty requested list previews the locator's roots, as its absence does",
+     ["WRITER-IF-2", "WRITER-PREV-1"], config(active_world()), [step("preview", requested=[]), step("preview")])
 case("preview", "preview-keeps-context", "A preview leaves the held context as it is",
      ["WRITER-PREV-6"], config(active_world()), [step("active"), step("preview"), step("attest")])
 
@@ -388,6 +390,9 @@ for slug, cfg, text in [
     ("unknown-option", config(CLI + home(), {"attest_faster": True}), "An unknown option is an invalid config"),
     ("non-boolean-option", {**config(CLI + home()), "options": {"attest_requires_fences": "yes"}},
      "A non-boolean option is an invalid config"),
+    # null never stands for a key's default (WRITER-IF-1, the config table's null column).
+    ("null-home", {**config(CLI + home()), "home": None}, "A null home is an invalid config"),
+    ("null-options", {**config(CLI + home()), "options": None}, "A null options object is an invalid config"),
 ]:
     CASES.setdefault("invalid", []).append((f"config-{slug}", text, ["WRITER-ERR-1", "WRITER-IF-1"], cfg, []))
 case("invalid", "bad-arguments", "Bad arguments are typed errors that change nothing",
@@ -402,6 +407,9 @@ case("invalid", "multi-fault-extra-argument-first", "An extra argument is report
      ["WRITER-IF-4"], config(CLI + home()), [step("initial", roots=None, fast=True)])
 case("invalid", "multi-fault-no-context-before-fences", "Attest with no context and no fences reports no_context",
      ["WRITER-IF-4", "WRITER-OPT-1"], config(CLI + home(), {"attest_requires_fences": True}), [step("attest")])
+case("invalid", "swap-moment-null", "A null swap moment is a bad argument, not a swap made now",
+     ["WRITER-IF-6", "WRITER-ERR-2", "WRITER-IF-5"], config(CLI + install("cli-v2", "0.22.1") + home()),
+     [initial("cli"), step("swap_paths", first="cli", second="cli-v2", during=None), step("attest")])
 case("invalid", "swap-is-harness-only", "A swap changes the fixture and nothing else",
      ["WRITER-SES-3", "WRITER-IF-6"], config(CLI + install("cli-v2", "0.22.1") + home()),
      [initial("cli"), swap("cli", "cli-v2"), initial("cli")])

@@ -4,14 +4,12 @@ The sanitiser must not depend on the runtime's Unicode database: Python 3.11
 ships Unicode 14.0, Node 20 ships a newer one, and the format characters they
 disagree on would make two ports sanitise one label differently. So the
 classes are explicit code-point ranges, generated once from one stated Unicode
-version (the pinned ``unicodedata2`` package) into one table per language:
+version (the pinned ``unicodedata2`` package):
 
-- ``impl/idle_label_table.py`` for the reference implementation, and the same
-  text as ``model/idle_label_table.py`` for the model, which imports nothing
-  from ``impl``;
-- ``conformance/ports/node/idle-label-table.mjs`` for the Node port;
 - ``spec/idle-label-table.json``, the table as part of the spec, for ports in
-  any language to read.
+  any language to read; the reference (``impl/idle_label_table.py``) and the
+  model (``model/idle_label_table.py``) each read it at import;
+- ``conformance/ports/node/idle-label-table.mjs`` for the Node port.
 
 Run ``python spec/tools/idle_label_table.py`` to rewrite both, or with
 ``--check`` to fail when a committed table differs from what this writes
@@ -58,8 +56,6 @@ FOLDED_PHRASES = ("peer idle notice", "automated harness notice")
 BRACKET_CATEGORIES = ("Ps", "Pe", "Pi", "Pf")
 
 ROOT = Path(__file__).resolve().parents[2]
-PYTHON_TABLE = ROOT / "impl" / "idle_label_table.py"
-MODEL_TABLE = ROOT / "model" / "idle_label_table.py"  # the model's own copy: it imports nothing from impl
 NODE_TABLE = ROOT / "conformance" / "ports" / "node" / "idle-label-table.mjs"
 SPEC_TABLE = ROOT / "spec" / "idle-label-table.json"  # the spec's own copy (IDLE-LABEL-1)
 
@@ -142,23 +138,6 @@ class Tables:
     folds: list[tuple[int, str]]
 
 
-def python_text(tables: Tables) -> str:
-    header = HEADER.format(version=UNICODE_VERSION, punct=PUNCTUATION)
-
-    def rows(pairs: list[tuple[int, int]]) -> str:
-        return "".join(f"    (0x{low:04X}, 0x{high:04X}),\n" for low, high in pairs)
-
-    folds = "".join(f'    (0x{cp:04X}, "{letter}"),\n' for cp, letter in tables.folds)
-    phrases = "".join(f'    "{phrase}",\n' for phrase in FOLDED_PHRASES)
-    return (f'"""{header}"""\n\nfrom __future__ import annotations\n\n'
-            f'UNICODE_VERSION = "{UNICODE_VERSION}"\n\n'
-            f"SPACE_RANGES: tuple[tuple[int, int], ...] = (\n{rows(tables.spaces)})\n\n"
-            f"BLANK_RANGES: tuple[tuple[int, int], ...] = (\n{rows(tables.blanks)})\n\n"
-            f"FOLDED_PHRASES: tuple[str, ...] = (\n{phrases})\n\n"
-            f"LOOKALIKE_RANGES: tuple[tuple[int, int], ...] = (\n{rows(tables.lookalikes)})\n\n"
-            f"LETTER_FOLDS: tuple[tuple[int, str], ...] = (\n{folds})\n")
-
-
 def node_text(tables: Tables) -> str:
     header = "\n".join("// " + line for line in
                        HEADER.format(version=UNICODE_VERSION, punct=PUNCTUATION).splitlines())
@@ -195,8 +174,7 @@ def json_text(tables: Tables) -> str:
 
 def main(argv: list[str]) -> int:
     tables = Tables(space_ranges(), blank_ranges(), lookalike_ranges(), letter_folds())
-    wanted = {PYTHON_TABLE: python_text(tables), MODEL_TABLE: python_text(tables),
-              NODE_TABLE: node_text(tables), SPEC_TABLE: json_text(tables)}
+    wanted = {NODE_TABLE: node_text(tables), SPEC_TABLE: json_text(tables)}
     if "--check" in argv:
         stale = [str(p.relative_to(ROOT)) for p, text in wanted.items()
                  if not p.exists() or p.read_text(encoding="utf-8") != text]

@@ -3,13 +3,21 @@
 // Written from the spec's Interface section; requirement IDs in comments point there.
 // Strings are handled as code points (for..of), never as UTF-16 units (IDLE-LABEL-4).
 // The constants, the label sanitiser, the clock and the notice texts carry the names and
-// signatures of seed 001's declarations (peer-notices.d.ts).
+// signatures of seed 001's declarations (peer-notices.d.ts). The config keys and their defaults,
+// each event's arguments (in fault order) and defaults, and the option names come from the
+// interface data (interface/idle-subscriptions.interface.json, a copy of
+// spec/idle-subscriptions.interface.json); the seed-named constants are checked against it.
+// Each seed-named helper checks its own arguments in the documented order (IDLE-IF-3); the case
+// driver at the end only translates JSON.
 import { BLANK_RANGES, FOLDED_PHRASES, LETTER_FOLDS, LOOKALIKE_RANGES, SPACE_RANGES } from "./idle-label-table.mjs";
+import {
+  agrees, configDefault, configKeys, eventOf, loadInterface, optionNames, unknownArguments, vocabulary, withConfigDefaults,
+  withDefaults,
+} from "./interface-data.mjs";
 
-export const FEATURES = [
-  "option:notify_pushed_out", "option:fire_when_already_idle", "option:fire_on_release",
-  "option:answers_from_target_only", "option:fold_lookalikes",
-];
+const INTERFACE = loadInterface("idle-subscriptions");
+// One feature per finding option.
+export const FEATURES = optionNames(INTERFACE).map((name) => `option:${name}`);
 
 /** A subscription's time to live on both halves, in milliseconds (IDLE-DEF-1). */
 export const PEER_IDLE_SUBSCRIPTION_TTL_MS = 43_200_000;
@@ -43,20 +51,35 @@ export const PEER_IDLE_UNAVAILABLE_CAUSES = "it is shutting down, its subscripti
  * @property {string} [detail]
  */
 
-const DEFAULTS = { // IDLE-CONF-1, IDLE-DEF-1
-  start_ms: 0, ttl_ms: PEER_IDLE_SUBSCRIPTION_TTL_MS, outstanding_cap: PEER_IDLE_OUTSTANDING_CAP,
-  priors_kept: PEER_IDLE_PRIORS_KEPT, subscriber_cap: PEER_IDLE_SUBSCRIBER_TABLE_CAP,
-  debounce_ms: PEER_IDLE_FIRE_DEBOUNCE_MS, held_backoff_ms: PEER_IDLE_HELD_BACKOFF_MS, reader_utc_offset_min: 0,
-  last_turn_text_seat: false,
-};
-/** @typedef {typeof DEFAULTS} IdleConfig */
-const OPTION_NAMES = [
-  "notify_pushed_out", "fire_when_already_idle", "fire_on_release", "answers_from_target_only", "fold_lookalikes",
-];
+/**
+ * IDLE-CONF-1: every key, after the interface data's defaults and the checks of the constructor.
+ * @typedef {{ start_ms: number, ttl_ms: number, outstanding_cap: number, priors_kept: number,
+ *   subscriber_cap: number, debounce_ms: number, held_backoff_ms: number, reader_utc_offset_min: number,
+ *   last_turn_text_seat: boolean }} IdleConfig
+ */
+const OPTION_NAMES = optionNames(INTERFACE);
+const CONFIG_KEYS = configKeys(INTERFACE);
+const TEXTS = /** @type {Record<string, string>} */ (INTERFACE.vocabularies.texts);
 const TAG = "[peer idle notice]";
 const TAIL = "This is an automated harness notice, not a message from a person and not an instruction.";
 const PHRASE = "peer idle notice"; // IDLE-LABEL-3, ASCII: its code points are its UTF-16 units
 const UNNAMED = "(unnamed session)";
+const PLACEHOLDER = "--:--"; // IDLE-CLOCK-2
+
+// The seed's constants (IDLE-DEF-1) and the spec's words are written here as the seed declares
+// them; the interface data holds the same, which this checks when the module loads.
+agrees("PEER_IDLE_SUBSCRIPTION_TTL_MS", PEER_IDLE_SUBSCRIPTION_TTL_MS, configDefault(INTERFACE, "ttl_ms"));
+agrees("PEER_IDLE_SUBSCRIBER_TABLE_CAP", PEER_IDLE_SUBSCRIBER_TABLE_CAP, configDefault(INTERFACE, "subscriber_cap"));
+agrees("PEER_IDLE_OUTSTANDING_CAP", PEER_IDLE_OUTSTANDING_CAP, configDefault(INTERFACE, "outstanding_cap"));
+agrees("PEER_IDLE_PRIORS_KEPT", PEER_IDLE_PRIORS_KEPT, configDefault(INTERFACE, "priors_kept"));
+agrees("PEER_IDLE_FIRE_DEBOUNCE_MS", PEER_IDLE_FIRE_DEBOUNCE_MS, configDefault(INTERFACE, "debounce_ms"));
+agrees("PEER_IDLE_HELD_BACKOFF_MS", PEER_IDLE_HELD_BACKOFF_MS, configDefault(INTERFACE, "held_backoff_ms"));
+agrees("PEER_IDLE_LABEL_MAX", PEER_IDLE_LABEL_MAX, /** @type {{ label_max: number }} */ (INTERFACE.vocabularies.limits).label_max);
+agrees("PEER_IDLE_NOTICE_KINDS", PEER_IDLE_NOTICE_KINDS, vocabulary(INTERFACE, "notice_kinds"));
+agrees("PEER_IDLE_UNAVAILABLE_CAUSES", PEER_IDLE_UNAVAILABLE_CAUSES, TEXTS.causes);
+agrees("the notice texts", { tag: TAG, tail: TAIL, prefix_phrase: PHRASE, unnamed_label: UNNAMED, clock_placeholder: PLACEHOLDER },
+  { tag: TEXTS.tag, tail: TEXTS.tail, prefix_phrase: TEXTS.prefix_phrase, unnamed_label: TEXTS.unnamed_label,
+    clock_placeholder: TEXTS.clock_placeholder });
 
 /**
  * @typedef {"invalid_config" | "invalid_argument" | "invalid_time" | "target_closed" | "turn_in_progress"
@@ -154,6 +177,7 @@ export function peerIdleNoticeLabel(raw) {
  * @returns {string | undefined}
  */
 function sanitise(raw, foldLookalikes) {
+  if (typeof raw !== "string") return fail("invalid_argument", "raw (a label or detail) must be a string");
   const rules = foldLookalikes ? FOLDING : PLAIN;
   /** @type {string[]} */
   const chars = [];
@@ -194,7 +218,10 @@ function sanitise(raw, foldLookalikes) {
  * @returns {string}
  */
 export function formatPeerNoticeClock(epochMs, utcOffsetMin = 0) {
-  if (epochMs === null || epochMs === undefined) return "--:--";
+  // IDLE-IF-3: epoch_ms, then utc_offset_min.
+  if (epochMs !== null && epochMs !== undefined && !isNatural(epochMs)) fail("invalid_argument", "epoch_ms");
+  if (!isOffset(utcOffsetMin)) fail("invalid_argument", "utc_offset_min");
+  if (epochMs === null || epochMs === undefined) return PLACEHOLDER;
   // IDLE-CLOCK-3: subtract the remainder first, so that the division is exact.
   const minutes = (epochMs - (epochMs % 60000)) / 60000 + utcOffsetMin;
   const m = ((minutes % 1440) + 1440) % 1440;
@@ -233,6 +260,11 @@ function labelOrUnnamed(foldLookalikes, ...candidates) {
  */
 export function renderCrossSessionIdleNotice(n, utcOffsetMin = 0) {
   const { kind, label, finishedAt, detail } = n;
+  // IDLE-IF-3: kind, label, finished_at, detail, utc_offset_min.
+  if (!isPeerIdleNoticeKind(kind)) fail("invalid_argument", "kind");
+  if (!isAddress(label)) fail("invalid_argument", "label");
+  if (finishedAt !== null && finishedAt !== undefined && !isNatural(finishedAt)) fail("invalid_argument", "finished_at");
+  if (detail !== null && detail !== undefined && typeof detail !== "string") fail("invalid_argument", "detail");
   const clock = formatPeerNoticeClock(finishedAt, utcOffsetMin);
   let body;
   if (kind === "idle") {
@@ -257,6 +289,9 @@ export function describePeerIdleSubscription(address, detailShared = false) {
 
 /** IDLE-TEXT-7, with option fold_lookalikes or without. @param {string} address @param {boolean} detailShared @param {boolean} foldLookalikes */
 function describe(address, detailShared, foldLookalikes) {
+  // IDLE-IF-3: address, then detail_shared.
+  if (typeof address !== "string") fail("invalid_argument", "address");
+  if (typeof detailShared !== "boolean") fail("invalid_argument", "detail_shared");
   const shared = detailShared
     ? "it is told the time and a one-line detail of the last turn"
     : "it is told the time only; no detail of the last turn is shared";
@@ -274,17 +309,20 @@ function describe(address, detailShared, foldLookalikes) {
 /** @typedef {"idle" | "busy" | "settling" | "backing_off" | "exited" | "shut_down"} Phase */
 /** @typedef {Record<string, unknown>} Args */
 
+const ANSWER_FIELDS = vocabulary(INTERFACE, "answer_fields");
+const ANSWER_KINDS = vocabulary(INTERFACE, "answer_kinds");
+
 /**
  * IDLE-REQ-6: a recognised answer, or unavailable.
  * @param {unknown} answer
  * @returns {Answer}
  */
 function readAnswer(answer) {
-  if (isObject(answer) && Object.keys(answer).every((k) => ["kind", "finished_at", "detail"].includes(k))) {
+  if (isObject(answer) && Object.keys(answer).every((k) => ANSWER_FIELDS.includes(k))) {
     const { kind, finished_at: fin = null, detail = null } = answer;
-    if ((kind === "idle" || kind === "exited" || kind === "unavailable") && (fin === null || isNatural(fin)) &&
+    if (typeof kind === "string" && ANSWER_KINDS.includes(kind) && (fin === null || isNatural(fin)) &&
         (detail === null || typeof detail === "string")) {
-      return { kind, finishedAt: fin, detail };
+      return { kind: /** @type {AnswerKind} */ (kind), finishedAt: fin, detail };
     }
   }
   return { kind: "unavailable", finishedAt: null, detail: null };
@@ -298,18 +336,16 @@ export class IdleSubscriptions {
     /** @param {string} why */
     const bad = (why) => new IdleError("invalid_config", why);
     if (!isObject(config)) throw bad("config is an object");
-    const known = [...Object.keys(DEFAULTS), "options"];
-    for (const key of Object.keys(config)) if (!known.includes(key)) throw bad(`unknown config key ${key}`);
-    /** @type {Record<string, unknown>} */
-    const c = { ...DEFAULTS };
-    for (const [key, value] of Object.entries(config)) if (key !== "options" && value !== undefined) c[key] = value;
+    for (const key of Object.keys(config)) if (!CONFIG_KEYS.includes(key)) throw bad(`unknown config key ${key}`);
+    // Absent keys take the interface data's defaults; a null stays null (and is rejected).
+    const c = withConfigDefaults(INTERFACE, config);
     for (const key of ["start_ms", "outstanding_cap", "priors_kept", "subscriber_cap", "debounce_ms"]) {
       if (!isNatural(c[key])) throw bad(`${key} is a safe natural`);
     }
     for (const key of ["ttl_ms", "held_backoff_ms"]) if (!isNatural(c[key]) || c[key] === 0) throw bad(`${key} >= 1`);
     if (!isOffset(c.reader_utc_offset_min)) throw bad("reader_utc_offset_min");
     if (typeof c.last_turn_text_seat !== "boolean") throw bad("last_turn_text_seat");
-    const options = config.options === undefined ? {} : config.options;
+    const options = c.options;
     if (!isObject(options)) throw bad("options is an object");
     for (const [name, value] of Object.entries(options)) {
       if (!OPTION_NAMES.includes(name) || typeof value !== "boolean") throw bad(`bad option ${name}`);
@@ -521,70 +557,52 @@ export class IdleSubscriptions {
 /** @typedef {{ event: string, args?: Args }} Step */
 /** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
 
-/** @type {Record<string, readonly string[]>} */
-const ARGUMENTS = {
-  subscribe: ["target", "subscription", "label"], receive_notice: ["subscription", "notice", "from"],
-  add_subscriber: ["requester", "subscription", "parity"], turn_started: [], turn_finished: ["last_turn_text"],
-  set_held: ["count"], exit: [], shutdown: [], advance: ["now_ms"],
-  sanitise_label: ["raw"], format_clock: ["epoch_ms", "utc_offset_min"],
-  render_notice: ["kind", "label", "finished_at", "detail", "utc_offset_min"],
-  describe_subscription: ["address", "detail_shared"], is_notice_kind: ["value"],
+/** @param {unknown} v JSON's null as the seed's "not given". */
+const given = (v) => (v === null ? undefined : v);
+
+/**
+ * The helper events, each one call of a seed-named function (or its fold_lookalikes form); the
+ * called function checks its arguments. Every argument is present, over the data's defaults.
+ * @type {Record<string, (a: Args, foldLookalikes: boolean) => unknown>}
+ */
+const HELPERS = {
+  sanitise_label: (a, fold) => sanitise(/** @type {string} */ (a.raw), fold) ?? null,
+  format_clock: (a) => formatPeerNoticeClock(/** @type {number | undefined} */ (given(a.epoch_ms)),
+    /** @type {number} */ (a.utc_offset_min)),
+  render_notice: (a) => renderCrossSessionIdleNotice({
+    kind: /** @type {PeerIdleNoticeKind} */ (a.kind), label: /** @type {string} */ (a.label),
+    finishedAt: /** @type {number | undefined} */ (given(a.finished_at)), detail: /** @type {string | undefined} */ (given(a.detail)),
+  }, /** @type {number} */ (a.utc_offset_min)),
+  describe_subscription: (a, fold) => describe(/** @type {string} */ (a.address), /** @type {boolean} */ (a.detail_shared), fold),
+  is_notice_kind: (a) => isPeerIdleNoticeKind(a.value),
 };
 
 /**
- * Absent and null optional arguments both take the default (IDLE-IF-1).
- * @template T
- * @param {unknown} v @param {T} d
- * @returns {unknown}
+ * IDLE-IF-1..3: `args` is an object naming only the event's arguments; then each argument over
+ * the interface data's defaults (a null optional argument takes its default too).
+ * @param {string} event @param {unknown} args @returns {Args}
  */
-const orDefault = (v, d) => (v === null || v === undefined ? d : v);
-
-/**
- * The helpers; the sanitiser follows the case's option fold_lookalikes (IDLE-OPT-5).
- * @param {string} event @param {Args} a @param {boolean} foldLookalikes @returns {Record<string, unknown>}
- */
-function helper(event, a, foldLookalikes) {
-  if (event === "sanitise_label") {
-    if (typeof a.raw !== "string") return fail("invalid_argument", "raw");
-    return { label: sanitise(a.raw, foldLookalikes) ?? null };
-  }
-  if (event === "is_notice_kind") return { is_kind: isPeerIdleNoticeKind(a.value) };
-  const offset = orDefault(a.utc_offset_min, 0);
-  if (!isOffset(offset)) return fail("invalid_argument", "utc_offset_min");
-  if (event === "format_clock") {
-    const epoch = orDefault(a.epoch_ms, undefined);
-    if (epoch !== undefined && !isNatural(epoch)) return fail("invalid_argument", "epoch_ms");
-    return { clock: formatPeerNoticeClock(epoch, offset) };
-  }
-  if (event === "describe_subscription") {
-    const shared = orDefault(a.detail_shared, false);
-    if (typeof a.address !== "string" || typeof shared !== "boolean") return fail("invalid_argument", "describe");
-    return { text: describe(a.address, shared, foldLookalikes) };
-  }
-  const finishedAt = orDefault(a.finished_at, undefined);
-  const detail = orDefault(a.detail, undefined);
-  if (!isPeerIdleNoticeKind(a.kind)) return fail("invalid_argument", "kind");
-  if (!isAddress(a.label)) return fail("invalid_argument", "label");
-  if (finishedAt !== undefined && !isNatural(finishedAt)) return fail("invalid_argument", "finished_at");
-  if (detail !== undefined && typeof detail !== "string") return fail("invalid_argument", "detail");
-  return { text: renderCrossSessionIdleNotice({ kind: a.kind, label: a.label, finishedAt, detail }, offset) };
+function callArguments(event, args) {
+  const defined = /** @type {import("./interface-data.mjs").InterfaceEvent} */ (eventOf(INTERFACE, event));
+  if (!isObject(args)) return fail("invalid_argument", "args must be an object");
+  for (const key of unknownArguments(defined, args)) fail("invalid_argument", `${event} takes no argument ${key}`);
+  return withDefaults(defined, args);
 }
 
 /** @param {IdleSubscriptions} m @param {Step} step @returns {Record<string, unknown>} */
 function applyStep(m, { event, args = {} }) {
-  if (!(event in ARGUMENTS)) throw new Error(`unknown idle-subscriptions event ${event}`);
-  const isHelper = !(event in MACHINE_EVENTS);
+  const defined = eventOf(INTERFACE, event);
+  if (!defined) throw new Error(`unknown idle-subscriptions event ${event}`);
   try {
-    if (!isObject(args)) return fail("invalid_argument", "args");
-    for (const key of Object.keys(args)) if (!ARGUMENTS[event].includes(key)) fail("invalid_argument", key);
-    if (isHelper) return helper(event, args, m.foldLookalikes);
+    const a = callArguments(event, args);
+    if (defined.pure) return { [defined.outputs[0]]: HELPERS[event](a, m.foldLookalikes) };
     /** @type {Effects} */
     const fx = { notices: [], sent: [], swept: [] };
-    const own = MACHINE_EVENTS[event](m, args, fx);
+    const own = MACHINE_EVENTS[event](m, a, fx);
     return { ...own, ...fx, ...m.snapshot() };
   } catch (error) {
     if (!(error instanceof IdleError)) throw error;
-    return isHelper ? { error: error.code } : { error: error.code, ...m.snapshot() };
+    return defined.pure ? { error: error.code } : { error: error.code, ...m.snapshot() };
   }
 }
 

@@ -8,7 +8,16 @@
 // `setWall` moves (forward or back), and the monotonic clock, `nowMs` itself, or the wall when the
 // host gives only `now` (`monotonicClock: false`).
 
+import {
+  agrees, configDefault, configKeys, eventOf, loadInterface, optionNames, recordFields, unknownArgumentCode,
+  vocabulary, withConfigDefaults, withDefaults, withRecordDefaults,
+} from "./interface-data.mjs";
+
 export const NAME = "inbox-refresh";
+// The config keys, the job script and computation records, each event's arguments, defaults and
+// codes, the outcomes and options, and the scripted world's start: the interface data
+// (interface/inbox-refresh.interface.json, a copy of spec/inbox-refresh.interface.json).
+const INTERFACE = loadInterface(NAME);
 export const FEATURES = ["option:refreshing_only_when_runnable", "option:read_failure_backs_off", "option:reject_negative_added"];
 
 const SPACING_MS = 30_000; // REFRESH-DEF-1
@@ -24,9 +33,18 @@ const DETAIL = {
   refreshing: "Pending items will appear when the refresh finishes.",
   unavailable: "Refresh is paused; it will retry after the cooldown.",
 };
-const OPTIONS = ["refreshing_only_when_runnable", "read_failure_backs_off", "reject_negative_added"];
+const OPTIONS = optionNames(INTERFACE);
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-const OUTCOMES = ["result", "changed", "unavailable", "moved", "cleanup", "deadline", "launch_runtime", "launch_error"];
+const OUTCOMES = vocabulary(INTERFACE, "outcomes");
+const CANCELS = vocabulary(INTERFACE, "cancels");
+const SCRIPT_KEYS = recordFields(INTERFACE, "job_script").map((field) => field.name);
+const CONFIG_KEYS = configKeys(INTERFACE);
+const SOURCE_START = /** @type {{ version: number, layout: number, policy: number, readable: boolean }} */ (INTERFACE.vocabularies.fake_source_start);
+// The port's constants that the data also states: checked when the module loads.
+agrees("the default job message", WORKER_CHANGED, /** @type {{ default?: unknown }} */ (recordFields(INTERFACE, "job_script").find((f) => f.name === "message")).default);
+agrees("DEFAULT_MAX_ITEMS", 50, configDefault(INTERFACE, "max_items"));
+agrees("DEFAULT_MAX_BYTES", 65536, configDefault(INTERFACE, "max_bytes"));
+agrees("the status kinds", Object.keys(TITLE), vocabulary(INTERFACE, "status_kinds"));
 
 /**
  * What an invalidation says (REFRESH-INV), each part optional: `hard` drops the cached result,
@@ -425,10 +443,20 @@ export class InboxCache {
 
 /** @param {string} message @returns {never} */
 const configError = (message) => fail("invalid_config", message);
-/** @param {unknown} object @param {readonly string[]} keys @param {RefreshErrorCode} code */
-const only = (object, keys, code) => {
-  if (!isObject(object)) fail(code, "args must be an object");
-  for (const key of Object.keys(object)) if (!keys.includes(key)) fail(code, `unknown argument ${key}`);
+/**
+ * A step's arguments over the data's defaults: an unknown name is the event's own code, and so is
+ * an absent required argument (the values are checked where they are used).
+ * @param {string} name @param {unknown} args @returns {Args}
+ */
+const only = (name, args) => {
+  const event = /** @type {import("./interface-data.mjs").InterfaceEvent} */ (eventOf(INTERFACE, name));
+  const code = /** @type {RefreshErrorCode} */ (unknownArgumentCode(INTERFACE, event));
+  if (!isObject(args)) fail(code, "args must be an object");
+  for (const key of Object.keys(args)) if (!event.arguments.some((a) => a.name === key)) fail(code, `unknown argument ${key}`);
+  for (const argument of event.arguments) {
+    if (argument.required && !(argument.name in args)) fail(/** @type {RefreshErrorCode} */ (argument.code), `${name} needs ${argument.name}`);
+  }
+  return withDefaults(event, args);
 };
 
 /** @param {unknown} raw @returns {NonNullable<JobScript["computation"]>} */
@@ -443,23 +471,26 @@ function parseComputation(raw) {
 /** @param {unknown} raw @returns {JobScript} */
 function parseScript(raw) {
   if (!isObject(raw)) return configError("a job script is an object");
-  for (const key of Object.keys(raw)) if (!["outcome", "duration_ms", "computation", "group", "reap_ms", "cancel", "message"].includes(key)) configError(`unknown script key ${key}`);
-  const { outcome, duration_ms = 0, group = null, reap_ms = null, cancel = "gone", message = WORKER_CHANGED } = raw;
+  for (const key of Object.keys(raw)) if (!SCRIPT_KEYS.includes(key)) configError(`unknown script key ${key}`);
+  const { outcome, duration_ms, group, reap_ms, cancel, message } = /** @type {Record<string, any>} */ (withRecordDefaults(INTERFACE, "job_script", raw));
   if (!OUTCOMES.includes(outcome)) configError("bad outcome");
   if (("computation" in raw) !== (outcome === "result")) configError("computation exactly for result");
   if (!isNatural(duration_ms)) configError("bad duration_ms");
   if (group !== null && !Number.isInteger(group)) configError("bad group");
   if (reap_ms !== null && !isNatural(reap_ms)) configError("bad reap_ms");
-  if (cancel !== "gone" && cancel !== "unresolved") configError("bad cancel");
+  if (typeof cancel !== "string" || !CANCELS.includes(cancel)) configError("bad cancel");
   if (typeof message !== "string" || !message) configError("bad message");
   return { outcome, duration: duration_ms, computation: outcome === "result" ? parseComputation(raw.computation) : null,
-    group, reap: reap_ms, cancel, message };
+    group, reap: reap_ms, cancel: /** @type {"gone" | "unresolved"} */ (cancel), message };
 }
 
 /** @implements {InboxSource} */
 class FakeSource {
   /** @param {readonly string[]} deny */
-  constructor(deny) { this.version = 0; this.layout = 0; this.policy = 1; this.readable = true; this.deny = deny; }
+  constructor(deny) {
+    this.version = SOURCE_START.version; this.layout = SOURCE_START.layout; this.policy = SOURCE_START.policy;
+    this.readable = SOURCE_START.readable; this.deny = deny;
+  }
   policyRevision() { if (!this.readable) throw new SourceUnreadable(); return this.policy; }
   /** @returns {InboxSources} */
   current() { return [this.version, this.layout]; }
@@ -523,7 +554,7 @@ class FakeRunner {
   /** @param {CapacityMemo | undefined} capacity */
   launch(capacity) {
     this.lastCapacity = capacity;
-    const script = this.scripts[this.launches] ?? parseScript({ outcome: "unavailable" });
+    const script = this.scripts[this.launches] ?? parseScript(INTERFACE.vocabularies.unscripted_job);
     this.launches++;
     if (script.outcome === "launch_runtime") throw new RuntimeFailure(script.message);
     if (script.outcome === "launch_error") throw new JobError("inbox worker unavailable");
@@ -539,8 +570,8 @@ export class InboxRefreshCaseSession {
   /** @param {unknown} config */
   constructor(config) {
     if (!isObject(config)) throw new RefreshError("invalid_config", "config must be an object");
-    for (const key of Object.keys(config)) if (!["start_ms", "max_items", "max_bytes", "deny", "jobs", "options", "log_throws", "monotonic_clock"].includes(key)) configError(`unknown key ${key}`);
-    const { start_ms = 0, max_items = 50, max_bytes = 65536, deny = [], jobs = [], options = {}, log_throws = false, monotonic_clock = true } = config;
+    for (const key of Object.keys(config)) if (!CONFIG_KEYS.includes(key)) configError(`unknown key ${key}`);
+    const { start_ms, max_items, max_bytes, deny, jobs, options, log_throws, monotonic_clock } = /** @type {Record<string, any>} */ (withConfigDefaults(INTERFACE, config));
     if (!isBool(log_throws)) configError("bad log_throws");
     if (!isBool(monotonic_clock)) configError("bad monotonic_clock");
     if (!isTime(start_ms)) configError("bad start_ms");
@@ -583,23 +614,20 @@ export class InboxRefreshCaseSession {
 /** @type {Record<string, (this: InboxRefreshCaseSession, args: Args) => Record<string, unknown>>} */
 const HANDLERS = {
   snapshot(args) {
-    only(args, ["callers"], "invalid_callers");
-    const callers = "callers" in args ? args.callers : 1, before = this.runner.launches;
+    const { callers } = only("snapshot", args), before = this.runner.launches;
     const [first] = this.cache.snapshot(this.clock.now, callers);
     const launched = this.runner.launches > before ? { capacity: this.runner.lastCapacity ? this.runner.lastCapacity.until : null } : null;
     return { snapshot: first, callers, launched };
   },
   advance(args) {
-    only(args, ["now_ms"], "invalid_time");
-    return this.cache.advance(args.now_ms);
+    return this.cache.advance(only("advance", args).now_ms);
   },
   set_wall(args) {
-    only(args, ["now_ms"], "invalid_time");
-    this.cache.setWall(args.now_ms);
+    this.cache.setWall(only("set_wall", args).now_ms);
     return {};
   },
   invalidate(args) {
-    only(args, ["value", "hard", "capacity", "remove_ids", "added"], "invalid_invalidation");
+    only("invalidate", args);
     if ("value" in args) {
       if (!isBool(args.value)) fail("invalid_invalidation", "value must be a boolean");
       if (Object.keys(args).length > 1) fail("invalid_invalidation", "value mixed with record keys");
@@ -619,25 +647,25 @@ const HANDLERS = {
     this.cache.invalidate(change);
     return {};
   },
+  close(args) {
+    only("close", args);
+    const unresolved = this.cache.close();
+    return unresolved ? { close: "unresolved", message: unresolved.message } : { close: "resolved", message: null };
+  },
+  // The scripted world's events (REFRESH-IF-11): they move the fake source and nothing else.
   edit_sources(args) {
-    only(args, ["hard"], "invalid_argument");
-    const hard = "hard" in args ? args.hard : false;
+    const { hard } = only("edit_sources", args);
     if (!isBool(hard)) fail("invalid_argument", "hard must be a boolean");
     this.source.version++;
     if (hard) this.source.layout++;
     return {};
   },
-  change_policy(args) { only(args, [], "invalid_argument"); this.source.policy++; return {}; },
+  change_policy(args) { only("change_policy", args); this.source.policy++; return {}; },
   set_readable(args) {
-    only(args, ["value"], "invalid_argument");
-    if (!isBool(args.value)) fail("invalid_argument", "value must be a boolean");
-    this.source.readable = args.value;
+    const { value } = only("set_readable", args);
+    if (!isBool(value)) fail("invalid_argument", "value must be a boolean");
+    this.source.readable = value;
     return {};
-  },
-  close(args) {
-    only(args, [], "invalid_argument");
-    const unresolved = this.cache.close();
-    return unresolved ? { close: "unresolved", message: unresolved.message } : { close: "resolved", message: null };
   },
 };
 

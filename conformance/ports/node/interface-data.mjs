@@ -16,19 +16,31 @@ import { readFileSync } from "node:fs";
  * @property {boolean} [required] absent is rejected with `code`
  * @property {string} [when_absent]
  * @property {string} [code] the error code of a bad value
+ * @property {boolean} [null_is_absent] null is taken as absent: the default applies
+ * @property {string[]} [part_of] the machine's parts it belongs to
+ * @property {"supplies" | "checks"} [runner] a config key the runner adds, or checks before a session sees it
+ * @property {boolean} [world] a config key of the scripted world, which the adapter reads itself
+ * @property {boolean} [alone] when given, no other argument may be
+ * @property {{ field: string, values: string[] }} [only_for] a record field present exactly for these values
  */
 /**
  * @typedef {object} InterfaceEvent
  * @property {string} name
  * @property {boolean} [pure]
+ * @property {boolean} [harness] a harness step that changes the world between events
+ * @property {boolean} [world] an event of the scripted world, which the adapter plays itself
+ * @property {string} [extra_argument_error] this event's code for an unknown argument name
  * @property {InterfaceParameter[]} arguments
  * @property {string[]} outputs
+ * @property {string[]} [part_of] the machine's parts it belongs to
  */
 /**
  * @typedef {object} MachineInterface
  * @property {string} machine
  * @property {{ error: string, keys: InterfaceParameter[], options_vocabulary?: string }} config
  * @property {InterfaceEvent[]} events
+ * @property {string} [extra_argument_error]
+ * @property {Record<string, { description?: string, fields: InterfaceParameter[] }>} [records]
  * @property {Record<string, unknown>} vocabularies
  */
 
@@ -102,7 +114,8 @@ export const unknownArguments = (event, args) =>
   Object.keys(args).filter((name) => !event.arguments.some((argument) => argument.name === name));
 
 /**
- * `args` over the event's defaults; an argument without a default stays absent.
+ * `args` over the event's defaults; an argument without a default stays absent, and a null
+ * that means absent (`null_is_absent`) takes the default.
  * @param {InterfaceEvent} event @param {Record<string, unknown>} args
  * @returns {Record<string, unknown>}
  */
@@ -110,7 +123,41 @@ export function withDefaults(event, args) {
   /** @type {Record<string, unknown>} */
   const merged = {};
   for (const argument of event.arguments) if ("default" in argument) merged[argument.name] = copy(argument.default);
-  return { ...merged, ...args };
+  const given = { ...args };
+  for (const argument of event.arguments) {
+    if (argument.null_is_absent && given[argument.name] === null) delete given[argument.name];
+  }
+  return { ...merged, ...given };
+}
+
+/**
+ * The code of an argument name the event does not define: the event's own, else the machine's.
+ * @param {MachineInterface} data @param {InterfaceEvent} event
+ * @returns {string | undefined}
+ */
+export const unknownArgumentCode = (data, event) => event.extra_argument_error ?? data.extra_argument_error;
+
+/**
+ * The fields of a record (a scripted job, say) that a config key or an argument carries.
+ * @param {MachineInterface} data @param {string} name
+ * @returns {InterfaceParameter[]}
+ */
+export function recordFields(data, name) {
+  const record = data.records?.[name];
+  if (!record) throw new Error(`${data.machine}: no record ${name}`);
+  return record.fields;
+}
+
+/**
+ * `raw` over the defaults of a record's fields; a field without a default stays absent.
+ * @param {MachineInterface} data @param {string} name @param {Record<string, unknown>} raw
+ * @returns {Record<string, unknown>}
+ */
+export function withRecordDefaults(data, name, raw) {
+  /** @type {Record<string, unknown>} */
+  const merged = {};
+  for (const field of recordFields(data, name)) if ("default" in field) merged[field.name] = copy(field.default);
+  return { ...merged, ...raw };
 }
 
 /**

@@ -2,13 +2,23 @@
 // The writer proofs (spec/writer-proofs.md) in plain JavaScript for Node 20, no dependencies.
 // It measures the runner's materialised fixtures with its own filesystem code (node:fs, node:crypto).
 // The refusal is seed 002's `PlacementWriterContextError`, with its fields, defaults and message.
+//
+// The event names, arguments, defaults, config keys, options and the swap moments come from the
+// interface data (interface/writer-proofs.interface.json, a copy of spec/writer-proofs.interface.json);
+// the seed's typed vocabularies below are checked against it when the module loads.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { types } from "node:util";
 
-export const FEATURES = ["option:attest_requires_fences", "option:compare_writers_by_id"];
+import {
+  agrees, configKeys, eventOf, loadInterface, optionNames, unknownArguments, vocabulary, withConfigDefaults, withDefaults,
+} from "./interface-data.mjs";
+
+const INTERFACE = loadInterface("writer-proofs");
+const OPTIONS = optionNames(INTERFACE);
+export const FEATURES = OPTIONS.map((name) => `option:${name}`);
 
 /** The root categories a refusal names (WRITER-CAT). */
 export const PLACEMENT_WRITER_ROOT_CATEGORIES = /** @type {const} */ (
@@ -42,11 +52,19 @@ const RENEWAL_MESSAGES = {
   pending: "Shared writer revision is pending; finish or roll back the writer renewal with a compatible release, then run amem migrate --sync-placement --dry-run.",
   staging: "Shared writer revision is staging; wait for the writer renewal to finish or roll it back with a compatible release, then run amem migrate --sync-placement --dry-run.",
 };
+// WARNING: the seed's typed vocabularies above are literal, for its declarations; each must equal
+// the interface data, which this checks when the module loads.
+agrees("PLACEMENT_WRITER_ROOT_CATEGORIES", PLACEMENT_WRITER_ROOT_CATEGORIES, vocabulary(INTERFACE, "categories"));
+agrees("PLACEMENT_WRITER_CAUSE_CLASSES", PLACEMENT_WRITER_CAUSE_CLASSES, vocabulary(INTERFACE, "causes"));
+agrees("the failure details", FAILURE_DETAILS, INTERFACE.vocabularies.details);
+agrees("the renewal messages", RENEWAL_MESSAGES, INTERFACE.vocabularies.renewal_messages);
+agrees("the renewal states", Object.keys(RENEWAL_MESSAGES), vocabulary(INTERFACE, "renewal_states"));
 const PLACEHOLDER = "{fixture}";
 const MAX_SAFE = 2n ** 53n - 1n;
 const MAX_ROOTS = 32, MAX_ENTRIES = 20000, MAX_BYTES = 64 * 1024 * 1024, MAX_DEPTH = 16, MAX_HOME_FILE_BYTES = 1024 * 1024;
 /** @type {readonly SyncPlacementWriterFailureDetail[]} */
 const PRECEDENCE = ["bound", "unsafe-runtime", "unreadable", "wrong-package", "invalid-version", "below-minimum", "missing-runtime", "writable-runtime"];
+agrees("the detail precedence", PRECEDENCE, vocabulary(INTERFACE, "detail_precedence")); // WRITER-MEAS-4
 const { O_RDONLY, O_NOFOLLOW = 0, O_NONBLOCK = 0 } = fs.constants;
 /** @param {object} object @param {PropertyKey} key @returns {boolean} */
 const own = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
@@ -323,8 +341,9 @@ function pinOf(name, version, entries) {
 }
 
 // WRITER-IF-6: a case's swap armed for a moment of the next root measurement that reaches it.
-// WARNING: machines/writer_proofs_driver.py (SWAP_MOMENTS, ArmedSwap) does the same.
-const SWAP_MOMENTS = ["before_read", "before_restat"];
+// The moments of the interface data's swap_moments vocabulary.
+// WARNING: machines/writer_proofs_driver.py (ArmedSwap) performs them at the same points.
+const SWAP_MOMENTS = vocabulary(INTERFACE, "swap_moments");
 /** @type {{dir: string, first: string, second: string, during: string} | null} */
 let armedSwap = null;
 /** @param {string} moment */
@@ -617,10 +636,9 @@ function preview(home, ownRoot, requested) {
 }
 
 // -- the session and the case driver (WRITER-IF-*) ---------------------------------------------------
-/** @type {Record<string, readonly string[]>} */
-const EVENT_ARGS = { preview: ["requested"], initial: ["roots"], active: [], attest: [], hold_fences: [], release_fences: [], swap_paths: ["first", "second", "during"] };
-const CONFIG_KEYS = ["home", "own_root", "options", "fixture", "fixture_dir"];
-const OPTIONS = ["attest_requires_fences", "compare_writers_by_id"];
+const CONFIG_KEYS = configKeys(INTERFACE);
+/** The keys a config must have (WRITER-IF-1), each a non-empty string. */
+const REQUIRED_KEYS = INTERFACE.config.keys.filter((key) => key.required).map((key) => key.name);
 
 /** @param {unknown} value @param {string} dir @returns {unknown} */
 const substitute = (value, dir) => typeof value === "string" ? value.split(PLACEHOLDER).join(dir) : Array.isArray(value) ? value.map((v) => substitute(v, dir)) : value;
@@ -675,25 +693,25 @@ class Session {
   constructor(config) {
     if (!isObject(config)) throw new WriterProofsError("invalid_config", "config must be an object");
     if (Object.keys(config).some((k) => !CONFIG_KEYS.includes(k))) throw new WriterProofsError("invalid_config", "unknown config key");
-    for (const key of ["home", "own_root"]) if (typeof config[key] !== "string" || !config[key]) throw new WriterProofsError("invalid_config", `${key} must be a non-empty string`);
-    const options = own(config, "options") ? config.options : {};
+    for (const key of REQUIRED_KEYS) if (typeof config[key] !== "string" || !config[key]) throw new WriterProofsError("invalid_config", `${key} must be a non-empty string`);
+    const { options } = withConfigDefaults(INTERFACE, config);
     if (!isObject(options) || Object.keys(options).some((k) => !OPTIONS.includes(k)) || Object.values(options).some((v) => typeof v !== "boolean")) throw new WriterProofsError("invalid_config", "bad options");
     /** @type {string} */
     this.dir = config.fixture_dir;
     this.home = /** @type {string} */ (substitute(config.home, this.dir));
     this.ownRoot = /** @type {string} */ (substitute(config.own_root, this.dir));
     /** @type {WriterOptions} */
-    this.options = { attest_requires_fences: false, compare_writers_by_id: false, ...options };
+    this.options = /** @type {WriterOptions} */ ({ ...Object.fromEntries(OPTIONS.map((name) => [name, false])), ...options });
     /** @type {WriterContext | null} */
     this.context = null;
     this.fences = false;
   }
-  /** @param {string} event @param {Args} args @returns {Record<string, unknown>} */
+  /** @param {string} event @param {Args} args its absent arguments at their defaults @returns {Record<string, unknown>} */
   body(event, args) {
     switch (event) {
-      case "preview": return { preview: preview(this.home, this.ownRoot, checkPaths(substitute(own(args, "requested") ? args.requested : [], this.dir))) };
+      case "preview": return { preview: preview(this.home, this.ownRoot, checkPaths(substitute(args.requested, this.dir))) };
       case "initial": {
-        const roots = checkPaths(substitute(own(args, "roots") ? args.roots : [], this.dir));
+        const roots = checkPaths(substitute(args.roots, this.dir));
         this.context = null;
         this.context = initialContext(this.home, roots, this.ownRoot, this.options);
         return { measurement: this.context.measurement };
@@ -727,10 +745,11 @@ class Session {
     /** @type {Record<string, unknown>} */
     let body;
     try {
-      if (!own(EVENT_ARGS, event)) throw new Error(`unknown writer-proofs event ${event}`); // the case errors (PROTO-MAL-2)
+      const defined = typeof event === "string" ? eventOf(INTERFACE, event) : undefined;
+      if (!defined) throw new Error(`unknown writer-proofs event ${event}`); // the case errors (PROTO-MAL-2)
       if (!isObject(args)) throw new WriterProofsError("invalid_argument", "args must be an object");
-      if (Object.keys(args).some((k) => !EVENT_ARGS[event].includes(k))) throw new WriterProofsError("invalid_argument", "extra argument");
-      body = this.body(event, args);
+      if (unknownArguments(defined, args).length > 0) throw new WriterProofsError("invalid_argument", "extra argument");
+      body = this.body(event, withDefaults(defined, args));
     } catch (error) {
       if (error instanceof WriterProofsError) body = { error: error.code };
       else if (error instanceof PlacementWriterContextError) body = { refusal: error.toJSON() };

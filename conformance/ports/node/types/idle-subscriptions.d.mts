@@ -131,6 +131,33 @@ export class IdleSubscriptions {
     /** @param {Args} args @param {Effects} fx IDLE-TIME-1/2 */
     advance({ now_ms: now }: Args, fx: Effects): {};
 }
+export type PeerIdleNoticeKind = (typeof PEER_IDLE_NOTICE_KINDS)[number];
+/**
+ * What one idle notice says (IDLE-TEXT-2). `label` and `detail` are already through
+ * peerIdleNoticeLabel; `finishedAt` (epoch milliseconds) is read for `idle` and `exited` only,
+ * `detail` for `idle` only.
+ */
+export type PeerIdleNoticeFields = {
+    kind: PeerIdleNoticeKind;
+    label: string;
+    finishedAt?: number | undefined;
+    detail?: string | undefined;
+};
+/**
+ * IDLE-CONF-1: every key, after the interface data's defaults and the checks of the constructor.
+ */
+export type IdleConfig = {
+    start_ms: number;
+    ttl_ms: number;
+    outstanding_cap: number;
+    priors_kept: number;
+    subscriber_cap: number;
+    debounce_ms: number;
+    held_backoff_ms: number;
+    reader_utc_offset_min: number;
+    last_turn_text_seat: boolean;
+};
+export type IdleErrorCode = "invalid_config" | "invalid_argument" | "invalid_time" | "target_closed" | "turn_in_progress" | "no_turn" | "duplicate_subscription";
 export type AnswerKind = "idle" | "exited" | "unavailable";
 export type Answer = {
     kind: AnswerKind;
@@ -171,20 +198,6 @@ export type Effects = {
 };
 export type Phase = "idle" | "busy" | "settling" | "backing_off" | "exited" | "shut_down";
 export type Args = Record<string, unknown>;
-export type PeerIdleNoticeKind = (typeof PEER_IDLE_NOTICE_KINDS)[number];
-/**
- * What one idle notice says (IDLE-TEXT-2). `label` and `detail` are already through
- * peerIdleNoticeLabel; `finishedAt` (epoch milliseconds) is read for `idle` and `exited` only,
- * `detail` for `idle` only.
- */
-export type PeerIdleNoticeFields = {
-    kind: PeerIdleNoticeKind;
-    label: string;
-    finishedAt?: number | undefined;
-    detail?: string | undefined;
-};
-export type IdleConfig = typeof DEFAULTS;
-export type IdleErrorCode = "invalid_config" | "invalid_argument" | "invalid_time" | "target_closed" | "turn_in_progress" | "no_turn" | "duplicate_subscription";
 export type Step = {
     event: string;
     args?: Args;
@@ -194,15 +207,3 @@ export type CaseResult = {
 } | {
     config_error: string;
 };
-declare namespace DEFAULTS {
-    export let start_ms: number;
-    export { PEER_IDLE_SUBSCRIPTION_TTL_MS as ttl_ms };
-    export { PEER_IDLE_OUTSTANDING_CAP as outstanding_cap };
-    export { PEER_IDLE_PRIORS_KEPT as priors_kept };
-    export { PEER_IDLE_SUBSCRIBER_TABLE_CAP as subscriber_cap };
-    export { PEER_IDLE_FIRE_DEBOUNCE_MS as debounce_ms };
-    export { PEER_IDLE_HELD_BACKOFF_MS as held_backoff_ms };
-    export let reader_utc_offset_min: number;
-    export let last_turn_text_seat: boolean;
-}
-export {};

@@ -1,0 +1,143 @@
+"""``inboxspec cases expect``: rewrite a case file's expected outputs from the reference,
+where the model agrees.
+
+When a rule changes on purpose (a back-off formula, say), every case whose
+steps pass through the rule has stale expectations, though its steps and its
+intent still stand. Editing each by hand is where mistakes creep in; this
+command recomputes them instead, and is safe only because two independent
+descriptions must agree first:
+
+- every case is run through the reference (``Machine.run_case``), and its
+  expected outputs (or its ``expect_config_error``) become what the reference
+  answered;
+- every case without an error step is also run through the model chart
+  (``Machine.run_model_case``). If the model answers anything else, nothing is
+  written for that file, and the disagreement is printed: the rule changed in
+  one description but not the other.
+
+Steps, arguments, descriptions, citations and fixtures are never touched, and
+the file keeps its JSON layout (its indent and whether it escapes non-ASCII);
+a file whose layout is not one of those is refused rather than reformatted.
+The diff is the reviewer's to read: the command says which cases changed.
+``--check`` only reports, and exits 1 when any file would change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inboxspec.conformance.casefiles import CaseFileError, read_case_file
+from inboxspec.conformance.compare import first_difference
+
+# The layouts a bundled case file is written in: (indent, ensure_ascii).
+LAYOUTS = ((2, False), (2, True), (1, False), (1, True))
+# json.loads joins a surrogate pair into one character, so a surrogate left in a text is lone.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class ExpectationError(ValueError):
+    """A case file this command cannot rewrite: unreadable, in another layout, or the
+    reference and the model disagree on it."""
+
+
+@dataclass
+class Rewrite:
+    path: Path
+    changed: list[str] = field(default_factory=list)  # ids of the cases whose expectations changed
+    model_checked: int = 0
+    text: str = ""  # the new file text
+
+
+def _dumps(data: Any, indent: int, ensure_ascii: bool) -> str:
+    """The file text; a lone surrogate (which UTF-8 cannot hold) is written escaped either way."""
+    text = json.dumps(data, indent=indent, ensure_ascii=ensure_ascii) + "\n"
+    return text if ensure_ascii else _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+
+
+def layout(text: str, data: Any) -> tuple[int, bool]:
+    """The (indent, ensure_ascii) that writes ``data`` back as ``text``, byte for byte."""
+    for indent, ensure_ascii in LAYOUTS:
+        if _dumps(data, indent, ensure_ascii) == text:
+            return indent, ensure_ascii
+    raise ExpectationError("its JSON layout is not one this command writes back unchanged "
+                           "(indent 1 or 2, one trailing newline); refusing to reformat it")
+
+
+def _has_error_step(actual: dict[str, Any]) -> bool:
+    return "config_error" in actual or any("error" in output for output in actual["outputs"])
+
+
+def rewrite(path: Path) -> Rewrite:
+    """The file with every case's expectations from the reference, checked against the model."""
+    from inboxspec import machines
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
+        cases = {case.id: case for case in read_case_file(path)}
+    except (OSError, ValueError, CaseFileError) as error:
+        raise ExpectationError(f"cannot read it: {error}") from None
+    indent, ensure_ascii = layout(text, data)
+    entry = machines.get(data["machine"])
+    result = Rewrite(path)
+    disagreements: list[str] = []
+    for raw in data["cases"]:
+        case = cases[raw["id"]]
+        actual = entry.run_case(case.config, case.inputs)
+        if not _has_error_step(actual):
+            result.model_checked += 1
+            modelled = entry.run_model_case(case.config, case.inputs)
+            if modelled != actual:
+                steps = zip(case.steps, actual["outputs"], strict=True)
+                recomputed = dataclasses.replace(
+                    case, steps=tuple({**step, "expect": output} for step, output in steps))
+                disagreements.append(f"{case.id}: the model differs from the reference: "
+                                     f"{first_difference(recomputed, modelled)}")
+                continue
+        if actual != case.expected:
+            result.changed.append(case.id)
+        if "config_error" in actual:
+            raw["expect_config_error"] = actual["config_error"]
+        else:
+            for step, output in zip(raw["steps"], actual["outputs"], strict=True):
+                step["expect"] = output
+    if disagreements:
+        raise ExpectationError("nothing written:\n  " + "\n  ".join(disagreements))
+    result.text = _dumps(data, indent, ensure_ascii)
+    return result
+
+
+def command(args: argparse.Namespace) -> int:
+    code = 0
+    for path in args.files:
+        try:
+            result = rewrite(path)
+        except ExpectationError as error:
+            print(f"{path}: {error}")
+            code = 2
+            continue
+        verb = "would change" if args.check else "changed"
+        for case_id in result.changed:
+            print(f"{path}: {case_id}: expectations {verb}")
+        if result.changed and args.check:
+            code = max(code, 1)
+        elif result.changed:
+            path.write_text(result.text, encoding="utf-8")
+        print(f"{path}: {len(result.changed)} case(s) {verb}; "
+              f"{result.model_checked} checked against the model")
+    return code
+
+
+def add_parser(cases_commands: Any) -> None:
+    parser = cases_commands.add_parser(
+        "expect", help="rewrite case files' expected outputs from the reference, where the model agrees")
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="case files to rewrite")
+    parser.add_argument("--check", action="store_true", help="only report; exit 1 when a file would change")
+    parser.set_defaults(func=command)
+

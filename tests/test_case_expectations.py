@@ -1,0 +1,87 @@
+"""`inboxspec cases expect`: expected outputs rewritten from the reference where the model agrees."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inboxspec import machines
+from inboxspec.cli import main
+from inboxspec.conformance import expectations
+from inboxspec.conformance.casefiles import bundled_cases_dir
+
+SOURCE = bundled_cases_dir() / "wake-gate" / "cadence.json"
+
+
+def _stale_copy(tmp_path: Path) -> tuple[Path, str, str]:
+    """A copy of a bundled file with one expected streak changed; (path, original, stale text)."""
+    original = SOURCE.read_text(encoding="utf-8")
+    data = json.loads(original)
+    step = next(s for c in data["cases"] for s in c["steps"] if "streak" in s["expect"])
+    step["expect"]["streak"] += 7
+    stale = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    assert stale != original
+    path = tmp_path / "cadence.json"
+    path.write_text(stale, encoding="utf-8")
+    return path, original, stale
+
+
+def test_a_stale_expectation_is_rewritten_and_nothing_else(tmp_path: Path) -> None:
+    path, original, _stale = _stale_copy(tmp_path)
+    assert main(["cases", "expect", str(path)]) == 0
+    assert path.read_text(encoding="utf-8") == original
+
+
+def test_check_reports_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, _original, stale = _stale_copy(tmp_path)
+    assert main(["cases", "expect", "--check", str(path)]) == 1
+    assert path.read_text(encoding="utf-8") == stale
+    assert "expectations would change" in capsys.readouterr().out
+    assert main(["cases", "expect", "--check", str(SOURCE)]) == 0
+
+
+def test_a_model_that_disagrees_stops_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, _original, stale = _stale_copy(tmp_path)
+    entry = machines.get("wake-gate")
+
+    def drifted_model(config: Any, steps: Any) -> dict[str, Any]:
+        answer = entry.run_model_case(config, steps)
+        if answer.get("outputs"):
+            answer["outputs"][-1] = {**answer["outputs"][-1], "streak": -1}
+        return answer
+
+    drifted = dataclasses.replace(entry, run_model_case=drifted_model)
+    monkeypatch.setitem(machines.REGISTRY, "wake-gate", drifted)
+    with pytest.raises(expectations.ExpectationError, match="the model differs from the reference"):
+        expectations.rewrite(path)
+    assert main(["cases", "expect", str(path)]) == 2
+    assert path.read_text(encoding="utf-8") == stale
+
+
+def test_a_file_in_another_layout_is_refused_not_reformatted(tmp_path: Path) -> None:
+    path = tmp_path / "cadence.json"
+    text = json.dumps(json.loads(SOURCE.read_text(encoding="utf-8")), indent=4) + "\n"
+    path.write_text(text, encoding="utf-8")
+    assert main(["cases", "expect", str(path)]) == 2
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_a_lone_surrogate_stays_escaped(tmp_path: Path) -> None:
+    source = bundled_cases_dir() / "idle-subscriptions" / "label.json"
+    text = source.read_text(encoding="utf-8")
+    assert "\\ud800" in text
+    path = tmp_path / "label.json"
+    path.write_text(text, encoding="utf-8")
+    assert expectations.rewrite(path).text == text
+
+
+def test_every_bundled_file_is_in_a_layout_the_command_writes_back() -> None:
+    files = sorted(p for p in bundled_cases_dir().rglob("*.json"))
+    assert len(files) > 40
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        expectations.layout(text, json.loads(text))  # raises for a layout it would reformat
