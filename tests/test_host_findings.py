@@ -14,6 +14,7 @@ import pytest
 from inboxspec import machines
 from inboxspec.checker.explore import explore
 from inboxspec.checker.traces import describe, describe_lasso
+from inboxspec.machines.frame import forever_properties
 
 # finding -> (property, option, bounds, whether it is a forever-property)
 FINDINGS = {
@@ -42,7 +43,8 @@ def test_the_finding_fails_by_default_and_holds_with_its_option(finding: str) ->
         assert any("-- loop:" in line for line in lines)
         # The loop returns to the state it leaves, and no step of it is the environment's hand.
         assert lasso.loop[-1][2] == lasso.loop[0][0]
-        assert all(step[1].event not in ("user_input", "approve", "deny", "set_setting") for step in lasso.loop)
+        hand = ("user_input", "approve", "deny", "set_setting")
+        assert all(step[1].event not in hand for step in lasso.loop)
         assert prop not in fixed.lassos
     else:
         trace = default.violations[prop]
@@ -52,7 +54,7 @@ def test_the_finding_fails_by_default_and_holds_with_its_option(finding: str) ->
 
 def test_every_host_finding_of_the_description_is_tested() -> None:
     explorer = machines.get("host").explorer
-    declared = {(p.finding, p.name, p.option) for p in (*explorer.invariants, *explorer.forever) if p.finding}
+    declared = {(p.finding, p.name, p.option) for p in (*explorer.invariants, *forever_properties(explorer)) if p.finding}
     tested = {(f.split("-counted")[0].split("-next")[0], prop, option)
               for f, (prop, option, _b, _f) in FINDINGS.items()}
     assert declared <= tested
