@@ -54,7 +54,8 @@ def test_the_finding_fails_by_default_and_holds_with_its_option(finding: str) ->
 
 def test_every_host_finding_of_the_description_is_tested() -> None:
     explorer = machines.get("host").explorer
-    declared = {(p.finding, p.name, p.option) for p in (*explorer.invariants, *forever_properties(explorer)) if p.finding}
+    declared = {(p.finding, p.name, p.option) for p in explorer.invariants if p.finding}
+    declared |= {(p.finding, p.name, p.option) for p in forever_properties(explorer) if p.finding}
     tested = {(f.split("-counted")[0].split("-next")[0], prop, option)
               for f, (prop, option, _b, _f) in FINDINGS.items()}
     assert declared <= tested
