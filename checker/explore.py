@@ -187,7 +187,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     number: dict[Snapshot, int] = {start: 0}
     successors: list[list[list[Edge]]] = [[[]] for _ in forever]
     recorded = list(zip(forever, successors, strict=True))
-    deepest = 0
+    deepest = fired_letters = 0
     began = last_report = time.perf_counter()
     began_cpu = time.process_time()
     while frontier:
@@ -196,6 +196,9 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
         if recording:
             pre_number = number[pre]
         for index, action, fire, check_seen, check_new in letters[pre[0]]:
+            if action.when is not None and not action.when(pre):
+                continue
+            fired_letters += 1
             load(data, pre)
             fired = fire(data)
             post = store(data, fired.target)
@@ -231,7 +234,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     for steps in (*coverage.values(), *violations.values()):
         steps[:0] = trace_to(parent, actions, steps[0][0])
     result.states = len(parent)
-    result.transitions = result.states * len(actions)
+    result.transitions = fired_letters
     result.max_depth = deepest
     result.forever_checked = tuple(p.name for p in forever)
     if recording:
@@ -492,6 +495,8 @@ def edges(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[s
     while frontier:
         pre = frontier.popleft()
         for index, action in enumerate(actions):
+            if not action.offered(pre):
+                continue
             post, output = fire(pre, action)
             relation[(pre, index)] = (post, output)
             if post not in seen:

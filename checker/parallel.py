@@ -62,6 +62,7 @@ class _Expander:
     level: int = -1
     violated: frozenset[str] | None = None
     letters: dict[str, list[tuple[int, Any, Any, Any]]] | None = None
+    when: tuple[Any, ...] = ()  # per letter: its ``Action.when`` (None: offered everywhere)
 
     def _letters(self, violated: frozenset[str]) -> dict[str, list[tuple[int, Any, Any, Any]]]:
         """Per control state, each letter's firing function and generated checks (``letter_checks``),
@@ -92,6 +93,9 @@ class _Expander:
         local: set[Snapshot] = set()
         for position, pre in enumerate(chunk):
             for index, fire, check_seen, check_new in letters[pre[0]]:  # type: ignore[index]
+                when = self.when[index]
+                if when is not None and not when(pre):
+                    continue
                 load(data, pre)
                 fired = fire(data)
                 post = store(data, fired.target)
@@ -145,7 +149,8 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
     coverage: dict[tuple[str, str, int], list[Any]] = {}
     began = time.perf_counter()
     _EXPANDER = _Expander(chart.states, bound, by_letter, state_level_invariants(by_letter, start, parsed),
-                          data, explorer.load, explorer.store, parsed, set(), set())
+                          data, explorer.load, explorer.store, parsed, set(), set(),
+                          when=tuple(a.when for a in actions))
     try:
         pool = multiprocessing.get_context("fork").Pool(workers)
     finally:
@@ -182,6 +187,6 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
         steps[:0] = trace_to(parent, actions, steps[0][0])
     result.coverage, result.violations = coverage, violations
     result.states = len(parent)
-    result.transitions = result.states * len(actions)
+    result.transitions = sum(1 for snapshot in parent for action in actions if action.offered(snapshot))
     result.max_depth = deepest
     return result

@@ -58,6 +58,8 @@ def refine(name: str, depth: int, options: Mapping[str, bool] | None = None,
             result.sequences += 1
             return True
         for index, action in enumerate(actions):
+            if not action.offered(snapshot):
+                continue
             explorer.load(data, snapshot)
             fired = bound[index][snapshot[0]](data)
             post, expected = explorer.store(data, fired.target), data.output

@@ -61,11 +61,21 @@ class Action:
     ``label`` is what a trace prints. ``kwargs`` are bound once, as constants,
     when the explorer compiles the letter, so they must not depend on the state:
     a letter that means "the oldest held message" names a position, not an id.
+    ``when`` restricts the states the letter is sent in, a bound whose
+    small-scope argument the description gives.
     """
 
     label: str
     event: str
     kwargs: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # A bound on the environment: when set, the letter is offered only in the snapshots
+    # for which it is true (the host types a line only at a session with none pending,
+    # say); every tool that fires letters skips it elsewhere (``offered``).
+    when: Callable[[Any], bool] | None = field(default=None, hash=False, compare=False)
+
+    def offered(self, snapshot: Any) -> bool:
+        """Whether the environment sends this letter in ``snapshot`` (see ``when``)."""
+        return self.when is None or self.when(snapshot)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """The host in the machine frame: its registry entry and how to explore it.
 
 Snapshot
-    ``Snapshot(control, sessions, reminders)``: one ``SessionView`` per
-    session in config order and the reminders not yet due, in scheduling
+    ``Snapshot(control, sessions)``: one ``SessionView`` per session in
+    canonical order, each with its reminders not yet due, in due
     order. A session is its phase, its turn's action count, the held count its
     idle half was last told, its pending mail (each ``Mail`` keeps the true
     origin beside the claimed sender), the number of waiting harness lines and
@@ -34,10 +34,21 @@ Canonical form, and why each merge is exact
     * Tickets and subscription ids are renumbered in order of appearance:
       the charts compare them only with each other, and the letters name held
       entries by position (``Position``).
-    * Sessions are interchangeable (symmetry): the snapshot is the least of
-      its renamings under every permutation of the addresses. ``tick`` visits
-      sessions in config order, which orders its records but not its
+    * Sessions are interchangeable (symmetry). Each session's view names the
+      others relative to itself (``me``, ``+1``, ``+2``: the session so many
+      places after it in config order), so a rotation of the sessions only
+      reorders the views and a reflection mirrors the relative names; with two
+      or three sessions these are every permutation. The snapshot is the least
+      sequence of views over them (``canonical``): each view is built once
+      (twice for three sessions), never renamed and compared through ``repr``.
+      Subscription ids are then numbered in order of appearance. ``tick``
+      visits sessions in config order, which orders its records but not its
       successor states, since no session's decision reads another's.
+      Trace labels name sessions by their place in each step's snapshot;
+      ``concretize`` follows the renaming from step to step.
+    * An idle session's turn-action count is stored as 0 (read only in a turn,
+      reset by a wake), and a rejected step's snapshot is the one loaded
+      (HOST-IF-4; ``tests/test_host_explorer.py`` checks both).
 
 Bounds (``--bound NAME=VALUE``), and the small-scope argument
     ``sessions`` (2)    two sessions are the least that ping-pong; three
@@ -48,35 +59,49 @@ Bounds (``--bound NAME=VALUE``), and the small-scope argument
                         announcement; a cycle that keeps waking past a cap of 1
                         keeps waking past any cap, because it must reset the
                         streak to repeat;
-    ``floor_ms`` (2)    with 1 ms clock steps, 2 separates a rapid self-wake
-                        (1 ms after) from an exempt one; reminders are
-                        scheduled a floor ahead;
+    ``floor_ms`` (1)    the gate compares a self-wake's age with the floor
+                        alone (WAKE-CAD-1); with 1 ms clock steps a floor of 1
+                        separates a rapid self-wake (same instant) from an
+                        exempt one (a step later);
     ``box_cap`` (1), ``held_cap`` (1)  the least that show ``queue_full`` and
                         an eviction;
     ``hand`` (0)        1 adds the recipient user's letters (approve and deny
                         the oldest held message, set a session's setting to
                         hold or accept); by default the only hand is typed
-                        input, and every message is delivered or refused at
-                        the box (holds, evictions and denials are pinned by the
-                        host cases and by peer delivery's own exploration);
-    ``reminder_limit`` is 1: one reminder waiting per session (a cadence
-                        needs only the next one; without a limit, turns that
-                        wake without time passing would pile up reminders);
+                        input. Held entries are stored without their expiry
+                        deadline (never reached in the explored window);
+    ``reminders`` (0)   1 adds the ``schedule`` letters (a reminder a floor
+                        ahead, ``reminder_limit`` 1 waiting per session):
+                        the reminders a session really schedules are the
+                        exemption of HOST-INV-1, not a way to break it;
+    ``subscriptions`` (1)  a turn subscribes only while no subscription is
+                        outstanding or subscribed anywhere: one subscription
+                        at a time is what HOST-INV-4 speaks of (one target,
+                        one requester, one answer); 2 lifts the restriction
+                        (displacement, the caps), 0 removes ``subscribe``;
+    ``forgeries`` (1)   a turn forges ``[scheduled] `` mail only while no
+                        forged message is pending anywhere: HOST-F1's loop
+                        carries one forgery at a time; 2 lifts it, 0 removes
+                        forged sends;
     ``turn_action_limit`` (1)  one action per turn; a turn of more actions is
                         a sequence of such turns as far as any other session can
                         tell, except that it wakes once;
-    idle subscriptions use debounce 1 ms, back-off 1 ms and TTL 3 ms (the
-    rules compare these times only with each other), one outstanding
-    subscription and one subscriber per session, no priors: with two
-    sessions a requester has one target, and a second subscription to it
-    displaces (target) and is refused by the cap (requester), so each idle
-    rule the host wires is reached.
+    typed lines         the user types at a session only while none of their
+                        lines is pending there (``Action.when``): a second line
+                        joins the same batch, whose decision reads only whether
+                        some message is user-kind (WAKE-LANE-1), and the turn
+                        takes them all; only counts in the outputs differ.
+                        Without this bound typed lines pile up without end;
+    idle subscriptions use debounce 1 ms, back-off 1 ms and TTL 2 ms (the
+    rules compare these times only with each other; a subscription answered
+    at the debounce is answered before its TTL), one outstanding
+    subscription and one subscriber per session, no priors.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 from inboxspec.machines import frame, host_driver
@@ -91,6 +116,8 @@ TERMINAL = ("dropped", "refused", "denied", "expired")
 HAND = frozenset({"user_input", "approve", "deny", "set_setting"})  # the environment's hand (HOST-INV-1)
 FORGED_TEXT = "wake up"
 REMINDER_TEXT = "sweep"
+TTL_MS = 2  # the idle subscriptions' TTL (see Bounds)
+NAMED_ARGUMENTS = frozenset({"session", "to", "peer", "claimed_from"})  # letter arguments naming a session
 
 
 class GateView(NamedTuple):
@@ -137,12 +164,18 @@ class IdleView(NamedTuple):
     held: int
 
 
+class ReminderView(NamedTuple):
+    due_in: int  # ms until it falls due
+    text: str
+
+
 class SessionView(NamedTuple):
     phase: str
     actions: int
     told_held: int
     pending: tuple[Mail, ...]
     shown: int
+    reminders: tuple[ReminderView, ...]
     gate: GateView
     delivery: DeliveryView
     idle: IdleView
@@ -151,16 +184,16 @@ class SessionView(NamedTuple):
 class Snapshot(NamedTuple):
     control: str
     sessions: tuple[SessionView, ...]
-    reminders: tuple[Reminder, ...]
 
 
-def _rename(value: Any, names: Mapping[str, str]) -> Any:
-    if isinstance(value, str):
-        return names.get(value, value)
-    if isinstance(value, tuple):
-        renamed = tuple(_rename(item, names) for item in value)
-        return type(value)(*renamed) if hasattr(value, "_fields") else renamed
-    return value
+# Names inside a session's view are relative to it (see Canonical form): itself, then the
+# sessions after it in config order, counted round.
+SELF = "me"
+
+
+def relative_names(count: int) -> tuple[str, ...]:
+    """The name, inside a session's view, of the session ``d`` places after it (``d`` in 0..count-1)."""
+    return (SELF, *(f"+{d}" for d in range(1, count)))
 
 
 # -- properties -----------------------------------------------------------------------
@@ -226,6 +259,22 @@ def _announce_once(pre: Snapshot, post: Snapshot, out: Any, bounds: Bounds) -> b
         if ("wake_refused" in refusal["receipts"]) != refusal["announced"]:
             return False
     return True
+
+
+def _no_typed_line_at(position: int) -> Any:
+    """The ``typed_lines`` bound: the user types at a session only while no typed line of theirs waits."""
+    return lambda snapshot: not any(m.channel == "typed" for m in snapshot.sessions[position].pending)
+
+
+def _no_subscription(snapshot: Any) -> bool:
+    """The ``subscriptions`` bound at 1: a turn subscribes only while no subscription is outstanding
+    or subscribed anywhere."""
+    return not any(s.idle.outstanding or s.idle.subscribers for s in snapshot.sessions)
+
+
+def _no_forgery_pending(snapshot: Any) -> bool:
+    """The ``forgeries`` bound at 1: a turn forges only while no forged message is pending anywhere."""
+    return not any(m.channel == "peer" and m.sender == SELF for s in snapshot.sessions for m in s.pending)
 
 
 def _event(name: str) -> Any:
@@ -312,16 +361,55 @@ FOREVER: tuple[ForeverProperty, ...] = (
 )
 
 
+def _key(view: SessionView) -> tuple[Any, ...]:
+    """A session view as plain comparable values (no None beside an integer), subscription ids set aside."""
+    gate, delivery, idle = view.gate, view.delivery, view.idle
+    return (
+        view.phase, view.actions, view.told_held, view.pending, view.shown, view.reminders,
+        gate.state, gate.streak, -1 if gate.age is None else gate.age,
+        delivery.state, delivery.setting or "", delivery.box, delivery.held,
+        idle.state, tuple((o.target, o.label, o.age) for o in idle.outstanding),
+        tuple((r.requester, r.age, r.parity) for r in idle.subscribers),
+        -1 if idle.fire_in is None else idle.fire_in, idle.finished, idle.held,
+    )
+
+
+def _id_key(sessions: tuple[SessionView, ...]) -> tuple[Any, ...]:
+    return tuple(
+        (tuple(o.subscription for o in v.idle.outstanding), tuple(r.subscription for r in v.idle.subscribers))
+        for v in sessions
+    )
+
+
+def _numbered(sessions: tuple[SessionView, ...]) -> tuple[SessionView, ...]:
+    """Subscription ids renumbered in order of appearance: the charts compare them only with each other."""
+    ids: dict[int, int] = {}
+    if not any(v.idle.outstanding or v.idle.subscribers for v in sessions):
+        return sessions
+    numbered = []
+    for v in sessions:
+        idle = v.idle
+        outstanding = tuple(o._replace(subscription=ids.setdefault(o.subscription, len(ids) + 1))
+                            for o in idle.outstanding)
+        subscribers = tuple(r._replace(subscription=ids.setdefault(r.subscription, len(ids) + 1))
+                            for r in idle.subscribers)
+        numbered.append(v._replace(idle=idle._replace(outstanding=outstanding, subscribers=subscribers)))
+    return tuple(numbered)
+
+
 class HostExplorer:
     variables: tuple[str, ...] = Snapshot._fields
     default_bounds: Mapping[str, str] = {
         "sessions": "2",
         "max_streak": "1",
-        "floor_ms": "2",
+        "floor_ms": "1",
         "box_cap": "1",
         "held_cap": "1",
         "turn_action_limit": "1",
         "hand": "0",
+        "reminders": "0",
+        "subscriptions": "1",
+        "forgeries": "1",
     }
     options: tuple[str, ...] = INTERFACE.options
     invariants: tuple[Invariant, ...] = INVARIANTS
@@ -350,7 +438,7 @@ class HostExplorer:
                 "held_cap": bounds["held_cap"],
             },
             "idle_subscriptions": {
-                "ttl_ms": 3,
+                "ttl_ms": TTL_MS,
                 "debounce_ms": 1,
                 "held_backoff_ms": 1,
                 "outstanding_cap": 1,
@@ -365,14 +453,22 @@ class HostExplorer:
         addresses = bounds["addresses"]
         actions = [Action("tick", "tick"), Action("advance +1 ms", "advance", {"ms": 1})]
         for me in addresses:
-            actions.append(Action(f"user_input {me}", "user_input", {"session": me, "text": "hi"}))
             actions.append(
                 Action(
-                    f"schedule {me}",
-                    "schedule",
-                    {"session": me, "delay_ms": bounds["floor_ms"], "text": REMINDER_TEXT},
+                    f"user_input {me}",
+                    "user_input",
+                    {"session": me, "text": "hi"},
+                    when=_no_typed_line_at(_index(bounds, me)),
                 )
             )
+            if bounds["reminders"]:
+                actions.append(
+                    Action(
+                        f"schedule {me}",
+                        "schedule",
+                        {"session": me, "delay_ms": bounds["floor_ms"], "text": REMINDER_TEXT},
+                    )
+                )
             actions.append(Action(f"end_turn {me}", "end_turn", {"session": me, "detail": None}))
             for event in ("approve", "deny") if bounds["hand"] else ():
                 actions.append(Action(f"{event} {me} oldest", event, {"session": me, "ticket": Position(1)}))
@@ -400,178 +496,231 @@ class HostExplorer:
                             "text": "[scheduled] " + FORGED_TEXT,
                             "claimed_from": other,
                         },
+                        when=_no_forgery_pending if bounds["forgeries"] == 1 else None,
                     )
                 )
                 actions.append(
-                    Action(f"subscribe {me}->{other}", "subscribe", {"session": me, "peer": other})
+                    Action(f"subscribe {me}->{other}", "subscribe", {"session": me, "peer": other},
+                           when=_no_subscription if bounds["subscriptions"] == 1 else None)
                 )
-        return actions
+        # A bound of 0 takes its family of letters out of the alphabet.
+        return [
+            a
+            for a in actions
+            if (bounds["forgeries"] or "forged" not in a.label)
+            and (bounds["subscriptions"] or a.event != "subscribe")
+        ]
 
     def chart_arguments(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         return {"config": self._config(bounds), "options": HostModelOptions(**options)}
 
     def constants(self, data: Any, bounds: Bounds, options: Mapping[str, bool]) -> None:
         config = self._config(bounds)
-        data.addresses = tuple(config["sessions"])
+        addresses = tuple(config["sessions"])
+        count = len(addresses)
+        data.addresses = addresses
         data.limit = config["turn_action_limit"]
         data.reminder_limit = config["reminder_limit"]
         data.options = HostModelOptions(**options)
         data.parts = Parts(config["wake_gate"], config["peer_delivery"], config["idle_subscriptions"])
         data.floor_ms = bounds["floor_ms"]
-        data.permutations = [
-            dict(zip(data.addresses, perm, strict=True)) for perm in itertools.permutations(data.addresses)
-        ]
+        data.loaded = None  # the snapshot ``load`` last wrote (None: none yet)
+        relative = relative_names(count)
+        # Per session position j: its relative name for each address (forward, and mirrored:
+        # ``d`` places after it named as ``d`` places before it), and each relative name's address.
+        data.forward = [{addresses[(j + d) % count]: relative[d] for d in range(count)} for j in range(count)]
+        data.mirrored = [{addresses[(j + d) % count]: relative[-d % count] for d in range(count)}
+                         for j in range(count)]
+        data.absolute = [{relative[d]: addresses[(j + d) % count] for d in range(count)}
+                         for j in range(count)]
 
     def initial(self, bounds: Bounds) -> Snapshot:
         chart = HostChart(**self.chart_arguments(bounds, {}))
-        chart.floor_ms = bounds["floor_ms"]
-        chart.permutations = [{a: a for a in bounds["addresses"]}]
+        self.constants(chart, bounds, {})
         return self.store(chart, "running")
 
     # -- load and store -----------------------------------------------------------------
 
     def load(self, data: Any, snapshot: Snapshot) -> None:
         parts: Parts = data.parts
+        data.loaded = snapshot
         data.now_ms = 0
         data.records = []
-        data.reminders = list(snapshot.reminders)
+        data.reminders = []
         data.sessions = {}
         targets: dict[int, str] = {}
         top = 0
-        for address, view in zip(data.addresses, snapshot.sessions, strict=True):
-            last = None if view.gate.age is None else -view.gate.age
+        for position, (address, view) in enumerate(zip(data.addresses, snapshot.sessions, strict=True)):
+            names = data.absolute[position]
+            data.reminders.extend(Reminder(address, r.due_in, r.text) for r in view.reminders)
+            age = view.gate.age
             gate = parts.gate.loaded(
-                {"streak": view.gate.streak, "now_ms": 0, "last_self_wake_ms": last, "output": {}}
+                {"streak": view.gate.streak, "now_ms": 0, "last_self_wake_ms": None if age is None else -age,
+                 "output": {}}
             )
+            held = view.delivery.held
             delivery = parts.delivery.loaded(
                 {
                     "setting": view.delivery.setting,
                     "box": view.delivery.box,
                     "now_ms": 0,
                     "output": {},
-                    "held": [(h.ticket, h.sender, None, "absent", h.cause, None) for h in view.delivery.held],
-                    "next_ticket": len(view.delivery.held) + 1,
+                    "held": [(h.ticket, names[h.sender], None, "absent", h.cause, None) for h in held],
+                    "next_ticket": len(held) + 1,
                 }
             )
+            idle_view = view.idle
+            outstanding = tuple((o.subscription, names[o.target], names.get(o.label, o.label), -o.age)
+                                for o in idle_view.outstanding)
             idle = parts.idle.loaded(
                 {
                     "now_ms": 0,
                     "output": {},
-                    "fire_at": view.idle.fire_in,
-                    "held": view.idle.held,
-                    "outstanding": tuple(
-                        (o.subscription, o.target, o.label, -o.age) for o in view.idle.outstanding
-                    ),
+                    "fire_at": idle_view.fire_in,
+                    "held": idle_view.held,
+                    "outstanding": outstanding,
                     "subscribers": tuple(
-                        (r.requester, r.subscription, -r.age, r.parity) for r in view.idle.subscribers
+                        (names[r.requester], r.subscription, -r.age, r.parity) for r in idle_view.subscribers
                     ),
-                    "finished_at": 0 if view.idle.finished else None,
-                    "phase": view.idle.state,
+                    "finished_at": 0 if idle_view.finished else None,
+                    "phase": idle_view.state,
                 }
             )
-            for row in view.idle.outstanding:
-                targets[row.subscription] = row.target
-            top = max(
-                [
-                    top,
-                    *(o.subscription for o in view.idle.outstanding),
-                    *(r.subscription for r in view.idle.subscribers),
-                ]
-            )
-            session = SessionData(
+            for row in outstanding:
+                targets[row[0]] = row[1]
+                top = max(top, row[0])
+            for subscriber in idle_view.subscribers:
+                top = max(top, subscriber.subscription)
+            data.sessions[address] = SessionData(
                 gate,
                 view.gate.state,
                 delivery,
                 view.delivery.state,
                 idle,
-                view.idle.state,
-                pending=list(view.pending),
+                idle_view.state,
+                pending=[
+                    Mail(m.kind, names[m.sender], address, m.text, m.channel,
+                         None if m.origin is None else names[m.origin])
+                    for m in view.pending
+                ],
                 shown=[LINE_TEXT] * view.shown,
                 phase=view.phase,
                 actions=view.actions,
                 told_held=view.told_held,
-                in_flight={h.ticket: (h.origin, h.text) for h in view.delivery.held},
+                in_flight={h.ticket: (names[h.origin], h.text) for h in held},
             )
-            data.sessions[address] = session
+        # Reminders in scheduling order: those of one session keep their stored (due) order, and
+        # reminders of different sessions are never compared by any rule.
         data.subscription_targets = targets
         data.next_subscription = top + 1
 
     def store(self, data: Any, state: str) -> Snapshot:
-        # repr orders views that hold None beside integers, and is the same in every run.
-        return min((self._view(data, state, names) for names in data.permutations), key=repr)
+        # WARNING: a rejected step changes nothing (HOST-IF-4), so its snapshot is the one loaded;
+        # tests/test_host_explorer.py stores every rejected step in full and fails when it is not.
+        if "error" in data.output and data.loaded is not None:
+            return data.loaded  # type: ignore[no-any-return]
+        return self.canonical(data, state)[0]
 
-    def _view(self, data: Any, state: str, names: Mapping[str, str]) -> Snapshot:
-        """The snapshot with every address renamed by ``names`` (sessions reordered to match)."""
-        by_new = {names[a]: data.sessions[a] for a in data.addresses}
-        ids: dict[int, int] = {}
+    def canonical(self, data: Any, state: str) -> tuple[Snapshot, dict[str, str]]:
+        """The canonical snapshot, and the renaming from the chart's addresses to the snapshot's.
 
-        def sub(old: int) -> int:
-            return ids.setdefault(old, len(ids) + 1)
+        Each session's view names the others relative to itself, so a rotation of the
+        sessions leaves every view unchanged and only reorders them, and a reflection
+        mirrors the relative names; with two or three sessions, rotations and
+        reflections are every permutation. The snapshot is the least sequence of views
+        over them (compared by ``_key``, subscription ids set aside; ids are then
+        numbered in order of appearance, and a tie is broken by the numbered snapshot).
+        """
+        addresses = data.addresses
+        count = len(addresses)
+        forward = [self._view(data, a, data.forward[j]) for j, a in enumerate(addresses)]
+        if count == 2:  # the swap is the one other permutation, and it leaves relative views unchanged
+            first, second = _key(forward[0]), _key(forward[1])
+            if first != second:
+                swap = second < first
+                pair = (forward[1], forward[0]) if swap else (forward[0], forward[1])
+                renaming = {addresses[0]: addresses[1], addresses[1]: addresses[0]} if swap else {
+                    a: a for a in addresses}
+                return Snapshot(state, _numbered(pair)), renaming
+        views = [forward]
+        if count > 2:
+            views.append([self._view(data, a, data.mirrored[j]) for j, a in enumerate(addresses)])
+        keys = [[_key(v) for v in family] for family in views]
+        best: list[tuple[Any, int, int]] = []
+        for direction, family_keys in enumerate(keys):
+            step = 1 if direction == 0 else -1
+            for rotation in range(count):
+                order = tuple(family_keys[(rotation + step * k) % count] for k in range(count))
+                best.append((order, direction, rotation))
+        least = min(entry[0] for entry in best)
+        chosen = []
+        for order, direction, rotation in best:
+            if order != least:
+                continue
+            step = 1 if direction == 0 else -1
+            positions = [(rotation + step * k) % count for k in range(count)]
+            sessions = _numbered(tuple(views[direction][p] for p in positions))
+            renaming = {addresses[p]: addresses[k] for k, p in enumerate(positions)}
+            chosen.append((sessions, renaming))
+        sessions, renaming = min(chosen, key=lambda pair: _id_key(pair[0])) if len(chosen) > 1 else chosen[0]
+        return Snapshot(state, sessions), renaming
 
-        views = []
-        for address in data.addresses:
-            s: SessionData = by_new[address]
-            last = s.gate.last_self_wake_ms
-            age = None if last is None else min(data.now_ms - last, data.floor_ms)
-            gate = GateView(s.gate_state, s.gate.streak, age)
-            held = tuple(
-                HeldView(
-                    i + 1, names.get(e[1], e[1]), e[4], names[s.in_flight[e[0]][0]], s.in_flight[e[0]][1]
-                )
-                for i, e in enumerate(s.delivery.held)
-            )
-            delivery = DeliveryView(s.delivery_state, s.delivery.setting, s.delivery.box, held)
-            now = s.idle.now_ms
-            outstanding = tuple(
-                OutstandingView(sub(o[0]), names[o[1]], names.get(o[2], o[2]), now - o[3])
-                for o in s.idle.outstanding
-            )
-            subscribers = tuple(
-                SubscriberView(names[r[0]], sub(r[1]), now - r[2], r[3]) for r in s.idle.subscribers
-            )
-            fire_in = None if s.idle.fire_at is None else s.idle.fire_at - now
-            idle = IdleView(
-                s.idle_state, outstanding, subscribers, fire_in, s.idle.finished_at is not None, s.idle.held
-            )
-            pending = tuple(
-                sorted(
-                    (
-                        Mail(
-                            m.kind,
-                            names.get(m.sender, m.sender),
-                            names[m.recipient],
-                            LINE_TEXT if m.channel == "line" else m.text,
-                            m.channel,
-                            None if m.origin is None else names[m.origin],
-                        )
-                        for m in s.pending
-                    ),
-                    key=repr,
-                )
-            )
-            views.append(
-                SessionView(s.phase, s.actions, s.told_held, pending, len(s.shown), gate, delivery, idle)
-            )
-        reminders = tuple(
+    def _view(self, data: Any, address: str, names: Mapping[str, str]) -> SessionView:
+        """One session's view, other sessions named by ``names``, subscription ids as the chart has them."""
+        s: SessionData = data.sessions[address]
+        now = data.now_ms
+        last = s.gate.last_self_wake_ms
+        gate = GateView(s.gate_state, s.gate.streak, None if last is None else min(now - last, data.floor_ms))
+        in_flight = s.in_flight
+        held = tuple(
+            HeldView(i + 1, names[e[1]], e[4], names[in_flight[e[0]][0]], in_flight[e[0]][1])
+            for i, e in enumerate(s.delivery.held)
+        )
+        delivery = DeliveryView(s.delivery_state, s.delivery.setting, s.delivery.box, held)
+        idle_data = s.idle
+        idle_now = idle_data.now_ms
+        idle = IdleView(
+            s.idle_state,
+            tuple(OutstandingView(o[0], names[o[1]], names.get(o[2], o[2]), idle_now - o[3])
+                  for o in idle_data.outstanding),
+            tuple(SubscriberView(names[r[0]], r[1], idle_now - r[2], r[3]) for r in idle_data.subscribers),
+            None if idle_data.fire_at is None else idle_data.fire_at - idle_now,
+            idle_data.finished_at is not None,
+            idle_data.held,
+        )
+        pending = tuple(
             sorted(
-                (Reminder(names[r.session], r.due_ms - data.now_ms, r.text) for r in data.reminders), key=repr
+                Mail(m.kind, names[m.sender], SELF, LINE_TEXT if m.channel == "line" else m.text, m.channel,
+                     None if m.origin is None else names[m.origin])
+                for m in s.pending
             )
         )
-        return Snapshot(state, tuple(views), reminders)
+        reminders = tuple(sorted(ReminderView(r.due_ms - now, r.text) for r in data.reminders
+                                 if r.session == address))
+        # An idle session's action count is read by no rule (HOST-TURN-1 reads it in a turn, and a
+        # wake sets it to 0), so it is stored as 0.
+        actions = s.actions if s.phase == "turn" else 0
+        return SessionView(
+            s.phase, actions, s.told_held, pending, len(s.shown), reminders, gate, delivery, idle
+        )
 
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         return frame.with_options(self._config(bounds), options)
 
     def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
         """Replays the trace on the chart from the initial state, where positions become
-        tickets and clock moves become instants."""
+        tickets, clock moves become instants and each step's session names (positions in
+        its canonical snapshot) become the replayed chart's addresses."""
         if not trace:
             return []
         bounds = self.parse_bounds({"sessions": str(len(trace[0][0].sessions))})
         session = host_driver.ModelSession(self._config(bounds))
+        view = SimpleNamespace()
+        self.constants(view, bounds, {})
+        real = {a: a for a in bounds["addresses"]}  # a name in the current snapshot -> the chart's address
         steps: list[dict[str, Any]] = []
         for _pre, action, _post in trace:
-            args = dict(action.kwargs)
+            args = {k: real.get(v, v) if k in NAMED_ARGUMENTS else v for k, v in action.kwargs.items()}
             if action.event == "advance":
                 args = {"now_ms": session.chart.now_ms + args["ms"]}
             elif action.event in ("approve", "deny"):
@@ -584,6 +733,10 @@ class HostExplorer:
             step = frame.case_step(action.event, args)
             steps.append(step)
             session.apply(step)
+            view.sessions, view.reminders, view.now_ms = (
+                session.chart.sessions, session.chart.reminders, session.chart.now_ms)
+            _snapshot, renaming = self.canonical(view, "running")
+            real = {named: address for address, named in renaming.items()}
         return steps
 
 
