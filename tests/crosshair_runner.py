@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 CROSSHAIR = shutil.which("crosshair") or str(Path(sys.executable).with_name("crosshair"))
+# Seconds per condition, for every machine unless its test says otherwise; CI keeps it bounded.
+BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
 
 
 def run_crosshair(*targets: str, budget: str, cwd: Path | None = None,
@@ -51,3 +53,25 @@ def contract_line(source: str, marker: str) -> int:
 def failing_lines(output: str, module: str) -> set[int]:
     """The lines of ``module``'s file that CrossHair reported a counterexample on."""
     return {int(n) for n in re.findall(rf"{re.escape(module)}\.py:(\d+): error", output)}
+
+
+def assert_contracts_hold(*targets: str, budget: str = BUDGET) -> None:
+    """CrossHair finds no counterexample to any contract of ``targets``."""
+    result = run_crosshair(*targets, budget=budget)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def counterexamples(*targets: str, cwd: Path, budget: str = BUDGET) -> str:
+    """CrossHair's report on the broken copies in ``cwd``, which must hold a counterexample."""
+    result = run_crosshair(*targets, budget=budget, cwd=cwd)
+    assert result.returncode == 1, result.stdout + result.stderr
+    return result.stdout
+
+
+def assert_counterexample_on(mutant: str, module: str, function: str, line: int, cwd: Path,
+                             budget: str = BUDGET) -> None:
+    """The broken copy ``mutant``, saved as ``module`` in ``cwd``, has a counterexample to its
+    ``function``'s contract on ``line``."""
+    (cwd / f"{module}.py").write_text(mutant, "utf-8")
+    report = counterexamples(f"{module}.{function}", cwd=cwd, budget=budget)
+    assert line in failing_lines(report, module), report

@@ -13,28 +13,20 @@ counterexample).
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.wake_gate as wake_gate
-from tests.crosshair_runner import broken_copy, contract_line, failing_lines, run_crosshair
+from tests.crosshair_runner import assert_contracts_hold, assert_counterexample_on, broken_copy, contract_line
 
 pytestmark = pytest.mark.slow
 
-BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
 SOURCE = Path(wake_gate.__file__)
 
 
-def crosshair(target: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return run_crosshair(target, budget=BUDGET, cwd=cwd)
-
-
 def test_contracts_hold() -> None:
-    result = crosshair("inboxspec.impl.wake_gate")
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_contracts_hold("inboxspec.impl.wake_gate")
 
 
 # contract comment -> (function, exact source fragment, its buggy replacement)
@@ -111,7 +103,4 @@ def test_only_contract_keeps_one_condition() -> None:
 def test_contract_finds_counterexample_in_broken_variant(contract: str, tmp_path: Path) -> None:
     function, fragment, broken = MUTANTS[contract]
     mutant = only_contract(broken_copy(SOURCE.read_text(encoding="utf-8"), fragment, broken), contract)
-    (tmp_path / "wake_gate_mutant.py").write_text(mutant, "utf-8")
-    result = crosshair(f"wake_gate_mutant.{function}", cwd=tmp_path)
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert contract_line(mutant, contract) in failing_lines(result.stdout, "wake_gate_mutant"), result.stdout
+    assert_counterexample_on(mutant, "wake_gate_mutant", function, contract_line(mutant, contract), tmp_path)

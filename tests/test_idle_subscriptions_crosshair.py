@@ -14,31 +14,22 @@ that contract left, yields a counterexample on that contract's line.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.idle_label as idle_label
 import inboxspec.impl.idle_subscriptions as idle_subscriptions
-from tests.crosshair_runner import broken_copy, contract_line, failing_lines, run_crosshair
+from tests.crosshair_runner import assert_contracts_hold, assert_counterexample_on, broken_copy, contract_line
 from tests.test_crosshair import only_contract
 
 pytestmark = pytest.mark.slow
 
-BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
-
-
-def crosshair(target: str, budget: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return run_crosshair(target, budget=budget, cwd=cwd)
 
 
 def test_contracts_hold() -> None:
-    result = crosshair("inboxspec.impl.idle_subscriptions", budget=BUDGET)
-    assert result.returncode == 0, result.stdout + result.stderr
-    result = crosshair("inboxspec.impl.idle_label._advance", budget=BUDGET)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_contracts_hold("inboxspec.impl.idle_subscriptions")
+    assert_contracts_hold("inboxspec.impl.idle_label._advance")
 
 
 # contract comment -> (module, function, exact source fragment, its buggy replacement)
@@ -95,7 +86,4 @@ def test_contract_finds_counterexample_in_broken_variant(contract: str, tmp_path
     mutant = only_contract(broken_copy(Path(module.__file__).read_text(encoding="utf-8"), fragment, broken),
                            contract)
     name = f"{Path(module.__file__).stem}_mutant"
-    (tmp_path / f"{name}.py").write_text(mutant, "utf-8")
-    result = crosshair(f"{name}.{function}", budget="4", cwd=tmp_path)
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert contract_line(mutant, contract) in failing_lines(result.stdout, name), result.stdout
+    assert_counterexample_on(mutant, name, function, contract_line(mutant, contract), tmp_path, budget="4")

@@ -20,6 +20,7 @@ from inboxspec.impl import idle_label
 from inboxspec.impl.idle_errors import IdleSubscriptionError
 from inboxspec.impl.idle_subscriptions import IdleConfig, IdleOptions, IdleSubscriptions
 from inboxspec.machines.idle_subscriptions_driver import apply_step
+from tests.typed_errors import raises_only
 
 values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats(allow_nan=True)
@@ -65,20 +66,14 @@ def test_event_methods_raise_only_typed_errors_and_change_nothing(method: str, a
 
 @given(config=values)
 def test_from_config_raises_only_invalid_config(config: Any) -> None:
-    try:
-        IdleSubscriptions.from_config(config)
-    except IdleSubscriptionError as error:
-        assert error.code == "invalid_config"
+    raises_only(IdleSubscriptionError, "invalid_config", lambda: IdleSubscriptions.from_config(config))
 
 
 @given(key=st.sampled_from(["start_ms", "ttl_ms", "outstanding_cap", "priors_kept", "subscriber_cap",
                             "debounce_ms", "held_backoff_ms", "reader_utc_offset_min", "last_turn_text_seat",
                             "options"]), value=values)
 def test_each_config_value_is_checked(key: str, value: Any) -> None:
-    try:
-        IdleSubscriptions.from_config({key: value})
-    except IdleSubscriptionError as error:
-        assert error.code == "invalid_config"
+    raises_only(IdleSubscriptionError, "invalid_config", lambda: IdleSubscriptions.from_config({key: value}))
 
 
 @pytest.mark.parametrize("kwargs", [{"notify_pushed_out": "no"}, {"fire_on_release": 1}])

@@ -105,6 +105,19 @@ def test_ten_megabyte_label_is_sanitised() -> None:
     assert peer_idle_notice_label("x" * 10_000_000) == "x" * PEER_IDLE_LABEL_MAX
 
 
+def drawn(labels: st.SearchStrategy[str]) -> list[str]:
+    """The labels hypothesis draws from ``labels``, for a port to answer in one run."""
+    samples: list[str] = []
+
+    @settings(max_examples=2000 if DEEP else 300, database=None)
+    @given(raw=labels)
+    def collect(raw: str) -> None:
+        samples.append(raw)
+
+    collect()
+    return samples
+
+
 NODE_SCRIPT = """
 import { createInterface } from "node:readline";
 import { peerIdleNoticeLabel } from "./idle-subscriptions.mjs";
@@ -119,14 +132,7 @@ for await (const line of lines) {
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_node_port_agrees_on_random_labels(tmp_path: Path) -> None:
-    samples: list[str] = []
-
-    @settings(max_examples=2000 if DEEP else 300, database=None)
-    @given(raw=LABELS)
-    def collect(raw: str) -> None:
-        samples.append(raw)
-
-    collect()
+    samples = drawn(LABELS)
     port = ROOT / "conformance" / "ports" / "node"
     script = port / ".label-check.mjs"
     script.write_text(NODE_SCRIPT, encoding="utf-8")
@@ -239,14 +245,7 @@ process.stdout.write(JSON.stringify(result.outputs.map((o) => o.label)));
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_node_port_agrees_on_folded_labels(tmp_path: Path) -> None:
     """IDLE-OPT-5: the Node port folds random lookalike labels to the reference's answers."""
-    samples: list[str] = []
-
-    @settings(max_examples=2000 if DEEP else 300, database=None)
-    @given(raw=st.one_of(LOOKALIKE_LABELS, LABELS))
-    def collect(raw: str) -> None:
-        samples.append(raw)
-
-    collect()
+    samples = drawn(st.one_of(LOOKALIKE_LABELS, LABELS))
     port = ROOT / "conformance" / "ports" / "node"
     script = port / ".label-fold-check.mjs"
     script.write_text(NODE_FOLDED_SCRIPT, encoding="utf-8")

@@ -10,13 +10,12 @@ on it. The budget per condition is ``INBOXSPEC_CROSSHAIR_BUDGET`` seconds.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.inbox_refresh as inbox_refresh
-from tests.crosshair_runner import broken_copy, failing_lines, run_crosshair
+from tests.crosshair_runner import assert_contracts_hold, broken_copy, counterexamples, failing_lines
 
 pytestmark = pytest.mark.slow
 
@@ -37,13 +36,8 @@ MUTANTS = {
 }
 
 
-def crosshair(target: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return run_crosshair(target, budget=BUDGET, cwd=cwd)
-
-
 def test_contracts_hold() -> None:
-    result = crosshair("inboxspec.impl.inbox_refresh")
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_contracts_hold("inboxspec.impl.inbox_refresh", budget=BUDGET)
 
 
 @pytest.mark.parametrize("function", sorted(MUTANTS))
@@ -51,9 +45,8 @@ def test_contract_finds_counterexample_in_broken_variant(function: str, tmp_path
     fragment, broken = MUTANTS[function]
     mutant = broken_copy(SOURCE.read_text(encoding="utf-8"), fragment, broken)
     (tmp_path / "refresh_mutant.py").write_text(mutant, "utf-8")
-    result = crosshair(f"refresh_mutant.{function}", cwd=tmp_path)
-    assert result.returncode == 1, result.stdout + result.stderr
+    report = counterexamples(f"refresh_mutant.{function}", cwd=tmp_path, budget=BUDGET)
     lines = mutant.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"def {function}("))
     end = next(i for i, line in enumerate(lines) if i > start and line.startswith("def "))
-    assert any(start < n <= end for n in failing_lines(result.stdout, "refresh_mutant")), result.stdout
+    assert any(start < n <= end for n in failing_lines(report, "refresh_mutant")), report

@@ -34,6 +34,7 @@ from inboxspec.machines.inbox_refresh_driver import (
     Session,
     run_case,
 )
+from tests.typed_errors import raises_only
 
 anything = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats() | st.text(max_size=5),
@@ -64,28 +65,20 @@ def unchanged_after(call: Callable[[], Any], cache: InboxRefreshCache) -> None:
         assert cache.state == before, "an error changed the state"
 
 
+# A call -> how it takes one arbitrary value.
+ONE_VALUE: dict[str, Callable[[InboxRefreshCache, Any], object]] = {
+    "snapshot_time": lambda cache, value: cache.snapshot(value),
+    "snapshot_callers": lambda cache, value: cache.snapshot(1, callers=value),
+    "advance": lambda cache, value: cache.advance(value),
+    "set_wall": lambda cache, value: cache.set_wall(value),
+}
+
+
+@pytest.mark.parametrize("call", sorted(ONE_VALUE))
 @given(value=anything)
-def test_snapshot_time(value: Any) -> None:
+def test_one_value(call: str, value: Any) -> None:
     cache, _ = fresh()
-    unchanged_after(lambda: cache.snapshot(value), cache)
-
-
-@given(value=anything)
-def test_snapshot_callers(value: Any) -> None:
-    cache, _ = fresh()
-    unchanged_after(lambda: cache.snapshot(1, callers=value), cache)
-
-
-@given(value=anything)
-def test_advance(value: Any) -> None:
-    cache, _ = fresh()
-    unchanged_after(lambda: cache.advance(value), cache)
-
-
-@given(value=anything)
-def test_set_wall(value: Any) -> None:
-    cache, _ = fresh()
-    unchanged_after(lambda: cache.set_wall(value), cache)
+    unchanged_after(lambda: ONE_VALUE[call](cache, value), cache)
 
 
 def test_advance_that_would_move_the_wall_out_of_range() -> None:
@@ -124,27 +117,19 @@ def test_settle_running_job_with_bad_outcome(outcome: Any, now: int) -> None:
 @given(now=anything, items=anything, size=anything, options=anything, log=anything)
 def test_constructor(now: Any, items: Any, size: Any, options: Any, log: Any) -> None:
     source = FakeSource([])
-    try:
-        InboxRefreshCache(FakeRunner([JobScript.from_json({"outcome": "changed"})], None, source),  # type: ignore[arg-type]
-                          source, now_ms=now, max_items=items, max_bytes=size, options=options, log=log)
-    except InboxRefreshError as error:
-        assert error.code == "invalid_config"
+    runner = FakeRunner([JobScript.from_json({"outcome": "changed"})], None, source)  # type: ignore[arg-type]
+    raises_only(InboxRefreshError, "invalid_config", lambda: InboxRefreshCache(
+        runner, source, now_ms=now, max_items=items, max_bytes=size, options=options, log=log))
 
 
 @given(raw=anything)
 def test_options(raw: Any) -> None:
-    try:
-        RefreshOptions.from_mapping(raw)
-    except InboxRefreshError as error:
-        assert error.code == "invalid_config"
+    raises_only(InboxRefreshError, "invalid_config", lambda: RefreshOptions.from_mapping(raw))
 
 
 @given(config=anything)
 def test_case_config(config: Any) -> None:
-    try:
-        Session(config)
-    except InboxRefreshError as error:
-        assert error.code == "invalid_config"
+    raises_only(InboxRefreshError, "invalid_config", lambda: Session(config))
 
 
 @given(event=st.sampled_from(["snapshot", "advance", "set_wall", "invalidate", "edit_sources",

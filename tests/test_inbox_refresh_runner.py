@@ -97,11 +97,7 @@ def run_one(runner: ProcessRunner, groups: Groups) -> tuple[ProcessJob, object]:
 
 def through_cache(runner: ProcessRunner, base: Path, groups: Groups) -> tuple[str, dict[str, Any], list[str]]:
     """One job through the cache: how it settled, the next snapshot's status item, the log."""
-    cache, lines = cache_with(runner, base)
-    cache.snapshot(0)
-    job = cache.running_job
-    assert isinstance(job, ProcessJob)
-    groups.append(job.pid)
+    cache, lines, job = first_job(runner, base, groups)
     outcome = job.outcome(timeout=5)
     assert outcome is not None
     settled = cache.settle(job, outcome, 1).settled
@@ -118,14 +114,22 @@ def cache_with(runner: ProcessRunner, base: Path) -> tuple[InboxRefreshCache, li
     return InboxRefreshCache(runner, DirectorySource(base), log=lines.append), lines
 
 
-def test_real_worker_result_is_accepted(base: Path, groups: Groups) -> None:
-    """RUNNER-LAUNCH-1, RUNNER-READY-1..3, RUNNER-MSG-1: the handshake passes, the result is used."""
-    runner = make(base, groups)
+def first_job(runner: ProcessRunner, base: Path,
+              groups: Groups) -> tuple[InboxRefreshCache, list[str], ProcessJob]:
+    """A cache over ``base`` whose first snapshot launched a job of ``runner``'s (its group recorded
+    for the clean-up), and the cache's log."""
     cache, lines = cache_with(runner, base)
     cache.snapshot(0)
     job = cache.running_job
     assert isinstance(job, ProcessJob)
     groups.append(job.pid)
+    return cache, lines, job
+
+
+def test_real_worker_result_is_accepted(base: Path, groups: Groups) -> None:
+    """RUNNER-LAUNCH-1, RUNNER-READY-1..3, RUNNER-MSG-1: the handshake passes, the result is used."""
+    runner = make(base, groups)
+    cache, lines, job = first_job(runner, base, groups)
     outcome = job.outcome(timeout=10)
     assert isinstance(outcome, JobResult), outcome
     assert cache.settle(job, outcome, 10).settled == "accepted"
@@ -138,11 +142,7 @@ def test_worker_that_ignores_term_is_killed_at_the_deadline(base: Path, groups: 
     """RUNNER-DEAD-1, RUNNER-SIG-1: TERM is ignored, KILL follows the grace; the cache blocks, then
     recovers."""
     runner = faulty(base, "ignore_term", groups, work_ms=DEADLINE_MS)
-    cache, lines = cache_with(runner, base)
-    cache.snapshot(0)
-    job = cache.running_job
-    assert isinstance(job, ProcessJob)
-    groups.append(job.pid)
+    cache, lines, job = first_job(runner, base, groups)
     outcome = job.outcome(timeout=5)
     assert isinstance(outcome, DeadlineExceeded) and outcome.group == job.pid
     assert cache.settle(job, outcome, DEADLINE_MS).settled == "cleanup"
@@ -158,11 +158,7 @@ def test_grandchild_left_in_the_group_is_cleanup_unresolved(base: Path, groups: 
     """RUNNER-REAP-1..3, RUNNER-SIG-2: a process left in the group blocks the cache until it is
     observed gone, and no signal goes to a group whose leader has exited."""
     runner = faulty(base, "grandchild", groups)
-    cache, _lines = cache_with(runner, base)
-    cache.snapshot(0)
-    job = cache.running_job
-    assert isinstance(job, ProcessJob)
-    groups.append(job.pid)
+    cache, _lines, job = first_job(runner, base, groups)
     outcome = job.outcome(timeout=5)
     assert isinstance(outcome, CleanupUnresolved) and str(outcome) == \
         f"inbox worker group {job.pid} cleanup is unresolved"
@@ -248,11 +244,7 @@ def test_moved_interpreter_refuses_the_launch(base: Path) -> None:
 def test_close_cancels_a_running_worker(base: Path, groups: Groups) -> None:
     """RUNNER-CANCEL-1: close terminates the group and proves it gone."""
     runner = faulty(base, "ignore_term", groups, work_ms=10_000)
-    cache, _ = cache_with(runner, base)
-    cache.snapshot(0)
-    job = cache.running_job
-    assert isinstance(job, ProcessJob)
-    groups.append(job.pid)
+    cache, _, job = first_job(runner, base, groups)
     time.sleep(0.2)  # let the handshake finish
     assert cache.close() is None
     assert isinstance(job.outcome(timeout=1), WorkerUnavailable) and wait_gone(job.pid)

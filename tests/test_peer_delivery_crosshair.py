@@ -12,17 +12,21 @@ broken variants in another.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.peer_delivery as peer_delivery
-from tests.crosshair_runner import broken_copy, contract_line, failing_lines, run_crosshair
+from tests.crosshair_runner import (
+    assert_contracts_hold,
+    broken_copy,
+    contract_line,
+    counterexamples,
+    failing_lines,
+)
 
 pytestmark = pytest.mark.slow
 
-BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
 # A broken variant's counterexample can need a tuple with repeated senders, or a message that
 # passes every host verdict of the ingress guard (one more verdict halves the odds): longer.
 MUTANT_BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "6")
@@ -30,14 +34,8 @@ SOURCE = Path(peer_delivery.__file__)
 FUNCTIONS = ("resolve_dialog_expiry", "judge", "admit", "due_positions", "render_label", "is_receipt_state")
 
 
-def crosshair(targets: list[str], cwd: Path | None = None,
-              budget: str = BUDGET) -> subprocess.CompletedProcess[str]:
-    return run_crosshair(*targets, budget=budget, cwd=cwd)
-
-
 def test_contracts_hold() -> None:
-    result = crosshair([f"inboxspec.impl.peer_delivery.{name}" for name in FUNCTIONS])
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_contracts_hold(*[f"inboxspec.impl.peer_delivery.{name}" for name in FUNCTIONS])
 
 
 # contract (its comment, or the start of its `post:` line) -> (function, source fragment, broken replacement)
@@ -140,10 +138,9 @@ def test_every_contract_finds_a_counterexample_in_its_broken_variant(tmp_path: P
         mutant = broken_copy(only_contract(source, function, contract_line(source, marker)), fragment, broken)
         (tmp_path / f"peer_mutant_{number}.py").write_text(mutant, "utf-8")
         targets.append(f"peer_mutant_{number}.{function}")
-    result = crosshair(targets, cwd=tmp_path, budget=MUTANT_BUDGET)
-    assert result.returncode == 1, result.stdout + result.stderr
+    report = counterexamples(*targets, cwd=tmp_path, budget=MUTANT_BUDGET)
     missed = []
     for number, marker in enumerate(MUTANTS):
-        if contract_line(source, marker) not in failing_lines(result.stdout, f"peer_mutant_{number}"):
+        if contract_line(source, marker) not in failing_lines(report, f"peer_mutant_{number}"):
             missed.append(marker)
-    assert not missed, f"contracts that missed their broken variant: {missed}\n{result.stdout}"
+    assert not missed, f"contracts that missed their broken variant: {missed}\n{report}"

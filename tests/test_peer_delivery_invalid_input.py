@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from inboxspec.impl import peer_delivery as pd
 from inboxspec.impl.peer_delivery import ABSENT, PeerDelivery, PeerDeliveryError
+from tests.typed_errors import raises_only
 
 # Anything JSON can say, plus Python values a host might pass by mistake.
 JSONISH = st.recursive(
@@ -44,10 +45,7 @@ def _unchanged(call: Any) -> None:
 
 @given(config=VALUES)
 def test_from_config_raises_only_typed_errors(config: Any) -> None:
-    try:
-        PeerDelivery.from_config(config)
-    except PeerDeliveryError as error:
-        assert error.code == "invalid_config"
+    raises_only(PeerDeliveryError, "invalid_config", lambda: PeerDelivery.from_config(config))
 
 
 RECIPIENTS = VALUES | st.builds(pd.Recipient, VALUES, VALUES, VALUES)
@@ -56,20 +54,14 @@ OPTION_VALUES = VALUES | st.builds(pd.DeliveryOptions, st.booleans(), st.boolean
 
 @given(fair=VALUES, box=VALUES, deadlines=VALUES)
 def test_options_raise_only_typed_errors(fair: Any, box: Any, deadlines: Any) -> None:
-    try:
-        pd.DeliveryOptions(fair, box, deadlines)
-    except PeerDeliveryError as error:
-        assert error.code == "invalid_config"
+    raises_only(PeerDeliveryError, "invalid_config", lambda: pd.DeliveryOptions(fair, box, deadlines))
 
 
 @given(held_cap=VALUES, box_cap=VALUES, max_hops=VALUES, recipient=RECIPIENTS, options=OPTION_VALUES)
 def test_constructor_raises_only_typed_errors(held_cap: Any, box_cap: Any, max_hops: Any, recipient: Any,
                                               options: Any) -> None:
-    try:
-        PeerDelivery(held_cap=held_cap, box_cap=box_cap, max_hops=max_hops, recipient=recipient,
-                     options=options)
-    except PeerDeliveryError as error:
-        assert error.code == "invalid_config"
+    raises_only(PeerDeliveryError, "invalid_config", lambda: PeerDelivery(
+        held_cap=held_cap, box_cap=box_cap, max_hops=max_hops, recipient=recipient, options=options))
 
 
 @given(args=st.dictionaries(NAMES, VALUES, max_size=4))

@@ -8,31 +8,27 @@ bug must yield a counterexample on the line of the contract that the bug breaks.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import inboxspec.impl.writer_proofs as writer_proofs
-from tests.crosshair_runner import broken_copy, contract_line, failing_lines, run_crosshair
+from tests.crosshair_runner import (
+    assert_contracts_hold,
+    broken_copy,
+    contract_line,
+    failing_lines,
+    run_crosshair,
+)
 
 pytestmark = pytest.mark.slow
 
-BUDGET = os.environ.get("INBOXSPEC_CROSSHAIR_BUDGET", "1")
 SOURCE = Path(writer_proofs.__file__)
 TARGETS = ("inboxspec.impl.writer_proofs.root_category", "inboxspec.impl.writer_fs.first_fault")
 
 
-def crosshair(
-    *targets: str, cwd: Path | None = None, budget: str = BUDGET, extra: tuple[str, ...] = ()
-) -> subprocess.CompletedProcess[str]:
-    return run_crosshair(*targets, budget=budget, cwd=cwd, extra=extra)
-
-
 def test_contracts_hold() -> None:
-    result = crosshair(*TARGETS)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_contracts_hold(*TARGETS)
 
 
 # contract comment -> (function, exact source fragment, its buggy replacement)
@@ -70,7 +66,7 @@ def mutant_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         targets.append(f"mutant_{index}.{function}")
     # A broken variant's counterexample comes quickly; the conditions it does not break need not run long.
     # A counterexample to a broken variant comes quickly; the conditions it keeps need not run long.
-    result = crosshair(*targets, cwd=folder, budget="1.5")
+    result = run_crosshair(*targets, budget="1.5", cwd=folder)
     return folder, result.stdout + result.stderr
 
 

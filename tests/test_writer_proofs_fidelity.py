@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from inboxspec.conformance.casefiles import case_problems, read_case_file, share_fixtures
+from inboxspec.conformance.casefiles import case_problems, read_case_file
 from inboxspec.impl import writer_fs
 from inboxspec.impl.writer_fs import FilesystemEnvironment, measure_root, strict_json
 from inboxspec.impl.writer_proofs import PlacementWriterContextError, WriterMeasurementError, WriterProofs
@@ -92,12 +92,7 @@ def _outcome(expect: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _cases() -> dict[str, dict[str, Any]]:
-    content = json.loads(casebook.FILE.read_text(encoding="utf-8"))
-    return {c["id"].removeprefix("writer-proofs/"): c for c in content["cases"]}
-
-
-def test_the_file_is_what_the_casebook_builds() -> None:
-    assert json.loads(casebook.FILE.read_text(encoding="utf-8")) == share_fixtures(casebook.build())
+    return casebook.BOOK.written_cases()
 
 
 def test_every_case_has_an_intended_outcome() -> None:

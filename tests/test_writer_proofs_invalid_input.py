@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from inboxspec.impl.writer_proofs import InvalidConfig, InvalidRoots, Options, WriterProofs, WriterProofsError
 from inboxspec.machines.writer_proofs_driver import build
 from inboxspec.model.writer_proofs import Locator, World
+from tests.typed_errors import raises_only
 from tests.writer_proofs_fakes import HOME, OWN_ROOT, FakeEnvironment
 
 anything = st.recursive(
@@ -77,7 +78,4 @@ def test_constructor_and_options_raise_only_invalid_config(home: Any, own_root: 
 @settings(max_examples=40)
 @given(config=anything | st.dictionaries(st.sampled_from(["home", "own_root", "options", "x"]), anything))
 def test_case_config_raises_only_invalid_config(config: Any) -> None:
-    try:
-        build(config, "/nowhere")
-    except WriterProofsError as error:
-        assert error.code == "invalid_config"
+    raises_only(WriterProofsError, "invalid_config", lambda: build(config, "/nowhere"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -120,12 +121,72 @@ def active_world(*, writers: list[dict[str, str]] | None = None, roots: list[str
                                        writers if writers is not None else [W_CLI, W_DECL, W_RCPT], renewal))
 
 
-CASES: dict[str, list[tuple[str, str, list[str], dict[str, Any], list[dict[str, Any]]]]] = {}
+def mid(first: str, second: str, during: str = "before_read") -> dict[str, Any]:
+    """A swap armed for a moment inside the next measurement (WRITER-IF-6)."""
+    return step("swap_paths", first=first, second=second, during=during)
+
+
+@dataclass(frozen=True)
+class Case:
+    slug: str
+    description: str
+    requirements: list[str]
+    config: dict[str, Any]
+    steps: list[dict[str, Any]]
+    features: list[str]
+
+
+class Casebook:
+    """The cases of one writer-proofs case file, in order: ``build`` records the reference's outputs
+    as their expectations, ``write`` rewrites the file. Every writer-proofs casebook builds through this."""
+
+    def __init__(self, name: str, id_prefix: str = "writer-proofs/") -> None:
+        self.file = FOLDER / f"{name}.json"
+        self.id_prefix = id_prefix
+        self.cases: list[Case] = []
+
+    def case(self, slug: str, description: str, requirements: list[str], cfg: dict[str, Any],
+             steps: list[dict[str, Any]], features: list[str] | None = None) -> None:
+        self.cases.append(Case(slug, description, requirements, cfg, steps, features or []))
+
+    def build(self) -> dict[str, Any]:
+        return {"machine": "writer-proofs", "cases": [self.render(c) for c in self.cases]}
+
+    def render(self, case: Case) -> dict[str, Any]:
+        result = run_case(case.config, case.steps)
+        entry: dict[str, Any] = {"id": f"{self.id_prefix}{case.slug}", "description": case.description,
+                                 "requirements": case.requirements}
+        if case.features:
+            entry["features"] = case.features
+        entry["config"] = case.config
+        if "config_error" in result:
+            entry["expect_config_error"] = result["config_error"]
+            entry["steps"] = []
+        else:
+            entry["steps"] = [{**s, "expect": out} for s, out in zip(case.steps, result["outputs"], strict=True)]
+        return entry
+
+    def write(self) -> None:
+        write_case_file(self.file, self.build())
+
+    def written_cases(self) -> dict[str, dict[str, Any]]:
+        """The cases of the file as it stands, by slug (``tests/test_writer_proofs_casebooks.py``
+        checks that it stands as built)."""
+        content = json.loads(self.file.read_text(encoding="utf-8"))
+        return {c["id"].removeprefix(self.id_prefix): c for c in content["cases"]}
+
+
+FEATURED = {"option-attest-requires-fences": ["option:attest_requires_fences"],
+            "multi-fault-no-context-before-fences": ["option:attest_requires_fences"],
+            "multi-fault-three-in-one-step": ["option:attest_requires_fences"],
+            "option-compare-writers-by-id": ["option:compare_writers_by_id"],
+            "option-by-id-still-sees-change": ["option:compare_writers_by_id"]}
+BOOKS: dict[str, Casebook] = {}
 
 
 def case(file: str, slug: str, description: str, requirements: list[str], cfg: dict[str, Any],
          steps: list[dict[str, Any]]) -> None:
-    CASES.setdefault(file, []).append((slug, description, requirements, cfg, steps))
+    BOOKS.setdefault(file, Casebook(file)).case(slug, description, requirements, cfg, steps, FEATURED.get(slug))
 
 
 # -- measurement: every detail code, on real trees ------------------------------------------------
@@ -394,7 +455,7 @@ for slug, cfg, text in [
     ("null-home", {**config(CLI + home()), "home": None}, "A null home is an invalid config"),
     ("null-options", {**config(CLI + home()), "options": None}, "A null options object is an invalid config"),
 ]:
-    CASES.setdefault("invalid", []).append((f"config-{slug}", text, ["WRITER-ERR-1", "WRITER-IF-1"], cfg, []))
+    case("invalid", f"config-{slug}", text, ["WRITER-ERR-1", "WRITER-IF-1"], cfg, [])
 case("invalid", "bad-arguments", "Bad arguments are typed errors that change nothing",
      ["WRITER-ERR-2", "WRITER-IF-2", "WRITER-IF-5", "WRITER-IF-3"], config(CLI + home()),
      [initial("cli"), step("initial", roots=None), step("initial", roots=f"{F}/cli"), step("initial", roots=[7]),
@@ -414,32 +475,8 @@ case("invalid", "swap-is-harness-only", "A swap changes the fixture and nothing 
      ["WRITER-SES-3", "WRITER-IF-6"], config(CLI + install("cli-v2", "0.22.1") + home()),
      [initial("cli"), swap("cli", "cli-v2"), initial("cli")])
 
-FEATURED = {"option-attest-requires-fences": ["option:attest_requires_fences"],
-            "multi-fault-no-context-before-fences": ["option:attest_requires_fences"],
-            "multi-fault-three-in-one-step": ["option:attest_requires_fences"],
-            "option-compare-writers-by-id": ["option:compare_writers_by_id"],
-            "option-by-id-still-sees-change": ["option:compare_writers_by_id"]}
-
-
 def build() -> dict[str, dict[str, Any]]:
-    files: dict[str, dict[str, Any]] = {}
-    for file, cases in CASES.items():
-        rendered = []
-        for slug, description, requirements, cfg, steps in cases:
-            result = run_case(cfg, steps)
-            entry: dict[str, Any] = {"id": f"writer-proofs/{slug}", "description": description,
-                                     "requirements": requirements}
-            if slug in FEATURED:
-                entry["features"] = FEATURED[slug]
-            entry["config"] = cfg
-            if "config_error" in result:
-                entry["expect_config_error"] = result["config_error"]
-                entry["steps"] = []
-            else:
-                entry["steps"] = [{**s, "expect": out} for s, out in zip(steps, result["outputs"], strict=True)]
-            rendered.append(entry)
-        files[file] = {"machine": "writer-proofs", "cases": rendered}
-    return files
+    return {file: book.build() for file, book in BOOKS.items()}
 
 
 def write_case_file(path: Path, content: dict[str, Any]) -> None:
@@ -450,8 +487,8 @@ def write_case_file(path: Path, content: dict[str, Any]) -> None:
 
 def main() -> int:
     FOLDER.mkdir(parents=True, exist_ok=True)
-    for file, content in build().items():
-        write_case_file(FOLDER / f"{file}.json", content)
+    for book in BOOKS.values():
+        book.write()
     return 0
 
 

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
-from inboxspec.machines.writer_proofs_driver import run_case
 from tests.writer_proofs_casebook import (
     CLI,
-    FOLDER,
     INITIAL_HOME,
     W_CLI,
     W_DECL,
     W_RCPT,
+    Casebook,
     Entries,
     F,
     active_world,
@@ -30,31 +28,22 @@ from tests.writer_proofs_casebook import (
     initial,
     install,
     locator,
+    mid,
     step,
     swap,
-    write_case_file,
 )
 
-FILE = FOLDER / "fidelity.json"
+BOOK = Casebook("fidelity")
+FILE = BOOK.file
+case = BOOK.case
+build = BOOK.build
 ONE_MIB = 1024 * 1024
-
-Case = tuple[str, str, list[str], dict[str, Any], list[dict[str, Any]], list[str]]
-CASES: list[Case] = []
-
-
-def case(slug: str, description: str, requirements: list[str], cfg: dict[str, Any],
-         steps: list[dict[str, Any]], features: list[str] | None = None) -> None:
-    CASES.append((slug, description, requirements, cfg, steps, features or []))
 
 
 def spare(path: str, text: str, mode: str = "0644") -> Entries:
     """A file outside every root, for a swap to move into one."""
     return [{"path": path.rsplit("/", 1)[0], "type": "dir", "mode": "0755"},
             {"path": path, "type": "file", "text": text, "mode": mode}]
-
-
-def mid(first: str, second: str, during: str = "before_read") -> dict[str, Any]:
-    return step("swap_paths", first=first, second=second, during=during)
 
 
 # -- point 6: a ranked fault wins over a change seen while reading (WRITER-MEAS-4) ---------------
@@ -238,22 +227,8 @@ case("swap-during-unknown-moment", "A swap armed for a moment that is not before
      [mid("cli/src/index.ts", "spare/index.ts", "later"), initial("cli")])
 
 
-def build() -> dict[str, Any]:
-    rendered = []
-    for slug, description, requirements, cfg, steps, features in CASES:
-        result = run_case(cfg, steps)
-        entry: dict[str, Any] = {"id": f"writer-proofs/{slug}", "description": description,
-                                 "requirements": requirements}
-        if features:
-            entry["features"] = features
-        entry["config"] = cfg
-        entry["steps"] = [{**s, "expect": out} for s, out in zip(steps, result["outputs"], strict=True)]
-        rendered.append(entry)
-    return {"machine": "writer-proofs", "cases": rendered}
-
-
 def main() -> int:
-    write_case_file(FILE, build())
+    BOOK.write()
     return 0
 
 

@@ -16,14 +16,13 @@ import json
 import sys
 from typing import Any
 
-from inboxspec.machines.writer_proofs_driver import run_case
 from tests.writer_proofs_casebook import (
     CLI,
-    FOLDER,
     INITIAL_HOME,
     W_CLI,
     W_DECL,
     W_RCPT,
+    Casebook,
     F,
     active_world,
     config,
@@ -31,24 +30,15 @@ from tests.writer_proofs_casebook import (
     initial,
     install,
     locator,
+    mid,
     step,
     swap,
-    write_case_file,
 )
 
-FILE = FOLDER / "guesses.json"
-
-Case = tuple[str, str, list[str], dict[str, Any], list[dict[str, Any]]]
-CASES: list[Case] = []
-
-
-def case(slug: str, description: str, requirements: list[str], cfg: dict[str, Any],
-         steps: list[dict[str, Any]]) -> None:
-    CASES.append((slug, description, requirements, cfg, steps))
-
-
-def mid(first: str, second: str, during: str = "before_read") -> dict[str, Any]:
-    return step("swap_paths", first=first, second=second, during=during)
+BOOK = Casebook("guesses", id_prefix="writer-proofs/guess-")
+FILE = BOOK.file
+case = BOOK.case
+build = BOOK.build
 
 
 OTHER_INDEX = [{"path": "spare", "type": "dir", "mode": "0755"},
@@ -186,19 +176,8 @@ case("renewal-escape-leaves-no-context", "An active read that escapes with the r
      ["WRITER-SES-1", "WRITER-ACT-7", "WRITER-IF-3"], config(active_world(renewal="pending")), [initial(), step("active"), step("attest")])
 
 
-def build() -> dict[str, Any]:
-    rendered = []
-    for slug, description, requirements, cfg, steps in CASES:
-        result = run_case(cfg, steps)
-        entry: dict[str, Any] = {"id": f"writer-proofs/guess-{slug}", "description": description,
-                                 "requirements": requirements, "config": cfg}
-        entry["steps"] = [{**s, "expect": out} for s, out in zip(steps, result["outputs"], strict=True)]
-        rendered.append(entry)
-    return {"machine": "writer-proofs", "cases": rendered}
-
-
 def main() -> int:
-    write_case_file(FILE, build())
+    BOOK.write()
     return 0
 
 

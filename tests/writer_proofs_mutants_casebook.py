@@ -16,16 +16,15 @@ import json
 import sys
 from typing import Any
 
-from inboxspec.machines.writer_proofs_driver import run_case
 from tests.writer_proofs_casebook import (
     BASE,
     CLI,
     DECL,
-    FOLDER,
     INITIAL_HOME,
     W_CLI,
     W_DECL,
     W_RCPT,
+    Casebook,
     F,
     active_world,
     config,
@@ -39,18 +38,19 @@ from tests.writer_proofs_casebook import (
     write_case_file,
 )
 
-FILE = FOLDER / "mutants.json"
+BOOK = Casebook("mutants")
+FILE = BOOK.file
 
 # The outcome of a case's last step: ("refusal", category, cause, detail, phase), ("measured", roots),
 # ("attested",), ("renewal", state) or ("error", code).
 Outcome = tuple[Any, ...]
-Case = tuple[str, str, list[str], dict[str, Any], list[dict[str, Any]], list[str], Outcome]
-CASES: list[Case] = []
+INTENDED: list[tuple[str, Outcome]] = []  # (slug, outcome), in the order of BOOK.cases
 
 
 def case(slug: str, description: str, requirements: list[str], cfg: dict[str, Any],
          steps: list[dict[str, Any]], intended: Outcome, features: list[str] | None = None) -> None:
-    CASES.append((slug, description, requirements, cfg, steps, features or [], intended))
+    BOOK.case(slug, description, requirements, cfg, steps, features)
+    INTENDED.append((slug, intended))
 
 
 def refused(category: str, cause: str, detail: str | None, phase: str = "initial") -> Outcome:
@@ -262,25 +262,15 @@ case("swap-with-one-non-string-path", "A swap whose first path is a number (the 
 
 
 def build() -> dict[str, Any]:
-    rendered = []
-    for slug, description, requirements, cfg, steps, features, intended in CASES:
-        result = run_case(cfg, steps)
-        entry: dict[str, Any] = {"id": f"writer-proofs/{slug}", "description": description,
-                                 "requirements": requirements}
-        if features:
-            entry["features"] = features
-        entry["config"] = cfg
-        if "config_error" in result:
-            recorded: Outcome = ("config_error", result["config_error"])
-            entry["expect_config_error"] = result["config_error"]
-            entry["steps"] = []
+    content = BOOK.build()
+    for entry, (slug, intended) in zip(content["cases"], INTENDED, strict=True):
+        if "expect_config_error" in entry:
+            recorded: Outcome = ("config_error", entry["expect_config_error"])
         else:
-            recorded = outcome(result["outputs"][-1])
-            entry["steps"] = [{**s, "expect": out} for s, out in zip(steps, result["outputs"], strict=True)]
+            recorded = outcome(entry["steps"][-1]["expect"])
         if recorded != intended:
             raise AssertionError(f"{slug}: the reference gives {recorded}, the spec says {intended}")
-        rendered.append(entry)
-    return {"machine": "writer-proofs", "cases": rendered}
+    return content
 
 
 def main() -> int:

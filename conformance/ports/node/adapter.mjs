@@ -11,7 +11,7 @@ import * as idleSubscriptions from "./idle-subscriptions.mjs";
 import * as writerProofs from "./writer-proofs.mjs";
 import * as inboxRefresh from "./inbox-refresh.mjs";
 
-/** @typedef {{ event: string, args?: Record<string, unknown> }} Step */
+/** @typedef {import("./protocol.mjs").Step} Step */
 /**
  * What adapter.mjs needs of a machine module.
  * @typedef {object} MachinePort

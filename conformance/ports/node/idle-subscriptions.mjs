@@ -14,6 +14,7 @@ import {
   agrees, configDefault, configKeys, eventOf, loadInterface, optionNames, unknownArguments, vocabulary, withConfigDefaults,
   withDefaults,
 } from "./interface-data.mjs";
+import { CodedError, runSteps } from "./protocol.mjs";
 
 const INTERFACE = loadInterface("idle-subscriptions");
 // One feature per finding option.
@@ -86,14 +87,8 @@ agrees("the notice texts", { tag: TAG, tail: TAIL, prefix_phrase: PHRASE, unname
  *   | "no_turn" | "duplicate_subscription"} IdleErrorCode
  */
 
-export class IdleError extends Error {
-  /** @param {IdleErrorCode} code @param {string} message */
-  constructor(code, message) {
-    super(message);
-    /** @readonly */
-    this.code = code;
-  }
-}
+/** @extends {CodedError<IdleErrorCode>} */
+export class IdleError extends CodedError {}
 /** @param {IdleErrorCode} code @param {string} why @returns {never} */
 const fail = (code, why) => { throw new IdleError(code, why); };
 
@@ -307,7 +302,7 @@ function describe(address, detailShared, foldLookalikes) {
 /** @typedef {{ subscription: number, kind: PeerIdleNoticeKind, text: string }} Notice */
 /** @typedef {{ notices: Notice[], sent: SentAnswer[], swept: { requester: string, subscription: number }[] }} Effects */
 /** @typedef {"idle" | "busy" | "settling" | "backing_off" | "exited" | "shut_down"} Phase */
-/** @typedef {Record<string, unknown>} Args */
+/** @typedef {import("./protocol.mjs").Args} Args */
 
 const ANSWER_FIELDS = vocabulary(INTERFACE, "answer_fields");
 const ANSWER_KINDS = vocabulary(INTERFACE, "answer_kinds");
@@ -554,8 +549,8 @@ export class IdleSubscriptions {
 // JSON has no undefined: a null or absent time or detail is passed as undefined (the seed's
 // "not given"), and an undefined label comes back as null.
 
-/** @typedef {{ event: string, args?: Args }} Step */
-/** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
+/** @typedef {import("./protocol.mjs").Step} Step */
+/** @typedef {import("./protocol.mjs").CaseResult} CaseResult */
 
 /** @param {unknown} v JSON's null as the seed's "not given". */
 const given = (v) => (v === null ? undefined : v);
@@ -624,12 +619,5 @@ const MACHINE_EVENTS = {
  * @returns {CaseResult}
  */
 export function runCase(config, steps) {
-  let machine;
-  try {
-    machine = new IdleSubscriptions(config);
-  } catch (error) {
-    if (error instanceof IdleError) return { config_error: error.code };
-    throw error;
-  }
-  return { outputs: steps.map((step) => applyStep(machine, step)) };
+  return runSteps(IdleError, () => new IdleSubscriptions(config), applyStep, steps);
 }

@@ -12,6 +12,7 @@ import {
   agrees, configDefault, configKeys, eventOf, loadInterface, optionNames, recordFields, unknownArgumentCode,
   vocabulary, withConfigDefaults, withDefaults, withRecordDefaults,
 } from "./interface-data.mjs";
+import { CodedError, runSteps } from "./protocol.mjs";
 
 export const NAME = "inbox-refresh";
 // The config keys, the job script and computation records, each event's arguments, defaults and
@@ -99,14 +100,8 @@ agrees("the status kinds", Object.keys(TITLE), vocabulary(INTERFACE, "status_kin
  *   | "closed"} RefreshErrorCode
  */
 
-export class RefreshError extends Error {
-  /** @param {RefreshErrorCode} code @param {string} message */
-  constructor(code, message) {
-    super(message);
-    /** @readonly */
-    this.code = code;
-  }
-}
+/** @extends {CodedError<RefreshErrorCode>} */
+export class RefreshError extends CodedError {}
 /** @param {RefreshErrorCode} code @param {string} message @returns {never} */
 const fail = (code, message) => { throw new RefreshError(code, message); };
 
@@ -427,8 +422,8 @@ export class InboxCache {
 // -- the fakes a case describes (REFRESH-IF-1..3) ------------------------------------
 
 /** @typedef {Record<string, any>} Args */
-/** @typedef {{ event: string, args?: Args }} Step */
-/** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
+/** @typedef {import("./protocol.mjs").Step} Step */
+/** @typedef {import("./protocol.mjs").CaseResult} CaseResult */
 /** @typedef {{ readonly now: number }} FakeClock */
 /**
  * @typedef {object} JobScript One scripted worker job (REFRESH-IF-2).
@@ -674,10 +669,5 @@ const HANDLERS = {
  * @returns {CaseResult}
  */
 export function runCase(config, steps) {
-  let session;
-  try { session = new InboxRefreshCaseSession(config); } catch (error) {
-    if (error instanceof RefreshError) return { config_error: error.code };
-    throw error;
-  }
-  return { outputs: steps.map((step) => session.apply(step)) };
+  return runSteps(RefreshError, () => new InboxRefreshCaseSession(config), (session, step) => session.apply(step), steps);
 }

@@ -13,6 +13,7 @@ import {
   agrees, configDefault, configKeys, eventOf, loadInterface, optionNames, unknownArguments, vocabulary,
   withConfigDefaults, withDefaults,
 } from "./interface-data.mjs";
+import { CodedError, runSteps } from "./protocol.mjs";
 
 const INTERFACE = loadInterface("peer-delivery");
 export const NAME = "peer-delivery";
@@ -107,14 +108,8 @@ const BLANKED = /[\p{Cc}\p{Cf}\p{Cs}\p{Zs}\p{Zl}\p{Zp}\[\]<>«»"]/gu;
  *   | "invalid_reasons" | "box_full"} PeerDeliveryErrorCode
  */
 
-export class PeerDeliveryError extends Error {
-  /** @param {PeerDeliveryErrorCode} code @param {string} message */
-  constructor(code, message) {
-    super(message);
-    /** @readonly */
-    this.code = code;
-  }
-}
+/** @extends {CodedError<PeerDeliveryErrorCode>} */
+export class PeerDeliveryError extends CodedError {}
 
 /** @param {PeerDeliveryErrorCode} code @param {string} message @returns {never} */
 const fail = (code, message) => { throw new PeerDeliveryError(code, message); };
@@ -268,7 +263,9 @@ export function resolveCrossSessionDialogExpiry(raw) {
  * @property {PeerDropReason | null} reason
  */
 /** @typedef {{ ticket: number, facts: MessageFacts, cause: CrossSessionHoldCause, deadline: number | null }} HeldEntry */
-/** @typedef {Record<string, unknown>} Args */
+/** @typedef {{ ticket: number, sender: string, cause: CrossSessionHoldCause, deadline_ms: number | null }} HeldOutput */
+/** PEER-IF-2: the state block every stateful event's output carries. @typedef {{ receipts: Receipt[], held: HeldOutput[], box: number }} DeliveryState */
+/** @typedef {import("./protocol.mjs").Args} Args */
 
 /**
  * PEER-JUDGE-1, first match wins; a drain round skips the ingress guard (G1-G4).
@@ -349,7 +346,7 @@ export class PeerDelivery {
     return arms && this.expiryMs !== null ? this.now + this.expiryMs : null;
   }
 
-  /** @param {Receipt[]} receipts @param {Record<string, unknown>} [extra] */
+  /** @param {Receipt[]} receipts @param {Record<string, unknown>} [extra] @returns {DeliveryState} */
   state(receipts, extra = {}) {
     return {
       receipts,
@@ -489,8 +486,8 @@ export class PeerDelivery {
 // seed-named functions above (README.md has the table). JSON has no undefined, so an absent
 // argument is passed as undefined (the seed's "not given") and a null drop reason as undefined.
 
-/** @typedef {{ event: string, args?: Args }} Step */
-/** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
+/** @typedef {import("./protocol.mjs").Step} Step */
+/** @typedef {import("./protocol.mjs").CaseResult} CaseResult */
 /** @typedef {"send_message" | "set_recipient" | "set_dialog_expiry" | "advance" | "drain" | "approve" | "deny" | "take"} StatefulEvent */
 
 /** @type {readonly string[]} The events of PeerDelivery's methods: those that are not pure. */
@@ -557,12 +554,5 @@ function applyStep(delivery, { event, args = {} }) {
  * @returns {CaseResult}
  */
 export function runCase(config, steps) {
-  let delivery;
-  try {
-    delivery = new PeerDelivery(config);
-  } catch (error) {
-    if (error instanceof PeerDeliveryError) return { config_error: error.code };
-    throw error;
-  }
-  return { outputs: steps.map((step) => applyStep(delivery, step)) };
+  return runSteps(PeerDeliveryError, () => new PeerDelivery(config), applyStep, steps);
 }

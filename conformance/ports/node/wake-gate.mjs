@@ -12,6 +12,7 @@
 
 import { agrees, configDefault, configKeys, eventOf, loadInterface, optionNames, unknownArguments, vocabulary, withDefaults }
   from "./interface-data.mjs";
+import { CodedError, runSteps } from "./protocol.mjs";
 
 const INTERFACE = loadInterface("wake-gate");
 
@@ -63,14 +64,8 @@ const OPTION_NAMES = optionNames(INTERFACE);
  *   | "invalid_streak" | "invalid_floor" | "empty_batch"} WakeGateErrorCode
  */
 
-export class WakeGateError extends Error {
-  /** @param {WakeGateErrorCode} code @param {string} message */
-  constructor(code, message) {
-    super(message);
-    /** @readonly */
-    this.code = code;
-  }
-}
+/** @extends {CodedError<WakeGateErrorCode>} */
+export class WakeGateError extends CodedError {}
 
 /** @param {unknown} v @returns {v is number} */
 const isNatural = (v) => Number.isSafeInteger(v) && /** @type {number} */ (v) >= 0;
@@ -259,8 +254,8 @@ export class InboxWakePolicy {
 export const FEATURES = OPTION_NAMES.map((name) => `option:${name}`);
 const CONFIG_KEYS = configKeys(INTERFACE);
 
-/** @typedef {{ event: string, args?: Record<string, unknown> }} Step */
-/** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
+/** @typedef {import("./protocol.mjs").Step} Step */
+/** @typedef {import("./protocol.mjs").CaseResult} CaseResult */
 
 
 /**
@@ -342,12 +337,5 @@ class WakeGateSession {
  * @returns {CaseResult}
  */
 export function runCase(config, steps) {
-  let session;
-  try {
-    session = new WakeGateSession(config);
-  } catch (error) {
-    if (error instanceof WakeGateError) return { config_error: error.code };
-    throw error;
-  }
-  return { outputs: steps.map((step) => session.apply(step)) };
+  return runSteps(WakeGateError, () => new WakeGateSession(config), (session, step) => session.apply(step), steps);
 }

@@ -15,6 +15,7 @@ import { types } from "node:util";
 import {
   agrees, configKeys, eventOf, loadInterface, optionNames, unknownArguments, vocabulary, withConfigDefaults, withDefaults,
 } from "./interface-data.mjs";
+import { CodedError, runSteps } from "./protocol.mjs";
 
 const INTERFACE = loadInterface("writer-proofs");
 const OPTIONS = optionNames(INTERFACE);
@@ -71,10 +72,8 @@ const own = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
 
 // -- errors -------------------------------------------------------------------------------------
 /** @typedef {"invalid_config" | "invalid_argument" | "invalid_roots" | "no_context" | "fences_not_held"} WriterProofsErrorCode */
-class WriterProofsError extends Error {
-  /** @param {WriterProofsErrorCode} code @param {string} message */
-  constructor(code, message) { super(message); this.code = code; }
-}
+/** @extends {CodedError<WriterProofsErrorCode>} */
+class WriterProofsError extends CodedError {}
 
 /**
  * WRITER-MSG: the refusal's message, from its fields.
@@ -684,9 +683,9 @@ function swapPaths(dir, first, second) {
   if (hasA) { recheck(); fs.renameSync(parking, b); }
 }
 
-/** @typedef {Record<string, unknown>} Args */
-/** @typedef {{ event: string, args?: Args }} Step */
-/** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
+/** @typedef {import("./protocol.mjs").Args} Args */
+/** @typedef {import("./protocol.mjs").Step} Step */
+/** @typedef {import("./protocol.mjs").CaseResult} CaseResult */
 
 class Session {
   /** @param {unknown} config */
@@ -775,16 +774,9 @@ export function runCase(config, steps) {
   // port's own, removed when the case ends: nothing of a run is left behind (PROTO-FIX-1).
   const empty = typeof fixtureDir === "string" ? null : fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "inboxspec-empty-")));
   try {
-    let session;
-    try {
-      armedSwap = null;
-      session = new Session(isObject(config) ? { ...config, fixture_dir: empty ?? fixtureDir } : config);
-    } catch (error) {
-      if (error instanceof WriterProofsError) return { config_error: error.code };
-      throw error;
-    }
-    const opened = session;
-    return { outputs: steps.map((step) => opened.apply(step)) };
+    armedSwap = null;
+    return runSteps(WriterProofsError, () => new Session(isObject(config) ? { ...config, fixture_dir: empty ?? fixtureDir } : config),
+      (session, step) => session.apply(step), steps);
   } finally {
     // A step may have swapped paths inside it, never out of it: a plain recursive removal suffices.
     if (empty !== null) fs.rmSync(empty, { recursive: true, force: true });

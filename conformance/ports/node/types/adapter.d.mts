@@ -1,8 +1,5 @@
 #!/usr/bin/env node
-export type Step = {
-    event: string;
-    args?: Record<string, unknown>;
-};
+export type Step = import("./protocol.mjs").Step;
 /**
  * What adapter.mjs needs of a machine module.
  */

@@ -58,11 +58,9 @@ export const PEER_IDLE_UNAVAILABLE_CAUSES: "it is shutting down, its subscriptio
  * @typedef {"invalid_config" | "invalid_argument" | "invalid_time" | "target_closed" | "turn_in_progress"
  *   | "no_turn" | "duplicate_subscription"} IdleErrorCode
  */
-export class IdleError extends Error {
-    /** @param {IdleErrorCode} code @param {string} message */
+/** @extends {CodedError<IdleErrorCode>} */
+export class IdleError extends CodedError<IdleErrorCode> {
     constructor(code: IdleErrorCode, message: string);
-    /** @readonly */
-    readonly code: IdleErrorCode;
 }
 export function isPeerIdleNoticeKind(v: unknown): v is PeerIdleNoticeKind;
 export class IdleSubscriptions {
@@ -197,13 +195,7 @@ export type Effects = {
     }[];
 };
 export type Phase = "idle" | "busy" | "settling" | "backing_off" | "exited" | "shut_down";
-export type Args = Record<string, unknown>;
-export type Step = {
-    event: string;
-    args?: Args;
-};
-export type CaseResult = {
-    outputs: Record<string, unknown>[];
-} | {
-    config_error: string;
-};
+export type Args = import("./protocol.mjs").Args;
+export type Step = import("./protocol.mjs").Step;
+export type CaseResult = import("./protocol.mjs").CaseResult;
+import { CodedError } from "./protocol.mjs";

@@ -57,11 +57,9 @@ export const FEATURES: string[];
  * @typedef {"invalid_config" | "invalid_argument" | "invalid_time" | "invalid_callers" | "invalid_invalidation"
  *   | "closed"} RefreshErrorCode
  */
-export class RefreshError extends Error {
-    /** @param {RefreshErrorCode} code @param {string} message */
+/** @extends {CodedError<RefreshErrorCode>} */
+export class RefreshError extends CodedError<RefreshErrorCode> {
     constructor(code: RefreshErrorCode, message: string);
-    /** @readonly */
-    readonly code: RefreshErrorCode;
 }
 /**
  * The memory inbox's request-driven refresh cache (seed 002's `InboxCache`). Unlike the seed's,
@@ -281,15 +279,8 @@ export type StatusKind = "refreshing" | "unavailable";
 export type InboxErrorKind = "failure" | "cleanup" | "runtime";
 export type RefreshErrorCode = "invalid_config" | "invalid_argument" | "invalid_time" | "invalid_callers" | "invalid_invalidation" | "closed";
 export type Args = Record<string, any>;
-export type Step = {
-    event: string;
-    args?: Args;
-};
-export type CaseResult = {
-    outputs: Record<string, unknown>[];
-} | {
-    config_error: string;
-};
+export type Step = import("./protocol.mjs").Step;
+export type CaseResult = import("./protocol.mjs").CaseResult;
 export type FakeClock = {
     readonly now: number;
 };
@@ -310,6 +301,7 @@ export type JobScript = {
     cancel: "gone" | "unresolved";
     message: string;
 };
+import { CodedError } from "./protocol.mjs";
 declare class JobError extends Error {
 }
 declare class CleanupUnresolved extends JobError {

@@ -80,11 +80,9 @@ export const PEER_DROP_REASONS: readonly ["rate-limited", "duplicate", "hop-loop
  *   | "invalid_ticket" | "not_held" | "invalid_count" | "invalid_state" | "invalid_recipients"
  *   | "invalid_reasons" | "box_full"} PeerDeliveryErrorCode
  */
-export class PeerDeliveryError extends Error {
-    /** @param {PeerDeliveryErrorCode} code @param {string} message */
+/** @extends {CodedError<PeerDeliveryErrorCode>} */
+export class PeerDeliveryError extends CodedError<PeerDeliveryErrorCode> {
     constructor(code: PeerDeliveryErrorCode, message: string);
-    /** @readonly */
-    readonly code: PeerDeliveryErrorCode;
 }
 export function isPeerDeliveryReceiptState(v: unknown): v is PeerDeliveryReceiptState;
 export class PeerDelivery {
@@ -106,106 +104,25 @@ export class PeerDelivery {
     expiryMs: number | null;
     /** @param {CrossSessionHoldCause} cause @returns {number | null} PEER-EXP-4, PEER-OPT-3 */
     deadline(cause: CrossSessionHoldCause): number | null;
-    /** @param {Receipt[]} receipts @param {Record<string, unknown>} [extra] */
-    state(receipts: Receipt[], extra?: Record<string, unknown>): {
-        receipts: Receipt[];
-        held: {
-            ticket: number;
-            sender: string;
-            cause: "inbound-hold" | "starting-up" | "mode-mismatch" | "no-mode-asserted" | "attestation-garbage";
-            deadline_ms: number | null;
-        }[];
-        box: number;
-    };
+    /** @param {Receipt[]} receipts @param {Record<string, unknown>} [extra] @returns {DeliveryState} */
+    state(receipts: Receipt[], extra?: Record<string, unknown>): DeliveryState;
     /** @param {Args} args */
-    send_message({ sender, sender_mode, attestation, hops, loop, duplicate, rate_limited }: Args): {
-        receipts: Receipt[];
-        held: {
-            ticket: number;
-            sender: string;
-            cause: "inbound-hold" | "starting-up" | "mode-mismatch" | "no-mode-asserted" | "attestation-garbage";
-            deadline_ms: number | null;
-        }[];
-        box: number;
-    };
+    send_message({ sender, sender_mode, attestation, hops, loop, duplicate, rate_limited }: Args): DeliveryState;
     /** @param {Args} args PEER-SET-1 */
-    set_recipient({ setting, starting_up, mode }: Args): {
-        receipts: Receipt[];
-        held: {
-            ticket: number;
-            sender: string;
-            cause: "inbound-hold" | "starting-up" | "mode-mismatch" | "no-mode-asserted" | "attestation-garbage";
-            deadline_ms: number | null;
-        }[];
-        box: number;
-    };
+    set_recipient({ setting, starting_up, mode }: Args): DeliveryState;
     /** @param {Args} args PEER-EXP-2, PEER-EXP-3: an absent value is undefined, the seed's "not given". */
-    set_dialog_expiry(args: Args): {
-        receipts: Receipt[];
-        held: {
-            ticket: number;
-            sender: string;
-            cause: "inbound-hold" | "starting-up" | "mode-mismatch" | "no-mode-asserted" | "attestation-garbage";
-            deadline_ms: number | null;
-        }[];
-        box: number;
-    };
+    set_dialog_expiry(args: Args): DeliveryState;
     /** @param {Args} args PEER-TIME-1 */
-    advance({ now_ms }: Args): {
-        receipts: Receipt[];
-        held: {
-            ticket: number;
-            sender: string;
-            cause: "inbound-hold" | "starting-up" | "mode-mismatch" | "no-mode-asserted" | "attestation-garbage";
-            deadline_ms: number | null;
-        }[];
-        box: number;
-    };
-    drain(): {
-        receipts: Receipt[];
-        held: {
-            ticket: number;
-            sender: string;
-            cause: "inbound-hold" | "starting-up" | "mode-mismatch" | "no-mode-asserted" | "attestation-garbage";
-            deadline_ms: number | null;
-        }[];
-        box: number;
-    };
+    advance({ now_ms }: Args): DeliveryState;
+    drain(): DeliveryState;
     /** @param {unknown} ticket @returns {number} the entry's index (PEER-HOLD-4) */
     find(ticket: unknown): number;
     /** @param {Args} args PEER-HOLD-3, PEER-HOLD-5, PEER-OPT-2 */
-    approve({ ticket }: Args): {
-        receipts: Receipt[];
-        held: {
-            ticket: number;
-            sender: string;
-            cause: "inbound-hold" | "starting-up" | "mode-mismatch" | "no-mode-asserted" | "attestation-garbage";
-            deadline_ms: number | null;
-        }[];
-        box: number;
-    };
+    approve({ ticket }: Args): DeliveryState;
     /** @param {Args} args PEER-HOLD-3 */
-    deny({ ticket }: Args): {
-        receipts: Receipt[];
-        held: {
-            ticket: number;
-            sender: string;
-            cause: "inbound-hold" | "starting-up" | "mode-mismatch" | "no-mode-asserted" | "attestation-garbage";
-            deadline_ms: number | null;
-        }[];
-        box: number;
-    };
+    deny({ ticket }: Args): DeliveryState;
     /** @param {Args} args PEER-HOLD-6 */
-    take({ count }: Args): {
-        receipts: Receipt[];
-        held: {
-            ticket: number;
-            sender: string;
-            cause: "inbound-hold" | "starting-up" | "mode-mismatch" | "no-mode-asserted" | "attestation-garbage";
-            deadline_ms: number | null;
-        }[];
-        box: number;
-    };
+    take({ count }: Args): DeliveryState;
 }
 export type RecipientSetting = "accept" | "hold" | "refuse" | null;
 export type Recipient = {
@@ -250,7 +167,21 @@ export type HeldEntry = {
     cause: CrossSessionHoldCause;
     deadline: number | null;
 };
-export type Args = Record<string, unknown>;
+export type HeldOutput = {
+    ticket: number;
+    sender: string;
+    cause: CrossSessionHoldCause;
+    deadline_ms: number | null;
+};
+/**
+ * PEER-IF-2: the state block every stateful event's output carries.
+ */
+export type DeliveryState = {
+    receipts: Receipt[];
+    held: HeldOutput[];
+    box: number;
+};
+export type Args = import("./protocol.mjs").Args;
 export type CrossSessionDialogExpiry = (typeof CROSS_SESSION_DIALOG_EXPIRY_VALUES)[number];
 /**
  * A resolved `dialogExpiry`: `invalid` is true when the input was outside the vocabulary and the
@@ -268,14 +199,8 @@ export type CrossSessionHoldCause = (typeof CROSS_SESSION_HOLD_CAUSES)[number];
 export type PeerDeliveryReceiptState = (typeof PEER_DELIVERY_RECEIPT_STATES)[number];
 export type PeerDropReason = (typeof PEER_DROP_REASONS)[number];
 export type PeerDeliveryErrorCode = "invalid_config" | "invalid_argument" | "invalid_message" | "invalid_recipient" | "invalid_time" | "invalid_ticket" | "not_held" | "invalid_count" | "invalid_state" | "invalid_recipients" | "invalid_reasons" | "box_full";
-export type Step = {
-    event: string;
-    args?: Args;
-};
-export type CaseResult = {
-    outputs: Record<string, unknown>[];
-} | {
-    config_error: string;
-};
+export type Step = import("./protocol.mjs").Step;
+export type CaseResult = import("./protocol.mjs").CaseResult;
 export type StatefulEvent = "send_message" | "set_recipient" | "set_dialog_expiry" | "advance" | "drain" | "approve" | "deny" | "take";
 export type PureCall = (args: Args) => Record<string, unknown>;
+import { CodedError } from "./protocol.mjs";

@@ -52,11 +52,9 @@ export const SCHEDULED_PREFIX: "[scheduled] ";
  * @typedef {"invalid_config" | "invalid_argument" | "invalid_batch" | "invalid_message" | "invalid_time"
  *   | "invalid_streak" | "invalid_floor" | "empty_batch"} WakeGateErrorCode
  */
-export class WakeGateError extends Error {
-    /** @param {WakeGateErrorCode} code @param {string} message */
+/** @extends {CodedError<WakeGateErrorCode>} */
+export class WakeGateError extends CodedError<WakeGateErrorCode> {
     constructor(code: WakeGateErrorCode, message: string);
-    /** @readonly */
-    readonly code: WakeGateErrorCode;
 }
 export class InboxWakePolicy {
     /**
@@ -152,12 +150,6 @@ export type InboxWakePolicySettings = {
     options?: InboxWakeOptions | undefined;
 };
 export type WakeGateErrorCode = "invalid_config" | "invalid_argument" | "invalid_batch" | "invalid_message" | "invalid_time" | "invalid_streak" | "invalid_floor" | "empty_batch";
-export type Step = {
-    event: string;
-    args?: Record<string, unknown>;
-};
-export type CaseResult = {
-    outputs: Record<string, unknown>[];
-} | {
-    config_error: string;
-};
+export type Step = import("./protocol.mjs").Step;
+export type CaseResult = import("./protocol.mjs").CaseResult;
+import { CodedError } from "./protocol.mjs";

@@ -104,16 +104,9 @@ export type Measurement = {
     roots: MeasuredRoot[];
     writers: Writer[];
 };
-export type Args = Record<string, unknown>;
-export type Step = {
-    event: string;
-    args?: Args;
-};
-export type CaseResult = {
-    outputs: Record<string, unknown>[];
-} | {
-    config_error: string;
-};
+export type Args = import("./protocol.mjs").Args;
+export type Step = import("./protocol.mjs").Step;
+export type CaseResult = import("./protocol.mjs").CaseResult;
 declare const FAILURE_DETAILS: {
     "below-minimum": string;
     "wrong-package": string;
