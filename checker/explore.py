@@ -195,6 +195,9 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
         next_depth = pre_depth + 1
         if recording:
             pre_number = number[pre]
+        # WARNING: checker/parallel.py expands a state with the same five lines (load, fire, store,
+        # output, coverage); they are inlined in both hot loops rather than shared through a call
+        # per step, so a change to how one step is taken must be made in both.
         for index, action, fire, check_seen, check_new in letters[pre[0]]:
             load(data, pre)
             fired = fire(data)

@@ -91,6 +91,8 @@ class _Expander:
         sent_before, sent_now = self.sent_before, self.sent_this_level
         local: set[Snapshot] = set()
         for position, pre in enumerate(chunk):
+            # WARNING: the serial search (checker/explore.py) takes a step with the same lines;
+            # change both together (inlined in both hot loops on purpose).
             for index, fire, check_seen, check_new in letters[pre[0]]:  # type: ignore[index]
                 load(data, pre)
                 fired = fire(data)
