@@ -439,16 +439,16 @@ class MutationHarnessError(RuntimeError):
     """The benchmark itself could not run a mutant (not a kill, not a survival)."""
 
 
-def _cases_kill(machine_name: str) -> str | None:
-    """In a fresh import of inboxspec: the first case that fails, or None."""
+def _cases_kill(machine_name: str, cases: Sequence[Any]) -> str | None:
+    """In a fresh import of the mutated module and of what imports it: the first of ``cases``
+    (loaded once by the parent: a case is data, untouched by any mutant) that fails, or None."""
     from inboxspec import machines
-    from inboxspec.conformance.casefiles import load_cases
     from inboxspec.conformance.compare import first_difference
 
     if machine_name not in machines.REGISTRY:  # registered at run time, by a test say
         return HARNESS + f"{machine_name} is not in a fresh import of the registry"
     machine = machines.get(machine_name)
-    for case in load_cases([machine.cases]):
+    for case in cases:
         try:
             actual = machine.run_case(case.config, case.inputs)
             difference = first_difference(case, actual)
@@ -457,6 +457,55 @@ def _cases_kill(machine_name: str) -> str | None:
         if difference is not None:
             return f"{case.id}: {difference.splitlines()[0]}"
     return None
+
+
+def _imported_modules(name: str) -> set[str]:
+    """The ``inboxspec`` modules one loaded module's source imports (anywhere in it)."""
+    module = sys.modules.get(name)
+    origin = getattr(module, "__file__", None)
+    if origin is None or not origin.endswith(".py"):
+        return set()
+    package = name if origin.endswith("__init__.py") else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(Path(origin).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {m for m in found if m in sys.modules}
+
+
+def stale_modules(mutated: str) -> set[str]:
+    """The modules a child must import afresh for ``mutated`` to take effect: the mutated
+    module, every loaded ``inboxspec`` module that imports it directly or through another,
+    and the registry package (``inboxspec.machines``), so that a fresh registry holds only
+    the bundled machines. Every other module is shared with the parent as loaded, which
+    saves each child importing the whole package again."""
+    loaded = [m for m in sys.modules if m == "inboxspec" or m.startswith("inboxspec.")]
+    imports = {m: _imported_modules(m) for m in loaded}
+    stale = {mutated}
+    grew = True
+    while grew:
+        grew = False
+        for module, names in imports.items():
+            if module not in stale and names & stale:
+                stale.add(module)
+                grew = True
+    return stale | {"inboxspec.machines"}
+
+
+def _bundled_cases(machine_name: str) -> list[Any]:
+    """The machine's bundled cases, or none for a machine the registry does not hold (the child
+    then reports it as a harness error)."""
+    from inboxspec import machines
+    from inboxspec.conformance.casefiles import load_cases
+
+    return load_cases([machines.get(machine_name).cases]) if machine_name in machines.REGISTRY else []
 
 
 @dataclass
@@ -471,10 +520,13 @@ class MutantChild:
     tmpdir: str
 
 
-def start_mutant(machine_name: str, mutant: Mutant, timeout: float) -> MutantChild:
+def start_mutant(machine_name: str, mutant: Mutant, timeout: float,
+                 cases: Sequence[Any] | None = None) -> MutantChild:
     """Fork a child that replays the machine's bundled cases through ``mutant``."""
     tree = mutated_source(mutant)
     origin = str(importlib.util.find_spec(mutant.module).origin)  # type: ignore[union-attr]
+    chosen = _bundled_cases(machine_name) if cases is None else cases
+    stale = stale_modules(mutant.module)
     tmpdir = tempfile.mkdtemp(prefix="inboxspec-mutant-")
     read, write = os.pipe()
     child = os.fork()
@@ -488,10 +540,14 @@ def start_mutant(machine_name: str, mutant: Mutant, timeout: float) -> MutantChi
             signal.alarm(max(1, int(timeout)))
             os.environ["TMPDIR"] = tmpdir
             tempfile.tempdir = tmpdir
-            for name in [m for m in sys.modules if m == "inboxspec" or m.startswith("inboxspec.")]:
-                del sys.modules[name]
+            for name in stale:
+                sys.modules.pop(name, None)
+                # `from package import module` reads the package's attribute first: drop it too.
+                parent, _, leaf = name.rpartition(".")
+                if parent in sys.modules and parent not in stale and hasattr(sys.modules[parent], leaf):
+                    delattr(sys.modules[parent], leaf)
             sys.meta_path.insert(0, _MutantFinder(mutant.module, tree, origin))
-            reason = _cases_kill(machine_name)
+            reason = _cases_kill(machine_name, chosen)
             os.write(write, (reason or "").encode("utf-8", "replace")[:2000])
         except BaseException as error:  # the mutant broke the import itself
             os.write(write, f"import failed: {type(error).__name__}".encode())
@@ -534,11 +590,12 @@ def run_mutants(machine_name: str, mutants: Sequence[Mutant], timeout: float, jo
     """Each mutant's kill reason (None: survived), ``jobs`` children at a time."""
     verdicts: dict[str, str | None] = {}
     running: dict[int, MutantChild] = {}
+    cases = _bundled_cases(machine_name)
     waiting = list(reversed(mutants))
     try:
         while waiting or running:
             while waiting and len(running) < jobs:
-                child = start_mutant(machine_name, waiting.pop(), timeout)
+                child = start_mutant(machine_name, waiting.pop(), timeout, cases)
                 running[child.pid] = child
             pid, status = os.waitpid(-1, 0)
             if pid not in running:  # not a mutant child of this run (none is expected)

@@ -206,3 +206,13 @@ def _generate(chart: str, state: str, event: str, rows: tuple[CompiledTransition
     exec("\n".join(lines), namespace)
     function: Callable[[Any], CompiledTransition] = namespace["fire"]
     return function
+
+
+def take_step(data: Any, pre: Any, fire: Callable[[Any], Any], load: Callable[[Any, Any], None],
+              store: Callable[[Any, Any], Any]) -> tuple[Any, Any, Any]:
+    """One explored step, as the serial and the parallel search both take it: load the snapshot
+    ``pre`` into ``data``, fire the letter, store the state reached. Returns (the transition
+    fired, the snapshot reached, the chart's output)."""
+    load(data, pre)
+    fired = fire(data)
+    return fired, store(data, fired.target), data.output

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.checker.compiled import CompiledChart, CompiledTransition
+from inboxspec.checker.compiled import CompiledChart, CompiledTransition, take_step
 from inboxspec.checker.cycles import Edge, find_lasso
 from inboxspec.machines.frame import (
     Action,
@@ -122,6 +122,20 @@ def default_workers(name: str, bounds: Mapping[str, str] | None = None) -> int:
     return available_cores()
 
 
+def set_up(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bool] | None
+           ) -> tuple[Explorer, Bounds, dict[str, bool], CompiledChart, Any, list[Action]]:
+    """What every search of a machine starts from, serial or on workers: its explorer description,
+    the parsed bounds and options, the compiled chart, a blank data object with the constants set,
+    and the alphabet."""
+    explorer = machines.get(name).explorer
+    parsed = explorer.parse_bounds(bounds or {})
+    chosen = parse_options(explorer, name, options)
+    chart = CompiledChart(machines.get(name).chart)
+    data = chart.blank()
+    explorer.constants(data, parsed, chosen)
+    return explorer, parsed, chosen, chart, data, list(explorer.alphabet(parsed))
+
+
 def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,
             progress: Progress | None = None, workers: int = 1) -> Exploration:
     """Every reachable state within the bounds, breadth-first; on ``workers`` processes when
@@ -134,13 +148,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
 
         parallel: Exploration = explore_on_workers(name, bounds, options, workers)
         return parallel
-    explorer = entry.explorer
-    parsed = explorer.parse_bounds(bounds or {})
-    chosen = parse_options(explorer, name, options)
-    chart = CompiledChart(entry.chart)
-    data = chart.blank()
-    explorer.constants(data, parsed, chosen)
-    actions = list(explorer.alphabet(parsed))
+    explorer, parsed, chosen, chart, data, actions = set_up(name, bounds, options)
 
     result = Exploration(name, parsed, chosen, all_transitions=chart.transitions)
     start = explorer.initial(parsed)
@@ -199,10 +207,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
             if action.when is not None and not action.when(pre):
                 continue
             fired_letters += 1
-            load(data, pre)
-            fired = fire(data)
-            post = store(data, fired.target)
-            output = data.output
+            fired, post, output = take_step(data, pre, fire, load, store)
             if fired not in covered:
                 # Only the last step is kept here; the BFS tree gives the rest afterwards.
                 covered.add(fired)

@@ -30,9 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inboxspec import machines
-from inboxspec.checker.compiled import CompiledChart
-from inboxspec.machines.frame import Action, Invariant, Snapshot
+from inboxspec.checker.compiled import take_step
+from inboxspec.machines.frame import Invariant, Snapshot
 
 # Per chunk, from a worker: the new successors (post, position in the chunk, letter index),
 # the first violation of each invariant and the first step of each chart transition,
@@ -96,10 +95,7 @@ class _Expander:
                 when = self.when[index]
                 if when is not None and not when(pre):
                     continue
-                load(data, pre)
-                fired = fire(data)
-                post = store(data, fired.target)
-                output = data.output
+                fired, post, output = take_step(data, pre, fire, load, store)
                 if fired not in covered:
                     covered.add(fired)
                     coverage[fired.key] = (position, index, post, output)
@@ -129,17 +125,10 @@ def _expand_in_worker(task: tuple[int, Sequence[Snapshot], frozenset[str]]) -> C
 def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bool] | None,
                        workers: int) -> Any:
     """The same :class:`~inboxspec.checker.explore.Exploration` as ``explore``, on ``workers`` processes."""
-    from inboxspec.checker.explore import Exploration, parse_options, state_level_invariants, trace_to
+    from inboxspec.checker.explore import Exploration, set_up, state_level_invariants, trace_to
 
     global _EXPANDER
-    entry = machines.get(name)
-    explorer = entry.explorer
-    parsed = explorer.parse_bounds(bounds or {})
-    chosen = parse_options(explorer, name, options)
-    chart = CompiledChart(entry.chart)
-    data = chart.blank()
-    explorer.constants(data, parsed, chosen)
-    actions: list[Action] = list(explorer.alphabet(parsed))
+    explorer, parsed, chosen, chart, data, actions = set_up(name, bounds, options)
     by_letter = [[inv for inv in explorer.invariants if inv.applies(a)] for a in actions]
     bound = [chart.bind(a.event, a.kwargs) for a in actions]
     result = Exploration(name, parsed, chosen, all_transitions=chart.transitions)

@@ -61,6 +61,12 @@ class Parameter:
         return self.when_absent or "optional"
 
 
+def defaults_of(parameters: tuple[Parameter, ...]) -> dict[str, Any]:
+    """The value each parameter with a default takes when absent, as a fresh copy, so that a
+    caller may change it without changing the data."""
+    return {p.name: json.loads(json.dumps(p.default)) for p in parameters if p.has_default}
+
+
 @dataclass(frozen=True)
 class Record:
     """A named object that a config key or an argument carries (a scripted job, say)."""
@@ -75,7 +81,7 @@ class Record:
 
     def defaults(self) -> dict[str, Any]:
         """The value each field with a default takes when absent (a fresh copy)."""
-        return {f.name: json.loads(json.dumps(f.default)) for f in self.fields if f.has_default}
+        return defaults_of(self.fields)
 
     def with_defaults(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         """``raw`` over the defaults; fields without a default stay absent when absent."""
@@ -107,7 +113,7 @@ class Event:
 
     def defaults(self) -> dict[str, Any]:
         """The value each argument with a default takes when absent (a fresh copy)."""
-        return {a.name: json.loads(json.dumps(a.default)) for a in self.arguments if a.has_default}
+        return defaults_of(self.arguments)
 
     def with_defaults(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """``args`` over the defaults, in the event's argument order (other names after);
@@ -152,7 +158,7 @@ class Interface:
         return next(k for k in self.config_keys if k.name == name)
 
     def config_defaults(self) -> dict[str, Any]:
-        return {k.name: json.loads(json.dumps(k.default)) for k in self.config_keys if k.has_default}
+        return defaults_of(self.config_keys)
 
     def config_with_defaults(self, config: Mapping[str, Any]) -> dict[str, Any]:
         return {**self.config_defaults(), **config}

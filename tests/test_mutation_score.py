@@ -239,9 +239,20 @@ def test_a_child_killed_at_its_timeout_leaves_no_directory(monkeypatch: pytest.M
     assert not Path(child.tmpdir).exists()
 
 
-def _write_then_hang(machine_name: str) -> str | None:
+def _write_then_hang(machine_name: str, cases: Any) -> str | None:
     """A stand-in for the cases: a fixture file in the child's temporary directory, then a hang."""
     with tempfile.NamedTemporaryFile(delete=False) as handle:
         handle.write(b"fixture")
     time.sleep(30)
     return None
+
+
+def test_a_child_imports_afresh_what_imports_the_mutated_module_and_nothing_else() -> None:
+    import inboxspec.conformance.compare
+    import inboxspec.machines.wake_gate_driver  # noqa: F401
+
+    stale = mutation_score.stale_modules(WAKE)
+    assert {WAKE, "inboxspec.machines.wake_gate_driver", "inboxspec.machines.wake_gate",
+            "inboxspec.machines"} <= stale
+    # What neither the mutated module nor its importers reach stays as the parent loaded it.
+    assert not {"inboxspec.impl.peer_delivery", "inboxspec.impl.errors", "inboxspec.model.wake_gate"} & stale
