@@ -4,7 +4,11 @@ Every transition of every chart (source state, event, and which of the
 event's guarded transitions fired) gets a case: the shortest trace the
 explorer found to it, with concrete inputs and the reference's exact outputs.
 Transitions that need an option are reached with that option on and tagged
-with its feature. The cases cite the requirement IDs named in the docstrings
+with its feature. Transitions that need a bound the default exploration
+keeps small (the host's hand and reminders are off by default) are reached in
+the explorer's coverage explorations (``coverage_bounds``,
+``machines/frame.py``), which only fill in what the default bounds leave
+unreached. The cases cite the requirement IDs named in the docstrings
 of the transition's guards and actions. Transitions of events that a case
 cannot observe (``Explorer.unobservable_events``: time passing between inputs
 that carry their own time) are explored and checked but get no case: their
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inboxspec import machines
@@ -23,7 +27,7 @@ from inboxspec.checker.compiled import CompiledTransition
 from inboxspec.checker.explore import Explorations, compiled_chart
 from inboxspec.checker.traces import concrete_steps, model_disagreements, to_case
 from inboxspec.conformance.casefiles import share_fixtures
-from inboxspec.machines.frame import Step
+from inboxspec.machines.frame import Step, coverage_explorations
 
 REQUIREMENT_ID = re.compile(r"\b[A-Z]+-[A-Z]+-\d+\b")
 
@@ -37,6 +41,34 @@ def requirements_of(transition: CompiledTransition) -> list[str]:
     return found
 
 
+# One exploration that cases are generated from: (raw bounds, options).
+Source = tuple[Mapping[str, str], dict[str, bool]]
+
+# Per chart transition: the options and the shortest trace that reaches it, and the parsed bounds.
+Chosen = dict[tuple[str, str, int], tuple[dict[str, bool], list[Step], Any]]
+
+
+def shortest_traces(explorations: Explorations, name: str,
+                    configurations: Sequence[Source]) -> Chosen:
+    """The shortest trace to each transition over the explorations of ``configurations``
+    (bounds, options); of two as short, the one of the earlier configuration."""
+    chosen: Chosen = {}
+    for bounds, options in configurations:
+        result = explorations.get(name, bounds, options)
+        for key, trace in result.coverage.items():
+            if key not in chosen or len(trace) < len(chosen[key][1]):
+                chosen[key] = (options, trace, result.bounds)
+    return chosen
+
+
+def sources(name: str) -> tuple[list[Source], list[Source]]:
+    """The explorations ``generate`` reads for a machine: the default bounds with no option and
+    with each option on, and the explorer's coverage explorations (at the default options)."""
+    explorer = machines.get(name).explorer
+    return ([({}, {})] + [({}, {o: True}) for o in explorer.options],
+            [(bounds, {}) for bounds in coverage_explorations(explorer)])
+
+
 def generate(name: str, explorations: Explorations | None = None) -> tuple[dict[str, Any], list[str]]:
     """The generated case file of one machine, and its problems: the transitions no
     exploration reached, and the cases on which the model and the reference disagree
@@ -44,13 +76,12 @@ def generate(name: str, explorations: Explorations | None = None) -> tuple[dict[
     explorations = explorations or Explorations()
     explorer = machines.get(name).explorer
     chart = compiled_chart(name)
-    configurations: list[dict[str, bool]] = [{}] + [{option: True} for option in explorer.options]
-    chosen: dict[tuple[str, str, int], tuple[dict[str, bool], list[Step], Any]] = {}
-    for options in configurations:
-        result = explorations.get(name, options=options)
-        for key, trace in result.coverage.items():
-            if key not in chosen or len(trace) < len(chosen[key][1]):
-                chosen[key] = (options, trace, result.bounds)
+    at_defaults, for_coverage = sources(name)
+    chosen = shortest_traces(explorations, name, at_defaults)
+    # A coverage exploration only fills in the transitions that those leave unreached, so a case
+    # stays at the default bounds wherever they reach its transition.
+    for key, found in shortest_traces(explorations, name, for_coverage).items():
+        chosen.setdefault(key, found)
     cases = []
     problems: list[str] = []
     by_key = {t.key: t for t in chart.transitions}

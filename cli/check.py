@@ -53,7 +53,9 @@ def run_check(only: Sequence[str] | None = None, workers: int | None = None) -> 
 
 def _configurations() -> list[Configuration]:
     """Every exploration the model checks ask for: each machine at its manifest's bounds,
-    and at its default bounds with each option on; the largest (by manifest) first."""
+    and at its default bounds with each option on; the largest (by manifest) first; then
+    the coverage explorations of the generated cases, which are small."""
+    from inboxspec.checker.generated_cases import sources
     from inboxspec.checker.manifest import load_manifest
 
     sized: list[tuple[int, Configuration]] = []
@@ -62,6 +64,7 @@ def _configurations() -> list[Configuration]:
         size = int(manifest.get("distinct_states", 0))
         sized.append((size, (entry.name, manifest.get("bounds", {}), {})))
         sized += [(size, (entry.name, {}, {option: True})) for option in entry.explorer.options]
+        sized += [(0, (entry.name, bounds, options)) for bounds, options in sources(entry.name)[1]]
     sized.sort(key=lambda pair: -pair[0])
     return [configuration for _size, configuration in sized]
 
