@@ -70,7 +70,9 @@ class Action:
     kwargs: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
     # A bound on the environment: when set, the letter is offered only in the snapshots
     # for which it is true (the host types a line only at a session with none pending,
-    # say); every tool that fires letters skips it elsewhere (``offered``).
+    # say); every tool that fires letters skips it elsewhere (``offered``). It must pickle (a
+    # module function, or a functools.partial of one): explorations run in worker processes
+    # send their traces, letters included, back to the caller.
     when: Callable[[Any], bool] | None = field(default=None, hash=False, compare=False)
 
     def offered(self, snapshot: Any) -> bool:

@@ -114,6 +114,7 @@ Coverage explorations (``coverage_bounds``)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any, NamedTuple
@@ -276,8 +277,14 @@ def _announce_once(pre: Snapshot, post: Snapshot, out: Any, bounds: Bounds) -> b
 
 
 def _no_typed_line_at(position: int) -> Any:
-    """The ``typed_lines`` bound: the user types at a session only while no typed line of theirs waits."""
-    return lambda snapshot: not any(m.channel == "typed" for m in snapshot.sessions[position].pending)
+    """The ``typed_lines`` bound: the user types at a session only while no typed line of theirs waits.
+
+    A partial of a module function, not a closure, so that the letter pickles (``Action.when``)."""
+    return functools.partial(_no_typed_line_pending, position)
+
+
+def _no_typed_line_pending(position: int, snapshot: Any) -> bool:
+    return not any(m.channel == "typed" for m in snapshot.sessions[position].pending)
 
 
 def _no_subscription(snapshot: Any) -> bool:
