@@ -25,7 +25,7 @@ from typing import Any
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledTransition
 from inboxspec.checker.explore import Explorations, compiled_chart
-from inboxspec.checker.traces import concrete_steps, model_disagreements, to_case
+from inboxspec.checker.traces import Replays, concrete_steps, model_disagreements, to_case
 from inboxspec.conformance.casefiles import share_fixtures
 from inboxspec.machines.frame import Step, coverage_explorations
 
@@ -69,11 +69,13 @@ def sources(name: str) -> tuple[list[Source], list[Source]]:
             [(bounds, {}) for bounds in coverage_explorations(explorer)])
 
 
-def generate(name: str, explorations: Explorations | None = None) -> tuple[dict[str, Any], list[str]]:
+def generate(name: str, explorations: Explorations | None = None,
+             replays: Replays | None = None) -> tuple[dict[str, Any], list[str]]:
     """The generated case file of one machine, and its problems: the transitions no
     exploration reached, and the cases on which the model and the reference disagree
     (their expectations come from the reference, so such a case pins one side only)."""
     explorations = explorations or Explorations()
+    replays = replays or Replays()
     explorer = machines.get(name).explorer
     chart = compiled_chart(name)
     at_defaults, for_coverage = sources(name)
@@ -97,9 +99,9 @@ def generate(name: str, explorations: Explorations | None = None) -> tuple[dict[
             f"Transition {transition.describe()} replays with exact outputs",
             requirements_of(transition), explorer.config(bounds, options),
             concrete_steps(explorer, trace),
-            features=[f"option:{o}" for o in options] or None,
+            features=[f"option:{o}" for o in options] or None, replays=replays,
         )
-        disagreements = model_disagreements(name, case)
+        disagreements = model_disagreements(name, case, replays)
         if disagreements:
             problems.append(f"{name}: {case['id']}: the model and the reference disagree "
                             f"at steps {disagreements}")
@@ -115,18 +117,19 @@ def render(file: dict[str, Any]) -> str:
 
 
 def write_or_check(write: bool, explorations: Explorations | None = None,
-                   only: Sequence[str] | None = None) -> list[str]:
+                   only: Sequence[str] | None = None, replays: Replays | None = None) -> list[str]:
     """Regenerate (or, without ``write``, compare); return problems: drift and unreached transitions.
 
     ``only`` limits the work to the named machines (a test that writes one
-    machine's files must not rewrite the others')."""
+    machine's files must not rewrite the others'); ``replays`` remembers the case runs
+    (``check`` passes the one its own replay of the case files filled)."""
     explorations = explorations or Explorations()
     problems: list[str] = []
     for entry in machines.all_machines():
         if only is not None and entry.name not in only:
             continue
         name = entry.name
-        file, found = generate(name, explorations)
+        file, found = generate(name, explorations, replays)
         problems.extend(found)
         path = entry.generated_cases
         text = render(file)

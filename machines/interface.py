@@ -306,7 +306,7 @@ def _first_fault(schema: Mapping[str, Any], value: object) -> str | None:
     (refinement runs one config thousands of times), and validation is most of a short run.
     """
     schema_text = json.dumps(schema, sort_keys=True)
-    key = _plain_key(value)
+    key = json_key(value)
     if key is not None and (schema_text, key) in _FAULTS:
         return _FAULTS[(schema_text, key)]
     validator = _strict_validator(schema_text)
@@ -323,7 +323,7 @@ _FAULTS: dict[tuple[str, Any], str | None] = {}
 _FAULTS_KEPT = 4096
 
 
-def _plain_key(value: object) -> Any:
+def json_key(value: object) -> Any:
     """A hashable stand-in for a JSON value that tells apart every two values the validator can
     (types included: ``True`` is not ``1``, a list is not a tuple; key order kept, since it
     orders the errors), or None for anything else, which is then not remembered."""
@@ -333,13 +333,13 @@ def _plain_key(value: object) -> Any:
     if kind is float:
         return (float, repr(value))  # -0.0 equals 0.0, but a message shows which it was
     if kind is list:
-        items = tuple(map(_plain_key, value))  # type: ignore[call-overload]
+        items = tuple(map(json_key, value))  # type: ignore[call-overload]
         return None if None in items else (list, items)
     if kind is dict:
         mapping: dict[Any, Any] = value  # type: ignore[assignment]
         if not all(type(k) is str for k in mapping):
             return None
-        values = tuple(map(_plain_key, mapping.values()))
+        values = tuple(map(json_key, mapping.values()))
         return None if None in values else (dict, tuple(mapping), values)
     return None
 

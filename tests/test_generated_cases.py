@@ -7,6 +7,8 @@ out, and declares a coverage exploration that lets it in.
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -15,8 +17,11 @@ from typing import Any
 import pytest
 
 from inboxspec import machines
+from inboxspec.check import run_check
+from inboxspec.checker import refine, spec_sections
 from inboxspec.checker.explore import Explorations
-from inboxspec.checker.generated_cases import generate, sources
+from inboxspec.checker.generated_cases import generate, sources, write_or_check
+from inboxspec.checker.manifest import write_manifest
 from inboxspec.machines.frame import Action, Bounds
 from tests import toy_machine
 
@@ -86,3 +91,33 @@ def test_a_machine_without_coverage_bounds_is_unchanged(
     assert list(by_id(file).values()) == [case for case in covered["cases"] if case["config"]["renew"] == 0]
     assert not any("renew" in case_id for case_id in by_id(file))
     assert len(problems) == 3 and all("--renew" in problem for problem in problems)
+
+
+def test_check_runs_each_generated_case_once_a_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `check` replays the case files, then regenerates the generated cases to compare them with the
+    # files: the regeneration reads the runs the replay made instead of running them again.
+    register(tmp_path, monkeypatch, toy_machine.LeaseExplorer())
+    entry = machines.get("toy-lease")
+    write_or_check(write=True, only=["toy-lease"])
+    write_manifest("toy-lease")
+    spec_sections.generate(tmp_path / "spec", write=True)
+    runs: Counter[tuple[str, str]] = Counter()
+
+    def counted(side: str, runner: Any) -> Any:
+        def run(config: Any, steps: Any) -> Any:
+            runs[(side, json.dumps([config, list(steps)], sort_keys=True))] += 1
+            return runner(config, steps)
+        return run
+
+    monkeypatch.setitem(machines.REGISTRY, "toy-lease", replace(
+        entry, run_case=counted("reference", entry.run_case),
+        run_model_case=counted("model", entry.run_model_case)))
+    # Refinement runs its own sequences, a one-letter generated case among them: left out here.
+    monkeypatch.setattr(refine, "refine", lambda name, depth: refine.Refinement(name, depth, {}))
+    report = run_check(workers=1)
+    assert report["ok"], report
+    generated = json.loads(entry.generated_cases.read_text(encoding="utf-8"))["cases"]
+    for case in generated:
+        inputs = [{k: v for k, v in s.items() if k != "expect"} for s in case["steps"]]
+        key = json.dumps([case["config"], inputs], sort_keys=True)
+        assert (runs[("reference", key)], runs[("model", key)]) == (1, 1), case["id"]
