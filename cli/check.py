@@ -17,6 +17,7 @@ from typing import Any
 from inboxspec import machines
 from inboxspec.checker import spec_sections
 from inboxspec.checker.explore import Configuration, Explorations, available_cores
+from inboxspec.checker.traces import Replays
 from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference
 from inboxspec.spec import index as spec_index
@@ -53,7 +54,9 @@ def run_check(only: Sequence[str] | None = None, workers: int | None = None) -> 
 
 def _configurations() -> list[Configuration]:
     """Every exploration the model checks ask for: each machine at its manifest's bounds,
-    and at its default bounds with each option on; the largest (by manifest) first."""
+    and at its default bounds with each option on; the largest (by manifest) first; then
+    the coverage explorations of the generated cases, which are small."""
+    from inboxspec.checker.generated_cases import sources
     from inboxspec.checker.manifest import load_manifest
 
     sized: list[tuple[int, Configuration]] = []
@@ -62,18 +65,20 @@ def _configurations() -> list[Configuration]:
         size = int(manifest.get("distinct_states", 0))
         sized.append((size, (entry.name, manifest.get("bounds", {}), {})))
         sized += [(size, (entry.name, {}, {option: True})) for option in entry.explorer.options]
+        sized += [(0, (entry.name, bounds, options)) for bounds, options in sources(entry.name)[1]]
     sized.sort(key=lambda pair: -pair[0])
     return [configuration for _size, configuration in sized]
 
 
 def _run_check(memo: Explorations) -> dict[str, Any]:
     report = lint(registered_case_dirs())
+    # Each case run once per side: the generated cases, regenerated below to compare, are among these.
+    replays = Replays()
     tallies: dict[str, MachineTally] = defaultdict(MachineTally)
     for case in report.loaded if report.ok else []:
-        entry = machines.get(case.machine)
         tally = tallies[case.machine]
         tally.cases += 1
-        actual = entry.run_case(case.config, case.inputs)
+        actual = replays.reference(case.machine, case.config, case.inputs)
         difference = first_difference(case, actual)
         if difference is None:
             tally.passed += 1
@@ -82,14 +87,14 @@ def _run_check(memo: Explorations) -> dict[str, Any]:
             tally.failures.append(f"{case.id}: {difference}")
         if not _has_error_step(case):
             tally.model_checked += 1
-            modelled = entry.run_model_case(case.config, case.inputs)
+            modelled = replays.model(case.machine, case.config, case.inputs)
             model_difference = first_difference(case, modelled)
             if model_difference is not None:
                 tally.model_failed += 1
                 tally.failures.append(f"{case.id} (model): {model_difference}")
     for machine in machines.names():
         tallies[machine].requirements = len(spec_index.requirements(machine))
-    model_checks, findings = run_model_checks(memo)
+    model_checks, findings = run_model_checks(memo, replays)
     drift = [f"{d.document.name}: {d.section}"
              for d in spec_sections.generate(write=False, findings=findings)]
     ok = report.ok and not drift and not model_checks["problems"] and all(
@@ -104,7 +109,8 @@ def _run_check(memo: Explorations) -> dict[str, Any]:
     }
 
 
-def run_model_checks(memo: Explorations | None = None) -> tuple[dict[str, Any], list[Any]]:
+def run_model_checks(memo: Explorations | None = None,
+                     replays: Replays | None = None) -> tuple[dict[str, Any], list[Any]]:
     """Default-bound exploration against the manifest, the findings, generated-case
     drift, and a shallow refinement of every machine; also the findings themselves,
     which the spec-drift check renders."""
@@ -138,7 +144,7 @@ def run_model_checks(memo: Explorations | None = None) -> tuple[dict[str, Any], 
                     else f"still has a cycle with {c.option}")
                  + (f": {' / '.join(line.strip() for line in c.lasso)}" if c.lasso else "")
                  for c in cycles if not c.ok]
-    problems += write_or_check(write=False, explorations=memo)
+    problems += write_or_check(write=False, explorations=memo, replays=replays)
     problems += projected_cases.write_or_check(write=False)
     problems += refinement_problems
     return {

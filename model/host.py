@@ -484,9 +484,11 @@ class HostChart(ModelChart["HostChart"]):
         self._emit()
 
     def book_approval(self, session: str, ticket: Any) -> None:
+        """HOST-ENV-1."""
         self._held_action(session, "approve", ticket)
 
     def book_denial(self, session: str, ticket: Any) -> None:
+        """HOST-ENV-1."""
         self._held_action(session, "deny", ticket)
 
     def book_setting(self, session: str, setting: str | None) -> None:

@@ -32,7 +32,7 @@ const MACHINES = {
   "idle-subscriptions": idleSubscriptions,
   "writer-proofs": writerProofs,
   "inbox-refresh": inboxRefresh,
-  host,
+  "host": host,
 };
 const FEATURES = Object.fromEntries(Object.entries(MACHINES).map(([name, m]) => [name, m.FEATURES]));
 

@@ -16,6 +16,7 @@ import {
   PeerDelivery, PeerDeliveryError, renderCrossSessionDeliveryNotice, renderCrossSessionDroppedNotice,
 } from "./peer-delivery.mjs";
 import { IdleError, IdleSubscriptions } from "./idle-subscriptions.mjs";
+import { CodedError, runSteps } from "./protocol.mjs";
 
 const INTERFACE = loadInterface("host");
 export const NAME = "host";
@@ -46,18 +47,14 @@ const TURN_ACTIONS = ["send_message", "schedule", "subscribe"];
  *   | "turn_limit" | "reminder_limit" | "not_held" | "box_full"} HostErrorCode
  */
 
-export class HostError extends Error {
-  /** @param {HostErrorCode} code @param {string} message */
-  constructor(code, message) {
-    super(message);
-    /** @readonly */
-    this.code = code;
-  }
-}
+/** @extends {CodedError<HostErrorCode>} */
+export class HostError extends CodedError {}
 
 /** @param {HostErrorCode} code @param {string} message @returns {never} */
 const fail = (code, message) => { throw new HostError(code, message); };
 
+/** @typedef {import("./protocol.mjs").Step} Step */
+/** @typedef {import("./protocol.mjs").CaseResult} CaseResult */
 /** @typedef {import("./wake-gate.mjs").AgentMessage} AgentMessage */
 /** @typedef {"accept" | "hold" | "refuse" | null} Setting */
 /** @typedef {"user" | "agent" | "next_turn"} LineDelivery */
@@ -475,7 +472,7 @@ export class Host {
 
   /**
    * One step: {events, sessions}, or {error, sessions} with nothing changed (HOST-IF-4).
-   * @param {{ event: string, args?: Record<string, unknown> }} step
+   * @param {Step} step
    * @returns {Record<string, unknown>}
    */
   apply({ event, args = {} }) {
@@ -514,21 +511,11 @@ for (const event of INTERFACE.events) {
   if (!Object.hasOwn(HANDLERS, event.name)) throw new Error(`host: the interface data's event ${event.name} has no handler`);
 }
 
-/** @typedef {{ event: string, args?: Record<string, unknown> }} Step */
-/** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
-
 /**
  * The port's side of one case: config and steps in, {outputs} or {config_error} out.
  * @param {Record<string, unknown>} config @param {Step[]} steps
  * @returns {CaseResult}
  */
 export function runCase(config, steps) {
-  let host;
-  try {
-    host = new Host(config);
-  } catch (error) {
-    if (error instanceof HostError) return { config_error: error.code };
-    throw error;
-  }
-  return { outputs: steps.map((step) => host.apply(step)) };
+  return runSteps(HostError, () => new Host(config), (host, step) => host.apply(step), steps);
 }

@@ -1,5 +1,3 @@
-/** @typedef {{ event: string, args?: Record<string, unknown> }} Step */
-/** @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
 /**
  * The port's side of one case: config and steps in, {outputs} or {config_error} out.
  * @param {Record<string, unknown>} config @param {Step[]} steps
@@ -14,11 +12,9 @@ export const FEATURES: string[];
  *   | "invalid_text" | "invalid_delay" | "invalid_time" | "invalid_ticket" | "invalid_setting" | "not_in_turn"
  *   | "turn_limit" | "reminder_limit" | "not_held" | "box_full"} HostErrorCode
  */
-export class HostError extends Error {
-    /** @param {HostErrorCode} code @param {string} message */
+/** @extends {CodedError<HostErrorCode>} */
+export class HostError extends CodedError<HostErrorCode> {
     constructor(code: HostErrorCode, message: string);
-    /** @readonly */
-    readonly code: HostErrorCode;
 }
 export class Host {
     /**
@@ -109,24 +105,14 @@ export class Host {
     checkArguments(defined: import("./interface-data.mjs").InterfaceEvent, args: Record<string, unknown>): void;
     /**
      * One step: {events, sessions}, or {error, sessions} with nothing changed (HOST-IF-4).
-     * @param {{ event: string, args?: Record<string, unknown> }} step
+     * @param {Step} step
      * @returns {Record<string, unknown>}
      */
-    apply({ event, args }: {
-        event: string;
-        args?: Record<string, unknown>;
-    }): Record<string, unknown>;
+    apply({ event, args }: Step): Record<string, unknown>;
 }
-export type Step = {
-    event: string;
-    args?: Record<string, unknown>;
-};
-export type CaseResult = {
-    outputs: Record<string, unknown>[];
-} | {
-    config_error: string;
-};
 export type HostErrorCode = "invalid_config" | "invalid_argument" | "unknown_session" | "invalid_target" | "invalid_claim" | "invalid_text" | "invalid_delay" | "invalid_time" | "invalid_ticket" | "invalid_setting" | "not_in_turn" | "turn_limit" | "reminder_limit" | "not_held" | "box_full";
+export type Step = import("./protocol.mjs").Step;
+export type CaseResult = import("./protocol.mjs").CaseResult;
 export type AgentMessage = import("./wake-gate.mjs").AgentMessage;
 export type Setting = "accept" | "hold" | "refuse" | null;
 export type LineDelivery = "user" | "agent" | "next_turn";
@@ -170,6 +156,7 @@ export type SessionState = {
  */
 export type IdleEffects = import("./idle-subscriptions.mjs").Effects;
 export type HostEvent = "user_input" | "tick" | "advance" | "send_message" | "schedule" | "subscribe" | "end_turn" | "approve" | "deny" | "set_setting";
+import { CodedError } from "./protocol.mjs";
 /** HOST-TERM-1: one configured address and its machines. */
 declare class Session {
     /**
