@@ -186,6 +186,28 @@ class Snapshot(NamedTuple):
     sessions: tuple[SessionView, ...]
 
 
+class _Loading(NamedTuple):
+    """What ``HostExplorer.load`` writes for one session view at one position (``_loading``)."""
+
+    address: str
+    gate: dict[str, Any]  # the gate part's data (load gives its output fresh)
+    gate_state: str
+    delivery: dict[str, Any]  # the peer delivery part's data (load gives its held list and output fresh)
+    held: tuple[tuple[Any, ...], ...]
+    delivery_state: str
+    idle: dict[str, Any]  # the idle part's data (load gives its output fresh)
+    idle_state: str
+    pending: tuple[Mail, ...]
+    shown: int
+    phase: str
+    actions: int
+    told_held: int
+    in_flight: tuple[tuple[int, tuple[str, str]], ...]
+    reminders: tuple[Reminder, ...]
+    targets: tuple[tuple[int, str], ...]  # subscription id -> target, of the outstanding subscriptions
+    top: int  # the highest subscription id in the view (0: none)
+
+
 # Names inside a session's view are relative to it (see Canonical form): itself, then the
 # sessions after it in config order, counted round.
 SELF = "me"
@@ -525,6 +547,8 @@ class HostExplorer:
         data.parts = Parts(config["wake_gate"], config["peer_delivery"], config["idle_subscriptions"])
         data.floor_ms = bounds["floor_ms"]
         data.loaded = None  # the snapshot ``load`` last wrote (None: none yet)
+        # Per session position, what ``load`` writes for each view met there (``_loading``).
+        data.loadings = [{} for _ in addresses]
         relative = relative_names(count)
         # Per session position j: its relative name for each address (forward, and mirrored:
         # ``d`` places after it named as ``d`` places before it), and each relative name's address.
@@ -542,77 +566,127 @@ class HostExplorer:
     # -- load and store -----------------------------------------------------------------
 
     def load(self, data: Any, snapshot: Snapshot) -> None:
-        parts: Parts = data.parts
-        data.loaded = snapshot
-        data.now_ms = 0
+        """Write ``snapshot`` onto ``data``: each session from its view's ``_Loading``, worked out
+        once per view and position (views repeat across states: 1,980 distinct views make the
+        default exploration's 124,508 states), with fresh copies of everything a step may change."""
         data.records = []
-        data.reminders = []
-        data.sessions = {}
-        targets: dict[int, str] = {}
-        top = 0
-        for position, (address, view) in enumerate(zip(data.addresses, snapshot.sessions, strict=True)):
-            names = data.absolute[position]
-            data.reminders.extend(Reminder(address, r.due_in, r.text) for r in view.reminders)
-            age = view.gate.age
-            gate = parts.gate.loaded(
-                {"streak": view.gate.streak, "now_ms": 0, "last_self_wake_ms": None if age is None else -age,
-                 "output": {}}
-            )
-            held = view.delivery.held
-            delivery = parts.delivery.loaded(
-                {
-                    "setting": view.delivery.setting,
-                    "box": view.delivery.box,
-                    "now_ms": 0,
-                    "output": {},
-                    "held": [(h.ticket, names[h.sender], None, "absent", h.cause, None) for h in held],
-                    "next_ticket": len(held) + 1,
-                }
-            )
-            idle_view = view.idle
-            outstanding = tuple((o.subscription, names[o.target], names.get(o.label, o.label), -o.age)
-                                for o in idle_view.outstanding)
-            idle = parts.idle.loaded(
-                {
-                    "now_ms": 0,
-                    "output": {},
-                    "fire_at": idle_view.fire_in,
-                    "held": idle_view.held,
-                    "outstanding": outstanding,
-                    "subscribers": tuple(
-                        (names[r.requester], r.subscription, -r.age, r.parity) for r in idle_view.subscribers
-                    ),
-                    "finished_at": 0 if idle_view.finished else None,
-                    "phase": idle_view.state,
-                }
-            )
-            for row in outstanding:
-                targets[row[0]] = row[1]
-                top = max(top, row[0])
-            for subscriber in idle_view.subscribers:
-                top = max(top, subscriber.subscription)
-            data.sessions[address] = SessionData(
-                gate,
-                view.gate.state,
-                delivery,
-                view.delivery.state,
-                idle,
-                idle_view.state,
-                pending=[
-                    Mail(m.kind, names[m.sender], address, m.text, m.channel,
-                         None if m.origin is None else names[m.origin])
-                    for m in view.pending
-                ],
-                shown=[LINE_TEXT] * view.shown,
-                phase=view.phase,
-                actions=view.actions,
-                told_held=view.told_held,
-                in_flight={h.ticket: (names[h.origin], h.text) for h in held},
-            )
+        if snapshot is not data.loaded:
+            data.loaded = snapshot
+            data.loading = self._snapshot_loading(data, snapshot)
+        loadings, reminders, targets, top = data.loading
+        data.now_ms = 0
+        data.sessions = sessions = {}
+        gate, delivery, idle = data.parts.gate.holder, data.parts.delivery.holder, data.parts.idle.holder
+        new = object.__new__
+        for loading in loadings:
+            gate_data = gate()
+            gate_data.__dict__ = loading.gate.copy()
+            gate_data.output = {}
+            delivery_data = delivery()
+            delivery_data.__dict__ = loading.delivery.copy()
+            delivery_data.held = list(loading.held)
+            delivery_data.output = {}
+            idle_data = idle()
+            idle_data.__dict__ = loading.idle.copy()
+            idle_data.output = {}
+            # WARNING: every field of SessionData (model/host.py), written as its __init__ would
+            # (which costs twice this); tests/test_host_explorer.py compares the two.
+            session = sessions[loading.address] = new(SessionData)
+            session.__dict__ = {
+                "gate": gate_data,
+                "gate_state": loading.gate_state,
+                "delivery": delivery_data,
+                "delivery_state": loading.delivery_state,
+                "idle": idle_data,
+                "idle_state": loading.idle_state,
+                "pending": list(loading.pending),
+                "shown": [LINE_TEXT] * loading.shown,
+                "phase": loading.phase,
+                "actions": loading.actions,
+                "told_held": loading.told_held,
+                "in_flight": dict(loading.in_flight),
+            }
+        data.reminders = list(reminders)
+        data.subscription_targets = dict(targets)
+        data.next_subscription = top + 1
+
+    def _snapshot_loading(self, data: Any, snapshot: Snapshot
+                          ) -> tuple[list[_Loading], tuple[Reminder, ...], tuple[tuple[int, str], ...], int]:
+        """Per session the ``_Loading`` of its view (worked out once per view and position: views
+        repeat across states), then the host's reminders, subscription targets and highest
+        subscription id."""
+        loadings = []
+        for position, view in enumerate(snapshot.sessions):
+            known = data.loadings[position]
+            loading = known.get(view)
+            if loading is None:
+                loading = known[view] = self._loading(data, position, view)
+            loadings.append(loading)
         # Reminders in scheduling order: those of one session keep their stored (due) order, and
         # reminders of different sessions are never compared by any rule.
-        data.subscription_targets = targets
-        data.next_subscription = top + 1
+        reminders = tuple(r for loading in loadings for r in loading.reminders)
+        targets = tuple(t for loading in loadings for t in loading.targets)
+        return loadings, reminders, targets, max(loading.top for loading in loadings)
+
+    def _loading(self, data: Any, position: int, view: SessionView) -> _Loading:
+        """What ``load`` writes for ``view`` at ``position``, as immutable values and template dicts
+        (``load`` copies the dicts and gives fresh mutable fields)."""
+        parts: Parts = data.parts
+        address = data.addresses[position]
+        names = data.absolute[position]
+        age = view.gate.age
+        gate = parts.gate.merged(
+            {"streak": view.gate.streak, "now_ms": 0, "last_self_wake_ms": None if age is None else -age}
+        )
+        held = view.delivery.held
+        delivery = parts.delivery.merged(
+            {
+                "setting": view.delivery.setting,
+                "box": view.delivery.box,
+                "now_ms": 0,
+                "next_ticket": len(held) + 1,
+            }
+        )
+        idle_view = view.idle
+        outstanding = tuple((o.subscription, names[o.target], names.get(o.label, o.label), -o.age)
+                            for o in idle_view.outstanding)
+        idle = parts.idle.merged(
+            {
+                "now_ms": 0,
+                "fire_at": idle_view.fire_in,
+                "held": idle_view.held,
+                "outstanding": outstanding,
+                "subscribers": tuple(
+                    (names[r.requester], r.subscription, -r.age, r.parity) for r in idle_view.subscribers
+                ),
+                "finished_at": 0 if idle_view.finished else None,
+                "phase": idle_view.state,
+            }
+        )
+        return _Loading(
+            address=address,
+            gate=gate,
+            gate_state=view.gate.state,
+            delivery=delivery,
+            held=tuple((h.ticket, names[h.sender], None, "absent", h.cause, None) for h in held),
+            delivery_state=view.delivery.state,
+            idle=idle,
+            idle_state=idle_view.state,
+            pending=tuple(
+                Mail(m.kind, names[m.sender], address, m.text, m.channel,
+                     None if m.origin is None else names[m.origin])
+                for m in view.pending
+            ),
+            shown=view.shown,
+            phase=view.phase,
+            actions=view.actions,
+            told_held=view.told_held,
+            in_flight=tuple((h.ticket, (names[h.origin], h.text)) for h in held),
+            reminders=tuple(Reminder(address, r.due_in, r.text) for r in view.reminders),
+            targets=tuple((row[0], row[1]) for row in outstanding),
+            top=max((*(row[0] for row in outstanding), *(r.subscription for r in idle_view.subscribers)),
+                    default=0),
+        )
 
     def store(self, data: Any, state: str) -> Snapshot:
         # WARNING: a rejected step changes nothing (HOST-IF-4), so its snapshot is the one loaded;

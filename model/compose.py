@@ -117,7 +117,8 @@ class Part:
                 if name.startswith("__") or name in _ENGINE or isinstance(value, _DEFINITIONS):
                     continue
                 carried[name] = value
-        self._holder = type(f"{chart.__name__}Part", (), carried)
+        # The class of a part's data: the chart's methods and class constants, without the engine.
+        self.holder = type(f"{chart.__name__}Part", (), carried)
         self._template = template
         # ``fire``'s generated functions, by (state, event, names of the arguments).
         self._firings: dict[tuple[str, str, tuple[str, ...]], Callable[[Any, dict[str, Any]], str]] = {}
@@ -136,16 +137,19 @@ class Part:
 
     def data(self) -> Any:
         """A fresh part: the chart's data as its constructor left it."""
-        holder = self._holder()
+        holder = self.holder()
         holder.__dict__.update(copy.deepcopy(self._template))
         return holder
 
-    def loaded(self, fields: dict[str, Any]) -> Any:
-        """A part whose data is the template's, with ``fields`` written over it (no copy: the
-        caller gives fresh values for every mutable field, as an explorer's ``load`` does)."""
-        holder = self._holder()
-        holder.__dict__.update(self._template)
-        holder.__dict__.update(fields)
+    def merged(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """The template's data with ``fields`` written over it, as one dict (for ``holding``)."""
+        return {**self._template, **fields}
+
+    def holding(self, merged: dict[str, Any]) -> Any:
+        """A part whose data is a copy of the dict ``merged`` (the values themselves are shared:
+        the caller gives fresh values for the mutable fields it shares)."""
+        holder = self.holder()
+        holder.__dict__ = merged.copy()
         return holder
 
     def fire(self, data: Any, state: str, event: str, **kwargs: Any) -> str:

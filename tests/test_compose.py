@@ -117,3 +117,5 @@ def test_parts_hold_their_own_data() -> None:
     first, second = part.data(), part.data()
     part.fire(first, "low", "bump", n=0)
     assert (first.log, second.log) == ([1, "small"], [1])
+    copied = part.holding(part.merged({"log": [9]}))
+    assert copied.log == [9] and copied.output == {} and type(copied) is part.holder

@@ -1,23 +1,28 @@
-"""The host explorer description's canonical form is exact (machines/host.py, Canonical form).
+"""The host explorer description's canonical form is exact (machines/host.py, Canonical form),
+and so is every cache it keeps.
 
 On the states of a bounded breadth-first walk: every rejected step, stored in
 full, is the snapshot loaded (so ``store`` may return it); and the canonical
 snapshot does not depend on the order the chart keeps its sessions in, while a
-broken canonical form (absolute names, no reordering) does.
+broken canonical form (absolute names, no reordering) does. ``load`` writes what
+a plain load writes, whatever steps ran before it.
 """
 
 from __future__ import annotations
 
 import collections
+import copy
+import dataclasses
 from typing import Any
 
 from inboxspec.checker.compiled import CompiledChart
 from inboxspec.machines import host
+from inboxspec.model.host import Mail, Parts, Reminder, SessionData
 
 LIMIT = 3000
 
 
-def _walk(bounds: dict[str, str]) -> tuple[Any, Any, list[Any], list[Any], list[Any]]:
+def _walk(bounds: dict[str, str], limit: int = LIMIT) -> tuple[Any, Any, list[Any], list[Any], list[Any]]:
     explorer = host.HostExplorer()
     parsed = explorer.parse_bounds(bounds)
     chart = CompiledChart(host.MACHINE.chart)
@@ -28,7 +33,7 @@ def _walk(bounds: dict[str, str]) -> tuple[Any, Any, list[Any], list[Any], list[
     start = explorer.initial(parsed)
     seen = {start}
     frontier = collections.deque([start])
-    while frontier and len(seen) < LIMIT:
+    while frontier and len(seen) < limit:
         pre = frontier.popleft()
         for action, letter in zip(actions, fire, strict=True):
             if not action.offered(pre):
@@ -95,3 +100,84 @@ def test_the_canonical_form_does_not_depend_on_the_sessions_order() -> None:
 
 def test_a_canonical_form_without_the_symmetry_is_caught() -> None:
     assert _symmetry_counterexamples(_absolute_store) > 0
+
+
+# -- the caches of load and store -------------------------------------------------------------
+
+
+def _plain_load(explorer: Any, data: Any, snapshot: Any) -> None:
+    """``load`` as written plainly, without caches: every session built from its view afresh."""
+    parts: Parts = data.parts
+    data.now_ms = 0
+    data.records = []
+    data.reminders = []
+    data.sessions = {}
+    targets: dict[int, str] = {}
+    top = 0
+    for position, (address, view) in enumerate(zip(data.addresses, snapshot.sessions, strict=True)):
+        names = data.absolute[position]
+        data.reminders.extend(Reminder(address, r.due_in, r.text) for r in view.reminders)
+        age = view.gate.age
+        gate = parts.gate.holding(parts.gate.merged(
+            {"streak": view.gate.streak, "now_ms": 0, "last_self_wake_ms": None if age is None else -age,
+             "output": {}}))
+        held = view.delivery.held
+        delivery = parts.delivery.holding(parts.delivery.merged({
+            "setting": view.delivery.setting, "box": view.delivery.box, "now_ms": 0, "output": {},
+            "held": [(h.ticket, names[h.sender], None, "absent", h.cause, None) for h in held],
+            "next_ticket": len(held) + 1}))
+        idle_view = view.idle
+        outstanding = tuple((o.subscription, names[o.target], names.get(o.label, o.label), -o.age)
+                            for o in idle_view.outstanding)
+        idle = parts.idle.holding(parts.idle.merged({
+            "now_ms": 0, "output": {}, "fire_at": idle_view.fire_in, "held": idle_view.held,
+            "outstanding": outstanding,
+            "subscribers": tuple((names[r.requester], r.subscription, -r.age, r.parity)
+                                 for r in idle_view.subscribers),
+            "finished_at": 0 if idle_view.finished else None, "phase": idle_view.state}))
+        for row in outstanding:
+            targets[row[0]] = row[1]
+            top = max(top, row[0])
+        for subscriber in idle_view.subscribers:
+            top = max(top, subscriber.subscription)
+        data.sessions[address] = SessionData(
+            gate, view.gate.state, delivery, view.delivery.state, idle, idle_view.state,
+            pending=[Mail(m.kind, names[m.sender], address, m.text, m.channel,
+                          None if m.origin is None else names[m.origin]) for m in view.pending],
+            shown=[host.LINE_TEXT] * view.shown, phase=view.phase, actions=view.actions,
+            told_held=view.told_held, in_flight={h.ticket: (names[h.origin], h.text) for h in held})
+    data.subscription_targets = targets
+    data.next_subscription = top + 1
+
+
+def _dump(data: Any) -> dict[str, Any]:
+    """All that a step can read of the data, records and the host's output aside, as plain values
+    (copies, so that later steps do not change them), with the types of the objects."""
+    sessions = {}
+    for address, s in data.sessions.items():
+        fields = {f.name: getattr(s, f.name) for f in dataclasses.fields(SessionData)}
+        sessions[address] = copy.deepcopy({
+            **{k: v for k, v in fields.items() if k not in ("gate", "delivery", "idle")},
+            **{part: (type(fields[part]), dict(vars(fields[part]))) for part in ("gate", "delivery", "idle")},
+            "type": type(s), "attributes": sorted(vars(s)),
+        })
+    return {"sessions": sessions, "order": list(data.sessions), "now_ms": data.now_ms,
+            "reminders": list(data.reminders), "targets": dict(data.subscription_targets),
+            "order_of_targets": list(data.subscription_targets), "next": data.next_subscription}
+
+
+def test_load_writes_what_a_plain_load_writes_after_any_step() -> None:
+    # Every letter from every state of the walk: its step changes the data in place, and the next
+    # load (of the same snapshot, or of the next) must write what a plain load does.
+    explorer, data, actions, fire, states = _walk({"reminders": "1", "hand": "1", "subscriptions": "2"}, 600)
+    plain = copy.copy(data)
+    compared = 0
+    for pre in states:
+        _plain_load(explorer, plain, pre)
+        expected = _dump(plain)
+        for action, letter in zip(actions, fire, strict=True):
+            explorer.load(data, pre)
+            assert _dump(data) == expected, (action.label, pre)
+            compared += 1
+            explorer.store(data, letter[pre[0]](data).target)
+    assert compared > 5_000
