@@ -118,6 +118,10 @@ FORGED_TEXT = "wake up"
 REMINDER_TEXT = "sweep"
 TTL_MS = 2  # the idle subscriptions' TTL (see Bounds)
 NAMED_ARGUMENTS = frozenset({"session", "to", "peer", "claimed_from"})  # letter arguments naming a session
+# WARNING: the error codes of the host chart's ``reject_*`` actions (model/host.py), which run when
+# one of its own guards refuses a letter and change nothing but the records and the output;
+# tests/test_host_explorer.py compares the data after every such rejection with a fresh load.
+GUARD_REJECTIONS = frozenset({"not_in_turn", "turn_limit", "reminder_limit"})
 
 
 class GateView(NamedTuple):
@@ -547,6 +551,7 @@ class HostExplorer:
         data.parts = Parts(config["wake_gate"], config["peer_delivery"], config["idle_subscriptions"])
         data.floor_ms = bounds["floor_ms"]
         data.loaded = None  # the snapshot ``load`` last wrote (None: none yet)
+        data.unchanged = False  # whether the data is as ``load`` wrote ``loaded`` (see ``store``)
         # Per session position, what ``load`` writes for each view met there (``_loading``).
         data.loadings = [{} for _ in addresses]
         relative = relative_names(count)
@@ -570,6 +575,12 @@ class HostExplorer:
         once per view and position (views repeat across states: 1,980 distinct views make the
         default exploration's 124,508 states), with fresh copies of everything a step may change."""
         data.records = []
+        if data.unchanged and snapshot is data.loaded:
+            # The last step, from this snapshot, was rejected by a guard of the host's own: it
+            # changed only the records and the output (see ``store``), and a step writes both.
+            data.unchanged = False
+            return
+        data.unchanged = False
         if snapshot is not data.loaded:
             data.loaded = snapshot
             data.loading = self._snapshot_loading(data, snapshot)
@@ -692,7 +703,11 @@ class HostExplorer:
         # WARNING: a rejected step changes nothing (HOST-IF-4), so its snapshot is the one loaded;
         # tests/test_host_explorer.py stores every rejected step in full and fails when it is not.
         if "error" in data.output and data.loaded is not None:
+            # A rejection by the host chart's own guards leaves even the data as loaded, but for
+            # the records and the output: the next ``load`` of the same snapshot has nothing to do.
+            data.unchanged = data.output["error"] in GUARD_REJECTIONS
             return data.loaded  # type: ignore[no-any-return]
+        data.unchanged = False
         return self.canonical(data, state)[0]
 
     def canonical(self, data: Any, state: str) -> tuple[Snapshot, dict[str, str]]:

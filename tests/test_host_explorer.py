@@ -5,7 +5,8 @@ On the states of a bounded breadth-first walk: every rejected step, stored in
 full, is the snapshot loaded (so ``store`` may return it); and the canonical
 snapshot does not depend on the order the chart keeps its sessions in, while a
 broken canonical form (absolute names, no reordering) does. ``load`` writes what
-a plain load writes, whatever steps ran before it.
+a plain load writes, whatever steps ran before it; a step that a guard of the
+host's own rejects leaves the data as loaded (so the next ``load`` may keep it).
 """
 
 from __future__ import annotations
@@ -181,3 +182,27 @@ def test_load_writes_what_a_plain_load_writes_after_any_step() -> None:
             compared += 1
             explorer.store(data, letter[pre[0]](data).target)
     assert compared > 5_000
+
+
+def test_a_guard_rejection_leaves_the_data_as_loaded() -> None:
+    # What lets ``load`` keep the data after such a step; a rejection by a part (peer delivery's
+    # not_held) changes a part's output, and this comparison sees that.
+    explorer, data, actions, fire, states = _walk({"reminders": "1", "hand": "1"}, 600)
+    codes: collections.Counter[str] = collections.Counter()
+    changed_by_parts = 0
+    for pre in states:
+        for action, letter in zip(actions, fire, strict=True):
+            data.unchanged = False
+            explorer.load(data, pre)
+            before = _dump(data)
+            letter[pre[0]](data)
+            if "error" not in data.output:
+                continue
+            code = data.output["error"]
+            codes[code] += 1
+            if code in host.GUARD_REJECTIONS:
+                assert _dump(data) == before, (action.label, pre)
+            else:
+                changed_by_parts += _dump(data) != before
+    assert set(codes) >= host.GUARD_REJECTIONS | {"not_held"}
+    assert changed_by_parts > 0
