@@ -407,20 +407,58 @@ def _id_key(sessions: tuple[SessionView, ...]) -> tuple[Any, ...]:
     )
 
 
-def _numbered(sessions: tuple[SessionView, ...]) -> tuple[SessionView, ...]:
-    """Subscription ids renumbered in order of appearance: the charts compare them only with each other."""
+def _numbered(data: Any, sessions: tuple[SessionView, ...]) -> tuple[SessionView, ...]:
+    """Subscription ids renumbered in order of appearance: the charts compare them only with each
+    other. Each view renumbered is kept in ``data.numbered``, by the view and its new ids."""
     ids: dict[int, int] = {}
-    if not any(v.idle.outstanding or v.idle.subscribers for v in sessions):
-        return sessions
     numbered = []
-    for v in sessions:
-        idle = v.idle
-        outstanding = tuple(o._replace(subscription=ids.setdefault(o.subscription, len(ids) + 1))
-                            for o in idle.outstanding)
-        subscribers = tuple(r._replace(subscription=ids.setdefault(r.subscription, len(ids) + 1))
-                            for r in idle.subscribers)
-        numbered.append(v._replace(idle=idle._replace(outstanding=outstanding, subscribers=subscribers)))
+    for view in sessions:
+        idle = view.idle
+        if not (idle.outstanding or idle.subscribers):
+            numbered.append(view)
+            continue
+        new_ids = tuple(ids.setdefault(i, len(ids) + 1) for i in (
+            *(o.subscription for o in idle.outstanding), *(r.subscription for r in idle.subscribers)))
+        known = data.numbered.get((view, new_ids))
+        if known is None:
+            known = data.numbered[(view, new_ids)] = _renumbered(view, new_ids)
+        numbered.append(known)
     return tuple(numbered)
+
+
+def _renumbered(view: SessionView, new_ids: tuple[int, ...]) -> SessionView:
+    """``view`` with the subscription ids of its outstanding rows, then its subscribers, in order,
+    replaced by ``new_ids``."""
+    idle = view.idle
+    count = len(idle.outstanding)
+    outstanding = tuple(o._replace(subscription=n)
+                        for o, n in zip(idle.outstanding, new_ids[:count], strict=True))
+    subscribers = tuple(r._replace(subscription=n)
+                        for r, n in zip(idle.subscribers, new_ids[count:], strict=True))
+    return view._replace(idle=idle._replace(outstanding=outstanding, subscribers=subscribers))
+
+
+def _session_data(data: Any, address: str) -> tuple[Any, ...]:
+    """Everything ``HostExplorer._view`` reads of one session, as plain values: two sessions with
+    the same values have the same view (at one position, named one way).
+
+    WARNING: it must read all that ``_view`` reads; tests/test_host_explorer.py compares views
+    kept by it with views worked out afresh, on every step of a walk, and fails when it misses one.
+    """
+    s: SessionData = data.sessions[address]
+    gate, delivery, idle = s.gate, s.delivery, s.idle
+    held = delivery.held
+    in_flight = s.in_flight
+    return (
+        s.phase, s.actions, s.told_held, tuple(s.pending), len(s.shown),
+        tuple((r.due_ms, r.text) for r in data.reminders if r.session == address) if data.reminders else (),
+        data.now_ms,
+        s.gate_state, gate.streak, gate.last_self_wake_ms,
+        s.delivery_state, delivery.setting, delivery.box,
+        tuple((e, in_flight[e[0]]) for e in held) if held else (),
+        s.idle_state, idle.now_ms, idle.outstanding, idle.subscribers, idle.fire_at,
+        idle.finished_at is not None, idle.held,
+    )
 
 
 class HostExplorer:
@@ -554,6 +592,10 @@ class HostExplorer:
         data.unchanged = False  # whether the data is as ``load`` wrote ``loaded`` (see ``store``)
         # Per session position, what ``load`` writes for each view met there (``_loading``).
         data.loadings = [{} for _ in addresses]
+        # Per naming (forward, mirrored) and session position, each view met, by ``_session_data``;
+        # and each view with its subscription ids numbered anew (``_numbered``).
+        data.views = [[{} for _ in addresses] for _ in range(2)]
+        data.numbered = {}
         relative = relative_names(count)
         # Per session position j: its relative name for each address (forward, and mirrored:
         # ``d`` places after it named as ``d`` places before it), and each relative name's address.
@@ -708,7 +750,7 @@ class HostExplorer:
             data.unchanged = data.output["error"] in GUARD_REJECTIONS
             return data.loaded  # type: ignore[no-any-return]
         data.unchanged = False
-        return self.canonical(data, state)[0]
+        return Snapshot(state, self._least(data)[0])
 
     def canonical(self, data: Any, state: str) -> tuple[Snapshot, dict[str, str]]:
         """The canonical snapshot, and the renaming from the chart's addresses to the snapshot's.
@@ -720,21 +762,26 @@ class HostExplorer:
         over them (compared by ``_key``, subscription ids set aside; ids are then
         numbered in order of appearance, and a tie is broken by the numbered snapshot).
         """
+        sessions, positions = self._least(data)
         addresses = data.addresses
-        count = len(addresses)
-        forward = [self._view(data, a, data.forward[j]) for j, a in enumerate(addresses)]
+        return Snapshot(state, sessions), {addresses[p]: addresses[k] for k, p in enumerate(positions)}
+
+    def _least(self, data: Any) -> tuple[tuple[SessionView, ...], tuple[int, ...]]:
+        """The canonical sequence of views (see ``canonical``), and the position in the chart's
+        sessions of each."""
+        count = len(data.addresses)
+        forward = [self._seen_view(data, 0, j) for j in range(count)]
         if count == 2:  # the swap is the one other permutation, and it leaves relative views unchanged
-            first, second = _key(forward[0]), _key(forward[1])
+            (first_view, first, first_ids), (second_view, second, second_ids) = forward
             if first != second:
-                swap = second < first
-                pair = (forward[1], forward[0]) if swap else (forward[0], forward[1])
-                renaming = {addresses[0]: addresses[1], addresses[1]: addresses[0]} if swap else {
-                    a: a for a in addresses}
-                return Snapshot(state, _numbered(pair)), renaming
-        views = [forward]
+                positions: tuple[int, ...] = (1, 0) if second < first else (0, 1)
+                pair = (second_view, first_view) if positions[0] else (first_view, second_view)
+                return _numbered(data, pair) if first_ids or second_ids else pair, positions
+        families = [forward]
         if count > 2:
-            views.append([self._view(data, a, data.mirrored[j]) for j, a in enumerate(addresses)])
-        keys = [[_key(v) for v in family] for family in views]
+            families.append([self._seen_view(data, 1, j) for j in range(count)])
+        views = [[entry[0] for entry in family] for family in families]
+        keys = [[entry[1] for entry in family] for family in families]
         best: list[tuple[Any, int, int]] = []
         for direction, family_keys in enumerate(keys):
             step = 1 if direction == 0 else -1
@@ -747,12 +794,22 @@ class HostExplorer:
             if order != least:
                 continue
             step = 1 if direction == 0 else -1
-            positions = [(rotation + step * k) % count for k in range(count)]
-            sessions = _numbered(tuple(views[direction][p] for p in positions))
-            renaming = {addresses[p]: addresses[k] for k, p in enumerate(positions)}
-            chosen.append((sessions, renaming))
-        sessions, renaming = min(chosen, key=lambda pair: _id_key(pair[0])) if len(chosen) > 1 else chosen[0]
-        return Snapshot(state, sessions), renaming
+            positions = tuple((rotation + step * k) % count for k in range(count))
+            chosen.append((_numbered(data, tuple(views[direction][p] for p in positions)), positions))
+        return min(chosen, key=lambda pair: _id_key(pair[0])) if len(chosen) > 1 else chosen[0]
+
+    def _seen_view(self, data: Any, family: int, position: int) -> tuple[SessionView, tuple[Any, ...], bool]:
+        """The session at ``position`` as ``_view`` gives it, named forward (``family`` 0) or
+        mirrored (1), with its ``_key`` and whether it holds a subscription id: worked out once
+        per distinct ``_session_data`` and kept in ``data.views``."""
+        address = data.addresses[position]
+        raw = _session_data(data, address)
+        known = data.views[family][position]
+        seen = known.get(raw)
+        if seen is None:
+            view = self._view(data, address, (data.forward, data.mirrored)[family][position])
+            seen = known[raw] = (view, _key(view), bool(view.idle.outstanding or view.idle.subscribers))
+        return seen  # type: ignore[no-any-return]
 
     def _view(self, data: Any, address: str, names: Mapping[str, str]) -> SessionView:
         """One session's view, other sessions named by ``names``, subscription ids as the chart has them."""

@@ -6,7 +6,8 @@ full, is the snapshot loaded (so ``store`` may return it); and the canonical
 snapshot does not depend on the order the chart keeps its sessions in, while a
 broken canonical form (absolute names, no reordering) does. ``load`` writes what
 a plain load writes, whatever steps ran before it; a step that a guard of the
-host's own rejects leaves the data as loaded (so the next ``load`` may keep it).
+host's own rejects leaves the data as loaded (so the next ``load`` may keep it);
+and the views ``store`` keeps by session data are the views worked out afresh.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import collections
 import copy
 import dataclasses
 from typing import Any
+
+import pytest
 
 from inboxspec.checker.compiled import CompiledChart
 from inboxspec.machines import host
@@ -206,3 +209,45 @@ def test_a_guard_rejection_leaves_the_data_as_loaded() -> None:
                 changed_by_parts += _dump(data) != before
     assert set(codes) >= host.GUARD_REJECTIONS | {"not_held"}
     assert changed_by_parts > 0
+
+
+def _canonical_afresh(explorer: Any, data: Any) -> Any:
+    kept = data.views, data.numbered
+    data.views, data.numbered = [[{} for _ in data.addresses] for _ in range(2)], {}
+    try:
+        return explorer.canonical(data, "running")
+    finally:
+        data.views, data.numbered = kept
+
+
+def _views_kept_wrongly(bounds: dict[str, str], limit: int = LIMIT) -> int:
+    explorer, data, _actions, fire, states = _walk(bounds, limit)
+    wrong = 0
+    for pre in states:
+        for letter in fire:
+            explorer.load(data, pre)
+            letter[pre[0]](data)
+            wrong += explorer.canonical(data, "running") != _canonical_afresh(explorer, data)
+    return wrong
+
+
+@pytest.mark.parametrize(("bounds", "limit"), [({"reminders": "1", "hand": "1", "subscriptions": "2"}, 1500),
+                                               ({"sessions": "3"}, 500)])
+def test_the_views_kept_by_session_data_are_the_views_worked_out_afresh(bounds: dict[str, str],
+                                                                         limit: int) -> None:
+    assert _views_kept_wrongly(bounds, limit) == 0
+
+
+def test_session_data_that_misses_a_field_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    kept = host._session_data
+
+    def without_reminders(data: Any, address: str) -> tuple[Any, ...]:
+        # A plausible slip: the reminders are the host's, not the session's, and are left out.
+        data.reminders, reminders = [], data.reminders
+        try:
+            return kept(data, address)
+        finally:
+            data.reminders = reminders
+
+    monkeypatch.setattr(host, "_session_data", without_reminders)
+    assert _views_kept_wrongly({"reminders": "1"}, limit=300) > 0
