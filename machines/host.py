@@ -225,8 +225,25 @@ def relative_names(count: int) -> tuple[str, ...]:
 # -- properties -----------------------------------------------------------------------
 
 
-def _records(out: Any, kind: str) -> list[dict[str, Any]]:
-    return [r for r in (out or {}).get("events", ()) if r["type"] == kind]
+# The output ``_by_type`` last read, and its records by type: the invariants and the
+# forever-properties read the records of one step's output one after the other, so they are
+# sorted by type once per output. Compared by identity (it holds the output, so the identity
+# is not reused): an output is never changed once a step has returned it.
+_last_read: list[Any] = [None, {}]
+
+
+def _by_type(out: Any) -> dict[str, list[dict[str, Any]]]:
+    """The records of a step's output by type, in output order."""
+    if out is not _last_read[0]:
+        by_type: dict[str, list[dict[str, Any]]] = {}
+        for record in (out or {}).get("events", ()):
+            by_type.setdefault(record["type"], []).append(record)
+        _last_read[:] = [out, by_type]
+    return _last_read[1]  # type: ignore[no-any-return]
+
+
+def _records(out: Any, kind: str) -> Sequence[dict[str, Any]]:
+    return _by_type(out).get(kind, ())
 
 
 def _index(bounds: Bounds, address: str) -> int:
@@ -244,21 +261,26 @@ def _typed_line_wakes(pre: Snapshot, post: Snapshot, out: Any, bounds: Bounds) -
 
 
 def _in_flight(snapshot: Snapshot) -> int:
-    return sum(
-        len(s.delivery.held) + sum(1 for m in s.pending if m.channel == "peer") for s in snapshot.sessions
-    )
+    count = 0
+    for s in snapshot.sessions:
+        count += len(s.delivery.held)
+        for m in s.pending:
+            if m.channel == "peer":
+                count += 1
+    return count
 
 
 def _nothing_lost(pre: Snapshot, post: Snapshot, out: Any, bounds: Bounds) -> bool:
     """HOST-INV-3: in flight before + sent = in flight after + read + terminal + queue_full."""
     if "error" in (out or {}):
         return pre == post
-    sends = _records(out, "send")
+    records = _by_type(out)
+    sends = records.get("send", ())
     queue_full = sum(1 for r in sends if r["send_error"] is not None)
-    terminal = sum(1 for r in _records(out, "receipt") if r["state"] in TERMINAL)
+    terminal = sum(1 for r in records.get("receipt", ()) if r["state"] in TERMINAL)
     read = sum(
         sum(1 for m in pre.sessions[_index(bounds, r["session"])].pending if m.channel == "peer")
-        for r in _records(out, "wake")
+        for r in records.get("wake", ())
     )
     return _in_flight(pre) + len(sends) == _in_flight(post) + read + terminal + queue_full
 

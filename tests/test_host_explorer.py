@@ -7,7 +7,8 @@ snapshot does not depend on the order the chart keeps its sessions in, while a
 broken canonical form (absolute names, no reordering) does. ``load`` writes what
 a plain load writes, whatever steps ran before it; a step that a guard of the
 host's own rejects leaves the data as loaded (so the next ``load`` may keep it);
-and the views ``store`` keeps by session data are the views worked out afresh.
+the views ``store`` keeps by session data are the views worked out afresh; and
+the properties read the records of the output they are given.
 """
 
 from __future__ import annotations
@@ -251,3 +252,13 @@ def test_session_data_that_misses_a_field_is_caught(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(host, "_session_data", without_reminders)
     assert _views_kept_wrongly({"reminders": "1"}, limit=300) > 0
+
+
+def test_records_are_read_from_the_output_asked_about() -> None:
+    first = {"events": [{"type": "send", "n": 1}, {"type": "wake", "n": 2}, {"type": "send", "n": 3}]}
+    second = {"events": [{"type": "send", "n": 4}]}
+    assert [r["n"] for r in host._records(first, "send")] == [1, 3]
+    assert [r["n"] for r in host._records(second, "send")] == [4]
+    assert [r["n"] for r in host._records(second, "wake")] == []
+    assert [r["n"] for r in host._records(first, "wake")] == [2]
+    assert list(host._records(None, "send")) == [] and list(host._records({"error": "x"}, "send")) == []
