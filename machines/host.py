@@ -243,7 +243,7 @@ def _by_type(out: Any) -> dict[str, list[dict[str, Any]]]:
 
 
 def _records(out: Any, kind: str) -> Sequence[dict[str, Any]]:
-    return _by_type(out).get(kind, ())
+    return (_last_read[1] if out is _last_read[0] else _by_type(out)).get(kind, ())
 
 
 def _index(bounds: Bounds, address: str) -> int:
@@ -358,26 +358,32 @@ def _no_hand(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> b
     return action.event not in HAND
 
 
+# The some_step predicates below run on every allowed step; most steps wake no one.
+
+
 def _counted_wake(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
-    return any(r["counts_against_cap"] for r in _records(out, "wake"))
+    wakes = _records(out, "wake")
+    return bool(wakes) and any(r["counts_against_cap"] for r in wakes)
 
 
 def _harness_line_wake(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
     """A user-input-lane wake whose batch holds no typed line: a harness line woke it."""
-    return any(
+    wakes = _records(out, "wake")
+    return bool(wakes) and any(
         r["lane"] == "userInput"
         and not any(m.channel == "typed" for m in pre.sessions[_index(bounds, r["session"])].pending)
-        for r in _records(out, "wake")
+        for r in wakes
     )
 
 
 def _forged_cadence_wake(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
     """An exempt scheduled-self wake whose batch holds no reminder the session really scheduled."""
-    return any(
+    wakes = _records(out, "wake")
+    return bool(wakes) and any(
         r["lane"] == "scheduledSelf"
         and not r["counts_against_cap"]
         and not any(m.channel == "reminder" for m in pre.sessions[_index(bounds, r["session"])].pending)
-        for r in _records(out, "wake")
+        for r in wakes
     )
 
 
@@ -431,7 +437,11 @@ def _id_key(sessions: tuple[SessionView, ...]) -> tuple[Any, ...]:
 
 def _numbered(data: Any, sessions: tuple[SessionView, ...]) -> tuple[SessionView, ...]:
     """Subscription ids renumbered in order of appearance: the charts compare them only with each
-    other. Each view renumbered is kept in ``data.numbered``, by the view and its new ids."""
+    other. Kept in ``data.numbered`` per sequence of views, and each view renumbered in
+    ``data.renumbered`` per view and new ids."""
+    known = data.numbered.get(sessions)
+    if known is not None:
+        return known  # type: ignore[no-any-return]
     ids: dict[int, int] = {}
     numbered = []
     for view in sessions:
@@ -439,13 +449,15 @@ def _numbered(data: Any, sessions: tuple[SessionView, ...]) -> tuple[SessionView
         if not (idle.outstanding or idle.subscribers):
             numbered.append(view)
             continue
-        new_ids = tuple(ids.setdefault(i, len(ids) + 1) for i in (
-            *(o.subscription for o in idle.outstanding), *(r.subscription for r in idle.subscribers)))
-        known = data.numbered.get((view, new_ids))
-        if known is None:
-            known = data.numbered[(view, new_ids)] = _renumbered(view, new_ids)
-        numbered.append(known)
-    return tuple(numbered)
+        new_ids = [ids.setdefault(o.subscription, len(ids) + 1) for o in idle.outstanding]
+        new_ids += [ids.setdefault(r.subscription, len(ids) + 1) for r in idle.subscribers]
+        key = (view, tuple(new_ids))
+        renumbered = data.renumbered.get(key)
+        if renumbered is None:
+            renumbered = data.renumbered[key] = _renumbered(view, key[1])
+        numbered.append(renumbered)
+    result = data.numbered[sessions] = tuple(numbered)
+    return result
 
 
 def _renumbered(view: SessionView, new_ids: tuple[int, ...]) -> SessionView:
@@ -615,9 +627,9 @@ class HostExplorer:
         # Per session position, what ``load`` writes for each view met there (``_loading``).
         data.loadings = [{} for _ in addresses]
         # Per naming (forward, mirrored) and session position, each view met, by ``_session_data``;
-        # and each view with its subscription ids numbered anew (``_numbered``).
+        # and each sequence of views, and each view, with its subscription ids numbered anew (``_numbered``).
         data.views = [[{} for _ in addresses] for _ in range(2)]
-        data.numbered = {}
+        data.numbered, data.renumbered = {}, {}
         relative = relative_names(count)
         # Per session position j: its relative name for each address (forward, and mirrored:
         # ``d`` places after it named as ``d`` places before it), and each relative name's address.

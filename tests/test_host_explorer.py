@@ -213,12 +213,12 @@ def test_a_guard_rejection_leaves_the_data_as_loaded() -> None:
 
 
 def _canonical_afresh(explorer: Any, data: Any) -> Any:
-    kept = data.views, data.numbered
-    data.views, data.numbered = [[{} for _ in data.addresses] for _ in range(2)], {}
+    kept = data.views, data.numbered, data.renumbered
+    data.views, data.numbered, data.renumbered = [[{} for _ in data.addresses] for _ in range(2)], {}, {}
     try:
         return explorer.canonical(data, "running")
     finally:
-        data.views, data.numbered = kept
+        data.views, data.numbered, data.renumbered = kept
 
 
 def _views_kept_wrongly(bounds: dict[str, str], limit: int = LIMIT) -> int:
