@@ -624,6 +624,7 @@ class HostExplorer:
         data.floor_ms = bounds["floor_ms"]
         data.loaded = None  # the snapshot ``load`` last wrote (None: none yet)
         data.unchanged = False  # whether the data is as ``load`` wrote ``loaded`` (see ``store``)
+        data.fresh = False  # whether no step was stored since the last ``load``
         # Per session position, what ``load`` writes for each view met there (``_loading``).
         data.loadings = [{} for _ in addresses]
         # Per naming (forward, mirrored) and session position, each view met, by ``_session_data``;
@@ -651,6 +652,7 @@ class HostExplorer:
         once per view and position (views repeat across states: 1,980 distinct views make the
         default exploration's 124,508 states), with fresh copies of everything a step may change."""
         data.records = []
+        data.fresh = True
         if data.unchanged and snapshot is data.loaded:
             # The last step, from this snapshot, was rejected by a guard of the host's own: it
             # changed only the records and the output (see ``store``), and a step writes both.
@@ -778,10 +780,12 @@ class HostExplorer:
     def store(self, data: Any, state: str) -> Snapshot:
         # WARNING: a rejected step changes nothing (HOST-IF-4), so its snapshot is the one loaded;
         # tests/test_host_explorer.py stores every rejected step in full and fails when it is not.
+        fresh, data.fresh = data.fresh, False
         if "error" in data.output and data.loaded is not None:
-            # A rejection by the host chart's own guards leaves even the data as loaded, but for
-            # the records and the output: the next ``load`` of the same snapshot has nothing to do.
-            data.unchanged = data.output["error"] in GUARD_REJECTIONS
+            # A rejection by the host chart's own guards, in the first step stored since a load
+            # (an explored step is a load, a fire and a store), leaves even the data as loaded, but
+            # for the records and the output: the next ``load`` of the same snapshot has nothing to do.
+            data.unchanged = fresh and data.output["error"] in GUARD_REJECTIONS
             return data.loaded  # type: ignore[no-any-return]
         data.unchanged = False
         return Snapshot(state, self._least(data)[0])

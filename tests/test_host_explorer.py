@@ -212,6 +212,23 @@ def test_a_guard_rejection_leaves_the_data_as_loaded() -> None:
     assert changed_by_parts > 0
 
 
+def test_a_rejection_stored_after_other_steps_since_the_load_keeps_nothing() -> None:
+    # A tool that fires on without loading again: the data is no longer the snapshot's. Load
+    # gives the sessions at positions 0 and 1 the addresses s1 and s2.
+    explorer, data, actions, fire, states = _walk({}, 300)
+    letters = {a.label: letter for a, letter in zip(actions, fire, strict=True)}
+    pre = next(s for s in states if s.sessions[0].phase == "idle"
+               and s.sessions[1].phase == "turn" and not s.sessions[1].actions)
+    plain = copy.copy(data)
+    _plain_load(explorer, plain, pre)
+    explorer.load(data, pre)
+    for label in ("end_turn s1", "send s2->s1", "end_turn s1"):
+        explorer.store(data, letters[label][pre[0]](data).target)
+    assert data.output.get("error") in host.GUARD_REJECTIONS
+    explorer.load(data, pre)
+    assert _dump(data) == _dump(plain)
+
+
 def _canonical_afresh(explorer: Any, data: Any) -> Any:
     kept = data.views, data.numbered, data.renumbered
     data.views, data.numbered, data.renumbered = [[{} for _ in data.addresses] for _ in range(2)], {}, {}
