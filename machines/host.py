@@ -100,6 +100,7 @@ Bounds (``--bound NAME=VALUE``), and the small-scope argument
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any, NamedTuple
@@ -309,9 +310,15 @@ def _announce_once(pre: Snapshot, post: Snapshot, out: Any, bounds: Bounds) -> b
     return True
 
 
-def _no_typed_line_at(position: int) -> Any:
+def _no_typed_line(position: int, snapshot: Any) -> bool:
     """The ``typed_lines`` bound: the user types at a session only while no typed line of theirs waits."""
-    return lambda snapshot: not any(m.channel == "typed" for m in snapshot.sessions[position].pending)
+    return not any(m.channel == "typed" for m in snapshot.sessions[position].pending)
+
+
+def _no_typed_line_at(position: int) -> Any:
+    # A partial of a module function, not a closure: a letter travels with the exploration's
+    # traces from a worker process to the parent (``checker/explore.py``, ``Explorations``).
+    return functools.partial(_no_typed_line, position)
 
 
 def _no_subscription(snapshot: Any) -> bool:

@@ -8,7 +8,8 @@ broken canonical form (absolute names, no reordering) does. ``load`` writes what
 a plain load writes, whatever steps ran before it; a step that a guard of the
 host's own rejects leaves the data as loaded (so the next ``load`` may keep it);
 the views ``store`` keeps by session data are the views worked out afresh; and
-the properties read the records of the output they are given.
+the properties read the records of the output they are given; and the letters
+pickle, as a worker process sends them back.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import collections
 import copy
 import dataclasses
+import pickle
 from typing import Any
 
 import pytest
@@ -279,3 +281,12 @@ def test_records_are_read_from_the_output_asked_about() -> None:
     assert [r["n"] for r in host._records(second, "wake")] == []
     assert [r["n"] for r in host._records(first, "wake")] == [2]
     assert list(host._records(None, "send")) == [] and list(host._records({"error": "x"}, "send")) == []
+
+
+def test_letters_travel_between_processes() -> None:
+    # ``inboxspec check`` explores in worker processes, which send the traces back with their letters.
+    _explorer, _data, actions, _fire, states = _walk({"hand": "1", "reminders": "1"}, 300)
+    copies = pickle.loads(pickle.dumps(actions))
+    assert [a.label for a in copies] == [a.label for a in actions]
+    assert any(a.when is not None for a in actions)
+    assert all(c.offered(s) == a.offered(s) for s in states for a, c in zip(actions, copies, strict=True))
