@@ -133,6 +133,10 @@ FORGED_TEXT = "wake up"
 REMINDER_TEXT = "sweep"
 TTL_MS = 2  # the idle subscriptions' TTL (see Bounds)
 NAMED_ARGUMENTS = frozenset({"session", "to", "peer", "claimed_from"})  # letter arguments naming a session
+# WARNING: the error codes of the host chart's ``reject_*`` actions (model/host.py), which run when
+# one of its own guards refuses a letter and change nothing but the records and the output;
+# tests/test_host_explorer.py compares the data after every such rejection with a fresh load.
+GUARD_REJECTIONS = frozenset({"not_in_turn", "turn_limit", "reminder_limit"})
 
 
 class GateView(NamedTuple):
@@ -201,6 +205,28 @@ class Snapshot(NamedTuple):
     sessions: tuple[SessionView, ...]
 
 
+class _Loading(NamedTuple):
+    """What ``HostExplorer.load`` writes for one session view at one position (``_loading``)."""
+
+    address: str
+    gate: dict[str, Any]  # the gate part's data (load gives its output fresh)
+    gate_state: str
+    delivery: dict[str, Any]  # the peer delivery part's data (load gives its held list and output fresh)
+    held: tuple[tuple[Any, ...], ...]
+    delivery_state: str
+    idle: dict[str, Any]  # the idle part's data (load gives its output fresh)
+    idle_state: str
+    pending: tuple[Mail, ...]
+    shown: int
+    phase: str
+    actions: int
+    told_held: int
+    in_flight: tuple[tuple[int, tuple[str, str]], ...]
+    reminders: tuple[Reminder, ...]
+    targets: tuple[tuple[int, str], ...]  # subscription id -> target, of the outstanding subscriptions
+    top: int  # the highest subscription id in the view (0: none)
+
+
 # Names inside a session's view are relative to it (see Canonical form): itself, then the
 # sessions after it in config order, counted round.
 SELF = "me"
@@ -214,8 +240,25 @@ def relative_names(count: int) -> tuple[str, ...]:
 # -- properties -----------------------------------------------------------------------
 
 
-def _records(out: Any, kind: str) -> list[dict[str, Any]]:
-    return [r for r in (out or {}).get("events", ()) if r["type"] == kind]
+# The output ``_by_type`` last read, and its records by type: the invariants and the
+# forever-properties read the records of one step's output one after the other, so they are
+# sorted by type once per output. Compared by identity (it holds the output, so the identity
+# is not reused): an output is never changed once a step has returned it.
+_last_read: list[Any] = [None, {}]
+
+
+def _by_type(out: Any) -> dict[str, list[dict[str, Any]]]:
+    """The records of a step's output by type, in output order."""
+    if out is not _last_read[0]:
+        by_type: dict[str, list[dict[str, Any]]] = {}
+        for record in (out or {}).get("events", ()):
+            by_type.setdefault(record["type"], []).append(record)
+        _last_read[:] = [out, by_type]
+    return _last_read[1]  # type: ignore[no-any-return]
+
+
+def _records(out: Any, kind: str) -> Sequence[dict[str, Any]]:
+    return (_last_read[1] if out is _last_read[0] else _by_type(out)).get(kind, ())
 
 
 def _index(bounds: Bounds, address: str) -> int:
@@ -233,21 +276,26 @@ def _typed_line_wakes(pre: Snapshot, post: Snapshot, out: Any, bounds: Bounds) -
 
 
 def _in_flight(snapshot: Snapshot) -> int:
-    return sum(
-        len(s.delivery.held) + sum(1 for m in s.pending if m.channel == "peer") for s in snapshot.sessions
-    )
+    count = 0
+    for s in snapshot.sessions:
+        count += len(s.delivery.held)
+        for m in s.pending:
+            if m.channel == "peer":
+                count += 1
+    return count
 
 
 def _nothing_lost(pre: Snapshot, post: Snapshot, out: Any, bounds: Bounds) -> bool:
     """HOST-INV-3: in flight before + sent = in flight after + read + terminal + queue_full."""
     if "error" in (out or {}):
         return pre == post
-    sends = _records(out, "send")
+    records = _by_type(out)
+    sends = records.get("send", ())
     queue_full = sum(1 for r in sends if r["send_error"] is not None)
-    terminal = sum(1 for r in _records(out, "receipt") if r["state"] in TERMINAL)
+    terminal = sum(1 for r in records.get("receipt", ()) if r["state"] in TERMINAL)
     read = sum(
         sum(1 for m in pre.sessions[_index(bounds, r["session"])].pending if m.channel == "peer")
-        for r in _records(out, "wake")
+        for r in records.get("wake", ())
     )
     return _in_flight(pre) + len(sends) == _in_flight(post) + read + terminal + queue_full
 
@@ -331,26 +379,32 @@ def _no_hand(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> b
     return action.event not in HAND
 
 
+# The some_step predicates below run on every allowed step; most steps wake no one.
+
+
 def _counted_wake(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
-    return any(r["counts_against_cap"] for r in _records(out, "wake"))
+    wakes = _records(out, "wake")
+    return bool(wakes) and any(r["counts_against_cap"] for r in wakes)
 
 
 def _harness_line_wake(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
     """A user-input-lane wake whose batch holds no typed line: a harness line woke it."""
-    return any(
+    wakes = _records(out, "wake")
+    return bool(wakes) and any(
         r["lane"] == "userInput"
         and not any(m.channel == "typed" for m in pre.sessions[_index(bounds, r["session"])].pending)
-        for r in _records(out, "wake")
+        for r in wakes
     )
 
 
 def _forged_cadence_wake(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
     """An exempt scheduled-self wake whose batch holds no reminder the session really scheduled."""
-    return any(
+    wakes = _records(out, "wake")
+    return bool(wakes) and any(
         r["lane"] == "scheduledSelf"
         and not r["counts_against_cap"]
         and not any(m.channel == "reminder" for m in pre.sessions[_index(bounds, r["session"])].pending)
-        for r in _records(out, "wake")
+        for r in wakes
     )
 
 
@@ -402,20 +456,64 @@ def _id_key(sessions: tuple[SessionView, ...]) -> tuple[Any, ...]:
     )
 
 
-def _numbered(sessions: tuple[SessionView, ...]) -> tuple[SessionView, ...]:
-    """Subscription ids renumbered in order of appearance: the charts compare them only with each other."""
+def _numbered(data: Any, sessions: tuple[SessionView, ...]) -> tuple[SessionView, ...]:
+    """Subscription ids renumbered in order of appearance: the charts compare them only with each
+    other. Kept in ``data.numbered`` per sequence of views, and each view renumbered in
+    ``data.renumbered`` per view and new ids."""
+    known = data.numbered.get(sessions)
+    if known is not None:
+        return known  # type: ignore[no-any-return]
     ids: dict[int, int] = {}
-    if not any(v.idle.outstanding or v.idle.subscribers for v in sessions):
-        return sessions
     numbered = []
-    for v in sessions:
-        idle = v.idle
-        outstanding = tuple(o._replace(subscription=ids.setdefault(o.subscription, len(ids) + 1))
-                            for o in idle.outstanding)
-        subscribers = tuple(r._replace(subscription=ids.setdefault(r.subscription, len(ids) + 1))
-                            for r in idle.subscribers)
-        numbered.append(v._replace(idle=idle._replace(outstanding=outstanding, subscribers=subscribers)))
-    return tuple(numbered)
+    for view in sessions:
+        idle = view.idle
+        if not (idle.outstanding or idle.subscribers):
+            numbered.append(view)
+            continue
+        new_ids = [ids.setdefault(o.subscription, len(ids) + 1) for o in idle.outstanding]
+        new_ids += [ids.setdefault(r.subscription, len(ids) + 1) for r in idle.subscribers]
+        key = (view, tuple(new_ids))
+        renumbered = data.renumbered.get(key)
+        if renumbered is None:
+            renumbered = data.renumbered[key] = _renumbered(view, key[1])
+        numbered.append(renumbered)
+    result = data.numbered[sessions] = tuple(numbered)
+    return result
+
+
+def _renumbered(view: SessionView, new_ids: tuple[int, ...]) -> SessionView:
+    """``view`` with the subscription ids of its outstanding rows, then its subscribers, in order,
+    replaced by ``new_ids``."""
+    idle = view.idle
+    count = len(idle.outstanding)
+    outstanding = tuple(o._replace(subscription=n)
+                        for o, n in zip(idle.outstanding, new_ids[:count], strict=True))
+    subscribers = tuple(r._replace(subscription=n)
+                        for r, n in zip(idle.subscribers, new_ids[count:], strict=True))
+    return view._replace(idle=idle._replace(outstanding=outstanding, subscribers=subscribers))
+
+
+def _session_data(data: Any, address: str) -> tuple[Any, ...]:
+    """Everything ``HostExplorer._view`` reads of one session, as plain values: two sessions with
+    the same values have the same view (at one position, named one way).
+
+    WARNING: it must read all that ``_view`` reads; tests/test_host_explorer.py compares views
+    kept by it with views worked out afresh, on every step of a walk, and fails when it misses one.
+    """
+    s: SessionData = data.sessions[address]
+    gate, delivery, idle = s.gate, s.delivery, s.idle
+    held = delivery.held
+    in_flight = s.in_flight
+    return (
+        s.phase, s.actions, s.told_held, tuple(s.pending), len(s.shown),
+        tuple((r.due_ms, r.text) for r in data.reminders if r.session == address) if data.reminders else (),
+        data.now_ms,
+        s.gate_state, gate.streak, gate.last_self_wake_ms,
+        s.delivery_state, delivery.setting, delivery.box,
+        tuple((e, in_flight[e[0]]) for e in held) if held else (),
+        s.idle_state, idle.now_ms, idle.outstanding, idle.subscribers, idle.fire_at,
+        idle.finished_at is not None, idle.held,
+    )
 
 
 class HostExplorer:
@@ -551,6 +649,14 @@ class HostExplorer:
         data.parts = Parts(config["wake_gate"], config["peer_delivery"], config["idle_subscriptions"])
         data.floor_ms = bounds["floor_ms"]
         data.loaded = None  # the snapshot ``load`` last wrote (None: none yet)
+        data.unchanged = False  # whether the data is as ``load`` wrote ``loaded`` (see ``store``)
+        data.fresh = False  # whether no step was stored since the last ``load``
+        # Per session position, what ``load`` writes for each view met there (``_loading``).
+        data.loadings = [{} for _ in addresses]
+        # Per naming (forward, mirrored) and session position, each view met, by ``_session_data``;
+        # and each sequence of views, and each view, with its subscription ids numbered anew (``_numbered``).
+        data.views = [[{} for _ in addresses] for _ in range(2)]
+        data.numbered, data.renumbered = {}, {}
         relative = relative_names(count)
         # Per session position j: its relative name for each address (forward, and mirrored:
         # ``d`` places after it named as ``d`` places before it), and each relative name's address.
@@ -568,84 +674,147 @@ class HostExplorer:
     # -- load and store -----------------------------------------------------------------
 
     def load(self, data: Any, snapshot: Snapshot) -> None:
-        parts: Parts = data.parts
-        data.loaded = snapshot
-        data.now_ms = 0
+        """Write ``snapshot`` onto ``data``: each session from its view's ``_Loading``, worked out
+        once per view and position (views repeat across states: 1,980 distinct views make the
+        default exploration's 124,508 states), with fresh copies of everything a step may change."""
         data.records = []
-        data.reminders = []
-        data.sessions = {}
-        targets: dict[int, str] = {}
-        top = 0
-        for position, (address, view) in enumerate(zip(data.addresses, snapshot.sessions, strict=True)):
-            names = data.absolute[position]
-            data.reminders.extend(Reminder(address, r.due_in, r.text) for r in view.reminders)
-            age = view.gate.age
-            gate = parts.gate.loaded(
-                {"streak": view.gate.streak, "now_ms": 0, "last_self_wake_ms": None if age is None else -age,
-                 "output": {}}
-            )
-            held = view.delivery.held
-            delivery = parts.delivery.loaded(
-                {
-                    "setting": view.delivery.setting,
-                    "box": view.delivery.box,
-                    "now_ms": 0,
-                    "output": {},
-                    "held": [(h.ticket, names[h.sender], None, "absent", h.cause, None) for h in held],
-                    "next_ticket": len(held) + 1,
-                }
-            )
-            idle_view = view.idle
-            outstanding = tuple((o.subscription, names[o.target], names.get(o.label, o.label), -o.age)
-                                for o in idle_view.outstanding)
-            idle = parts.idle.loaded(
-                {
-                    "now_ms": 0,
-                    "output": {},
-                    "fire_at": idle_view.fire_in,
-                    "held": idle_view.held,
-                    "outstanding": outstanding,
-                    "subscribers": tuple(
-                        (names[r.requester], r.subscription, -r.age, r.parity) for r in idle_view.subscribers
-                    ),
-                    "finished_at": 0 if idle_view.finished else None,
-                    "phase": idle_view.state,
-                }
-            )
-            for row in outstanding:
-                targets[row[0]] = row[1]
-                top = max(top, row[0])
-            for subscriber in idle_view.subscribers:
-                top = max(top, subscriber.subscription)
-            data.sessions[address] = SessionData(
-                gate,
-                view.gate.state,
-                delivery,
-                view.delivery.state,
-                idle,
-                idle_view.state,
-                pending=[
-                    Mail(m.kind, names[m.sender], address, m.text, m.channel,
-                         None if m.origin is None else names[m.origin])
-                    for m in view.pending
-                ],
-                shown=[LINE_TEXT] * view.shown,
-                phase=view.phase,
-                actions=view.actions,
-                told_held=view.told_held,
-                in_flight={h.ticket: (names[h.origin], h.text) for h in held},
-            )
+        data.fresh = True
+        if data.unchanged and snapshot is data.loaded:
+            # The last step, from this snapshot, was rejected by a guard of the host's own: it
+            # changed only the records and the output (see ``store``), and a step writes both.
+            data.unchanged = False
+            return
+        data.unchanged = False
+        if snapshot is not data.loaded:
+            data.loaded = snapshot
+            data.loading = self._snapshot_loading(data, snapshot)
+        loadings, reminders, targets, top = data.loading
+        data.now_ms = 0
+        data.sessions = sessions = {}
+        gate, delivery, idle = data.parts.gate.holder, data.parts.delivery.holder, data.parts.idle.holder
+        new = object.__new__
+        for loading in loadings:
+            gate_data = gate()
+            gate_data.__dict__ = loading.gate.copy()
+            gate_data.output = {}
+            delivery_data = delivery()
+            delivery_data.__dict__ = loading.delivery.copy()
+            delivery_data.held = list(loading.held)
+            delivery_data.output = {}
+            idle_data = idle()
+            idle_data.__dict__ = loading.idle.copy()
+            idle_data.output = {}
+            # WARNING: every field of SessionData (model/host.py), written as its __init__ would
+            # (which costs twice this); tests/test_host_explorer.py compares the two.
+            session = sessions[loading.address] = new(SessionData)
+            session.__dict__ = {
+                "gate": gate_data,
+                "gate_state": loading.gate_state,
+                "delivery": delivery_data,
+                "delivery_state": loading.delivery_state,
+                "idle": idle_data,
+                "idle_state": loading.idle_state,
+                "pending": list(loading.pending),
+                "shown": [LINE_TEXT] * loading.shown,
+                "phase": loading.phase,
+                "actions": loading.actions,
+                "told_held": loading.told_held,
+                "in_flight": dict(loading.in_flight),
+            }
+        data.reminders = list(reminders)
+        data.subscription_targets = dict(targets)
+        data.next_subscription = top + 1
+
+    def _snapshot_loading(self, data: Any, snapshot: Snapshot
+                          ) -> tuple[list[_Loading], tuple[Reminder, ...], tuple[tuple[int, str], ...], int]:
+        """Per session the ``_Loading`` of its view (worked out once per view and position: views
+        repeat across states), then the host's reminders, subscription targets and highest
+        subscription id."""
+        loadings = []
+        for position, view in enumerate(snapshot.sessions):
+            known = data.loadings[position]
+            loading = known.get(view)
+            if loading is None:
+                loading = known[view] = self._loading(data, position, view)
+            loadings.append(loading)
         # Reminders in scheduling order: those of one session keep their stored (due) order, and
         # reminders of different sessions are never compared by any rule.
-        data.subscription_targets = targets
-        data.next_subscription = top + 1
+        reminders = tuple(r for loading in loadings for r in loading.reminders)
+        targets = tuple(t for loading in loadings for t in loading.targets)
+        return loadings, reminders, targets, max(loading.top for loading in loadings)
+
+    def _loading(self, data: Any, position: int, view: SessionView) -> _Loading:
+        """What ``load`` writes for ``view`` at ``position``, as immutable values and template dicts
+        (``load`` copies the dicts and gives fresh mutable fields)."""
+        parts: Parts = data.parts
+        address = data.addresses[position]
+        names = data.absolute[position]
+        age = view.gate.age
+        gate = parts.gate.merged(
+            {"streak": view.gate.streak, "now_ms": 0, "last_self_wake_ms": None if age is None else -age}
+        )
+        held = view.delivery.held
+        delivery = parts.delivery.merged(
+            {
+                "setting": view.delivery.setting,
+                "box": view.delivery.box,
+                "now_ms": 0,
+                "next_ticket": len(held) + 1,
+            }
+        )
+        idle_view = view.idle
+        outstanding = tuple((o.subscription, names[o.target], names.get(o.label, o.label), -o.age)
+                            for o in idle_view.outstanding)
+        idle = parts.idle.merged(
+            {
+                "now_ms": 0,
+                "fire_at": idle_view.fire_in,
+                "held": idle_view.held,
+                "outstanding": outstanding,
+                "subscribers": tuple(
+                    (names[r.requester], r.subscription, -r.age, r.parity) for r in idle_view.subscribers
+                ),
+                "finished_at": 0 if idle_view.finished else None,
+                "phase": idle_view.state,
+            }
+        )
+        return _Loading(
+            address=address,
+            gate=gate,
+            gate_state=view.gate.state,
+            delivery=delivery,
+            held=tuple((h.ticket, names[h.sender], None, "absent", h.cause, None) for h in held),
+            delivery_state=view.delivery.state,
+            idle=idle,
+            idle_state=idle_view.state,
+            pending=tuple(
+                Mail(m.kind, names[m.sender], address, m.text, m.channel,
+                     None if m.origin is None else names[m.origin])
+                for m in view.pending
+            ),
+            shown=view.shown,
+            phase=view.phase,
+            actions=view.actions,
+            told_held=view.told_held,
+            in_flight=tuple((h.ticket, (names[h.origin], h.text)) for h in held),
+            reminders=tuple(Reminder(address, r.due_in, r.text) for r in view.reminders),
+            targets=tuple((row[0], row[1]) for row in outstanding),
+            top=max((*(row[0] for row in outstanding), *(r.subscription for r in idle_view.subscribers)),
+                    default=0),
+        )
 
     def store(self, data: Any, state: str) -> Snapshot:
         # WARNING: a rejected step changes nothing (HOST-IF-4), so its snapshot is the one loaded;
         # tests/test_host_explorer.py stores every rejected step in full and fails when it is not.
+        fresh, data.fresh = data.fresh, False
         if "error" in data.output and data.loaded is not None:
+            # A rejection by the host chart's own guards, in the first step stored since a load
+            # (an explored step is a load, a fire and a store), leaves even the data as loaded, but
+            # for the records and the output: the next ``load`` of the same snapshot has nothing to do.
+            data.unchanged = fresh and data.output["error"] in GUARD_REJECTIONS
             return data.loaded  # type: ignore[no-any-return]
-        return self.canonical(data, state)[0]
+        data.unchanged = False
+        return Snapshot(state, self._least(data)[0])
 
     def canonical(self, data: Any, state: str) -> tuple[Snapshot, dict[str, str]]:
         """The canonical snapshot, and the renaming from the chart's addresses to the snapshot's.
@@ -657,21 +826,26 @@ class HostExplorer:
         over them (compared by ``_key``, subscription ids set aside; ids are then
         numbered in order of appearance, and a tie is broken by the numbered snapshot).
         """
+        sessions, positions = self._least(data)
         addresses = data.addresses
-        count = len(addresses)
-        forward = [self._view(data, a, data.forward[j]) for j, a in enumerate(addresses)]
+        return Snapshot(state, sessions), {addresses[p]: addresses[k] for k, p in enumerate(positions)}
+
+    def _least(self, data: Any) -> tuple[tuple[SessionView, ...], tuple[int, ...]]:
+        """The canonical sequence of views (see ``canonical``), and the position in the chart's
+        sessions of each."""
+        count = len(data.addresses)
+        forward = [self._seen_view(data, 0, j) for j in range(count)]
         if count == 2:  # the swap is the one other permutation, and it leaves relative views unchanged
-            first, second = _key(forward[0]), _key(forward[1])
+            (first_view, first, first_ids), (second_view, second, second_ids) = forward
             if first != second:
-                swap = second < first
-                pair = (forward[1], forward[0]) if swap else (forward[0], forward[1])
-                renaming = {addresses[0]: addresses[1], addresses[1]: addresses[0]} if swap else {
-                    a: a for a in addresses}
-                return Snapshot(state, _numbered(pair)), renaming
-        views = [forward]
+                positions: tuple[int, ...] = (1, 0) if second < first else (0, 1)
+                pair = (second_view, first_view) if positions[0] else (first_view, second_view)
+                return _numbered(data, pair) if first_ids or second_ids else pair, positions
+        families = [forward]
         if count > 2:
-            views.append([self._view(data, a, data.mirrored[j]) for j, a in enumerate(addresses)])
-        keys = [[_key(v) for v in family] for family in views]
+            families.append([self._seen_view(data, 1, j) for j in range(count)])
+        views = [[entry[0] for entry in family] for family in families]
+        keys = [[entry[1] for entry in family] for family in families]
         best: list[tuple[Any, int, int]] = []
         for direction, family_keys in enumerate(keys):
             step = 1 if direction == 0 else -1
@@ -684,12 +858,22 @@ class HostExplorer:
             if order != least:
                 continue
             step = 1 if direction == 0 else -1
-            positions = [(rotation + step * k) % count for k in range(count)]
-            sessions = _numbered(tuple(views[direction][p] for p in positions))
-            renaming = {addresses[p]: addresses[k] for k, p in enumerate(positions)}
-            chosen.append((sessions, renaming))
-        sessions, renaming = min(chosen, key=lambda pair: _id_key(pair[0])) if len(chosen) > 1 else chosen[0]
-        return Snapshot(state, sessions), renaming
+            positions = tuple((rotation + step * k) % count for k in range(count))
+            chosen.append((_numbered(data, tuple(views[direction][p] for p in positions)), positions))
+        return min(chosen, key=lambda pair: _id_key(pair[0])) if len(chosen) > 1 else chosen[0]
+
+    def _seen_view(self, data: Any, family: int, position: int) -> tuple[SessionView, tuple[Any, ...], bool]:
+        """The session at ``position`` as ``_view`` gives it, named forward (``family`` 0) or
+        mirrored (1), with its ``_key`` and whether it holds a subscription id: worked out once
+        per distinct ``_session_data`` and kept in ``data.views``."""
+        address = data.addresses[position]
+        raw = _session_data(data, address)
+        known = data.views[family][position]
+        seen = known.get(raw)
+        if seen is None:
+            view = self._view(data, address, (data.forward, data.mirrored)[family][position])
+            seen = known[raw] = (view, _key(view), bool(view.idle.outstanding or view.idle.subscribers))
+        return seen  # type: ignore[no-any-return]
 
     def _view(self, data: Any, address: str, names: Mapping[str, str]) -> SessionView:
         """One session's view, other sessions named by ``names``, subscription ids as the chart has them."""

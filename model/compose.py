@@ -9,7 +9,9 @@ order with their ``cond``/``unless`` guards and ``on`` actions) and fires it
 on a plain object holding that chart's data: the first transition whose
 guards all pass runs its actions, which is python-statemachine's selection
 rule for the flat, callback-only charts of ``model/``. The guards and actions
-are the part chart's own methods, so the part behaves as its chart does;
+are the part chart's own methods, called by small functions generated once per
+state, event and names of the arguments, so the part behaves as its chart does;
+``tests/test_compose.py`` compares a part with its chart's ``send()``,
 ``tests/test_host_lockstep.py`` compares the host built this way with the
 reference, and ``Part.fire`` refuses an event the chart has no enabled
 transition for, as the pinned charts do.
@@ -55,11 +57,20 @@ class _Call:
     defaults: frozenset[str]  # parameters with a default, which an absent argument leaves to it
     expected: bool = True
 
-    def __call__(self, data: Any, kwargs: dict[str, Any]) -> Any:
-        for name in self.parameters:
-            if name not in kwargs and name not in self.defaults:
-                raise TypeError(f"{self.function.__name__} needs the argument {name!r}")
-        return self.function(data, **{p: kwargs[p] for p in self.parameters if p in kwargs})
+    def source(self, given: tuple[str, ...], constant: Callable[[Any], str]) -> str:
+        """The call as ``fire``'s generated code makes it, when the event's arguments are named
+        ``given``: each parameter from ``kwargs`` by name, a missing one left to its default
+        (a missing one without a default raises TypeError when the call is reached)."""
+        missing = [p for p in self.parameters if p not in given and p not in self.defaults]
+        if missing:
+            message = f"{self.function.__name__} needs the argument {missing[0]!r}"
+            return f"{constant(_refuse)}({constant(message)})"
+        arguments = ", ".join(["data", *(f"{p}=kwargs[{p!r}]" for p in self.parameters if p in given)])
+        return f"{constant(self.function)}({arguments})"
+
+
+def _refuse(message: str) -> Any:
+    raise TypeError(message)
 
 
 @dataclass(frozen=True)
@@ -106,8 +117,11 @@ class Part:
                 if name.startswith("__") or name in _ENGINE or isinstance(value, _DEFINITIONS):
                     continue
                 carried[name] = value
-        self._holder = type(f"{chart.__name__}Part", (), carried)
+        # The class of a part's data: the chart's methods and class constants, without the engine.
+        self.holder = type(f"{chart.__name__}Part", (), carried)
         self._template = template
+        # ``fire``'s generated functions, by (state, event, names of the arguments).
+        self._firings: dict[tuple[str, str, tuple[str, ...]], Callable[[Any, dict[str, Any]], str]] = {}
 
     def _defined(self, spec: Any) -> bool:
         return not spec.is_convention or hasattr(self.chart, spec.attr_name)
@@ -123,23 +137,59 @@ class Part:
 
     def data(self) -> Any:
         """A fresh part: the chart's data as its constructor left it."""
-        holder = self._holder()
+        holder = self.holder()
         holder.__dict__.update(copy.deepcopy(self._template))
         return holder
 
-    def loaded(self, fields: dict[str, Any]) -> Any:
-        """A part whose data is the template's, with ``fields`` written over it (no copy: the
-        caller gives fresh values for every mutable field, as an explorer's ``load`` does)."""
-        holder = self._holder()
-        holder.__dict__.update(self._template)
-        holder.__dict__.update(fields)
+    def merged(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """The template's data with ``fields`` written over it, as one dict (for ``holding``)."""
+        return {**self._template, **fields}
+
+    def holding(self, merged: dict[str, Any]) -> Any:
+        """A part whose data is a copy of the dict ``merged`` (the values themselves are shared:
+        the caller gives fresh values for the mutable fields it shares)."""
+        holder = self.holder()
+        holder.__dict__ = merged.copy()
         return holder
 
     def fire(self, data: Any, state: str, event: str, **kwargs: Any) -> str:
-        """Run ``event`` in ``state`` on ``data``; the state it leads to. ``data.output`` is its output."""
+        """Run ``event`` in ``state`` on ``data``; the state it leads to. ``data.output`` is its output.
+
+        The transitions for ``event`` in ``state`` are tested in document order, and the
+        first whose guards all pass runs its actions. That is done by a small function
+        generated once per state, event and names of the arguments (``_generate``), which
+        calls the guards and actions with the arguments they take, as ``checker/compiled.py``
+        does for a whole chart."""
+        key = (state, event, tuple(kwargs))
+        firing = self._firings.get(key)
+        if firing is None:
+            firing = self._firings[key] = self._generate(state, event, key[2])
+        return firing(data, kwargs)
+
+    def _generate(self, state: str, event: str,
+                  given: tuple[str, ...]) -> Callable[[Any, dict[str, Any]], str]:
+        namespace: dict[str, Any] = {}
+
+        def constant(value: Any) -> str:
+            name = f"k{len(namespace)}"
+            namespace[name] = value
+            return name
+
+        lines = ["def fire(data, kwargs):"]
         for row in self.rows.get((state, event), ()):
-            if all(bool(guard(data, kwargs)) is guard.expected for guard in row.guards):
-                for action in row.actions:
-                    action(data, kwargs)
-                return row.target
-        raise NoTransition(f"{self.chart.__name__}: no transition for {event} in {state}")
+            tests = [g.source(given, constant) if g.expected else f"not {g.source(given, constant)}"
+                     for g in row.guards]
+            indent = "    "
+            if tests:
+                lines.append(f"    if {' and '.join(tests)}:")
+                indent = "        "
+            lines.extend(f"{indent}{a.source(given, constant)}" for a in row.actions)
+            lines.append(f"{indent}return {constant(row.target)}")
+            if not tests:
+                break  # an unguarded transition always fires; later ones are unreachable
+        else:
+            message = f"{self.chart.__name__}: no transition for {event} in {state}"
+            lines.append(f"    raise {constant(NoTransition)}({constant(message)})")
+        exec("\n".join(lines), namespace)
+        firing: Callable[[Any, dict[str, Any]], str] = namespace["fire"]
+        return firing

@@ -248,7 +248,8 @@ class HostChart(ModelChart["HostChart"]):
                 "held": len(s.delivery.held),
                 "streak": s.gate.streak,
             }
-            for a, s in ((a, self.sessions[a]) for a in self.addresses)
+            for a in self.addresses
+            for s in (self.sessions[a],)
         }
 
     def _error(self, code: str) -> None:
