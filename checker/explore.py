@@ -26,11 +26,12 @@ from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart, CompiledTransition, take_step
-from inboxspec.checker.cycles import Edge, find_lasso
+from inboxspec.checker.cycles import Edge, LassoPath, find_lasso
 from inboxspec.machines.frame import (
     Action,
     Bounds,
     Explorer,
+    ForeverProperty,
     Invariant,
     Snapshot,
     Step,
@@ -57,8 +58,8 @@ class Exploration:
     transitions: int = 0
     max_depth: int = 0
     seconds: float = 0.0
-    # The search's processor time in this process (``seconds`` is wall time): on a shared
-    # machine, the rate per core. Zero for a search on several workers.
+    # The search's processor time (``seconds`` is wall time): on a shared machine, the rate
+    # per core. On several workers, the sum over the workers and the coordinating process.
     cpu_seconds: float = 0.0
     violations: dict[str, list[Step]] = field(default_factory=dict)
     coverage: dict[tuple[str, str, int], list[Step]] = field(default_factory=dict)
@@ -139,14 +140,12 @@ def set_up(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bo
 def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,
             progress: Progress | None = None, workers: int = 1) -> Exploration:
     """Every reachable state within the bounds, breadth-first; on ``workers`` processes when
-    more than one (``checker/parallel.py``: the same result), except for a machine with
-    forever-properties, whose cycle pass needs the whole graph in one process."""
-    entry = machines.get(name)
-    if (workers > 1 and not forever_properties(entry.explorer)
-            and "fork" in multiprocessing.get_all_start_methods()):
+    more than one and processes can be forked (``checker/parallel.py``: the same result,
+    lassos included)."""
+    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
         from inboxspec.checker.parallel import explore_on_workers
 
-        parallel: Exploration = explore_on_workers(name, bounds, options, workers)
+        parallel: Exploration = explore_on_workers(name, bounds, options, workers, progress)
         return parallel
     explorer, parsed, chosen, chart, data, actions = set_up(name, bounds, options)
 
@@ -161,11 +160,9 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
 
     generated: dict[tuple[int, ...], Any] = {}  # the checks generated so far, by their invariants
 
-    def letters_by_state() -> dict[str, list[tuple[int, Action, Any, Any, Any]]]:
-        checks = letter_checks(active_by_letter, once_per_state, parsed, generated)
-        return {state: [(index, action, fire[state], *checks[index])
-                        for index, (action, fire) in enumerate(zip(actions, bound, strict=True))]
-                for state in chart.states}
+    def letters_by_state() -> dict[str, list[Letter]]:
+        return letter_table(chart.states, actions, bound,
+                            letter_checks(active_by_letter, once_per_state, parsed, generated))
 
     letters = letters_by_state()
     load, store = explorer.load, explorer.store
@@ -194,7 +191,6 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     recording = bool(forever)
     number: dict[Snapshot, int] = {start: 0}
     successors: list[list[list[Edge]]] = [[[]] for _ in forever]
-    recorded = list(zip(forever, successors, strict=True))
     deepest = fired_letters = 0
     began = last_report = time.perf_counter()
     began_cpu = time.process_time()
@@ -227,10 +223,12 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                         graph.append([])
             if recording:
                 # The step, in the allowed subgraph of each forever-property it is allowed in.
-                for prop, graph in recorded:
-                    if prop.every_step(pre, action, post, output, parsed):
-                        graph[pre_number].append((number[post], index,
-                                                  prop.some_step(pre, action, post, output, parsed)))
+                allowed, marked = step_marks(forever, pre, action, post, output, parsed)
+                if allowed:
+                    post_number = number[post]
+                    for bit, graph in enumerate(successors):
+                        if allowed >> bit & 1:
+                            graph[pre_number].append((post_number, index, bool(marked >> bit & 1)))
         if progress is not None and time.perf_counter() - last_report > 0.25:
             last_report = time.perf_counter()
             progress(len(parent), next_depth, last_report - began)
@@ -246,20 +244,54 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
         snapshots = list(number)
         tree: list[tuple[int, int] | None] = [
             None if (link := parent[s]) is None else (number[link[0]], link[1]) for s in snapshots]
-
-        def step(pre_number: int, letter: int, post_number: int) -> Step:
-            # The chart's output is not kept per edge; the step is fired again for it.
-            pre = snapshots[pre_number]
-            load(data, pre)
-            fired = bound[letter][pre[0]](data)  # type: ignore[index]
-            return (pre, actions[letter], store(data, fired.target), data.output)
-
-        for prop, graph in zip(forever, successors, strict=True):
-            path = find_lasso(graph, tree)
-            if path is not None:
-                result.lassos[prop.name] = Lasso([step(*s) for s in path.prefix],
-                                                 [step(*s) for s in path.loop])
+        paths = {prop.name: path for prop, graph in zip(forever, successors, strict=True)
+                 if (path := find_lasso(graph, tree)) is not None}
+        result.lassos = lassos(paths, snapshots.__getitem__, data, bound, actions, load, store)
     return result
+
+
+def step_marks(forever: Sequence[ForeverProperty], pre: Snapshot, action: Action, post: Snapshot,
+               output: Any, bounds: Bounds) -> tuple[int, int]:
+    """Which forever-properties a step is allowed in (``every_step``: bit k for ``forever[k]``),
+    and in which of those it is marked (``some_step``): what the cycle pass records of a step,
+    in the serial and the sharded search alike."""
+    allowed = marked = 0
+    for bit, prop in enumerate(forever):
+        if prop.every_step(pre, action, post, output, bounds):
+            allowed |= 1 << bit
+            if prop.some_step(pre, action, post, output, bounds):
+                marked |= 1 << bit
+    return allowed, marked
+
+
+def lassos(paths: Mapping[str, LassoPath], snapshot: Callable[[int], Snapshot], data: Any,
+           bound: Sequence[Mapping[str, Any]], actions: Sequence[Action], load: Callable[[Any, Any], None],
+           store: Callable[[Any, str], Snapshot]) -> dict[str, Lasso]:
+    """Each forever-property's lasso path as steps, ``snapshot(n)`` being state number n. The
+    chart's output is not kept per edge, so each step is fired again for it."""
+
+    def step(pre_number: int, letter: int, _post_number: int) -> Step:
+        pre = snapshot(pre_number)
+        load(data, pre)
+        fired = bound[letter][pre[0]](data)  # type: ignore[index]
+        return (pre, actions[letter], store(data, fired.target), data.output)
+
+    return {name: Lasso([step(*s) for s in path.prefix], [step(*s) for s in path.loop])
+            for name, path in paths.items()}
+
+
+# One letter as the search fires it in a control state: (letter index, the letter, its firing
+# function there, its check of a step to a state met before, its check of a step that
+# discovers its state; see ``letter_checks``).
+Letter = tuple[int, Action, Any, Any, Any]
+
+
+def letter_table(states: Sequence[str], actions: Sequence[Action], bound: Sequence[Mapping[str, Any]],
+                 checks: Sequence[tuple[Any, Any]]) -> dict[str, list[Letter]]:
+    """Per control state, every letter in alphabet order (``Letter``)."""
+    return {state: [(index, action, fire[state], *checks[index])
+                    for index, (action, fire) in enumerate(zip(actions, bound, strict=True))]
+            for state in states}
 
 
 class StateInvariantReadsTheStep(TypeError):
