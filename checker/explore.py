@@ -26,7 +26,7 @@ from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart, CompiledTransition, take_step
-from inboxspec.checker.cycles import Edge, LassoPath, find_lasso
+from inboxspec.checker.cycles import Edge, LassoPath, find_lassos
 from inboxspec.machines.frame import (
     Action,
     Bounds,
@@ -186,11 +186,12 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
         letters = letters_by_state()
 
     # The forever-properties need the explored graph: states numbered in discovery
-    # order, and per property the allowed steps leaving each state.
+    # order, and per allowed subgraph (``forever_groups``) the steps leaving each state.
     forever = forever_properties(explorer)
+    groups = forever_groups(forever)
     recording = bool(forever)
     number: dict[Snapshot, int] = {start: 0}
-    successors: list[list[list[Edge]]] = [[[]] for _ in forever]
+    successors: list[list[list[Edge]]] = [[[]] for _ in groups]
     deepest = fired_letters = 0
     began = last_report = time.perf_counter()
     began_cpu = time.process_time()
@@ -222,13 +223,13 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                     for graph in successors:
                         graph.append([])
             if recording:
-                # The step, in the allowed subgraph of each forever-property it is allowed in.
-                allowed, marked = step_marks(forever, pre, action, post, output, parsed)
+                # The step, in each allowed subgraph it is in, with its marks.
+                allowed, marked = step_marks(forever, groups, pre, action, post, output, parsed)
                 if allowed:
                     post_number = number[post]
                     for bit, graph in enumerate(successors):
                         if allowed >> bit & 1:
-                            graph[pre_number].append((post_number, index, bool(marked >> bit & 1)))
+                            graph[pre_number].append((post_number, index, marked))
         if progress is not None and time.perf_counter() - last_report > 0.25:
             last_report = time.perf_counter()
             progress(len(parent), next_depth, last_report - began)
@@ -244,24 +245,48 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
         snapshots = list(number)
         tree: list[tuple[int, int] | None] = [
             None if (link := parent[s]) is None else (number[link[0]], link[1]) for s in snapshots]
-        paths = {prop.name: path for prop, graph in zip(forever, successors, strict=True)
-                 if (path := find_lasso(graph, tree)) is not None}
+        paths = lasso_paths(forever, groups, successors, tree)
         result.lassos = lassos(paths, snapshots.__getitem__, data, bound, actions, load, store)
     return result
 
 
-def step_marks(forever: Sequence[ForeverProperty], pre: Snapshot, action: Action, post: Snapshot,
-               output: Any, bounds: Bounds) -> tuple[int, int]:
-    """Which forever-properties a step is allowed in (``every_step``: bit k for ``forever[k]``),
-    and in which of those it is marked (``some_step``): what the cycle pass records of a step,
-    in the serial and the sharded search alike."""
+def forever_groups(forever: Sequence[ForeverProperty]) -> list[tuple[int, ...]]:
+    """The forever-properties by allowed subgraph: the positions in ``forever`` of those with one
+    ``every_step`` (the host's all forbid the same hand). A group's subgraph is recorded once,
+    each step with the marks of all the properties (bit k for ``forever[k]``), and split into
+    components once."""
+    groups: dict[Any, list[int]] = {}
+    for position, prop in enumerate(forever):
+        groups.setdefault(prop.every_step, []).append(position)
+    return [tuple(members) for members in groups.values()]
+
+
+def step_marks(forever: Sequence[ForeverProperty], groups: Sequence[Sequence[int]], pre: Snapshot,
+               action: Action, post: Snapshot, output: Any, bounds: Bounds) -> tuple[int, int]:
+    """Which allowed subgraphs a step is in (bit g for ``groups[g]``, whose ``every_step`` it
+    satisfies), and for which properties of those it is marked (``some_step``: bit k for
+    ``forever[k]``): what the cycle pass records of a step, in the serial and the sharded search."""
     allowed = marked = 0
-    for bit, prop in enumerate(forever):
-        if prop.every_step(pre, action, post, output, bounds):
+    for bit, members in enumerate(groups):
+        if forever[members[0]].every_step(pre, action, post, output, bounds):
             allowed |= 1 << bit
-            if prop.some_step(pre, action, post, output, bounds):
-                marked |= 1 << bit
+            for position in members:
+                if forever[position].some_step(pre, action, post, output, bounds):
+                    marked |= 1 << position
     return allowed, marked
+
+
+def lasso_paths(forever: Sequence[ForeverProperty], groups: Sequence[Sequence[int]],
+                successors: Sequence[Sequence[Sequence[Edge]]],
+                tree: Sequence[tuple[int, int] | None]) -> dict[str, LassoPath]:
+    """The cycle pass: per forever-property that fails, in declaration order, its lasso path in
+    its group's subgraph ``successors[g]`` (``checker/cycles.py``)."""
+    found: dict[int, LassoPath] = {}
+    for members, graph in zip(groups, successors, strict=True):
+        for position, path in zip(members, find_lassos(graph, tree, [1 << p for p in members]), strict=True):
+            if path is not None:
+                found[position] = path
+    return {forever[position].name: found[position] for position in sorted(found)}
 
 
 def lassos(paths: Mapping[str, LassoPath], snapshot: Callable[[int], Snapshot], data: Any,

@@ -69,10 +69,12 @@ from itertools import chain
 from typing import Any
 
 from inboxspec.checker.compiled import take_step
-from inboxspec.checker.cycles import Edge, find_lasso
+from inboxspec.checker.cycles import Edge
 from inboxspec.checker.explore import (
     Exploration,
     Progress,
+    forever_groups,
+    lasso_paths,
     lassos,
     letter_checks,
     letter_table,
@@ -146,6 +148,7 @@ class _Search:
     by_letter: list[list[Invariant]]
     once_per_state: frozenset[str]
     forever: tuple[ForeverProperty, ...]
+    groups: list[tuple[int, ...]]  # the forever-properties by allowed subgraph (``forever_groups``)
     inboxes: list[Any]  # per worker: batches and answers from the other workers
     controls: list[Any]  # per worker: from the coordinator
     results: Any  # to the coordinator
@@ -178,8 +181,8 @@ class _Shard:
         self.coverage: dict[tuple[str, str, int], tuple[int, tuple[Snapshot, int, Snapshot, Any]]] = {}
         self.covered: set[Any] = set()  # the chart's transitions met, by identity
         self.fired = 0
-        # The steps allowed in some forever-property: source number, target (number or handle),
-        # letter, the properties it is allowed in and those it is marked in (``step_marks``).
+        # The steps in some allowed subgraph: source number, target (number or handle), letter,
+        # the subgraphs it is in and the properties it is marked for (``step_marks``).
         self.edges = tuple(array("q") for _ in range(5))
         self.active = [list(letter) for letter in search.by_letter]
         self.memo: dict[tuple[int, ...], Any] = {}
@@ -228,7 +231,7 @@ class _Shard:
         data, load, store, bounds = search.data, search.load, search.store, search.bounds
         seen, sent, sent_count, inboxes = self.seen, self.sent, self.sent_count, search.inboxes
         covered, coverage = self.covered, self.coverage
-        forever, recording = search.forever, bool(search.forever)
+        forever, groups, recording = search.forever, search.groups, bool(search.forever)
         edge_source, edge_target, edge_letter, edge_allowed, edge_marked = self.edges
         # This level's candidates: the new states this worker owns, with the least key offered.
         candidates: dict[Snapshot, int] = {}
@@ -281,7 +284,7 @@ class _Shard:
                 if check is not None and (failed := check(pre, post, output)) is not None:
                     self._violated(failed, key, (pre, index, post, output))
                 if recording:
-                    allowed, marked = step_marks(forever, pre, action, post, output, bounds)
+                    allowed, marked = step_marks(forever, groups, pre, action, post, output, bounds)
                     if allowed:
                         edge_source.append(source)
                         edge_target.append(target)
@@ -412,7 +415,7 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
     context = multiprocessing.get_context("fork")
     search = _Search(workers, actions, bound, chart.states, data, explorer.load, explorer.store, parsed,
                      start, owner_of(start, workers), by_letter,
-                     state_level_invariants(by_letter, start, parsed), forever,
+                     state_level_invariants(by_letter, start, parsed), forever, forever_groups(forever),
                      [context.Queue() for _ in range(workers)], [context.Queue() for _ in range(workers)],
                      context.Queue())
     result = Exploration(name, parsed, chosen, all_transitions=chart.transitions)
@@ -460,14 +463,15 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
                     tree[number] = (source, letter)
         paths = {}
         if forever:
-            graphs: list[list[list[Edge]]] = [[[] for _ in range(states)] for _ in forever]
+            # A state's steps are all taken by its owner, in letter order: appended worker after
+            # worker, each state's list is in the order one process records it.
+            graphs: list[list[list[Edge]]] = [[[] for _ in range(states)] for _ in search.groups]
             for report in reports:
                 for source, target, letter, allowed, marked in zip(*report["edges"], strict=True):
                     for bit, graph in enumerate(graphs):
                         if allowed >> bit & 1:
-                            graph[source].append((target, letter, bool(marked >> bit & 1)))
-            paths = {prop.name: path for prop, graph in zip(forever, graphs, strict=True)
-                     if (path := find_lasso(graph, tree)) is not None}
+                            graph[source].append((target, letter, marked))
+            paths = lasso_paths(forever, search.groups, graphs, tree)
         # The snapshots the traces pass through: each first step's source and its tree path,
         # and every state of each lasso.
         wanted: set[int] = set()

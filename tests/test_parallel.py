@@ -20,7 +20,7 @@ import pytest
 from inboxspec import machines
 from inboxspec.checker import explore as explore_module
 from inboxspec.checker import parallel
-from inboxspec.checker.cycles import Edge, LassoPath, find_lasso
+from inboxspec.checker.cycles import Edge, LassoPath, find_lassos
 from inboxspec.checker.explore import (
     Configuration,
     Exploration,
@@ -74,23 +74,24 @@ def test_check_takes_a_worker_count(capsys: pytest.CaptureFixture[str]) -> None:
     assert "positive whole number" in capsys.readouterr().err
 
 
-CycleInputs = list[tuple[list[list[Edge]], list[tuple[int, int] | None]]]
+CycleInputs = list[tuple[list[list[Edge]], list[tuple[int, int] | None], list[int]]]
 
 
 def _cycle_inputs(monkeypatch: pytest.MonkeyPatch,
                   run: Callable[[], Exploration]) -> tuple[Exploration, CycleInputs]:
-    """An exploration, and what its cycle pass was given per forever-property: the allowed
-    subgraph (edges by state number) and the breadth-first tree. Both read the discovery
-    numbers, which a lasso can hide (the nearest bad state may be the same under two numberings)."""
+    """An exploration, and what its cycle pass was given per allowed subgraph: its steps by
+    state number with their marks, the breadth-first tree and the properties' masks. They read
+    the discovery numbers, which a lasso can hide (the nearest bad state may be the same under
+    two numberings)."""
     given: CycleInputs = []
 
-    def recording(successors: list[list[Edge]], tree: list[tuple[int, int] | None]) -> LassoPath | None:
-        given.append((successors, tree))
-        return find_lasso(successors, tree)
+    def recording(successors: list[list[Edge]], tree: list[tuple[int, int] | None],
+                  masks: list[int]) -> list[LassoPath | None]:
+        given.append((successors, tree, masks))
+        return find_lassos(successors, tree, masks)
 
     with monkeypatch.context() as patched:
-        patched.setattr(explore_module, "find_lasso", recording)
-        patched.setattr(parallel, "find_lasso", recording)
+        patched.setattr(explore_module, "find_lassos", recording)
         result = run()
     return result, given
 
@@ -117,7 +118,8 @@ def test_the_host_on_workers_numbers_its_states_as_one_process_does(monkeypatch:
     worker as on several: the same numbering, tree and allowed subgraphs, so the same lassos."""
     alone, graphs = _cycle_inputs(monkeypatch, lambda: explore("host", SMALL_HOST))
     assert set(alone.lassos) == {"no_counted_wakes_forever", "no_harness_line_wakes_forever"}
-    assert len(graphs) == 3 and all(any(successors) for successors, _tree in graphs)
+    # One subgraph: the host's three forever-properties forbid the same hand.
+    assert [masks for _graph, _tree, masks in graphs] == [[1, 2, 4]] and any(graphs[0][0])
     for run in (functools.partial(explore, "host", SMALL_HOST, workers=2),
                 functools.partial(explore_on_workers, "host", SMALL_HOST, None, 1),
                 functools.partial(explore_on_workers, "host", SMALL_HOST, None, 3)):
