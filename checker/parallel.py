@@ -81,6 +81,7 @@ from inboxspec.checker.explore import (
     set_up,
     state_level_invariants,
     step_marks,
+    young_collections_only,
 )
 from inboxspec.machines.frame import (
     Action,
@@ -212,17 +213,18 @@ class _Shard:
     def run(self) -> None:
         search = self.search
         control = search.controls[self.me]
-        while True:
-            candidates, keys, posts = self.expand()
-            self.receive(candidates, keys, posts)
-            order = sorted(range(len(keys)), key=keys.__getitem__)
-            search.results.put(("level", self.me, array("q", [keys[slot] for slot in order])))
-            kind, numbers, more = control.get()
-            assert kind == "numbers", kind
-            self.number(order, keys, posts, numbers)
-            if not more:
-                break
-        self.finish()
+        with young_collections_only():
+            while True:
+                candidates, keys, posts = self.expand()
+                self.receive(candidates, keys, posts)
+                order = sorted(range(len(keys)), key=keys.__getitem__)
+                search.results.put(("level", self.me, array("q", [keys[slot] for slot in order])))
+                kind, numbers, more = control.get()
+                assert kind == "numbers", kind
+                self.number(order, keys, posts, numbers)
+                if not more:
+                    break
+            self.finish()
 
     def expand(self) -> tuple[dict[Snapshot, int], list[int], list[Snapshot]]:
         """Expand this level's owned states; route the successors others own to them."""
