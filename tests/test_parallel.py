@@ -11,9 +11,11 @@ small bound for it. Planted faults in the sharding must be caught.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import multiprocessing
 from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -31,7 +33,7 @@ from inboxspec.checker.explore import (
 )
 from inboxspec.checker.parallel import ShardingError, explore_on_workers
 from inboxspec.cli import main
-from inboxspec.machines.frame import Machine, Snapshot
+from inboxspec.machines.frame import Machine, Snapshot, forever_properties
 from tests.test_cycles import ping_pong
 
 __all__ = ["ping_pong"]  # a fixture, used below
@@ -128,6 +130,24 @@ def test_the_host_on_workers_numbers_its_states_as_one_process_does(monkeypatch:
         assert sharded_graphs == graphs
 
 
+def test_forever_properties_on_two_subgraphs_find_what_one_subgraph_finds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host's last forever-property given an ``every_step`` of its own (the same test, another
+    function): two allowed subgraphs, recorded and split apart, with the lassos of one."""
+    together = explore("host", SMALL_HOST)
+    explorer = machines.get("host").explorer
+    *first, last = forever_properties(explorer)
+    apart = dataclasses.replace(last, every_step=lambda *step: last.every_step(*step))
+    monkeypatch.setattr(explorer, "forever", (*first, apart))
+    alone, graphs = _cycle_inputs(monkeypatch, functools.partial(explore, "host", SMALL_HOST))
+    assert [masks for _graph, _tree, masks in graphs] == [[1, 2], [4]]
+    assert alone.lassos == together.lassos
+    sharded, sharded_graphs = _cycle_inputs(
+        monkeypatch, functools.partial(explore_on_workers, "host", SMALL_HOST, None, 2))
+    _same(sharded, alone)
+    assert sharded_graphs == graphs
+
+
 def test_the_planted_ping_pong_shows_the_same_lasso_on_workers(ping_pong: Machine) -> None:
     planted = {"plant_ping_pong": True}
     alone = explore("toy-ping-pong", options=planted)
@@ -178,6 +198,29 @@ def test_a_failing_worker_fails_the_search_and_leaves_no_process(monkeypatch: py
     with pytest.raises(ShardingError, match="planted failure in a worker"):
         explore_on_workers("wake-gate", None, None, 2)
     assert multiprocessing.active_children() == []
+
+
+def test_a_sent_snapshot_is_equal_and_shares_its_equal_parts() -> None:
+    """What a worker sends is the successor itself, of the same types, with equal parts made one."""
+
+    class Part(NamedTuple):
+        name: str
+        items: tuple[int, ...]
+
+    class Top(NamedTuple):
+        control: str
+        parts: tuple[Part, ...]
+        other: frozenset[int]
+
+    pieces: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    first = Top("running", (Part("a", (1, 2)), Part("b", (3,))), frozenset({1}))
+    second = Top("running", (Part("a", (1, 2)), Part("c", ())), frozenset({1}))
+    one, two = parallel.shared(first, pieces), parallel.shared(second, pieces)
+    assert (one, two) == (first, second)
+    assert isinstance(one, Top) and isinstance(two, Top)
+    assert type(one.parts[0]) is Part and type(one.parts) is tuple
+    assert two.parts[0] is one.parts[0]  # one object for the equal part
+    assert parallel.shared(("plain", (1, 2)), pieces) == ("plain", (1, 2))
 
 
 def test_rank_level_numbers_a_level_by_key_across_workers() -> None:
