@@ -63,6 +63,11 @@ class Exploration:
     # The search's processor time (``seconds`` is wall time): on a shared machine, the rate
     # per core. On several workers, the sum over the workers and the coordinating process.
     cpu_seconds: float = 0.0
+    # On several workers: each worker's processor time, and the processor time along the
+    # search's longest path (per level the busiest worker's, the busiest worker's last phase,
+    # and the coordinator's): its wall time with a core to each process and no other load.
+    cpu_by_worker: tuple[float, ...] = ()
+    critical_cpu_seconds: float = 0.0
     violations: dict[str, list[Step]] = field(default_factory=dict)
     coverage: dict[tuple[str, str, int], list[Step]] = field(default_factory=dict)
     all_transitions: tuple[CompiledTransition, ...] = ()

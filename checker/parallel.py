@@ -245,18 +245,22 @@ class _Shard:
     def run(self) -> None:
         search = self.search
         control = search.controls[self.me]
+        began = time.process_time()
         with young_collections_only():
             while True:
                 candidates, keys, posts = self.expand()
                 self.receive(candidates, keys, posts)
                 order = sorted(range(len(keys)), key=keys.__getitem__)
-                search.results.put(("level", self.me, array("q", [keys[slot] for slot in order])))
+                # With the keys, the processor time this level took here (waiting takes none).
+                search.results.put(("level", self.me, (array("q", [keys[slot] for slot in order]),
+                                                       time.process_time() - began)))
                 kind, numbers, more = control.get()
+                began = time.process_time()
                 assert kind == "numbers", kind
                 self.number(order, keys, posts, numbers)
                 if not more:
                     break
-            self.finish()
+            self.finish(began)
 
     def expand(self) -> tuple[dict[Snapshot, int], list[int], list[Snapshot]]:
         """Expand this level's owned states; route the successors others own to them."""
@@ -384,7 +388,7 @@ class _Shard:
         position, owner = divmod(-1 - target, self.search.workers)
         return self.own_numbers[position] if owner == self.me else answers[owner][position]
 
-    def finish(self) -> None:
+    def finish(self, began: float) -> None:
         """Answer every handle sent here, resolve this worker's recorded steps, report, then
         hand out snapshots until told to stop."""
         search, me = self.search, self.me
@@ -402,7 +406,7 @@ class _Shard:
         search.results.put(("done", me, {
             "fired": self.fired, "violations": self.violations, "coverage": self.coverage,
             "tree": self.tree, "edges": (source, resolved, letter, allowed, marked),
-            "cpu_seconds": time.process_time()}))
+            "cpu_seconds": time.process_time(), "finish_cpu_seconds": time.process_time() - began}))
         control = search.controls[me]
         while True:
             kind, wanted = control.get()
@@ -466,11 +470,14 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
         _SEARCH = None  # the coordinator keeps no search of its own; the forked workers have theirs
     try:
         states, level = 1, 0
+        critical = 0.0  # per level, the processor time of the busiest worker
         while True:
             keys: list[Sequence[int]] = [()] * workers
+            busiest = 0.0
             for _ in range(workers):
-                me, sorted_keys = _receive(search.results, processes, "level")
-                keys[me] = sorted_keys
+                me, (sorted_keys, cpu) = _receive(search.results, processes, "level")
+                keys[me], busiest = sorted_keys, max(busiest, cpu)
+            critical += busiest
             numbers = rank_level(keys, states)
             new = sum(map(len, numbers))
             for me, control in enumerate(search.controls):
@@ -554,7 +561,10 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
                                explorer.store)
         for process in processes:
             process.join()
-        result.cpu_seconds = time.process_time() - began_cpu + sum(r["cpu_seconds"] for r in reports)
+        coordinator = time.process_time() - began_cpu
+        result.cpu_by_worker = tuple(r["cpu_seconds"] for r in reports)
+        result.cpu_seconds = coordinator + sum(result.cpu_by_worker)
+        result.critical_cpu_seconds = critical + max(r["finish_cpu_seconds"] for r in reports) + coordinator
     finally:
         for process in processes:
             if process.is_alive():

@@ -122,12 +122,15 @@ def test_the_host_on_workers_numbers_its_states_as_one_process_does(monkeypatch:
     assert set(alone.lassos) == {"no_counted_wakes_forever", "no_harness_line_wakes_forever"}
     # One subgraph: the host's three forever-properties forbid the same hand.
     assert [masks for _graph, _tree, masks in graphs] == [[1, 2, 4]] and any(graphs[0][0])
-    for run in (functools.partial(explore, "host", SMALL_HOST, workers=2),
-                functools.partial(explore_on_workers, "host", SMALL_HOST, None, 1),
-                functools.partial(explore_on_workers, "host", SMALL_HOST, None, 3)):
+    for run, workers in ((functools.partial(explore, "host", SMALL_HOST, workers=2), 2),
+                         (functools.partial(explore_on_workers, "host", SMALL_HOST, None, 1), 1),
+                         (functools.partial(explore_on_workers, "host", SMALL_HOST, None, 3), 3)):
         sharded, sharded_graphs = _cycle_inputs(monkeypatch, run)
         _same(sharded, alone)
         assert sharded_graphs == graphs
+        # The benchmark's measures: a processor time per worker, and a critical path within the sum.
+        assert len(sharded.cpu_by_worker) == workers
+        assert 0 < sharded.critical_cpu_seconds <= sharded.cpu_seconds
 
 
 def test_forever_properties_on_two_subgraphs_find_what_one_subgraph_finds(
