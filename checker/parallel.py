@@ -73,6 +73,7 @@ every machine, and shows planted faults in the sharding caught.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import time
 import traceback
@@ -111,7 +112,8 @@ from inboxspec.machines.frame import (
 # snapshots, small enough that owners start reading before a level ends.
 BATCH = 1024
 
-# How long the coordinator waits for a message before it looks whether a worker died.
+# How long the coordinator (a worker) waits for a message before it looks whether a worker
+# (the coordinator) died.
 POLL_SECONDS = 1.0
 
 
@@ -198,6 +200,7 @@ class _Search:
     inboxes: list[Any]  # per worker: batches and answers from the other workers
     controls: list[Any]  # per worker: from the coordinator
     results: Any  # to the coordinator
+    coordinator: int  # its process id
 
 
 _SEARCH: _Search | None = None
@@ -235,6 +238,16 @@ class _Shard:
         self.memo: dict[tuple[int, ...], Any] = {}
         self.letters = self._letters()
 
+    def wait(self, channel: Any) -> Any:
+        """The next message on ``channel``; the worker ends when the coordinator is gone (killed,
+        say), instead of waiting for it forever."""
+        while True:
+            try:
+                return channel.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                if os.getppid() != self.search.coordinator:
+                    raise SystemExit(1) from None
+
     def check_owner(self, snapshot: Snapshot) -> None:
         owner = owner_of(snapshot, self.search.workers)
         if owner != self.me:
@@ -268,7 +281,7 @@ class _Shard:
                 # With the keys, the processor time this level took here (waiting takes none).
                 search.results.put(("level", self.me, (array("q", [keys[slot] for slot in order]),
                                                        time.process_time() - began)))
-                kind, numbers, more = control.get()
+                kind, numbers, more = self.wait(control)
                 began = time.process_time()
                 assert kind == "numbers", kind
                 self.number(order, keys, posts, numbers)
@@ -359,7 +372,7 @@ class _Shard:
         inbox = search.inboxes[me]
         waiting = workers - 1
         while waiting:
-            sender, batch, last = inbox.get()
+            sender, batch, last = self.wait(inbox)
             answers = self.received[sender]
             for post, key in batch:
                 if owner_of(post, workers) != me:
@@ -413,7 +426,7 @@ class _Shard:
                     (me, array("q", [self.resolve(t, no_answers) for t in self.received[sender]]), True))
         answers: list[Sequence[int]] = [array("q")] * search.workers
         for _ in range(search.workers - 1):
-            sender, numbers, _last = search.inboxes[me].get()
+            sender, numbers, _last = self.wait(search.inboxes[me])
             answers[sender] = numbers
         source, target, letter, allowed, marked = self.edges
         resolved = array("q", [self.resolve(t, answers) for t in target])
@@ -423,7 +436,7 @@ class _Shard:
             "cpu_seconds": time.process_time(), "finish_cpu_seconds": time.process_time() - began}))
         control = search.controls[me]
         while True:
-            kind, wanted = control.get()
+            kind, wanted = self.wait(control)
             if kind != "snapshots":
                 return
             search.results.put(("snapshots", me, {n: s for s, n in self.seen.items() if n in wanted}))
@@ -471,7 +484,7 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
                      start, owner_of(start, workers), by_letter,
                      state_level_invariants(by_letter, start, parsed), forever, forever_groups(forever),
                      [context.Queue() for _ in range(workers)], [context.Queue() for _ in range(workers)],
-                     context.Queue())
+                     context.Queue(), os.getpid())
     result = Exploration(name, parsed, chosen, all_transitions=chart.transitions)
     began, began_cpu = time.perf_counter(), time.process_time()
     processes = [context.Process(target=_run_shard, args=(me,), daemon=True, name=f"inboxspec-shard-{me}")
