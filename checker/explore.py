@@ -210,6 +210,9 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
             next_depth = pre_depth + 1
             if recording:
                 pre_number = number[pre]
+            # WARNING: this loop takes a step as the sharded search's does (checker/parallel.py,
+            # _Shard.expand: take_step, Action.when, the two generated checks, step_marks); a
+            # change to one is a change to both.
             for index, action, fire, check_seen, check_new in letters[pre[0]]:
                 if action.when is not None and not action.when(pre):
                     continue

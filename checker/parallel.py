@@ -152,7 +152,8 @@ def shared(snapshot: Snapshot, pieces: dict[tuple[Any, ...], tuple[Any, ...]]) -
     objects, which a batch would pickle each time. Made one object, a part is pickled once per
     batch (pickle keeps what it has written) and unpickled once, and the owner keeps one copy.
     Only plain and named tuples are rebuilt (``tuple.__new__`` with the same class gives an
-    equal value of the same type); anything else is left as it is.
+    equal value of the same type); anything else is left as it is. Equal parts are taken to be
+    interchangeable, as equal snapshots are by every seen-set.
     """
     rebuilt: Snapshot = _shared(snapshot, pieces, 0)
     return rebuilt
@@ -309,7 +310,7 @@ class _Shard:
         for source, pre in self.frontier:
             first_key = source * width
             # WARNING: this loop takes a step as ``explore``'s does (take_step, Action.when,
-            # the two generated checks); a change to one is a change to both.
+            # the two generated checks, step_marks); a change to one is a change to both.
             for index, action, fire, check_seen, check_new in self.letters[pre[0]]:  # type: ignore[index]
                 if action.when is not None and not action.when(pre):
                     continue
