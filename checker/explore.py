@@ -111,9 +111,9 @@ def compiled_chart(name: str) -> CompiledChart:
 
 # An exploration whose machine's manifest records fewer distinct states than this at
 # the same bounds runs in one process by default: below it, forking the workers and
-# routing the successors costs about what the second core gains (peer delivery, 12,822
-# states, ran at 1.5 times one process's rate by its critical path on two workers, and
-# slower by the wall clock on a busy machine; benchmarks/explorer_workers.py).
+# routing the successors eat much of what the second core gains (peer delivery, 12,822
+# states in about a second, ran 1.48 times as fast on two workers of an idle machine, and
+# slower than one process on a busy one; benchmarks/explorer_workers.py).
 PARALLEL_FROM_STATES = 50_000
 
 

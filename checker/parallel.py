@@ -56,15 +56,18 @@ the forever-properties are inherited by the fork. A worker that fails, dies
 or is sent a state it does not own ends the search with ``ShardingError``.
 
 Cost
-    Measured on the host's default exploration (124,508 states) on two
-    cores: the workers' processor time together is 10 to 20% above one
-    process's (routing, the batches, the level merges, the coordinator's
-    share). The critical path (per level the busiest worker, then the
-    coordinator: ``Exploration.critical_cpu_seconds``) is 0.57 to 0.61 of one
-    process's processor time, a ratio of 1.64 to 1.76 on two workers; the
-    levels are large and even, so waiting on the busier worker costs under 2%
-    of it, and the cycle pass runs in one process, as in the serial search.
-    ``benchmarks/explorer_workers.py`` measures this beside the wall ratio.
+    Measured on two cores (``benchmarks/explorer_workers.py``), the host's
+    default exploration (124,508 states) took 43.3 s in one process and
+    24.2 s on two workers, 1.79 times the rate, on an otherwise idle machine;
+    peer delivery's (12,822 states) 1.48 times. The workers' processor time
+    together is about 10% above one process's (routing, the batches, the level
+    merges, the coordinator's share). The critical path (per level the busiest
+    worker, then the coordinator: ``Exploration.critical_cpu_seconds``) gives
+    the ratio without the machine's other load (1.76 for the host then); the
+    levels are large and even, so waiting on the busier worker costs under 2%,
+    and the cycle pass runs in one process, as in the serial search. On a busy
+    machine the wall ratio falls towards 1: Linux shares the cores between
+    sessions, not processes.
 
 ``tests/test_parallel.py`` compares 1, 2 and 3 workers with one process on
 every machine, and shows planted faults in the sharding caught.
