@@ -536,6 +536,7 @@ def start_mutant(machine_name: str, mutant: Mutant, timeout: float,
         # os._exit skips the exit handlers: the child runs only those its fresh import registers
         # (the writer proofs' in-process fixture directories), never the parent's.
         atexit._clear()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler (main) is not the child's
         try:
             signal.alarm(max(1, int(timeout)))
             os.environ["TMPDIR"] = tmpdir
@@ -700,6 +701,10 @@ def _source_line(mutant: Mutant) -> str:
     return lines[mutant.line - 1].strip() if 0 < mutant.line <= len(lines) else ""
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from inboxspec import machines
 
@@ -712,6 +717,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="mutants replayed at once, each in its own child (default: the cores)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    # A SIGTERM (a CI job cancelled, `kill`) unwinds like Ctrl-C, so run_mutants' cleanup kills the
+    # children and removes their temporary directories.
+    signal.signal(signal.SIGTERM, _terminated)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     names = args.machines or machines.names()

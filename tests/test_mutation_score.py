@@ -256,3 +256,28 @@ def test_a_child_imports_afresh_what_imports_the_mutated_module_and_nothing_else
             "inboxspec.machines"} <= stale
     # What neither the mutated module nor its importers reach stays as the parent loaded it.
     assert not {"inboxspec.impl.peer_delivery", "inboxspec.impl.errors", "inboxspec.model.wake_gate"} & stale
+
+
+def test_a_terminated_run_kills_its_children_and_removes_their_directories(tmp_path: Path) -> None:
+    """SIGTERM (a cancelled CI job) unwinds like Ctrl-C: no child and no child's directory stays."""
+    import subprocess
+
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "benchmarks" / "mutation_score.py"), "wake-gate", "--jobs", "2"],
+        env={**os.environ, "TMPDIR": str(tmp_path)}, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob("inboxspec-mutant-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(tmp_path.glob("inboxspec-mutant-*")), "the run started its children"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 128 + signal.SIGTERM
+        assert not list(tmp_path.glob("inboxspec-mutant-*"))
+        with pytest.raises(ProcessLookupError):  # nothing of the run's process group is left
+            os.killpg(process.pid, 0)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
