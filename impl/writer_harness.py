@@ -80,10 +80,10 @@ class SwapPaths:
         if "during" not in args:
             return cls(first, second)
         during = args["during"]
-        if type(during) is not str or during not in SWAP_MOMENTS:
+        if during not in SWAP_MOMENTS:
             raise InvalidArgument(f"swap_paths: during must be one of {', '.join(SWAP_MOMENTS)}, "
                                   f"got {during!r:.80}")
-        return cls(first, second, during)
+        return cls(first, second, str(during))
 
 
 class SwapScript:
