@@ -104,7 +104,7 @@ def test_a_key_the_config_does_not_define_is_refused(key: str) -> None:
 
 
 def test_the_runners_keys_are_the_harness_and_never_reach_the_session() -> None:
-    fixture = {"entries": []}
+    fixture: dict[str, list[object]] = {"entries": []}
     assert session_config({**VALID, "fixture": fixture, "fixture_dir": "/d"}) == VALID
     assert session_config({**VALID, "fixture": fixture}) == VALID
     assert session_config(VALID) == VALID
@@ -113,7 +113,7 @@ def test_the_runners_keys_are_the_harness_and_never_reach_the_session() -> None:
     # the session itself knows only its own keys: the runner's are unknown to it
     for key in writer_harness.RUNNER_KEYS:
         with pytest.raises(InvalidConfig, match="unknown writer-proofs config key"):
-            WriterProofs.from_config(Untouchable(), {**VALID, key: "/d"})  # type: ignore[arg-type]
+            WriterProofs.from_config(Untouchable(), {**VALID, key: "/d"})
 
 
 def test_a_fixture_dir_without_a_fixture_is_refused_by_the_harness() -> None:
@@ -210,9 +210,9 @@ def test_the_harness_step_checks_its_arguments_before_its_world() -> None:
     """A session whose world is not scripted has nothing to swap; bad arguments are still reported
     as the arguments' fault first."""
     with pytest.raises(InvalidArgument, match="swap_paths: second"):
-        writer_harness.swap_paths(Untouchable(), {"first": "a"})  # type: ignore[arg-type]
+        writer_harness.swap_paths(Untouchable(), {"first": "a"})
     with pytest.raises(InvalidArgument, match="world has none"):
-        writer_harness.swap_paths(Untouchable(), {"first": "a", "second": "b"})  # type: ignore[arg-type]
+        writer_harness.swap_paths(Untouchable(), {"first": "a", "second": "b"})
 
 
 class Exchanges:
