@@ -34,9 +34,6 @@ RUNNER_KEYS: tuple[str, ...] = ("fixture", "fixture_dir")
 # WRITER-IF-6: the moments of a root's measurement at which an armed swap is performed.
 SWAP_MOMENTS: tuple[str, ...] = ("before_read", "before_restat")
 
-# Exchanges two fixture-relative paths; raises OSError or ValueError when it cannot.
-Exchange = Callable[[str, str], None]
-
 
 def session_config(config: object) -> object:
     """WRITER-IF-1, the harness's check of a case's config: the config without the runner's keys.
@@ -45,11 +42,11 @@ def session_config(config: object) -> object:
     the key) is ``invalid_config``, before anything is read or moved. A config that is not an
     object is returned as it is, for ``WriterProofs.from_config`` to refuse.
     """
-    if not isinstance(config, Mapping):
-        return config
-    if "fixture_dir" in config and "fixture" not in config:
-        raise InvalidConfig("fixture_dir is the runner's, given only beside a fixture")
-    return {key: value for key, value in config.items() if key not in RUNNER_KEYS}
+    if isinstance(config, Mapping):
+        if "fixture_dir" in config and "fixture" not in config:
+            raise InvalidConfig("fixture_dir is the runner's, given only beside a fixture")
+        config = {key: value for key, value in config.items() if key not in RUNNER_KEYS}
+    return config
 
 
 def _fixture_path(args: Mapping[str, object], name: str) -> str:
@@ -88,9 +85,12 @@ class SwapPaths:
 
 class SwapScript:
     """The ``swap_paths`` steps of one session (WRITER-IF-6): each made now or armed, and an armed
-    one performed by the next measurement of a root that reaches its moment, then disarmed."""
+    one performed by the next measurement of a root that reaches its moment, then disarmed.
 
-    def __init__(self, exchange: Exchange) -> None:
+    ``exchange`` exchanges two fixture-relative paths, raising OSError or ValueError when it
+    cannot (``machines/fixtures.py``'s ``swap`` on the session's fixture directory)."""
+
+    def __init__(self, exchange: Callable[[str, str], None]) -> None:
         self.exchange = exchange
         self.armed: SwapPaths | None = None
 
@@ -125,7 +125,7 @@ class SwapScript:
 class ScriptedEnvironment(FilesystemEnvironment):
     """The real filesystem, with a case's swaps (WRITER-IF-6)."""
 
-    def __init__(self, exchange: Exchange) -> None:
+    def __init__(self, exchange: Callable[[str, str], None]) -> None:
         self.swaps = SwapScript(exchange)
         super().__init__(**self.swaps.hooks())
 

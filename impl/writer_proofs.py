@@ -615,10 +615,6 @@ def _non_empty_string(value: object, what: str) -> str:
     return value
 
 
-def _as_given(path: str) -> str:
-    return path
-
-
 def check_arguments(event: str, args: object, names: Collection[str]) -> Mapping[str, object]:
     """WRITER-IF-4, a step's first fault: ``args`` must be an object that names only the event's
     arguments (``names``, spec/writer-proofs.interface.json), else ``invalid_argument``. Returns
@@ -656,10 +652,11 @@ class WriterProofs:
 
     @classmethod
     def from_config(cls, env: Environment, config: object,
-                    resolve: Callable[[str], str] = _as_given) -> WriterProofs:
+                    resolve: Callable[[str], str] | None = None) -> WriterProofs:
         """WRITER-IF-1: a session on ``env`` from a ``config`` object, the runner's keys already
-        taken out (``writer_harness.session_config``). ``resolve`` turns a checked path as the
-        config spells it into the path the session reads (a driver's ``{fixture}`` substitution).
+        taken out (``writer_harness.session_config``). ``resolve``, if given, turns each checked
+        path as the config spells it into the path the session reads (a driver's ``{fixture}``
+        substitution).
 
         Faults, the first reported, every one ``invalid_config``: not an object; a key other than
         ``CONFIG_KEYS``; ``home``, then ``own_root``, missing or not a non-empty string (a
@@ -674,7 +671,9 @@ class WriterProofs:
         home = _non_empty_string(config.get("home"), "home")
         own_root = _non_empty_string(config.get("own_root"), "own_root")
         options = Options.from_mapping(config.get("options", {}))
-        return cls(env, resolve(home), resolve(own_root), options)
+        if resolve is not None:
+            home, own_root = resolve(home), resolve(own_root)
+        return cls(env, home, own_root, options)
 
     @property
     def phase(self) -> str | None:

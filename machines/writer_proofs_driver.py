@@ -20,7 +20,7 @@ import json
 import os
 import random
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from inboxspec.impl import writer_fs, writer_harness
@@ -76,7 +76,7 @@ def _record_swap(first: str, second: str) -> None:
         _SWAPS_DONE[-1].append((first, second))
 
 
-def exchange_in(directory: str) -> writer_harness.Exchange:
+def exchange_in(directory: str) -> Callable[[str, str], None]:
     """The fixture layer's exchange of two paths in ``directory``, remembered when it is made."""
     def exchange(first: str, second: str) -> None:
         fixtures.swap(directory, first, second)

@@ -12,7 +12,7 @@ them in another order, or skips one, fails here.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import pytest
 
@@ -41,11 +41,7 @@ class Untouchable:
 
 def build(config: object, resolve: Callable[[str], str] | None = None) -> WriterProofs:
     """The config checks in the order a driver calls them: the harness's, then the session's."""
-    checked = session_config(config)
-    env: Any = Untouchable()
-    if resolve is None:
-        return WriterProofs.from_config(env, checked)
-    return WriterProofs.from_config(env, checked, resolve)
+    return WriterProofs.from_config(Untouchable(), session_config(config), resolve)
 
 
 def config_fault(config: object) -> str:
