@@ -56,6 +56,9 @@ def _fixture_path(args: Mapping[str, object], name: str) -> str:
     return value
 
 
+# WARNING: the runner reads these arguments too, to undo a case's swaps before another case shares
+# its fixture (machines/fixtures.py, _swap_inverse: an armed swap has no certain inverse); change the
+# step's arguments in both places, and in spec/writer-proofs.interface.json.
 @dataclass(frozen=True)
 class SwapPaths:
     """A ``swap_paths`` step (WRITER-IF-2, WRITER-IF-6): two fixture-relative paths, and the moment
