@@ -256,7 +256,8 @@ def shared_modules(modules: Sequence[str]) -> dict[str, frozenset[str]]:
     """The other ``inboxspec.impl`` modules that ``modules`` import from, followed in turn (the
     shared ``values``, ``options`` and ``errors``), each with the names of it that they reach:
     the definitions and constants they import, and what those name in the same module. So code
-    that several machines share is mutated for each machine that calls it, and no more of it."""
+    that several machines share is mutated for each machine that calls it, and no more of it.
+    Every import of one of ``modules`` is followed, whichever of them imports another."""
     wanted: dict[str, set[str]] = {}
     todo = list(modules)
     seen: set[str] = set()
@@ -265,7 +266,10 @@ def shared_modules(modules: Sequence[str]) -> dict[str, frozenset[str]]:
         if module in seen:
             continue
         seen.add(module)
-        for imported, names in _impl_imports(module, wanted.get(module)).items():
+        # A module of ``modules`` is mutated whole, so all of its imports are followed, even when
+        # another of them imports from it (and so holds an entry in ``wanted``, left empty).
+        reached = None if module in modules else wanted.get(module)
+        for imported, names in _impl_imports(module, reached).items():
             known = wanted.setdefault(imported, set())
             if imported not in modules and not names <= known:
                 known.update(names)

@@ -51,6 +51,14 @@ def test_shared_reference_code_is_mutated_where_a_machine_reaches_it() -> None:
     assert not [i for i in ids if i.startswith("inboxspec.impl.values:is_safe_integer:")]
 
 
+def test_the_imports_of_a_whole_module_are_followed_whichever_module_imports_it() -> None:
+    # impl/writer_fs.py imports MAX_SAFE_INTEGER from impl/values.py; the writer proofs' harness
+    # imports from writer_fs too. Met after the harness, writer_fs's imports are followed all the same.
+    fs, harness = "inboxspec.impl.writer_fs", "inboxspec.impl.writer_harness"
+    for order in ([fs, harness], [harness, fs]):
+        assert "MAX_SAFE_INTEGER" in mutation_score.shared_modules(order)["inboxspec.impl.values"], order
+
+
 @pytest.mark.parametrize("mutant", [
     f"{WAKE}:is_rapid:Lt->LtE:680b6d3d",  # the floor boundary: a self-wake exactly one floor later
     f"{WAKE}:decide:False->True:4155887f#2",  # a counted wake leaves the refusal flag set (survivors.json)
