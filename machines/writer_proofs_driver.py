@@ -186,6 +186,9 @@ _SWAPS_DONE: list[list[tuple[str, str]]] = []
 
 def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     with fixture_directory(config) as directory:
+        if isinstance(config, Mapping) and "fixture" in config and "fixture_dir" not in config:
+            # In process, the config the session sees is the one the runner sends (WRITER-IF-6).
+            config = {**config, "fixture_dir": directory}
         try:
             proofs = build(config, directory)
         except WriterProofsError as error:
