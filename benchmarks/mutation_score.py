@@ -541,6 +541,7 @@ def start_mutant(machine_name: str, mutant: Mutant, timeout: float,
         # (the writer proofs' in-process fixture directories), never the parent's.
         atexit._clear()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler (main) is not the child's
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # nor its mask (run_mutants)
         try:
             signal.alarm(max(1, int(timeout)))
             os.environ["TMPDIR"] = tmpdir
@@ -600,8 +601,14 @@ def run_mutants(machine_name: str, mutants: Sequence[Mutant], timeout: float, jo
     try:
         while waiting or running:
             while waiting and len(running) < jobs:
-                child = start_mutant(machine_name, waiting.pop(), timeout, cases)
-                running[child.pid] = child
+                # A SIGTERM between a child's directory, its fork and its entry here would orphan
+                # both: it is held off until the child is registered for the cleanup below.
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+                try:
+                    child = start_mutant(machine_name, waiting.pop(), timeout, cases)
+                    running[child.pid] = child
+                finally:
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             pid, status = os.waitpid(-1, 0)
             if pid not in running:  # not a mutant child of this run (none is expected)
                 continue
