@@ -136,6 +136,7 @@ def slip_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("node-type-slips")  # one worker, one tsc run (slip_errors)
 @pytest.mark.parametrize("slip", sorted(WRONG_SIGNATURES))
 def test_the_type_level_test_rejects_a_wrong_signature(slip_errors: dict[str, list[str]], slip: str) -> None:
     errors = slip_errors[slip]
