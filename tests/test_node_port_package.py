@@ -19,7 +19,8 @@ PORT = ROOT / "conformance" / "ports" / "node"
 NODE = shutil.which("node")
 NPM = shutil.which("npm")
 
-pytestmark = pytest.mark.slow
+# One worker packs and installs the port once for the module's tests (installed).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("node-port-package")]
 
 # Every constant and function seed 001 (peer-notices.d.ts) declares, seed 000's class and
 # seed 002's two: the names a port author looks for in their own module.

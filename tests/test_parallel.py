@@ -45,20 +45,28 @@ def test_check_takes_a_worker_count(capsys: pytest.CaptureFixture[str]) -> None:
     assert "positive whole number" in capsys.readouterr().err
 
 
+@pytest.mark.xdist_group("explorations")
 @pytest.mark.parametrize("name", sorted(machines.names()))
-def test_two_workers_find_exactly_what_one_process_finds(name: str) -> None:
+def test_two_workers_find_exactly_what_one_process_finds(name: str, explorations: Explorations) -> None:
     """Counts, depth, the first violation of each invariant and the first step to each chart
     transition, with the breadth-first prefixes: the same shortest traces, on every machine."""
     entry = machines.get(name)
     configurations: list[dict[str, bool]] = [{}, *({option: True} for option in entry.explorer.options[:1])]
     for options in configurations:
-        alone = explore(name, options=options)
+        alone = explorations.get(name, options=options)
         if forever_properties(entry.explorer):
             # The cycle pass needs the whole graph in one process: the search stays in one.
             assert explore(name, options=options, workers=2).lassos == alone.lassos
             continue
         _same(explore_on_workers(name, None, options, 2), alone)
-        _same(explore_on_workers(name, None, options, 3), alone)  # more workers than cores too
+
+
+@pytest.mark.xdist_group("explorations")
+def test_more_workers_than_cores_find_what_one_process_finds(explorations: Explorations) -> None:
+    """One worker more than there are cores, so that the levels are cut into other chunks too, on
+    the machine with the most states per level (inbox-refresh: 17,280 states in 21 levels)."""
+    workers = available_cores() + 1
+    _same(explore_on_workers("inbox-refresh", None, None, workers), explorations.get("inbox-refresh"))
 
 
 def test_explore_takes_a_worker_count(capsys: pytest.CaptureFixture[str]) -> None:
