@@ -185,7 +185,6 @@ def test_a_trace_line_shows_the_control_state_and_only_the_fields_that_changed()
     assert "refusing_unannounced  -> " in line and "=" not in line.split("->")[0]
 
 
-@pytest.mark.xdist_group("explorations")
 def test_findings_name_each_changed_field_for_every_machine(explorations: Explorations) -> None:
     """Every machine's findings print named fields, each step only what it changed."""
     results = check_findings(explorations)
@@ -201,7 +200,6 @@ def test_findings_name_each_changed_field_for_every_machine(explorations: Explor
                 assert (f" {name}=" in state_text) == (before != after), (result.finding, name, line)
 
 
-@pytest.mark.xdist_group("explorations")
 def test_itf_writes_named_entries_as_records(explorations: Explorations) -> None:
     from inboxspec.checker.traces import to_itf
 

@@ -6,10 +6,11 @@ A ``refused-*`` file must be refused before anything is laid out (exit 2, every 
 problem naming the file and its JSON path, PROTO-FIX-3); a ``confined-*`` file runs and passes. For
 each, a canary directory beside the run's TMPDIR (the corpus's symlinks point at it) is unchanged
 afterwards (contents, modes, link counts), and no fixture directory is left behind. A confined file
-runs with the reference adapter and with the Node port; a refused one with the reference adapter
-alone, since the run refuses it while loading the cases, before it starts any adapter. The tests
-run as root in CI, as they do here: root's disregard of modes is what makes a write through a link
-dangerous, so they never skip as root.
+runs on its own, with the reference adapter and with the Node port. The refused files are refused
+together, in one run with the reference adapter: the run loads every case file, reporting each
+one's problems, before it lays anything out or starts any adapter, so a file that slipped through
+would be a file without a problem of its own. The tests run as root in CI, as they do here: root's
+disregard of modes is what makes a write through a link dangerous, so they never skip as root.
 """
 
 from __future__ import annotations
@@ -120,6 +121,26 @@ def run_attack(tmp_path: Path, adapter: str, name: str) -> None:
     assert not os.path.lexists(ABSOLUTE_TARGET)
 
 
+def refused_together(tmp_path: Path, names: list[str]) -> dict[str, list[str]]:
+    """One run of the reference adapter on the files ``names`` of the corpus: refused (exit 2, a JSON
+    report, every problem a fixture problem naming a file of ``names`` and the JSON path); each
+    file's problems. The cases load file by file, and every file's problems are reported."""
+    files = [ATTACKS / name for name in names]
+    code, report, output = conform(tmp_path, REFERENCE, *(f"--cases={file}" for file in files))
+    assert code == 2 and "Traceback" not in output, output
+    assert report is not None and report["ok"] is False, output
+    problems: dict[str, list[str]] = {name: [] for name in names}
+    for problem in report["problems"]:
+        # Refused for its fixture, not for some other fault: each problem names one of the files
+        # and the JSON path of the fixture part that is wrong.
+        owners = [name for name, file in zip(names, files, strict=True)
+                  if problem.startswith(f"{file}: fixture: at $.")]
+        assert len(owners) == 1, problem
+        problems[owners[0]].append(problem)
+    assert all(problems.values()), problems  # each file refused, none let through
+    return problems
+
+
 def test_the_corpus_holds_both_kinds() -> None:
     names = [p.name for p in ATTACKS.glob("*.json")]
     assert len([n for n in names if n.startswith("refused-")]) >= 30
@@ -127,20 +148,27 @@ def test_the_corpus_holds_both_kinds() -> None:
     assert all(n.startswith(("refused-", "confined-")) for n in names), names
 
 
-def _corpus_runs() -> list[Any]:
-    """Every confined file with each adapter, every refused file with the reference adapter: a
-    refused file ends the run as the cases load (conformance/runner.py), and no adapter starts."""
-    runs = []
-    for name in sorted(p.name for p in ATTACKS.glob("*.json")):
-        adapters = ADAPTERS if name.startswith("confined-") else ADAPTERS[:1]
-        runs += [pytest.param(name, *adapter.values, id=f"{name}-{adapter.id}", marks=adapter.marks)
-                 for adapter in adapters]
-    return runs
+REFUSED = sorted(p.name for p in ATTACKS.glob("refused-*.json"))
+CONFINED = sorted(p.name for p in ATTACKS.glob("confined-*.json"))
 
 
-@pytest.mark.parametrize(("name", "adapter"), _corpus_runs())
-def test_attack_corpus(tmp_path: Path, adapter: str, name: str) -> None:
-    """PROTO-FIX-3, WRITER-SES-3: every attack is refused before lay-out, or confined to its fixture."""
+def test_every_refused_attack_is_refused_before_lay_out(tmp_path: Path) -> None:
+    """PROTO-FIX-3: each refused file of the corpus for its own fixture, in one run; the canary is
+    unchanged and nothing was laid out."""
+    canary = make_canary(tmp_path)
+    before = snapshot(canary)
+    began = time.monotonic()
+    refused_together(tmp_path, REFUSED)
+    assert time.monotonic() - began < 60, "the run hung"
+    assert snapshot(canary) == before, "the run changed the canary outside its root"
+    assert os.listdir(tmp_path / "tmp") == [], "fixture directories were left behind"
+    assert not os.path.lexists(ABSOLUTE_TARGET)
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+@pytest.mark.parametrize("name", CONFINED)
+def test_every_confined_attack_stays_in_its_fixture(tmp_path: Path, adapter: str, name: str) -> None:
+    """PROTO-FIX-3, WRITER-SES-3: every confined attack runs, passes and touches nothing outside."""
     run_attack(tmp_path, adapter, name)
 
 
@@ -150,10 +178,9 @@ def test_attack_corpus(tmp_path: Path, adapter: str, name: str) -> None:
 def test_defect_1_entries_through_a_symlink_are_refused() -> None:
     """PROTO-FIX-3: a file, an overwrite, a directory, a FIFO, a nested path, a mode change and hard
     links through a symlink out of the fixture, on writer-proofs and on wake-gate, are refused:
-    each is a refused file of the corpus, run as one by test_attack_corpus."""
+    each is a refused file of the corpus (test_every_refused_attack_is_refused_before_lay_out)."""
     assert len(THROUGH_A_LINK) >= 10 and "refused-wake-gate-through-symlink.json" in THROUGH_A_LINK
-    corpus = {param.values[0] for param in _corpus_runs()}
-    assert all(name.startswith("refused-") and name in corpus for name in THROUGH_A_LINK), THROUGH_A_LINK
+    assert set(THROUGH_A_LINK) <= set(REFUSED), THROUGH_A_LINK
 
 
 def _through_a_link_fixture(name: str, canary: Path) -> dict[str, Any]:
@@ -187,10 +214,8 @@ def test_defect_1_lay_out_follows_no_link_even_unchecked(tmp_path: Path, name: s
 def test_defect_2_swap_through_a_symlink_moves_nothing_outside() -> None:
     """WRITER-SES-3: swap_paths through a symlink out of the fixture gives invalid_argument; the
     outside file is neither moved in nor deleted by the cleanup: a confined file of the corpus, run
-    with each adapter by test_attack_corpus."""
-    runs = {param.values for param in _corpus_runs()}
-    name = "confined-swap-through-symlink.json"
-    assert {(name, adapter.values[0]) for adapter in ADAPTERS} <= runs
+    with each adapter (test_every_confined_attack_stays_in_its_fixture)."""
+    assert "confined-swap-through-symlink.json" in CONFINED
 
 
 def test_defect_2_swap_walks_no_link(tmp_path: Path) -> None:
@@ -253,26 +278,6 @@ INVALID = ["refused-dotdot.json", "refused-absolute.json", "refused-nul.json", "
            "refused-bad-mode-digits.json", "refused-bad-mode-form.json", "refused-empty-component.json",
            "refused-too-deep.json", "refused-many-entries.json", "refused-many-bytes.json",
            "refused-hardlink-to-later-file.json", "refused-unknown-type.json"]
-
-
-def refused_together(tmp_path: Path, names: list[str]) -> dict[str, list[str]]:
-    """One run of the reference adapter on the files ``names`` of the corpus: refused (exit 2, a JSON
-    report, every problem a fixture problem naming a file of ``names`` and the JSON path); each
-    file's problems. The cases load file by file, and every file's problems are reported."""
-    files = [ATTACKS / name for name in names]
-    code, report, output = conform(tmp_path, REFERENCE, *(f"--cases={file}" for file in files))
-    assert code == 2 and "Traceback" not in output, output
-    assert report is not None and report["ok"] is False, output
-    problems: dict[str, list[str]] = {name: [] for name in names}
-    for problem in report["problems"]:
-        # Refused for its fixture, not for some other fault: each problem names one of the files
-        # and the JSON path of the fixture part that is wrong.
-        owners = [name for name, file in zip(names, files, strict=True)
-                  if problem.startswith(f"{file}: fixture: at $.")]
-        assert len(owners) == 1, problem
-        problems[owners[0]].append(problem)
-    assert all(problems.values()), problems  # each file refused, none let through
-    return problems
 
 
 def test_defect_9_invalid_fixtures_are_unusable_case_files_with_json(tmp_path: Path) -> None:

@@ -51,7 +51,6 @@ def _configurations() -> list[tuple[str, dict[str, bool]]]:
     return chosen
 
 
-@pytest.mark.xdist_group("explorations")
 @pytest.mark.parametrize(("name", "options"), _configurations(),
                          ids=lambda value: value if isinstance(value, str) else next(iter(value), "default"))
 def test_checking_once_per_state_finds_what_checking_every_step_finds(
@@ -127,7 +126,6 @@ def test_an_of_state_invariant_that_reads_the_step_fails_loudly(reads: Any,
         explore("wake-gate")
 
 
-@pytest.mark.xdist_group("explorations")
 def test_workers_check_once_per_state_as_one_process_does(explorations: Explorations) -> None:
     """On several workers, a state is checked when it is new to the worker that reaches it."""
     alone = explorations.get("peer-delivery")

@@ -14,13 +14,14 @@ from typing import Any
 
 import pytest
 
+from tests.session_shared import computed_once, scratch_directory
+
 ROOT = Path(__file__).resolve().parent.parent
 PORT = ROOT / "conformance" / "ports" / "node"
 NODE = shutil.which("node")
 NPM = shutil.which("npm")
 
-# One worker packs and installs the port once for the module's tests (installed).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("node-port-package")]
+pytestmark = pytest.mark.slow
 
 # Every constant and function seed 001 (peer-notices.d.ts) declares, seed 000's class and
 # seed 002's two: the names a port author looks for in their own module.
@@ -64,11 +65,16 @@ def bundled_case_count() -> int:
                for path in (ROOT / "conformance" / "cases").rglob("*.json"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The packed port, installed offline into an empty project."""
+    """The packed port, installed offline into an empty project, once in the session
+    (tests/session_shared.py)."""
     tools()
-    scratch = tmp_path_factory.mktemp("node-port-package")
+    scratch = scratch_directory(tmp_path_factory, "node-port-package")
+    return computed_once(tmp_path_factory, "node-port-package", lambda: _install(scratch))
+
+
+def _install(scratch: Path) -> Path:
     cache = scratch / "npm-cache"
     packed: list[dict[str, Any]] = json.loads(
         npm("pack", "--json", "--pack-destination", str(scratch), cwd=PORT, cache=cache).stdout)

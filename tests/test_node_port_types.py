@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.session_shared import computed_once, scratch_directory
+
 ROOT = Path(__file__).resolve().parent.parent
 PORT = ROOT / "conformance" / "ports" / "node"
 TSC = PORT / "node_modules" / "typescript" / "bin" / "tsc"
@@ -91,17 +93,20 @@ WRONG_SIGNATURES = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def slip_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     """The errors tsc reports in each copy of the port's declarations and type-level test: one
     copy per slip, with that slip made, and an untouched one (``""``), all checked by one tsc run
-    with the port's compiler options, so that the libraries are read and checked once.
-
-    Each copy is a package of its own version: tsc takes two packages of the same name and
-    version for one and would check every copy's test against the first copy's declarations.
-    """
+    with the port's compiler options, so that the libraries are read and checked once; once in
+    the session (tests/session_shared.py)."""
     command = tsc_command()
-    root = tmp_path_factory.mktemp("type-slips")
+    root = scratch_directory(tmp_path_factory, "type-slips")
+    return computed_once(tmp_path_factory, "type-slips", lambda: _slip_errors(command, root))
+
+
+def _slip_errors(command: list[str], root: Path) -> dict[str, list[str]]:
+    """Each copy is a package of its own version: tsc takes two packages of the same name and
+    version for one and would check every copy's test against the first copy's declarations."""
     (root / "node_modules").symlink_to(PORT / "node_modules", target_is_directory=True)
     slips = sorted(WRONG_SIGNATURES)
     copies = {"": root / "untouched", **{slip: root / f"slip-{n}" for n, slip in enumerate(slips)}}
@@ -136,7 +141,6 @@ def slip_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("node-type-slips")  # one worker, one tsc run (slip_errors)
 @pytest.mark.parametrize("slip", sorted(WRONG_SIGNATURES))
 def test_the_type_level_test_rejects_a_wrong_signature(slip_errors: dict[str, list[str]], slip: str) -> None:
     errors = slip_errors[slip]

@@ -45,7 +45,6 @@ def test_check_takes_a_worker_count(capsys: pytest.CaptureFixture[str]) -> None:
     assert "positive whole number" in capsys.readouterr().err
 
 
-@pytest.mark.xdist_group("explorations")
 @pytest.mark.parametrize("name", sorted(machines.names()))
 def test_two_workers_find_exactly_what_one_process_finds(name: str, explorations: Explorations) -> None:
     """Counts, depth, the first violation of each invariant and the first step to each chart
@@ -61,7 +60,6 @@ def test_two_workers_find_exactly_what_one_process_finds(name: str, explorations
         _same(explore_on_workers(name, None, options, 2), alone)
 
 
-@pytest.mark.xdist_group("explorations")
 def test_more_workers_than_cores_find_what_one_process_finds(explorations: Explorations) -> None:
     """One worker more than there are cores, so that the levels are cut into other chunks too, on
     the machine with the most states per level (inbox-refresh: 17,280 states in 21 levels)."""
