@@ -295,7 +295,8 @@ def test_defect_9_a_tmpdir_that_needs_json_escaping_is_a_clear_unusable_run(tmp_
     """PROTO-FIX-1: a TMPDIR holding a quote is refused with a message, exit 2 and a report."""
     strange = tmp_path / 'we"ird'
     strange.mkdir()
-    code, report, output = conform(tmp_path, REFERENCE, "--run", "writer-proofs/setuid-file", tmpdir=strange)
+    code, report, output = conform(tmp_path, REFERENCE, "--machine", "writer-proofs",
+                                   "--run", "writer-proofs/setuid-file", tmpdir=strange)
     assert code == 2 and "Traceback" not in output, output
     assert report is not None and "needs escaping inside a JSON string" in report["unusable"]
     assert os.listdir(strange) == []
@@ -357,7 +358,8 @@ def test_special_bits_only_where_a_requirement_needs_them(tmp_path: Path) -> Non
     refused = refused_together(tmp_path, ["refused-setuid.json", "refused-setgid-dir.json",
                                           "refused-sticky.json"])
     assert all("WRITER-MEAS-5" in problems[0] for problems in refused.values()), refused
-    code, report, output = conform(tmp_path, REFERENCE, "--run", "writer-proofs/setuid-file")
+    code, report, output = conform(tmp_path, REFERENCE, "--machine", "writer-proofs",
+                                   "--run", "writer-proofs/setuid-file")
     assert code == 0 and report is not None and report["totals"]["pass"] == 1, output
     pool = FixturePool()
     try:
