@@ -256,7 +256,8 @@ def shared_modules(modules: Sequence[str]) -> dict[str, frozenset[str]]:
     """The other ``inboxspec.impl`` modules that ``modules`` import from, followed in turn (the
     shared ``values``, ``options`` and ``errors``), each with the names of it that they reach:
     the definitions and constants they import, and what those name in the same module. So code
-    that several machines share is mutated for each machine that calls it, and no more of it."""
+    that several machines share is mutated for each machine that calls it, and no more of it.
+    Every import of one of ``modules`` is followed, whichever of them imports another."""
     wanted: dict[str, set[str]] = {}
     todo = list(modules)
     seen: set[str] = set()
@@ -265,7 +266,10 @@ def shared_modules(modules: Sequence[str]) -> dict[str, frozenset[str]]:
         if module in seen:
             continue
         seen.add(module)
-        for imported, names in _impl_imports(module, wanted.get(module)).items():
+        # A module of ``modules`` is mutated whole, so all of its imports are followed, even when
+        # another of them imports from it (and so holds an entry in ``wanted``, left empty).
+        reached = None if module in modules else wanted.get(module)
+        for imported, names in _impl_imports(module, reached).items():
             known = wanted.setdefault(imported, set())
             if imported not in modules and not names <= known:
                 known.update(names)
@@ -536,6 +540,8 @@ def start_mutant(machine_name: str, mutant: Mutant, timeout: float,
         # os._exit skips the exit handlers: the child runs only those its fresh import registers
         # (the writer proofs' in-process fixture directories), never the parent's.
         atexit._clear()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler (main) is not the child's
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # nor its mask (run_mutants)
         try:
             signal.alarm(max(1, int(timeout)))
             os.environ["TMPDIR"] = tmpdir
@@ -595,8 +601,14 @@ def run_mutants(machine_name: str, mutants: Sequence[Mutant], timeout: float, jo
     try:
         while waiting or running:
             while waiting and len(running) < jobs:
-                child = start_mutant(machine_name, waiting.pop(), timeout, cases)
-                running[child.pid] = child
+                # A SIGTERM between a child's directory, its fork and its entry here would orphan
+                # both: it is held off until the child is registered for the cleanup below.
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+                try:
+                    child = start_mutant(machine_name, waiting.pop(), timeout, cases)
+                    running[child.pid] = child
+                finally:
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             pid, status = os.waitpid(-1, 0)
             if pid not in running:  # not a mutant child of this run (none is expected)
                 continue
@@ -700,6 +712,10 @@ def _source_line(mutant: Mutant) -> str:
     return lines[mutant.line - 1].strip() if 0 < mutant.line <= len(lines) else ""
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from inboxspec import machines
 
@@ -712,6 +728,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="mutants replayed at once, each in its own child (default: the cores)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    # A SIGTERM (a CI job cancelled, `kill`) unwinds like Ctrl-C, so run_mutants' cleanup kills the
+    # children and removes their temporary directories.
+    signal.signal(signal.SIGTERM, _terminated)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     names = args.machines or machines.names()

@@ -110,7 +110,10 @@ class CompiledChart:
                     # a transition without one would show the previous step's output.
                     raise ChartNotCompilable(f"{chart.__name__}: {state.id} --{transition.events}--> "
                                              f"{transition.target.id} has no action")
-                for event in transition.events:
+                # The event's name as a plain str: python-statemachine's Event is a str that
+                # carries its chart with it, some 30 to 90 kB pickled, and a parallel
+                # exploration sends a transition's key (with its event) back from every chunk.
+                for event in map(str, transition.events):
                     rows = per_event.setdefault(event, [])
                     rows.append(CompiledTransition(state.id, transition.target.id, event,
                                                    len(rows), guards, actions))

@@ -31,12 +31,17 @@ refusal only from a genuine instance's own, in-vocabulary fields.
 The core never touches the filesystem: it reads the world through an
 :class:`Environment` (``impl/writer_fs.py`` is the real one, tests use fakes).
 Bad input raises a :class:`WriterProofsError` before anything is read.
+
+Entry points for a host or a conformance driver: :meth:`WriterProofs.from_config` builds a session
+from a case's ``config`` (WRITER-IF-1), and :func:`check_arguments` takes a step's first fault
+(WRITER-IF-4); each event method then checks its own arguments. The harness's part of a case (the
+runner's config keys and the ``swap_paths`` step, WRITER-IF-6) is ``impl/writer_harness.py``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, cast
 
@@ -51,6 +56,8 @@ RenewalState = Literal["pending", "staging"]
 Detail = Literal["below-minimum", "wrong-package", "writable-runtime", "unreadable", "invalid-version",
                  "invalid-inventory", "unsafe-runtime", "missing-runtime", "bound", "changed"]
 
+# WRITER-IF-1: the keys of a session's config, the runner's (``writer_harness.RUNNER_KEYS``) aside.
+CONFIG_KEYS: tuple[str, ...] = ("home", "own_root", "options")
 CATEGORIES: tuple[str, ...] = ("running CLI", "setup receipt", "declared writer", "active locator",
                                "home floor", "writer renewal")
 CAUSES: tuple[str, ...] = ("missing", "changed", "unavailable")
@@ -601,6 +608,30 @@ def _check_paths(value: object, what: str) -> list[str]:
     return list(cast(list[str], value))
 
 
+def _non_empty_string(value: object, what: str) -> str:
+    """WRITER-IF-1: ``home`` and ``own_root`` are non-empty strings."""
+    if type(value) is not str or not value:
+        raise InvalidConfig(f"{what} must be a non-empty string, got {value!r:.80}")
+    return value
+
+
+def check_arguments(event: str, args: object, names: Collection[str]) -> Mapping[str, object]:
+    """WRITER-IF-4, a step's first fault: ``args`` must be an object that names only the event's
+    arguments (``names``, spec/writer-proofs.interface.json), else ``invalid_argument``. Returns
+    ``args``.
+
+    The faults that follow are each argument's own, in the event's argument order: the event
+    method's (``WriterProofs.preview``, ``WriterProofs.initial``: ``invalid_roots``), or, for the
+    harness step, ``writer_harness.SwapPaths.from_arguments``.
+    """
+    if not isinstance(args, Mapping):
+        raise InvalidArgument(f"{event}: args must be an object, got {type(args).__name__}")
+    extra = sorted(str(name) for name in args if name not in names)
+    if extra:
+        raise InvalidArgument(f"{event} takes no argument(s) {', '.join(extra)}")
+    return args
+
+
 class WriterProofs:
     """One coordinator's view: the current context (if any), its fences, and the options.
 
@@ -610,18 +641,39 @@ class WriterProofs:
     """
 
     def __init__(self, env: Environment, home: str, own_root: str, options: Options | None = None) -> None:
-        if type(home) is not str or not home:
-            raise InvalidConfig(f"home must be a non-empty string, got {home!r:.80}")
-        if type(own_root) is not str or not own_root:
-            raise InvalidConfig(f"own_root must be a non-empty string, got {own_root!r:.80}")
+        self.home = _non_empty_string(home, "home")
+        self.own_root = _non_empty_string(own_root, "own_root")
         if options is not None and not isinstance(options, Options):
             raise InvalidConfig("options must be writer-proofs Options")
         self.env = env
-        self.home = home
-        self.own_root = own_root
         self.options = options or Options()
         self.context: PlacementWriterContext | None = None
         self.fences_held = False
+
+    @classmethod
+    def from_config(cls, env: Environment, config: object,
+                    resolve: Callable[[str], str] | None = None) -> WriterProofs:
+        """WRITER-IF-1: a session on ``env`` from a ``config`` object, the runner's keys already
+        taken out (``writer_harness.session_config``). ``resolve``, if given, turns each checked
+        path as the config spells it into the path the session reads (a driver's ``{fixture}``
+        substitution).
+
+        Faults, the first reported, every one ``invalid_config``: not an object; a key other than
+        ``CONFIG_KEYS``; ``home``, then ``own_root``, missing or not a non-empty string (a
+        ``null`` included); then a bad ``options`` (``Options.from_mapping``: not an object, an
+        unknown name, a value that is not a boolean).
+        """
+        if not isinstance(config, Mapping):
+            raise InvalidConfig(f"config must be an object, got {type(config).__name__}")
+        unknown = sorted(str(key) for key in config if key not in CONFIG_KEYS)
+        if unknown:
+            raise InvalidConfig(f"unknown writer-proofs config key(s): {', '.join(unknown)}")
+        home = _non_empty_string(config.get("home"), "home")
+        own_root = _non_empty_string(config.get("own_root"), "own_root")
+        options = Options.from_mapping(config.get("options", {}))
+        if resolve is not None:
+            home, own_root = resolve(home), resolve(own_root)
+        return cls(env, home, own_root, options)
 
     @property
     def phase(self) -> str | None:

@@ -512,7 +512,10 @@ def _nothing_to_undo(directory: str) -> None:
 def _swap_inverse(args: Any) -> Callable[[str], None] | None:
     """A swap is its own inverse, and a step with malformed arguments moved nothing to undo. An
     armed swap (``during``, WRITER-IF-6) has no certain inverse: whether it was performed depends on
-    how far a later measurement got, so its case is not undone (None) but laid out afresh."""
+    how far a later measurement got, so its case is not undone (None) but laid out afresh.
+
+    WARNING: the step's arguments are checked by impl/writer_harness.py (``SwapPaths``); change
+    them together."""
     if not isinstance(args, Mapping):
         return _nothing_to_undo
     if "during" in args:

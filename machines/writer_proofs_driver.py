@@ -5,6 +5,11 @@ protocol the runner has already materialised it and passes ``fixture_dir``; in p
 the lockstep tests) this driver materialises it itself. Paths in the case are written with the
 ``{fixture}`` placeholder: it is replaced by the directory in inputs, and the directory is replaced
 by it in outputs, so expected outputs never depend on where the fixture lives (WRITER-IF-6).
+
+The driver only translates: every check is the reference's. ``writer_harness.session_config`` and
+``WriterProofs.from_config`` check the config (WRITER-IF-1), ``check_arguments`` a step's first
+fault, each event method its own arguments, and ``writer_harness.swap_paths`` the harness step
+(WRITER-IF-6).
 """
 
 from __future__ import annotations
@@ -18,18 +23,16 @@ import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from inboxspec.impl import writer_fs
-from inboxspec.impl.writer_fs import FilesystemEnvironment
+from inboxspec.impl import writer_fs, writer_harness
+from inboxspec.impl.writer_harness import ScriptedEnvironment, SwapPaths, SwapScript
 from inboxspec.impl.writer_proofs import (
     Effective,
-    InvalidArgument,
-    InvalidConfig,
-    Options,
     PlacementWriterContextError,
     SharedWriterRevisionError,
     WriterMeasurementError,
     WriterProofs,
     WriterProofsError,
+    check_arguments,
 )
 from inboxspec.machines import fixtures, interface
 from inboxspec.model.writer_proofs import Install, Locator, World, WriterProofsChart, WriterProofsModelOptions
@@ -42,8 +45,6 @@ PLACEHOLDER = fixtures.PLACEHOLDER
 INTERFACE = interface.load("writer-proofs")
 # One feature per finding option: a port that has not implemented an option declares it unsupported.
 FEATURES = tuple(f"option:{name}" for name in INTERFACE.options)
-# WRITER-IF-6: the moments of a root's measurement at which an armed swap is performed.
-SWAP_MOMENTS = INTERFACE.vocabulary("swap_moments")
 # The events that read the world (and so may refuse, WRITER-IF-3); the others only set the fences.
 WORLD_EVENTS = tuple(name for name, entry in INTERFACE.events.items() if "refusal" in entry.outputs)
 
@@ -75,57 +76,19 @@ def _record_swap(first: str, second: str) -> None:
         _SWAPS_DONE[-1].append((first, second))
 
 
-class ArmedSwap:
-    """WRITER-IF-6: a ``swap_paths`` with ``during``, performed by the next measurement of a root
-    that reaches its moment (after the root's walk, or after its read pass), then disarmed."""
-
-    def __init__(self, directory: str) -> None:
-        self.directory = directory
-        self.armed: tuple[str, str, str] | None = None
-
-    def arm(self, first: str, second: str, during: str) -> None:
-        self.armed = (first, second, during)
-
-    def perform(self, moment: str) -> None:
-        if self.armed is None or self.armed[2] != moment:
-            return
-        first, second, _ = self.armed
-        self.armed = None
-        try:
-            fixtures.swap(self.directory, first, second)
-        except (OSError, ValueError):
-            return  # neither path exists, or one is not fixture-relative: nothing moves
+def exchange_in(directory: str) -> Callable[[str, str], None]:
+    """The fixture layer's exchange of two paths in ``directory``, remembered when it is made."""
+    def exchange(first: str, second: str) -> None:
+        fixtures.swap(directory, first, second)
         _record_swap(first, second)
-
-    def hooks(self) -> dict[str, Callable[[], None]]:
-        return {"before_read": lambda: self.perform("before_read"),
-                "between": lambda: self.perform("before_restat")}
-
-
-class HarnessEnvironment(FilesystemEnvironment):
-    """The real filesystem, with the case's mid-measurement swap (WRITER-IF-6)."""
-
-    def __init__(self, directory: str) -> None:
-        self.swap = ArmedSwap(directory)
-        super().__init__(**self.swap.hooks())
+    return exchange
 
 
 def build(config: Mapping[str, Any], directory: str) -> WriterProofs:
-    """WRITER-IF-1: the session from a case's config, fault order as the spec gives it."""
-    if not isinstance(config, Mapping):
-        raise InvalidConfig("config must be an object")
-    unknown = sorted(str(k) for k in config if k not in {key.name for key in INTERFACE.config_keys})
-    if unknown:
-        raise InvalidConfig(f"unknown writer-proofs config key(s): {', '.join(unknown)}")
-    if "fixture_dir" in config and "fixture" not in config:
-        # The runner's key, given only beside a fixture: a case's own directory is never used.
-        raise InvalidConfig("fixture_dir is the runner's, given only beside a fixture")
-    for key in (key.name for key in INTERFACE.config_keys if key.required):
-        if type(config.get(key)) is not str or not config[key]:
-            raise InvalidConfig(f"{key} must be a non-empty string")
-    options = Options.from_mapping(config.get("options", {}))
-    return WriterProofs(HarnessEnvironment(directory), substitute(config["home"], directory),
-                        substitute(config["own_root"], directory), options)
+    """WRITER-IF-1: the session from a case's config, on the fixture in ``directory``."""
+    return WriterProofs.from_config(ScriptedEnvironment(exchange_in(directory)),
+                                    writer_harness.session_config(config),
+                                    lambda path: substitute(path, directory))
 
 
 def _body(proofs: WriterProofs, event: str, args: Mapping[str, Any], directory: str) -> dict[str, Any]:
@@ -146,36 +109,19 @@ def _body(proofs: WriterProofs, event: str, args: Mapping[str, Any], directory: 
         proofs.release_fences()
         return {"fences": False}
     if event == "swap_paths":
-        first, second = args.get("first"), args.get("second")
-        if type(first) is not str or type(second) is not str:
-            raise InvalidArgument("swap_paths takes two fixture-relative paths")
-        if "during" in args:
-            if args["during"] not in SWAP_MOMENTS or not isinstance(proofs.env, HarnessEnvironment):
-                raise InvalidArgument(f"swap_paths during is one of {', '.join(SWAP_MOMENTS)}")
-            proofs.env.swap.arm(first, second, str(args["during"]))
-            return {}
-        try:
-            fixtures.swap(directory, first, second)
-        except (OSError, ValueError) as error:
-            raise InvalidArgument(f"swap_paths failed: {error}") from None
-        _record_swap(first, second)
+        writer_harness.swap_paths(proofs.env, args)
         return {}
-    raise InvalidArgument(f"unknown writer-proofs event {event!r}")
+    raise ValueError(f"unknown writer-proofs event {event!r}")
 
 
 def apply_step(proofs: WriterProofs, step: Mapping[str, Any], directory: str) -> dict[str, Any]:
     """One step; every output carries the held context's phase (WRITER-IF-3)."""
     event = step.get("event")
-    args = step.get("args", {})
     entry = INTERFACE.events.get(event) if isinstance(event, str) else None
+    if entry is None:  # not a step of this machine: the case errors (PROTO-MAL-2)
+        raise ValueError(f"unknown writer-proofs event {event!r}")
     try:
-        if entry is None:  # not a step of this machine: the case errors (PROTO-MAL-2)
-            raise ValueError(f"unknown writer-proofs event {event!r}")
-        if not isinstance(args, Mapping):
-            raise InvalidArgument("args must be an object")
-        extra = sorted(str(k) for k in args if k not in entry.argument_names)
-        if extra:
-            raise InvalidArgument(f"{event} takes no argument(s) {', '.join(extra)}")
+        args = check_arguments(entry.name, step.get("args", {}), entry.argument_names)
         body = _body(proofs, entry.name, entry.with_defaults(args), directory)
     except WriterProofsError as error:
         body = {"error": error.code}
@@ -240,6 +186,9 @@ _SWAPS_DONE: list[list[tuple[str, str]]] = []
 
 def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     with fixture_directory(config) as directory:
+        if isinstance(config, Mapping) and "fixture" in config and "fixture_dir" not in config:
+            # In process, the config the session sees is the one the runner sends (WRITER-IF-6).
+            config = {**config, "fixture_dir": directory}
         try:
             proofs = build(config, directory)
         except WriterProofsError as error:
@@ -259,7 +208,7 @@ def _status(spelling: str, directory: str) -> tuple[str, str, str]:
         return (spelling, "unresolved", "")
 
 
-def _install(real: str, directory: str, swap: ArmedSwap | None = None) -> Install:
+def _install(real: str, directory: str, swap: SwapScript | None = None) -> Install:
     path = substitute(real, directory)
     try:
         if not stat.S_ISDIR(os.lstat(path).st_mode):
@@ -273,7 +222,7 @@ def _install(real: str, directory: str, swap: ArmedSwap | None = None) -> Instal
 
 
 def observe(directory: str, config: Mapping[str, Any], spellings: Sequence[str],
-            swap: ArmedSwap | None = None, first: str | None = None) -> World:
+            swap: SwapScript | None = None, first: str | None = None) -> World:
     """What the filesystem answers now, in the model's terms, paths shown through the placeholder.
 
     The observation is static: nothing moves while one event runs, so the ``*_after`` reads equal
@@ -347,16 +296,12 @@ def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]
         chart = WriterProofsChart(own_root=str(config["own_root"]),
                                   options=WriterProofsModelOptions(**config.get("options", {})))
         outputs = []
-        swap = ArmedSwap(directory)
+        swap = SwapScript(exchange_in(directory))
         for step in steps:
             event = str(step["event"])
             args = INTERFACE.events[event].with_defaults(step.get("args", {}))
             if INTERFACE.events[event].harness:  # swap_paths: the world moves, the chart does not
-                if "during" in args:
-                    swap.arm(args["first"], args["second"], args["during"])
-                else:
-                    fixtures.swap(directory, args["first"], args["second"])
-                    _record_swap(args["first"], args["second"])
+                swap.step(SwapPaths.from_arguments(args))
                 outputs.append({"context": chart.phase})
                 continue
             kept = list(chart.kept[0]) if chart.kept else []

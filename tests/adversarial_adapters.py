@@ -18,8 +18,9 @@ from pathlib import Path
 
 ADAPTERS = Path(__file__).parent / "adapters"
 TRIGGER_ID = "wake-gate/announce-on-fresh-gate"
-# The faulty adapter's faults hit the trigger case; these four cases include it, then two more.
-CASES = ("--run", "wake-gate/a*", "--run", "wake-gate/f1-*")
+# The faulty adapter's faults hit the trigger case; these four cases include it, then two more
+# (--machine: the wake gate's case files alone are loaded).
+CASES = ("--machine", "wake-gate", "--run", "wake-gate/a*", "--run", "wake-gate/f1-*")
 
 
 @dataclass(frozen=True)

@@ -6,15 +6,28 @@ budget; ``deep`` runs many more and longer examples. Choose with
 
 The session checks itself at its end: no fixture directory and no adapter
 process may outlive it (``tests/session_hygiene.py``).
+
+``explorations`` explores each configuration once in the session, and
+``wheel_of_this_tree`` builds the wheel once, whichever xdist worker asks first
+(``tests/session_shared.py``).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.session_hygiene import pytest_configure, pytest_sessionfinish
+
+if TYPE_CHECKING:
+    from tests.session_shared import SharedExplorations
 
 __all__ = ["pytest_configure", "pytest_sessionfinish"]  # hooks of this conftest, defined there
 
@@ -23,3 +36,37 @@ COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 settings.register_profile("ci", max_examples=150, stateful_step_count=40, **COMMON)  # type: ignore[arg-type]
 settings.register_profile("deep", max_examples=5000, stateful_step_count=120, **COMMON)  # type: ignore[arg-type]
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session")
+def explorations(tmp_path_factory: pytest.TempPathFactory) -> SharedExplorations:
+    """Explorations of the registered machines as they are, each configuration explored once in
+    the session: only for a test that changes no machine, model or explorer."""
+    from tests.session_shared import SharedExplorations
+
+    return SharedExplorations(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def wheel_of_this_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of this tree, alone in its directory (a find-links directory for pip), built once
+    in the session from a copy of the tracked files: a build/ folder left in the work tree by an
+    earlier build would otherwise supply files the package globs miss."""
+    from tests.session_shared import computed_once, scratch_directory
+
+    scratch = scratch_directory(tmp_path_factory, "wheel")
+    return computed_once(tmp_path_factory, "wheel", lambda: _build_wheel(scratch))
+
+
+def _build_wheel(scratch: Path) -> Path:
+    root = Path(__file__).resolve().parent.parent
+    source, wheels = scratch / "source", scratch / "wheels"
+    for path in subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True,
+                               check=True).stdout.splitlines():
+        if (root / path).is_file():
+            (source / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / path, source / path)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
+                   check=True, capture_output=True, timeout=600)
+    (wheel,) = wheels.glob("inboxspec-*.whl")
+    return wheel

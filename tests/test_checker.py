@@ -14,7 +14,7 @@ from statemachine import State, StateChart
 
 from inboxspec import machines
 from inboxspec.checker.compiled import ChartNotCompilable, CompiledChart
-from inboxspec.checker.explore import edges, explore
+from inboxspec.checker.explore import Explorations, edges, explore
 from inboxspec.checker.findings import check_findings
 from inboxspec.checker.generated_cases import write_or_check
 from inboxspec.checker.manifest import check_manifest
@@ -185,11 +185,8 @@ def test_a_trace_line_shows_the_control_state_and_only_the_fields_that_changed()
     assert "refusing_unannounced  -> " in line and "=" not in line.split("->")[0]
 
 
-def test_findings_name_each_changed_field_for_every_machine() -> None:
+def test_findings_name_each_changed_field_for_every_machine(explorations: Explorations) -> None:
     """Every machine's findings print named fields, each step only what it changed."""
-    from inboxspec.checker.explore import Explorations
-
-    explorations = Explorations()
     results = check_findings(explorations)
     assert {r.machine for r in results} == set(machines.names())
     for result in results:
@@ -203,12 +200,11 @@ def test_findings_name_each_changed_field_for_every_machine() -> None:
                 assert (f" {name}=" in state_text) == (before != after), (result.finding, name, line)
 
 
-def test_itf_writes_named_entries_as_records() -> None:
-    from inboxspec.checker.explore import Explorations
+def test_itf_writes_named_entries_as_records(explorations: Explorations) -> None:
     from inboxspec.checker.traces import to_itf
 
     explorer = machines.get("peer-delivery").explorer
-    result = Explorations().get("peer-delivery")
+    result = explorations.get("peer-delivery")
     trace = result.violations["eviction_spares_the_smaller_sender"]
     itf = to_itf("peer-delivery", explorer.variables, trace, "eviction_spares_the_smaller_sender",
                  explorer.initial(result.bounds))

@@ -13,7 +13,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import junitparser
@@ -50,19 +49,6 @@ def test_the_recipe_runs_conform_with_junit_json_and_require() -> None:
     assert any("pip install inboxspec" in line for line in commands)
 
 
-def wheel_of_this_tree(tmp_path: Path) -> Path:
-    """A wheel built from the tracked files (as tests/test_packaging.py builds it)."""
-    source, wheels = tmp_path / "source", tmp_path / "wheels"
-    for path in subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                               check=True).stdout.splitlines():
-        if (ROOT / path).is_file():
-            (source / path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / path, source / path)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
-                   check=True, capture_output=True, timeout=600)
-    return wheels
-
-
 def run(commands: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     script = "set -eu\n" + "\n".join(commands) + "\n"
     return subprocess.run(["bash", "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
@@ -71,8 +57,9 @@ def run(commands: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Compl
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
-def test_the_ci_recipe_passes_the_node_port_and_fails_a_broken_copy(tmp_path: Path) -> None:
-    env = {**os.environ, "PIP_FIND_LINKS": str(wheel_of_this_tree(tmp_path))}
+def test_the_ci_recipe_passes_the_node_port_and_fails_a_broken_copy(tmp_path: Path,
+                                                                     wheel_of_this_tree: Path) -> None:
+    env = {**os.environ, "PIP_FIND_LINKS": str(wheel_of_this_tree.parent)}
     env.pop("VIRTUAL_ENV", None)
     project = tmp_path / "host-project"
     project.mkdir()

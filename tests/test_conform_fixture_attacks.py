@@ -4,10 +4,13 @@
 model: case files and fixtures*): every file holds one case whose description says what it attempts.
 A ``refused-*`` file must be refused before anything is laid out (exit 2, every problem a fixture
 problem naming the file and its JSON path, PROTO-FIX-3); a ``confined-*`` file runs and passes. For
-each, with the reference adapter and the Node port, a canary directory beside the run's TMPDIR (the
-corpus's symlinks point at it) is unchanged afterwards (contents, modes, link counts), and no
-fixture directory is left behind. The tests run as root in CI, as they do here: root's disregard of
-modes is what makes a write through a link dangerous, so they never skip as root.
+each, a canary directory beside the run's TMPDIR (the corpus's symlinks point at it) is unchanged
+afterwards (contents, modes, link counts), and no fixture directory is left behind. A confined file
+runs on its own, with the reference adapter and with the Node port. The refused files are refused
+together, in one run with the reference adapter: the run loads every case file, reporting each
+one's problems, before it lays anything out or starts any adapter, so a file that slipped through
+would be a file without a problem of its own. The tests run as root in CI, as they do here: root's
+disregard of modes is what makes a write through a link dangerous, so they never skip as root.
 """
 
 from __future__ import annotations
@@ -118,6 +121,26 @@ def run_attack(tmp_path: Path, adapter: str, name: str) -> None:
     assert not os.path.lexists(ABSOLUTE_TARGET)
 
 
+def refused_together(tmp_path: Path, names: list[str]) -> dict[str, list[str]]:
+    """One run of the reference adapter on the files ``names`` of the corpus: refused (exit 2, a JSON
+    report, every problem a fixture problem naming a file of ``names`` and the JSON path); each
+    file's problems. The cases load file by file, and every file's problems are reported."""
+    files = [ATTACKS / name for name in names]
+    code, report, output = conform(tmp_path, REFERENCE, *(f"--cases={file}" for file in files))
+    assert code == 2 and "Traceback" not in output, output
+    assert report is not None and report["ok"] is False, output
+    problems: dict[str, list[str]] = {name: [] for name in names}
+    for problem in report["problems"]:
+        # Refused for its fixture, not for some other fault: each problem names one of the files
+        # and the JSON path of the fixture part that is wrong.
+        owners = [name for name, file in zip(names, files, strict=True)
+                  if problem.startswith(f"{file}: fixture: at $.")]
+        assert len(owners) == 1, problem
+        problems[owners[0]].append(problem)
+    assert all(problems.values()), problems  # each file refused, none let through
+    return problems
+
+
 def test_the_corpus_holds_both_kinds() -> None:
     names = [p.name for p in ATTACKS.glob("*.json")]
     assert len([n for n in names if n.startswith("refused-")]) >= 30
@@ -125,25 +148,39 @@ def test_the_corpus_holds_both_kinds() -> None:
     assert all(n.startswith(("refused-", "confined-")) for n in names), names
 
 
+REFUSED = sorted(p.name for p in ATTACKS.glob("refused-*.json"))
+CONFINED = sorted(p.name for p in ATTACKS.glob("confined-*.json"))
+
+
+def test_every_refused_attack_is_refused_before_lay_out(tmp_path: Path) -> None:
+    """PROTO-FIX-3: each refused file of the corpus for its own fixture, in one run; the canary is
+    unchanged and nothing was laid out."""
+    canary = make_canary(tmp_path)
+    before = snapshot(canary)
+    began = time.monotonic()
+    refused_together(tmp_path, REFUSED)
+    assert time.monotonic() - began < 60, "the run hung"
+    assert snapshot(canary) == before, "the run changed the canary outside its root"
+    assert os.listdir(tmp_path / "tmp") == [], "fixture directories were left behind"
+    assert not os.path.lexists(ABSOLUTE_TARGET)
+
+
 @pytest.mark.parametrize("adapter", ADAPTERS)
-@pytest.mark.parametrize("name", sorted(p.name for p in ATTACKS.glob("*.json")))
-def test_attack_corpus(tmp_path: Path, adapter: str, name: str) -> None:
-    """PROTO-FIX-3, WRITER-SES-3: every attack is refused before lay-out, or confined to its fixture."""
+@pytest.mark.parametrize("name", CONFINED)
+def test_every_confined_attack_stays_in_its_fixture(tmp_path: Path, adapter: str, name: str) -> None:
+    """PROTO-FIX-3, WRITER-SES-3: every confined attack runs, passes and touches nothing outside."""
     run_attack(tmp_path, adapter, name)
 
 
 # -- defect 1: fixture lay-out followed links ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("adapter", ADAPTERS)
-def test_defect_1_entries_through_a_symlink_are_refused(tmp_path: Path, adapter: str) -> None:
+def test_defect_1_entries_through_a_symlink_are_refused() -> None:
     """PROTO-FIX-3: a file, an overwrite, a directory, a FIFO, a nested path, a mode change and hard
-    links through a symlink out of the fixture, on writer-proofs and on wake-gate, are refused."""
+    links through a symlink out of the fixture, on writer-proofs and on wake-gate, are refused:
+    each is a refused file of the corpus (test_every_refused_attack_is_refused_before_lay_out)."""
     assert len(THROUGH_A_LINK) >= 10 and "refused-wake-gate-through-symlink.json" in THROUGH_A_LINK
-    for name in THROUGH_A_LINK:
-        place = tmp_path / name
-        place.mkdir()
-        run_attack(place, adapter, name)
+    assert set(THROUGH_A_LINK) <= set(REFUSED), THROUGH_A_LINK
 
 
 def _through_a_link_fixture(name: str, canary: Path) -> dict[str, Any]:
@@ -174,11 +211,11 @@ def test_defect_1_lay_out_follows_no_link_even_unchecked(tmp_path: Path, name: s
 # -- defect 2: swap_paths through a fixture symlink moved an outside file ------------------------------
 
 
-@pytest.mark.parametrize("adapter", ADAPTERS)
-def test_defect_2_swap_through_a_symlink_moves_nothing_outside(tmp_path: Path, adapter: str) -> None:
+def test_defect_2_swap_through_a_symlink_moves_nothing_outside() -> None:
     """WRITER-SES-3: swap_paths through a symlink out of the fixture gives invalid_argument; the
-    outside file is neither moved in nor deleted by the cleanup."""
-    run_attack(tmp_path, adapter, "confined-swap-through-symlink.json")
+    outside file is neither moved in nor deleted by the cleanup: a confined file of the corpus, run
+    with each adapter (test_every_confined_attack_stays_in_its_fixture)."""
+    assert "confined-swap-through-symlink.json" in CONFINED
 
 
 def test_defect_2_swap_walks_no_link(tmp_path: Path) -> None:
@@ -246,20 +283,20 @@ INVALID = ["refused-dotdot.json", "refused-absolute.json", "refused-nul.json", "
 def test_defect_9_invalid_fixtures_are_unusable_case_files_with_json(tmp_path: Path) -> None:
     """PROTO-FIX-3: each is exit 2 with a JSON report naming the file and the JSON path; `cases lint`
     names the same problems."""
-    for name in INVALID:
-        code, report, output = conform(tmp_path, REFERENCE, "--cases", str(ATTACKS / name))
-        assert_refused_for_its_fixture(code, report, output, ATTACKS / name)
-        lint = subprocess.run([sys.executable, "-m", "inboxspec", "cases", "lint", str(ATTACKS / name)],
-                              capture_output=True, text=True, timeout=60)
-        assert lint.returncode != 0 and "Traceback" not in lint.stdout + lint.stderr
-        assert all(problem in lint.stdout + lint.stderr for problem in report["problems"])  # type: ignore[index]
+    problems = refused_together(tmp_path, INVALID)
+    lint = subprocess.run([sys.executable, "-m", "inboxspec", "cases", "lint",
+                           *(str(ATTACKS / name) for name in INVALID)],
+                          capture_output=True, text=True, timeout=60)
+    assert lint.returncode != 0 and "Traceback" not in lint.stdout + lint.stderr
+    assert all(problem in lint.stdout + lint.stderr for found in problems.values() for problem in found)
 
 
 def test_defect_9_a_tmpdir_that_needs_json_escaping_is_a_clear_unusable_run(tmp_path: Path) -> None:
     """PROTO-FIX-1: a TMPDIR holding a quote is refused with a message, exit 2 and a report."""
     strange = tmp_path / 'we"ird'
     strange.mkdir()
-    code, report, output = conform(tmp_path, REFERENCE, "--run", "writer-proofs/setuid-file", tmpdir=strange)
+    code, report, output = conform(tmp_path, REFERENCE, "--machine", "writer-proofs",
+                                   "--run", "writer-proofs/setuid-file", tmpdir=strange)
     assert code == 2 and "Traceback" not in output, output
     assert report is not None and "needs escaping inside a JSON string" in report["unusable"]
     assert os.listdir(strange) == []
@@ -318,11 +355,11 @@ def test_special_bits_only_where_a_requirement_needs_them(tmp_path: Path) -> Non
     """PROTO-FIX-3: setuid, setgid and sticky bits are refused in a case citing no requirement that
     needs them; the bundled WRITER-MEAS-5 case still lays out its setuid file, in a root that no
     other user can enter."""
-    for name in ("refused-setuid.json", "refused-setgid-dir.json", "refused-sticky.json"):
-        code, report, output = conform(tmp_path, REFERENCE, "--cases", str(ATTACKS / name))
-        assert_refused_for_its_fixture(code, report, output, ATTACKS / name)
-        assert report is not None and "WRITER-MEAS-5" in report["problems"][0]
-    code, report, output = conform(tmp_path, REFERENCE, "--run", "writer-proofs/setuid-file")
+    refused = refused_together(tmp_path, ["refused-setuid.json", "refused-setgid-dir.json",
+                                          "refused-sticky.json"])
+    assert all("WRITER-MEAS-5" in problems[0] for problems in refused.values()), refused
+    code, report, output = conform(tmp_path, REFERENCE, "--machine", "writer-proofs",
+                                   "--run", "writer-proofs/setuid-file")
     assert code == 0 and report is not None and report["totals"]["pass"] == 1, output
     pool = FixturePool()
     try:

@@ -134,23 +134,30 @@ def run_matrix(argv: list[str], *extra: str) -> subprocess.CompletedProcess[str]
 def test_the_readme_matrix_is_what_its_command_generates(tmp_path: Path) -> None:
     argv = readme_command()
     assert argv.count("--adapter") == 2 and argv[-2:] == ["--into", "README.md"]
-    checked = run_matrix(argv, "--check")
+    readme = README.read_text(encoding="utf-8")
+    checked = run_matrix(argv, "--check", "--json", str(tmp_path / "m.json"),
+                         "--markdown", str(tmp_path / "m.md"))
     assert checked.returncode == 0, checked.stdout + checked.stderr
-
-    stale = tmp_path / "README.md"
-    stale.write_text(README.read_text(encoding="utf-8").replace("✅", "❌", 1), encoding="utf-8")
-    before = stale.read_text(encoding="utf-8")
-    drifted = run_matrix(argv[:-1], str(stale), "--check")
-    assert drifted.returncode == 1 and "stale" in drifted.stderr
-    assert stale.read_text(encoding="utf-8") == before
-    rewritten = run_matrix(argv[:-1], str(stale), "--json", str(tmp_path / "m.json"),
-                           "--markdown", str(tmp_path / "m.md"))
-    assert rewritten.returncode == 0
-    assert stale.read_text(encoding="utf-8") == README.read_text(encoding="utf-8")
-    assert (tmp_path / "m.md").read_text(encoding="utf-8") == rewritten.stdout
-    assert (tmp_path / "m.md").read_text(encoding="utf-8") in README.read_text(encoding="utf-8")
+    markdown = (tmp_path / "m.md").read_text(encoding="utf-8")
+    assert markdown == checked.stdout and replace_block(readme, markdown) == readme
     body = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
     assert [a["implementation"]["language"].split()[0] for a in body["adapters"]] == ["python", "javascript"]
+
+    # --into rewrites the block, and --check finds one changed character and writes nothing: on
+    # a copy, with the wake gate's cases alone (the block is the wake gate's matrix).
+    copy = tmp_path / "README.md"
+    copy.write_text(readme, encoding="utf-8")
+    narrowed = [*argv[:-1], str(copy), "--machine", "wake-gate"]
+    rewritten = run_matrix(narrowed)
+    assert rewritten.returncode == 0, rewritten.stderr
+    current = copy.read_text(encoding="utf-8")
+    assert current == replace_block(readme, rewritten.stdout) != readme
+    begin = current.index(BEGIN)
+    stale = current[:begin] + current[begin:].replace("✅", "❌", 1)
+    copy.write_text(stale, encoding="utf-8")
+    drifted = run_matrix(narrowed, "--check")
+    assert drifted.returncode == 1 and "stale" in drifted.stderr
+    assert copy.read_text(encoding="utf-8") == stale
 
 
 @pytest.mark.slow

@@ -32,7 +32,9 @@ ADAPTERS = Path(__file__).parent / "adapters"
 HOSTILE = ADAPTERS / "hostile_adapter.py"
 REFERENCE = f"{sys.executable} -m inboxspec.conformance.adapter"
 PROBE = "INBOXSPEC_TEST_PROBE"
-CASES_WITH_TRIGGER = ("--run", "wake-gate/a*", "--timeout", "60")
+# --machine with a --run of its cases: that machine's case files alone are loaded.
+WAKE_GATE = ("--machine", "wake-gate")
+CASES_WITH_TRIGGER = (*WAKE_GATE, "--run", "wake-gate/a*", "--timeout", "60")
 # A writer-proofs case well into the machine's cases: the ones before it have passed when it hangs.
 WRITER_TRIGGER = "writer-proofs/floor-checked-first"
 
@@ -204,7 +206,7 @@ def test_children_that_closed_their_stdio_are_gone_after_the_run(tmp_path: Path)
     """PROTO-PROC-1 (defect 8): a child with its stdio on /dev/null is invisible to the pipes."""
     run = Run(tmp_path)
     code, report, output = run("--adapter", run.hostile("--spawn=closed-stdio", "--spawn=daemon"),
-                               "--run", "wake-gate/f1-*")
+                               *WAKE_GATE, "--run", "wake-gate/f1-*")
     assert code == 0 and report is not None, output
     assert len(_records(run.record)) == 2
     assert run.survivors() == []
@@ -216,7 +218,8 @@ def test_an_adapter_that_ignores_term_is_killed_after_the_grace(tmp_path: Path) 
 
     run = Run(tmp_path)
     began = time.monotonic()
-    code, _, output = run("--adapter", run.hostile("--spawn=ignores-term"), "--run", "wake-gate/f1-*")
+    code, _, output = run("--adapter", run.hostile("--spawn=ignores-term"), *WAKE_GATE,
+                          "--run", "wake-gate/f1-*")
     assert code == 0, output
     assert run.survivors() == []
     # Python's start-up and one grace; a run that waited on the leftover would take its hour.
@@ -257,8 +260,8 @@ def test_a_reply_with_an_answered_seq_and_another_id_blames_the_case_sent(window
     """
     run = Run(tmp_path)
     faulty = f"{sys.executable} {ADAPTERS / 'faulty_adapter.py'} stale-seq announce-on-fresh-gate"
-    code, report, output = run("--adapter", f"{faulty} {tmp_path / 'once'}", "--run", "wake-gate/a*",
-                               "--window", window)
+    code, report, output = run("--adapter", f"{faulty} {tmp_path / 'once'}", *WAKE_GATE,
+                               "--run", "wake-gate/a*", "--window", window)
     assert code == 1 and report is not None, output
     first, second = report["results"]
     assert first["id"] == "wake-gate/announce-once-per-episode" and first["outcome"] == "pass", first

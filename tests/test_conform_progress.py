@@ -135,6 +135,7 @@ def test_a_long_run_on_a_terminal_shows_progress_and_a_piped_run_shows_none(mode
 
 @pytest.mark.slow
 def test_a_short_run_on_a_terminal_shows_no_progress() -> None:
-    code, _, terminal = run_on_a_terminal("--adapter", SLOW, "--run", "wake-gate/defaults")
+    code, _, terminal = run_on_a_terminal("--adapter", SLOW, "--machine", "wake-gate",
+                                          "--run", "wake-gate/defaults")
     assert code == 0
     assert terminal == ""

@@ -285,7 +285,8 @@ def test_a_run_that_executed_nothing_writes_why_it_proves_nothing(tmp_path: Path
 def test_an_unwritable_junit_path_is_exit_2_with_a_reason_and_no_litter(tmp_path: Path) -> None:
     directory = tmp_path / "a-directory"
     directory.mkdir()
-    process = conform("--adapter", MIXED, "--run", "wake-gate/defaults", "--junit", str(directory))
+    process = conform("--adapter", MIXED, "--machine", "wake-gate", "--run", "wake-gate/defaults",
+                      "--junit", str(directory))
     assert process.returncode == 2
     assert "cannot write --junit" in process.stderr and "Traceback" not in process.stderr
     assert "conform: ok" in process.stdout  # the report itself is still printed
@@ -334,7 +335,7 @@ def test_a_wrong_character_in_a_node_notice_template_gets_the_caret(tmp_path: Pa
         assert (window["expected"][window["caret_column"]], window["actual"][window["caret_column"]]) == (
             "e", "a")
 
-    text = conform("--adapter", adapter, "--run", failures[0]["id"])
+    text = conform("--adapter", adapter, "--machine", "peer-delivery", "--run", failures[0]["id"])
     assert text.returncode == 1
     block = text.stdout.split(f"FAIL {failures[0]['id']}")[1]
     assert f"at {failures[0]['first_difference']['path']}:" in block

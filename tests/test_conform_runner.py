@@ -22,6 +22,12 @@ pytestmark = pytest.mark.slow
 FAULTY = str(Path(__file__).parent / "adapters" / "faulty_adapter.py")
 REFERENCE = f"{sys.executable} -m inboxspec.conformance.adapter"
 TRIGGER_ID = "wake-gate/announce-on-fresh-gate"
+# The faulty adapter's faults hit the trigger case, a wake-gate case: a fault's outcome, and the
+# cases after it still running on the restarted adapter, show on the wake gate's cases alone. The
+# whole bundled suite runs once through each adapter (test_reference_adapter_passes_everything here,
+# tests/test_node_port_package.py for the Node port). A --run of wake-gate cases takes it too: the
+# same cases, without loading and validating every other machine's case files first (0.9 s).
+WAKE_GATE = ("--machine", "wake-gate")
 
 
 def conform(*args: str, timeout: float = 120) -> tuple[int, dict[str, Any] | None, str]:
@@ -67,7 +73,7 @@ def test_reference_adapter_passes_everything() -> None:
 )
 def test_fault_errors_one_case_and_the_rest_still_run(fault: str, kind: str, tmp_path: Path) -> None:
     """PROTO-FRAME-3 (enormous line), PROTO-RUN-1 (seq and id echoed)."""
-    code, report, output = conform("--adapter", faulty(fault, tmp_path / "once"),
+    code, report, output = conform("--adapter", faulty(fault, tmp_path / "once"), *WAKE_GATE,
                                    "--max-line-bytes", "1048576")
     assert code == 1, output
     assert report is not None
@@ -79,13 +85,13 @@ def test_fault_errors_one_case_and_the_rest_still_run(fault: str, kind: str, tmp
 
 
 def test_crash_reports_adapter_stderr(tmp_path: Path) -> None:
-    _, report, _ = conform("--adapter", faulty("crash", tmp_path / "once"))
+    _, report, _ = conform("--adapter", faulty("crash", tmp_path / "once"), *WAKE_GATE)
     assert report is not None
     assert "adapter panic: simulated" in outcome(report, TRIGGER_ID)["detail"]
 
 
 def test_hang_is_cut_by_the_per_case_timeout(tmp_path: Path) -> None:
-    code, report, output = conform("--adapter", faulty("hang", tmp_path / "once"),
+    code, report, output = conform("--adapter", faulty("hang", tmp_path / "once"), *WAKE_GATE,
                                    "--timeout", "1.5")
     assert code == 1 and report is not None, output
     assert outcome(report, TRIGGER_ID)["detail"].startswith("timeout")
@@ -93,7 +99,7 @@ def test_hang_is_cut_by_the_per_case_timeout(tmp_path: Path) -> None:
 
 
 def test_wrong_number_of_outputs_fails_the_case() -> None:
-    code, report, _ = conform("--adapter", faulty("wrong-outputs"), "--run", TRIGGER_ID)
+    code, report, _ = conform("--adapter", faulty("wrong-outputs"), *WAKE_GATE, "--run", TRIGGER_ID)
     assert code == 1 and report is not None
     result = outcome(report, TRIGGER_ID)
     assert result["outcome"] == "fail" and "expected 2 outputs, got 1" in result["detail"]
@@ -102,7 +108,7 @@ def test_wrong_number_of_outputs_fails_the_case() -> None:
 def test_lying_adapter_fails_with_a_readable_diff() -> None:
     process = subprocess.run(
         [sys.executable, "-m", "inboxspec", "conform", "--adapter", faulty("lie"),
-         "--run", TRIGGER_ID], capture_output=True, text=True, timeout=60,
+         *WAKE_GATE, "--run", TRIGGER_ID], capture_output=True, text=True, timeout=60,
     )
     assert process.returncode == 1
     assert "FAIL wake-gate/announce-on-fresh-gate" in process.stdout
@@ -112,14 +118,14 @@ def test_lying_adapter_fails_with_a_readable_diff() -> None:
 
 def test_one_is_not_true() -> None:
     """PROTO-VAL-2."""
-    code, report, _ = conform("--adapter", faulty("stringly-true"), "--run", TRIGGER_ID)
+    code, report, _ = conform("--adapter", faulty("stringly-true"), *WAKE_GATE, "--run", TRIGGER_ID)
     assert code == 1 and report is not None
     assert outcome(report, TRIGGER_ID)["outcome"] == "fail"
 
 
 def test_stderr_flood_does_not_block_the_run() -> None:
     """PROTO-FRAME-2."""
-    code, report, output = conform("--adapter", faulty("stderr-flood"),
+    code, report, output = conform("--adapter", faulty("stderr-flood"), *WAKE_GATE,
                                    "--run", "wake-gate/f[0-9]-*")
     assert code == 0, output
     assert report is not None and report["totals"]["pass"] == 8
@@ -141,11 +147,11 @@ def test_missing_adapter_binary_is_an_unusable_run() -> None:
 def test_skip_file_entries_must_still_fail(tmp_path: Path) -> None:
     skip_file = tmp_path / "known-failures.txt"
     skip_file.write_text(f"# the lie fault breaks this one\n{TRIGGER_ID}\n")
-    code, report, _ = conform("--adapter", faulty("lie"), "--skip-file", str(skip_file),
+    code, report, _ = conform("--adapter", faulty("lie"), "--skip-file", str(skip_file), *WAKE_GATE,
                               "--run", "wake-gate/announce-*")
     assert code == 0 and report is not None
     assert outcome(report, TRIGGER_ID)["outcome"] == "expected-fail"
-    code, report, _ = conform("--adapter", REFERENCE, "--skip-file", str(skip_file),
+    code, report, _ = conform("--adapter", REFERENCE, "--skip-file", str(skip_file), *WAKE_GATE,
                               "--run", "wake-gate/announce-*")
     assert code == 1 and report is not None
     assert outcome(report, TRIGGER_ID)["outcome"] == "unexpected-pass"
@@ -189,8 +195,8 @@ def test_integral_floats_in_case_files_make_the_run_unusable(tmp_path: Path) -> 
 @pytest.mark.parametrize("fault", ["crash", "hang", "not-json"])
 def test_faults_with_one_request_in_flight(fault: str, tmp_path: Path) -> None:
     """PROTO-RUN-3: the window is the runner's choice; with one in flight the outcome is the same."""
-    code, report, output = conform("--adapter", faulty(fault, tmp_path / "once"), "--window", "1",
-                                   "--timeout", "1.5")
+    code, report, output = conform("--adapter", faulty(fault, tmp_path / "once"), *WAKE_GATE,
+                                   "--window", "1", "--timeout", "1.5")
     assert code == 1 and report is not None, output
     assert outcome(report, TRIGGER_ID)["outcome"] == "error"
     assert report["totals"]["pass"] == len(report["results"]) - 1
@@ -204,8 +210,8 @@ def test_window_must_be_positive() -> None:
 def test_broken_reference_fails_with_a_readable_diff() -> None:
     """One changed wake rule (the floor boundary) is caught, and the diff says where."""
     broken = f"{sys.executable} {Path(__file__).parent / 'adapters' / 'broken_reference_adapter.py'}"
-    process = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--adapter", broken],
-                             capture_output=True, text=True, timeout=120)
+    process = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--adapter", broken,
+                              *WAKE_GATE], capture_output=True, text=True, timeout=120)
     assert process.returncode == 1
     block = process.stdout.split("FAIL wake-gate/defaults")[1].split("\nFAIL")[0]
     assert "step 13 (decide" in block and '"now_ms": 60099' in block
@@ -219,7 +225,7 @@ def test_broken_reference_fails_with_a_readable_diff() -> None:
 @pytest.mark.parametrize("fault", ["skip-all", "no-machines"])
 def test_a_run_that_executed_nothing_is_not_a_pass(fault: str) -> None:
     """PROTO-EXEC-1 (attack 1): every case skipped is exit 2, never "ok"."""
-    code, report, output = conform("--adapter", faulty(fault))
+    code, report, output = conform("--adapter", faulty(fault), *WAKE_GATE)
     assert code == 2, output
     assert report is not None and report["ok"] is False and report["executed"] == 0
     assert "no case was executed" in report["coverage_problems"][0]
@@ -237,7 +243,7 @@ def test_selecting_nothing_is_not_a_pass(tmp_path: Path) -> None:
 
 def test_report_counts_each_machine() -> None:
     """PROTO-EXEC-1: executed, passed, failed, errored and skipped per machine."""
-    code, report, output = conform("--adapter", faulty("lie"), "--run", "wake-gate/announce-*",
+    code, report, output = conform("--adapter", faulty("lie"), *WAKE_GATE, "--run", "wake-gate/announce-*",
                                    "--run", "wake-gate/f1-*",
                                    "--without-feature", "option:announce_requires_refusal")
     assert code == 1 and report is not None, output
@@ -249,10 +255,12 @@ def test_report_counts_each_machine() -> None:
 
 def test_min_executed_demands_coverage() -> None:
     """PROTO-EXEC-2."""
-    code, report, _ = conform("--adapter", REFERENCE, "--run", "wake-gate/f1-*", "--min-executed", "3")
+    code, report, _ = conform("--adapter", REFERENCE, *WAKE_GATE, "--run", "wake-gate/f1-*",
+                              "--min-executed", "3")
     assert code == 2 and report is not None
     assert "fewer than --min-executed 3" in report["coverage_problems"][0]
-    code, _, _ = conform("--adapter", REFERENCE, "--run", "wake-gate/f[12]-*", "--min-executed", "3")
+    code, _, _ = conform("--adapter", REFERENCE, *WAKE_GATE, "--run", "wake-gate/f[12]-*",
+                         "--min-executed", "3")
     assert code == 0
 
 
@@ -304,7 +312,7 @@ def test_writes_to_an_adapter_that_stopped_reading_are_bounded(tmp_path: Path) -
 @pytest.mark.parametrize("fault", ["nan", "infinity", "huge-number", "deep"])
 def test_replies_that_are_not_plain_json_error_their_case(fault: str, tmp_path: Path) -> None:
     """PROTO-VAL-3 (attacks 5 and 6): NaN, Infinity, 5000 digits, 100 000 levels: no traceback."""
-    code, report, output = conform("--adapter", faulty(fault, tmp_path / "once"))
+    code, report, output = conform("--adapter", faulty(fault, tmp_path / "once"), *WAKE_GATE)
     assert code == 1 and report is not None, output
     assert "Traceback" not in output
     bad = outcome(report, TRIGGER_ID)
@@ -331,7 +339,7 @@ def test_case_files_that_are_not_plain_json_make_the_run_unusable(literal: str, 
 @pytest.mark.parametrize("as_json", [True, False])
 def test_lone_surrogates_are_printed_escaped(fault: str, as_json: bool, tmp_path: Path) -> None:
     """PROTO-VAL-4 (attack 7): in a detail or in implementation.name; both report forms."""
-    args = ["-m", "inboxspec", "conform", "--adapter", faulty(fault, tmp_path / "once")]
+    args = ["-m", "inboxspec", "conform", "--adapter", faulty(fault, tmp_path / "once"), *WAKE_GATE]
     process = subprocess.run([sys.executable, *args, *(["--json"] if as_json else [])],
                              capture_output=True, timeout=120,
                              env={**os.environ, "PYTHONIOENCODING": "utf-8"})
@@ -350,7 +358,7 @@ def test_a_duplicated_reply_blames_the_case_answered_twice(tmp_path: Path) -> No
     """PROTO-RUN-4 (attack 8): the twice-answered case errors; the next case still passes."""
     for window in ("16", "1"):
         code, report, output = conform("--adapter", faulty("duplicate", tmp_path / f"once{window}"),
-                                       "--window", window)
+                                       *WAKE_GATE, "--window", window)
         assert code == 1 and report is not None, output
         bad = outcome(report, TRIGGER_ID)
         assert bad["outcome"] == "error" and bad["detail"].startswith("duplicate-reply"), bad
@@ -430,7 +438,7 @@ def test_fuzz_catches_a_node_mutant_that_the_bundled_cases_miss(name: str, tmp_p
     code, report, output = conform("--adapter", mutant, "--machine", "wake-gate",
                                    *(f"--skip={k}" for k in killers))
     assert code == 0 and report is not None, output
-    code, report, output = conform("--adapter", mutant, *(f"--run={k}" for k in killers))
+    code, report, output = conform("--adapter", mutant, *WAKE_GATE, *(f"--run={k}" for k in killers))
     assert code == 1 and report is not None, output
     assert {r["id"] for r in report["results"] if r["outcome"] == "fail"} == set(killers)
 
@@ -551,8 +559,8 @@ FIXTURE_SPY = Path(__file__).parent / "adapters" / "fixture_spy_adapter.py"
 def test_fixtures_are_materialised_for_each_request_and_removed(tmp_path: Path) -> None:
     """PROTO-FIX-1, PROTO-FIX-2: a fresh real directory per request, passed on, removed at the end."""
     spy, log = FIXTURE_SPY, tmp_path / "log.jsonl"
-    code, _report, output = conform("--adapter", f"{sys.executable} {spy} {log}",
-                                    "--run", "writer-proofs/attest-after-*-changed")
+    code, _report, output = conform("--adapter", f"{sys.executable} {spy} {log}", "--machine",
+                                    "writer-proofs", "--run", "writer-proofs/attest-after-*-changed")
     assert code == 0, output
     seen = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(seen) == 4 and len({s["dir"] for s in seen}) == 4

@@ -52,6 +52,10 @@ def abstraction_counterexamples(machine: str, bounds: dict[str, str], families: 
     ``with_clock_letters``, the letters of ``unobservable_events`` (time moves,
     whose successors the description only argues about through reachability)
     are left out.
+
+    The states are taken in breadth-first order, so that a broken abstraction
+    shows within the first few (the search stops after four problems); what a
+    state of several families does is worked out once.
     """
     entry = machines.get(machine)
     explorer = entry.explorer
@@ -62,17 +66,26 @@ def abstraction_counterexamples(machine: str, bounds: dict[str, str], families: 
     actions = [a for a in explorer.alphabet(parsed)
                if with_clock_letters or a.event not in explorer.unobservable_events]
     fire = [chart.bind(action.event, action.kwargs) for action in actions]
+
+    def behaviour(member: Any) -> list[tuple[str, str, Any]]:
+        """Per letter: the control state reached from ``member``, the output and the stored successor."""
+        outcomes = []
+        for letter in fire:
+            explorer.load(data, member)
+            fired = letter[member[0]](data)
+            successor = explorer.store(data, fired.target)
+            outcomes.append((fired.target, canonical(data.output), successor))
+        return outcomes
+
     problems: list[str] = []
-    states = {pre for pre, _letter in edges(machine, bounds)}
-    for pre in sorted(states, key=repr):
+    for pre in dict.fromkeys(pre for pre, _letter in edges(machine, bounds)):
+        known: dict[Any, list[tuple[str, str, Any]]] = {}
         for family in families(pre):
+            for member in family:
+                if member not in known:
+                    known[member] = behaviour(member)
             for index, action in enumerate(actions):
-                outcomes = []
-                for member in family:
-                    explorer.load(data, member)
-                    fired = fire[index][member[0]](data)
-                    successor = explorer.store(data, fired.target)
-                    outcomes.append((fired.target, canonical(data.output), successor))
+                outcomes = [known[member][index] for member in family]
                 if any(outcome != outcomes[0] for outcome in outcomes[1:]):
                     problems.append(f"{action.label} from {pre}: {outcomes}")
         if len(problems) > 3:

@@ -18,7 +18,7 @@ import pytest
 
 from inboxspec import machines
 from inboxspec.checker import explore as explore_module
-from inboxspec.checker.explore import Exploration, StateInvariantReadsTheStep, explore
+from inboxspec.checker.explore import Exploration, Explorations, StateInvariantReadsTheStep, explore
 from inboxspec.checker.parallel import explore_on_workers
 from inboxspec.machines.frame import Invariant
 
@@ -54,8 +54,9 @@ def _configurations() -> list[tuple[str, dict[str, bool]]]:
 @pytest.mark.parametrize(("name", "options"), _configurations(),
                          ids=lambda value: value if isinstance(value, str) else next(iter(value), "default"))
 def test_checking_once_per_state_finds_what_checking_every_step_finds(
-        name: str, options: dict[str, bool], monkeypatch: pytest.MonkeyPatch) -> None:
-    once = explore(name, options=options)
+        name: str, options: dict[str, bool], monkeypatch: pytest.MonkeyPatch,
+        explorations: Explorations) -> None:
+    once = explorations.get(name, options=options)
     with monkeypatch.context() as patched:
         _every_step(patched)
         every = explore(name, options=options)
@@ -125,8 +126,8 @@ def test_an_of_state_invariant_that_reads_the_step_fails_loudly(reads: Any,
         explore("wake-gate")
 
 
-def test_workers_check_once_per_state_as_one_process_does() -> None:
+def test_workers_check_once_per_state_as_one_process_does(explorations: Explorations) -> None:
     """On several workers, a state is checked when it is new to the worker that reaches it."""
-    alone = explore("peer-delivery")
+    alone = explorations.get("peer-delivery")
     assert "box_never_exceeds_cap" in alone.violations  # an of_state finding's property
     assert _found(explore_on_workers("peer-delivery", None, None, 2)) == _found(alone)

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from inboxspec import machines
-from inboxspec.impl import writer_fs
+from inboxspec.impl import writer_fs, writer_harness
 from inboxspec.impl import writer_proofs as impl
 from inboxspec.impl.writer_proofs import InvalidConfig, Options, WriterProofs
 from inboxspec.machines import fixtures, interface
@@ -56,6 +56,29 @@ def test_reference_constants_equal_the_data() -> None:
     assert DATA.vocabulary("detail_precedence") == writer_fs.PRECEDENCE
     assert set(writer_fs.PRECEDENCE) < set(impl.FAILURE_DETAILS)
     assert option_names(Options) == DATA.options
+
+
+def test_reference_config_keys_equal_the_data() -> None:
+    """The session's keys and the runner's, which the harness takes out first (WRITER-IF-1)."""
+    assert tuple(key.name for key in DATA.config_keys if key.runner is None) == impl.CONFIG_KEYS
+    assert tuple(key.name for key in DATA.config_keys if key.runner) == writer_harness.RUNNER_KEYS
+    required = {key.name for key in DATA.config_keys if key.required}
+    assert required < set(impl.CONFIG_KEYS)
+    session = WriterProofs.from_config(writer_fs.FilesystemEnvironment(), {"home": "/h", "own_root": "/o"})
+    assert session.options == Options.from_mapping(DATA.config_key("options").default)
+
+
+def test_the_harness_swap_step_equals_the_data() -> None:
+    """The swap moments, and swap_paths' arguments in the data's order (its fault order), the
+    required ones without a default (WRITER-IF-2, WRITER-IF-6)."""
+    assert DATA.vocabulary("swap_moments") == writer_harness.SWAP_MOMENTS
+    (harness,) = (event for event in DATA.events.values() if event.harness)
+    assert harness.name == "swap_paths"
+    fields = dataclasses.fields(writer_harness.SwapPaths)
+    assert tuple(f.name for f in fields) == harness.argument_names
+    for argument, f in zip(harness.arguments, fields, strict=True):
+        assert argument.required == (f.default is dataclasses.MISSING), argument.name
+        assert argument.code == "invalid_argument"
 
 
 def test_reference_options_accept_exactly_the_data_options() -> None:

@@ -51,6 +51,14 @@ def test_shared_reference_code_is_mutated_where_a_machine_reaches_it() -> None:
     assert not [i for i in ids if i.startswith("inboxspec.impl.values:is_safe_integer:")]
 
 
+def test_the_imports_of_a_whole_module_are_followed_whichever_module_imports_it() -> None:
+    # impl/writer_fs.py imports MAX_SAFE_INTEGER from impl/values.py; the writer proofs' harness
+    # imports from writer_fs too. Met after the harness, writer_fs's imports are followed all the same.
+    fs, harness = "inboxspec.impl.writer_fs", "inboxspec.impl.writer_harness"
+    for order in ([fs, harness], [harness, fs]):
+        assert "MAX_SAFE_INTEGER" in mutation_score.shared_modules(order)["inboxspec.impl.values"], order
+
+
 @pytest.mark.parametrize("mutant", [
     f"{WAKE}:is_rapid:Lt->LtE:680b6d3d",  # the floor boundary: a self-wake exactly one floor later
     f"{WAKE}:decide:False->True:4155887f#2",  # a counted wake leaves the refusal flag set (survivors.json)
@@ -256,3 +264,28 @@ def test_a_child_imports_afresh_what_imports_the_mutated_module_and_nothing_else
             "inboxspec.machines"} <= stale
     # What neither the mutated module nor its importers reach stays as the parent loaded it.
     assert not {"inboxspec.impl.peer_delivery", "inboxspec.impl.errors", "inboxspec.model.wake_gate"} & stale
+
+
+def test_a_terminated_run_kills_its_children_and_removes_their_directories(tmp_path: Path) -> None:
+    """SIGTERM (a cancelled CI job) unwinds like Ctrl-C: no child and no child's directory stays."""
+    import subprocess
+
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "benchmarks" / "mutation_score.py"), "wake-gate", "--jobs", "2"],
+        env={**os.environ, "TMPDIR": str(tmp_path)}, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob("inboxspec-mutant-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(tmp_path.glob("inboxspec-mutant-*")), "the run started its children"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 128 + signal.SIGTERM
+        assert not list(tmp_path.glob("inboxspec-mutant-*"))
+        with pytest.raises(ProcessLookupError):  # nothing of the run's process group is left
+            os.killpg(process.pid, 0)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

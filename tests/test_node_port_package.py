@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.session_shared import computed_once, scratch_directory
+
 ROOT = Path(__file__).resolve().parent.parent
 PORT = ROOT / "conformance" / "ports" / "node"
 NODE = shutil.which("node")
@@ -63,11 +65,16 @@ def bundled_case_count() -> int:
                for path in (ROOT / "conformance" / "cases").rglob("*.json"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The packed port, installed offline into an empty project."""
+    """The packed port, installed offline into an empty project, once in the session
+    (tests/session_shared.py)."""
     tools()
-    scratch = tmp_path_factory.mktemp("node-port-package")
+    scratch = scratch_directory(tmp_path_factory, "node-port-package")
+    return computed_once(tmp_path_factory, "node-port-package", lambda: _install(scratch))
+
+
+def _install(scratch: Path) -> Path:
     cache = scratch / "npm-cache"
     packed: list[dict[str, Any]] = json.loads(
         npm("pack", "--json", "--pack-destination", str(scratch), cwd=PORT, cache=cache).stdout)

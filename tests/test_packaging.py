@@ -7,9 +7,7 @@ misses a folder breaks the README's main job while an editable install hides it.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -23,21 +21,9 @@ DATA_SUFFIXES = {".json", ".md", ".mjs", ".mts", ".ts"}
 
 
 @pytest.mark.slow
-def test_wheel_ships_every_data_file(tmp_path: Path) -> None:
-    # Build from a copy of the tracked files: a build/ folder left in the work
-    # tree by an earlier build would otherwise supply files the globs miss.
-    source = tmp_path / "source"
-    for path in subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                               check=True).stdout.splitlines():
-        if (ROOT / path).is_file():
-            (source / path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / path, source / path)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(source)],
-        check=True, capture_output=True, timeout=600,
-    )
-    (wheel,) = tmp_path.glob("inboxspec-*.whl")
-    shipped = set(zipfile.ZipFile(wheel).namelist())
+def test_wheel_ships_every_data_file(wheel_of_this_tree: Path) -> None:
+    # Built from a copy of the tracked files (tests/conftest.py).
+    shipped = set(zipfile.ZipFile(wheel_of_this_tree).namelist())
     tracked = subprocess.run(["git", "ls-files", *DATA_FOLDERS], cwd=ROOT, capture_output=True,
                              text=True, check=True).stdout.split()
     expected = {

@@ -21,9 +21,10 @@ import pytest
 from inboxspec.conformance.casefiles import case_problems, read_case_file
 from inboxspec.impl import writer_fs
 from inboxspec.impl.writer_fs import FilesystemEnvironment, measure_root, strict_json
+from inboxspec.impl.writer_harness import SwapPaths, SwapScript
 from inboxspec.impl.writer_proofs import PlacementWriterContextError, WriterMeasurementError, WriterProofs
 from inboxspec.machines import writer_proofs_driver
-from inboxspec.machines.writer_proofs_driver import ArmedSwap, run_case
+from inboxspec.machines.writer_proofs_driver import exchange_in, run_case
 from tests import writer_proofs_fidelity_casebook as casebook
 from tests.test_writer_proofs_fs import install
 
@@ -212,8 +213,8 @@ def test_an_out_of_range_locator_refuses_instead_of_crashing(tmp_path: Path) -> 
 def test_an_armed_swap_is_performed_once_at_its_moment(tmp_path: Path) -> None:
     (tmp_path / "a").write_text("a")
     (tmp_path / "b").write_text("b")
-    swap = ArmedSwap(str(tmp_path))
-    swap.arm("a", "b", "before_restat")
+    swap = SwapScript(exchange_in(str(tmp_path)))
+    swap.step(SwapPaths("a", "b", "before_restat"))
     swap.perform("before_read")
     assert (tmp_path / "a").read_text() == "a"
     swap.perform("before_restat")
@@ -224,10 +225,10 @@ def test_an_armed_swap_is_performed_once_at_its_moment(tmp_path: Path) -> None:
 
 def test_an_armed_swap_of_nothing_moves_nothing(tmp_path: Path) -> None:
     (tmp_path / "a").write_text("a")
-    swap = ArmedSwap(str(tmp_path))
-    swap.arm("x", "y", "before_read")
+    swap = SwapScript(exchange_in(str(tmp_path)))
+    swap.step(SwapPaths("x", "y", "before_read"))
     swap.perform("before_read")
-    swap.arm("../outside", "a", "before_read")
+    swap.step(SwapPaths("../outside", "a", "before_read"))
     swap.perform("before_read")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]
     assert swap.armed is None

@@ -1,0 +1,85 @@
+"""What several tests need, made once per pytest session, whichever xdist worker asks first.
+
+Each xdist worker is a process of its own, and runs a session-scoped fixture for itself. A value
+made with :func:`computed_once` is kept, pickled, in a directory every worker of the session
+shares: the parent of the workers' base temporary directories, which is the controller's own and
+new for every session. The first worker to ask for a value makes it while it holds an exclusive
+lock on the value's lock file, then writes it whole; the others wait on the lock and read it.
+Without xdist the value is made in the process. (``--dist loadgroup`` would keep such tests in
+one worker instead, but it groups nothing under pytest 9.2: pytest-xdist issue 1386.)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import pickle
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from inboxspec.checker.explore import Exploration, Explorations, compiled_chart, explore
+
+T = TypeVar("T")
+
+
+def _shared_root(factory: pytest.TempPathFactory) -> Path | None:
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return None
+    root = factory.getbasetemp().parent / "made-once"
+    root.mkdir(exist_ok=True)
+    return root
+
+
+def scratch_directory(factory: pytest.TempPathFactory, name: str) -> Path:
+    """A directory for the files of the value ``name``: the same one for every worker."""
+    root = _shared_root(factory)
+    if root is None:
+        return factory.mktemp(name)
+    directory = root / name
+    directory.mkdir(exist_ok=True)
+    return directory
+
+
+def computed_once(factory: pytest.TempPathFactory, name: str, make: Callable[[], T]) -> T:
+    """``make()``, made by the first worker of the session that asks for ``name``."""
+    root = _shared_root(factory)
+    if root is None:
+        return make()
+    kept = root / f"{name}.pickle"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the lock file is closed
+        if kept.exists():
+            value: T = pickle.loads(kept.read_bytes())
+            return value
+        value = make()
+        kept.write_bytes(pickle.dumps(value))
+        return value
+
+
+class SharedExplorations(Explorations):
+    """Explorations of the registered machines as they are: each configuration explored once in
+    the session, and only for tests that change no machine, model or explorer."""
+
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        super().__init__()
+        self._factory = factory
+        self._known: dict[tuple[object, ...], Exploration] = {}
+
+    def get(self, name: str, bounds: Mapping[str, str] | None = None,
+            options: Mapping[str, bool] | None = None) -> Exploration:
+        key = self._key(name, bounds, options)
+        if key not in self._known:
+            def make() -> Exploration:
+                result = explore(name, bounds, options)
+                result.all_transitions = ()  # the chart's methods: a reader compiles the chart itself
+                return result
+
+            digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+            result = computed_once(self._factory, f"exploration-{digest}", make)
+            result.all_transitions = compiled_chart(name).transitions
+            self._known[key] = result
+        return self._known[key]
