@@ -38,15 +38,19 @@ def _has_error_step(case: Case) -> bool:
     return case.expect_config_error is not None or any("error" in s["expect"] for s in case.steps)
 
 
-def run_check(only: Sequence[str] | None = None, workers: int | None = None) -> dict[str, Any]:
+def run_check(only: Sequence[str] | None = None, workers: int | None = None,
+              explorations: Explorations | None = None) -> dict[str, Any]:
     """The main job over every registered machine, or over ``only`` those.
 
     The explorations run in ``workers`` processes (default: every core this
-    process may use) while this one replays the cases and refines.
+    process may use) while this one replays the cases and refines; or they are
+    taken from ``explorations``, a memo the caller made (the tests share one).
     """
     if only:
         with machines.only(only):
-            return run_check(workers=workers)
+            return run_check(workers=workers, explorations=explorations)
+    if explorations is not None:
+        return _run_check(explorations)
     with Explorations() as memo:
         memo.start(_configurations(), available_cores() if workers is None else workers)
         return _run_check(memo)

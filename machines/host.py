@@ -646,7 +646,8 @@ class HostExplorer:
         data.limit = config["turn_action_limit"]
         data.reminder_limit = config["reminder_limit"]
         data.options = HostModelOptions(**options)
-        data.parts = Parts(config["wake_gate"], config["peer_delivery"], config["idle_subscriptions"])
+        data.parts = Parts.configured(
+            config["wake_gate"], config["peer_delivery"], config["idle_subscriptions"])
         data.floor_ms = bounds["floor_ms"]
         data.loaded = None  # the snapshot ``load`` last wrote (None: none yet)
         data.unchanged = False  # whether the data is as ``load`` wrote ``loaded`` (see ``store``)

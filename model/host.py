@@ -136,6 +136,28 @@ class Parts:
             IdleSubscriptionsChart, idle, IdleModelOptions(**idle_subscriptions.get("options", {}))
         )
 
+    @classmethod
+    def configured(
+        cls, wake_gate: dict[str, Any], peer_delivery: dict[str, Any], idle_subscriptions: dict[str, Any]
+    ) -> Parts:
+        """The parts for these configurations, built once per distinct configuration in a process.
+
+        Building them reads three chart classes and builds a real chart of each (about 15 ms),
+        which a replay per trace (``HostExplorer.concretize``, refinement) would otherwise pay
+        per chart. Sharing is exact because a ``Parts`` is never changed once built: ``session``
+        deep-copies each part's template, and ``Part.fire`` only caches functions generated
+        from its rows. ``tests/test_compose.py`` checks that a chart built after another has
+        run is the chart built afresh."""
+        # ``repr`` tells apart what the charts could (a tuple from a list, 1 from True or 1.0);
+        # the same values in another key order only miss the memo.
+        key = repr((wake_gate, peer_delivery, idle_subscriptions))
+        built = _CONFIGURED.get(key)
+        if built is None:
+            if len(_CONFIGURED) >= _CONFIGURED_LIMIT:  # fuzzed configurations: memory stays bounded
+                _CONFIGURED.clear()
+            built = _CONFIGURED[key] = cls(wake_gate, peer_delivery, idle_subscriptions)
+        return built
+
     def session(self) -> SessionData:
         return SessionData(
             self.gate.data(),
@@ -145,6 +167,11 @@ class Parts:
             self.idle.data(),
             self.idle.initial,
         )
+
+
+# The parts built so far, by their configurations' ``repr`` (``Parts.configured``).
+_CONFIGURED: dict[str, Parts] = {}
+_CONFIGURED_LIMIT = 64
 
 
 class HostChart(ModelChart["HostChart"]):
@@ -185,7 +212,7 @@ class HostChart(ModelChart["HostChart"]):
         self.limit: int | None = config.get("turn_action_limit")
         self.reminder_limit: int | None = config.get("reminder_limit")
         self.options = options or HostModelOptions()
-        self.parts = Parts(
+        self.parts = Parts.configured(
             config.get("wake_gate", {}), config.get("peer_delivery", {}), config.get("idle_subscriptions", {})
         )
         self.sessions: dict[str, SessionData] = {a: self.parts.session() for a in self.addresses}

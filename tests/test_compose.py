@@ -119,3 +119,29 @@ def test_parts_hold_their_own_data() -> None:
     assert (first.log, second.log) == ([1, "small"], [1])
     copied = part.holding(part.merged({"log": [9]}))
     assert copied.log == [9] and copied.output == {} and type(copied) is part.holder
+
+
+def test_host_charts_of_one_configuration_share_their_parts_and_start_as_built_afresh() -> None:
+    """``Parts.configured`` builds a host's parts once per configuration: every host case, run on
+    parts that already ran every host case, gives what it gives on parts built afresh."""
+    import json
+    from pathlib import Path
+
+    from inboxspec.machines import host_driver
+    from inboxspec.model import host as host_model
+
+    folder = Path(__file__).parent.parent / "conformance" / "cases" / "host"
+    cases = [case for path in sorted(folder.glob("*.json"))
+             if path.name != "invalid.json"
+             for case in json.loads(path.read_text())["cases"]
+             if not any("error" in step.get("expect", {}) for step in case["steps"])]
+    assert len(cases) > 20
+
+    afresh = []
+    for case in cases:
+        host_model._CONFIGURED.clear()
+        afresh.append(host_driver.run_model_case(case["config"], case["steps"]))
+    shared = [host_driver.run_model_case(case["config"], case["steps"]) for case in cases]
+    assert shared == afresh
+    one, two = host_model.HostChart(), host_model.HostChart()
+    assert one.parts is two.parts and one.sessions["s1"].gate is not two.sessions["s1"].gate
