@@ -134,6 +134,10 @@ case("turns", "turn-action-limit", "Past turn_action_limit a turn action is reje
      woken() + [send("s1", "s2"), schedule("s1", 5), subscribe("s1", "s2"), end("s1"), TICK, send("s1", "s2", "next turn")])
 case("turns", "zero-turn-actions", "With turn_action_limit 0 no turn action is allowed and end_turn is",
      ["HOST-TURN-1"], config(turn_action_limit=0), woken() + [schedule("s1", 0), end("s1", None)])
+case("turns", "schedule-counts-one-action", "A schedule counts one turn action: under turn_action_limit 2 a second schedule is allowed and only a third action is turn_limit",
+     ["HOST-TURN-1", "HOST-TURN-3"], config(turn_action_limit=2), woken() + [schedule("s1", 100), schedule("s1", 200), send("s1", "s2")])
+case("turns", "subscribe-counts-one-action", "A subscribe counts one turn action: under turn_action_limit 2 a schedule after it is allowed and only a third action is turn_limit",
+     ["HOST-TURN-1", "HOST-TURN-4"], config(turn_action_limit=2), woken() + [subscribe("s1", "s2"), schedule("s1", 100), send("s1", "s2")])
 case("turns", "end-turn-keeps-mail-pending", "Ending a turn sets the phase idle and keeps the mail that arrived during it",
      ["HOST-TURN-2"], ACCEPT, woken() + [send("s1", "s2"), end("s1", None), TICK])
 case("turns", "schedule-a-reminder", "A scheduled reminder joins pending mail as scheduled self-mail when the clock reaches it, and wakes exempt",
@@ -145,6 +149,8 @@ case("turns", "reminders-fall-due-in-scheduling-order", "Reminders due at one ad
 case("turns", "reminder-limit", "With reminder_limit 1 a second waiting reminder is rejected until the first falls due",
      ["HOST-TURN-3"], config(reminder_limit=1),
      woken() + [schedule("s1", 100), schedule("s1", 200), advance(100), schedule("s1", 200)])
+case("turns", "reminder-limit-counts-each-waiting-reminder-once", "Under reminder_limit 2 one waiting reminder leaves room for a second, and two waiting reminders reject a third with reminder_limit",
+     ["HOST-TURN-3"], config(reminder_limit=2), woken() + [schedule("s1", 100), schedule("s1", 200), schedule("s1", 300)])
 case("turns", "reminder-limit-zero", "With reminder_limit 0 no reminder can be scheduled",
      ["HOST-TURN-3"], config(reminder_limit=0), woken() + [schedule("s1", 100)])
 case("turns", "reminder-past-the-safe-range", "A reminder that would fall due past 2^53 - 1 ms is rejected with invalid_delay",
@@ -168,6 +174,9 @@ case("turns", "reminder-due-at-once-waits-for-an-advance", "A reminder due at on
      ["HOST-TURN-3", "HOST-TIME-1"], {}, woken() + [schedule("s1", 0, "now"), end("s1"), TICK, advance(0), TICK])
 case("turns", "subscribe-announcement-is-dropped", "The target's host-facing announcement of a new subscriber reaches no one: the subscribe record is all",
      ["HOST-TURN-4"], {}, woken("s1") + woken("s2") + [subscribe("s1", "s2"), end("s2"), TICK])
+case("turns", "subscriber-gets-no-detail", "The host adds a subscriber with parity false, so even with the last-turn-text seat wired the idle answer carries no detail and its line shows none",
+     ["HOST-TURN-4", "HOST-IDLE-2", "HOST-LINE-1"], {"idle_subscriptions": {"last_turn_text_seat": True}},
+     woken("s1") + woken("s2") + [subscribe("s1", "s2"), end("s2", "refactored the parser"), advance(750)])
 case("turns", "no-subscribing-to-oneself", "A session cannot subscribe to its own idle: the target is invalid_target and no id is used",
      ["HOST-TURN-4", "HOST-IF-4"], {}, woken() + [subscribe("s1", "s1"), subscribe("s1", "s2")])
 
@@ -270,6 +279,9 @@ case("invalid", "config-nine-sessions", "Nine sessions are more than the host ta
 case("invalid", "config-part-rejected", "A part config its machine rejects is invalid_config of the host", ["HOST-IF-1"], {"wake_gate": {"max_streak": -1}}, [])
 case("invalid", "config-part-unknown-key", "An unknown key in a part config is invalid_config of the host", ["HOST-IF-1"], {"peer_delivery": {"held": 1}}, [])
 case("invalid", "config-part-not-an-object", "A part config that is not an object is invalid_config", ["HOST-IF-1"], {"idle_subscriptions": []}, [])
+case("invalid", "config-part-null-wake-gate", "A null wake_gate is invalid_config: null is not a part config and does not stand for the default", ["HOST-IF-1"], {"wake_gate": None}, [])
+case("invalid", "config-part-null-peer-delivery", "A null peer_delivery is invalid_config: null is not a part config and does not stand for the default", ["HOST-IF-1"], {"peer_delivery": None}, [])
+case("invalid", "config-part-null-idle-subscriptions", "A null idle_subscriptions is invalid_config: null is not a part config and does not stand for the default", ["HOST-IF-1"], {"idle_subscriptions": None}, [])
 case("invalid", "config-idle-clock-start", "An idle start_ms other than the host clock's start is invalid_config", ["HOST-IF-1", "HOST-TIME-1"], {"idle_subscriptions": {"start_ms": 5}}, [])
 case("invalid", "config-idle-clock-start-zero", "An idle start_ms of 0, the host clock's start, is accepted", ["HOST-IF-1", "HOST-TIME-1"], {"idle_subscriptions": {"start_ms": 0}}, woken())
 case("invalid", "config-both-line-readings", "The two other readings of HOST-LINE-1 together are invalid_config",
