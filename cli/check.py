@@ -52,11 +52,11 @@ def run_check(only: Sequence[str] | None = None, workers: int | None = None,
     if explorations is not None:
         return _run_check(explorations)
     with Explorations() as memo:
-        memo.start(_configurations(), available_cores() if workers is None else workers)
+        memo.start(check_configurations(), available_cores() if workers is None else workers)
         return _run_check(memo)
 
 
-def _configurations() -> list[Configuration]:
+def check_configurations() -> list[Configuration]:
     """Every exploration the model checks ask for: each machine at its manifest's bounds,
     and at its default bounds with each option on; the largest (by manifest) first; then
     the coverage explorations of the generated cases, which are small."""
