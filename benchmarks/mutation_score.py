@@ -3,7 +3,9 @@
 For a machine of the registry, this finds the reference implementation modules
 its case runner calls (every ``inboxspec.impl.*`` module that ``Machine.run_case``'s
 module imports from, and in that driver module itself the functions that
-``run_case`` reaches), applies one small change at a time to their source, and
+``run_case`` reaches; for a machine composed of others, the host, not the other
+machines' modules, which are scored with their own machines, whose cases include
+the host's projected cases), applies one small change at a time to their source, and
 replays every bundled case of the machine through the mutated reference. A
 mutant is *killed* when some case fails, raises or hangs, and *survives*
 otherwise. Survivors are listed for triage; those judged equivalent (no case
@@ -252,12 +254,14 @@ def implementation_modules(machine: Any) -> list[str]:
     return sorted(found)
 
 
-def shared_modules(modules: Sequence[str]) -> dict[str, frozenset[str]]:
+def shared_modules(modules: Sequence[str], others: frozenset[str] = frozenset()) -> dict[str, frozenset[str]]:
     """The other ``inboxspec.impl`` modules that ``modules`` import from, followed in turn (the
     shared ``values``, ``options`` and ``errors``), each with the names of it that they reach:
     the definitions and constants they import, and what those name in the same module. So code
     that several machines share is mutated for each machine that calls it, and no more of it.
-    Every import of one of ``modules`` is followed, whichever of them imports another."""
+    Every import of one of ``modules`` is followed, whichever of them imports another. The
+    modules in ``others`` (other machines' references, which a composed machine calls) are not
+    followed: each is scored with its own machine."""
     wanted: dict[str, set[str]] = {}
     todo = list(modules)
     seen: set[str] = set()
@@ -270,6 +274,8 @@ def shared_modules(modules: Sequence[str]) -> dict[str, frozenset[str]]:
         # another of them imports from it (and so holds an entry in ``wanted``, left empty).
         reached = None if module in modules else wanted.get(module)
         for imported, names in _impl_imports(module, reached).items():
+            if imported in others:
+                continue
             known = wanted.setdefault(imported, set())
             if imported not in modules and not names <= known:
                 known.update(names)
@@ -358,9 +364,13 @@ def reachable_definitions(module: str, entry: str) -> frozenset[str]:
 
 def mutation_targets(machine: Any) -> list[Mutant]:
     """Every mutant of a machine's reference: its impl modules, and its driver's reachable part."""
+    from inboxspec import machines
+
     modules = implementation_modules(machine)
+    others = frozenset(module for other in machines.all_machines() if other.name != machine.name
+                       for module in implementation_modules(other)) - set(modules)
     mutants = [m for module in modules for m in mutants_of(module)]
-    mutants += [m for module, names in sorted(shared_modules(modules).items())
+    mutants += [m for module, names in sorted(shared_modules(modules, others).items())
                 for m in mutants_of(module, names)]
     driver = machine.run_case.__module__
     reached = reachable_definitions(driver, machine.run_case.__name__)

@@ -1,4 +1,4 @@
-"""The model-checking subcommands: explore, findings, refine, cases generate."""
+"""The model-checking subcommands: explore, findings, refine, cases generate, cases project."""
 
 from __future__ import annotations
 
@@ -201,11 +201,21 @@ def _refine(args: argparse.Namespace) -> int:
 
 
 def _generate(args: argparse.Namespace) -> int:
+    from inboxspec.checker import projected_cases
     from inboxspec.checker.generated_cases import write_or_check
 
-    problems = write_or_check(write=not args.check)
+    problems = write_or_check(write=not args.check) + projected_cases.write_or_check(write=not args.check)
     print("\n".join(problems) if problems else
           ("generated cases are current" if args.check else "generated cases written"))
+    return 1 if problems else 0
+
+
+def _project(args: argparse.Namespace) -> int:
+    from inboxspec.checker import projected_cases
+
+    problems = projected_cases.write_or_check(write=not args.check)
+    print("\n".join(problems) if problems else
+          ("projected cases are current" if args.check else "projected cases written"))
     return 1 if problems else 0
 
 
@@ -241,6 +251,12 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
     generate = cases_commands.add_parser("generate", help="one case per chart transition")
     generate.add_argument("--check", action="store_true", help="only report drift; exit 1 on it")
     generate.set_defaults(func=_generate)
+
+    project = cases_commands.add_parser(
+        "project",
+        help="each host case as cases of the machines it composes (conformance/cases/<machine>/host/)")
+    project.add_argument("--check", action="store_true", help="only report drift; exit 1 on it")
+    project.set_defaults(func=_project)
 
     from inboxspec.conformance import expectations
 

@@ -9,9 +9,11 @@ use for such properties, in its simplest form:
 
 1. the breadth-first exploration records, per property, the explored steps
    that satisfy ``every_step`` (the allowed subgraph), marking those that also
-   satisfy ``some_step``;
+   satisfy ``some_step``; properties with the same ``every_step`` share one
+   subgraph, each with its own mark bit on the steps;
 2. an iterative Tarjan pass (no recursion, so no depth limit) splits the
-   allowed subgraph into strongly connected components;
+   allowed subgraph into strongly connected components, once for all the
+   properties that share it;
 3. a component that contains a marked step with both ends inside it carries a
    bad cycle through every one of its states (strong connectivity closes one).
 
@@ -29,8 +31,10 @@ import collections
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-# One recorded step of the allowed subgraph: (target state number, letter index, is it a marked step).
-Edge = tuple[int, int, bool]
+# One recorded step of an allowed subgraph: (target state number, letter index, marks). A
+# property's lasso search is given a mask: the step is marked for it when ``marks & mask``
+# (a bool is the mask 1's mark).
+Edge = tuple[int, int, int]
 
 
 @dataclass(frozen=True)
@@ -104,18 +108,31 @@ def strongly_connected_components(successors: Sequence[Sequence[Edge]]) -> list[
     return component
 
 
-def find_lasso(successors: Sequence[Sequence[Edge]],
-               tree: Sequence[tuple[int, int] | None]) -> LassoPath | None:
-    """A lasso through a bad cycle of the allowed subgraph, or None when there is none.
+def find_lasso(successors: Sequence[Sequence[Edge]], tree: Sequence[tuple[int, int] | None],
+               mask: int = 1) -> LassoPath | None:
+    """A lasso through a bad cycle of the allowed subgraph (steps marked for ``mask``), or None
+    when there is none.
 
     ``tree[s]`` is the breadth-first tree link of state ``s`` (its parent and the
     letter index of the step from it), None for the initial state; states are
     numbered in breadth-first discovery order.
     """
+    return find_lassos(successors, tree, (mask,))[0]
+
+
+def find_lassos(successors: Sequence[Sequence[Edge]], tree: Sequence[tuple[int, int] | None],
+                masks: Sequence[int]) -> list[LassoPath | None]:
+    """``find_lasso`` for each of ``masks`` (properties that share the allowed subgraph), on one
+    components pass: the components depend on the subgraph alone, not on the marks."""
     component = strongly_connected_components(successors)
+    return [_lasso(successors, tree, component, mask) for mask in masks]
+
+
+def _lasso(successors: Sequence[Sequence[Edge]], tree: Sequence[tuple[int, int] | None],
+           component: Sequence[int], mask: int) -> LassoPath | None:
     bad_components = {component[source] for source, edges in enumerate(successors)
-                      for target, _letter, marked in edges
-                      if marked and component[target] == component[source]}
+                      for target, _letter, marks in edges
+                      if marks & mask and component[target] == component[source]}
     if not bad_components:
         return None
     start = next(s for s in range(len(successors)) if component[s] in bad_components)
@@ -133,7 +150,7 @@ def find_lasso(successors: Sequence[Sequence[Edge]],
         queue = collections.deque([source])
         while queue:
             state = queue.popleft()
-            for target, letter, _marked in allowed(state):
+            for target, letter, _marks in allowed(state):
                 if target in link:
                     continue
                 link[target] = (state, letter)
@@ -150,11 +167,11 @@ def find_lasso(successors: Sequence[Sequence[Edge]],
         raise AssertionError("a strongly connected component is not connected")  # unreachable
 
     def has_marked_step(state: int) -> bool:
-        return any(marked for _target, _letter, marked in allowed(state))
+        return any(marks & mask for _target, _letter, marks in allowed(state))
 
     to_marked = shortest_inside(start, has_marked_step)
     marked_source = to_marked[-1][2] if to_marked else start
-    target, letter, _ = next(e for e in allowed(marked_source) if e[2])
+    target, letter, _ = next(e for e in allowed(marked_source) if e[2] & mask)
     back = shortest_inside(target, lambda state: state == start)
     prefix: list[tuple[int, int, int]] = []
     node = start

@@ -17,20 +17,23 @@ is its :class:`~inboxspec.machines.frame.Explorer`.
 from __future__ import annotations
 
 import collections
+import contextlib
+import gc
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart, CompiledTransition, take_step
-from inboxspec.checker.cycles import Edge, find_lasso
+from inboxspec.checker.cycles import Edge, LassoPath, find_lassos
 from inboxspec.machines.frame import (
     Action,
     Bounds,
     Explorer,
+    ForeverProperty,
     Invariant,
     Snapshot,
     Step,
@@ -57,9 +60,14 @@ class Exploration:
     transitions: int = 0
     max_depth: int = 0
     seconds: float = 0.0
-    # The search's processor time in this process (``seconds`` is wall time): on a shared
-    # machine, the rate per core. Zero for a search on several workers.
+    # The search's processor time (``seconds`` is wall time): on a shared machine, the rate
+    # per core. On several workers, the sum over the workers and the coordinating process.
     cpu_seconds: float = 0.0
+    # On several workers: each worker's processor time, and the processor time along the
+    # search's longest path (per level the busiest worker's, the busiest worker's last phase,
+    # and the coordinator's): its wall time with a core to each process and no other load.
+    cpu_by_worker: tuple[float, ...] = ()
+    critical_cpu_seconds: float = 0.0
     violations: dict[str, list[Step]] = field(default_factory=dict)
     coverage: dict[tuple[str, str, int], list[Step]] = field(default_factory=dict)
     all_transitions: tuple[CompiledTransition, ...] = ()
@@ -102,8 +110,10 @@ def compiled_chart(name: str) -> CompiledChart:
 
 
 # An exploration whose machine's manifest records fewer distinct states than this at
-# the same bounds runs in one process by default: below it, forking and merging the
-# levels costs more than the second core gains (benchmarks/explorer_workers.py).
+# the same bounds runs in one process by default: below it, forking the workers and
+# routing the successors eat much of what the second core gains (peer delivery, 12,822
+# states in about a second, ran 1.48 times as fast on two workers of an idle machine, and
+# slower than one process on a busy one; benchmarks/explorer_workers.py).
 PARALLEL_FROM_STATES = 50_000
 
 
@@ -139,14 +149,12 @@ def set_up(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bo
 def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,
             progress: Progress | None = None, workers: int = 1) -> Exploration:
     """Every reachable state within the bounds, breadth-first; on ``workers`` processes when
-    more than one (``checker/parallel.py``: the same result), except for a machine with
-    forever-properties, whose cycle pass needs the whole graph in one process."""
-    entry = machines.get(name)
-    if (workers > 1 and not forever_properties(entry.explorer)
-            and "fork" in multiprocessing.get_all_start_methods()):
+    more than one and processes can be forked (``checker/parallel.py``: the same result,
+    lassos included)."""
+    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
         from inboxspec.checker.parallel import explore_on_workers
 
-        parallel: Exploration = explore_on_workers(name, bounds, options, workers)
+        parallel: Exploration = explore_on_workers(name, bounds, options, workers, progress)
         return parallel
     explorer, parsed, chosen, chart, data, actions = set_up(name, bounds, options)
 
@@ -161,11 +169,9 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
 
     generated: dict[tuple[int, ...], Any] = {}  # the checks generated so far, by their invariants
 
-    def letters_by_state() -> dict[str, list[tuple[int, Action, Any, Any, Any]]]:
-        checks = letter_checks(active_by_letter, once_per_state, parsed, generated)
-        return {state: [(index, action, fire[state], *checks[index])
-                        for index, (action, fire) in enumerate(zip(actions, bound, strict=True))]
-                for state in chart.states}
+    def letters_by_state() -> dict[str, list[Letter]]:
+        return letter_table(chart.states, actions, bound,
+                            letter_checks(active_by_letter, once_per_state, parsed, generated))
 
     letters = letters_by_state()
     load, store = explorer.load, explorer.store
@@ -189,74 +195,161 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
         letters = letters_by_state()
 
     # The forever-properties need the explored graph: states numbered in discovery
-    # order, and per property the allowed steps leaving each state.
+    # order, and per allowed subgraph (``forever_groups``) the steps leaving each state.
     forever = forever_properties(explorer)
+    groups = forever_groups(forever)
     recording = bool(forever)
     number: dict[Snapshot, int] = {start: 0}
-    successors: list[list[list[Edge]]] = [[[]] for _ in forever]
-    recorded = list(zip(forever, successors, strict=True))
-    deepest = 0
+    successors: list[list[list[Edge]]] = [[[]] for _ in groups]
+    deepest = fired_letters = 0
     began = last_report = time.perf_counter()
     began_cpu = time.process_time()
-    while frontier:
-        pre, pre_depth = popleft()
-        next_depth = pre_depth + 1
-        if recording:
-            pre_number = number[pre]
-        for index, action, fire, check_seen, check_new in letters[pre[0]]:
-            fired, post, output = take_step(data, pre, fire, load, store)
-            if fired not in covered:
-                # Only the last step is kept here; the BFS tree gives the rest afterwards.
-                covered.add(fired)
-                coverage[fired.key] = [(pre, action, post, output)]
-            if post in parent:
-                if check_seen is not None and (failed := check_seen(pre, post, output)) is not None:
-                    record_violations(failed, (pre, action, post, output))
-            else:
-                if check_new is not None and (failed := check_new(pre, post, output)) is not None:
-                    record_violations(failed, (pre, action, post, output))
-                parent[post] = (pre, index)
-                deepest = next_depth
-                append((post, next_depth))
-                if recording:
-                    number[post] = len(number)
-                    for graph in successors:
-                        graph.append([])
+    with young_collections_only():
+        while frontier:
+            pre, pre_depth = popleft()
+            next_depth = pre_depth + 1
             if recording:
-                # The step, in the allowed subgraph of each forever-property it is allowed in.
-                for prop, graph in recorded:
-                    if prop.every_step(pre, action, post, output, parsed):
-                        graph[pre_number].append((number[post], index,
-                                                  prop.some_step(pre, action, post, output, parsed)))
-        if progress is not None and time.perf_counter() - last_report > 0.25:
-            last_report = time.perf_counter()
-            progress(len(parent), next_depth, last_report - began)
+                pre_number = number[pre]
+            # WARNING: this loop takes a step as the sharded search's does (checker/parallel.py,
+            # _Shard.expand: take_step, Action.when, the two generated checks, step_marks); a
+            # change to one is a change to both.
+            for index, action, fire, check_seen, check_new in letters[pre[0]]:
+                if action.when is not None and not action.when(pre):
+                    continue
+                fired_letters += 1
+                fired, post, output = take_step(data, pre, fire, load, store)
+                if fired not in covered:
+                    # Only the last step is kept here; the BFS tree gives the rest afterwards.
+                    covered.add(fired)
+                    coverage[fired.key] = [(pre, action, post, output)]
+                if post in parent:
+                    if check_seen is not None and (failed := check_seen(pre, post, output)) is not None:
+                        record_violations(failed, (pre, action, post, output))
+                else:
+                    if check_new is not None and (failed := check_new(pre, post, output)) is not None:
+                        record_violations(failed, (pre, action, post, output))
+                    parent[post] = (pre, index)
+                    deepest = next_depth
+                    append((post, next_depth))
+                    if recording:
+                        number[post] = len(number)
+                        for graph in successors:
+                            graph.append([])
+                if recording:
+                    # The step, in each allowed subgraph it is in, with its marks.
+                    allowed, marked = step_marks(forever, groups, pre, action, post, output, parsed)
+                    if allowed:
+                        post_number = number[post]
+                        for bit, graph in enumerate(successors):
+                            if allowed >> bit & 1:
+                                graph[pre_number].append((post_number, index, marked))
+            if progress is not None and time.perf_counter() - last_report > 0.25:
+                last_report = time.perf_counter()
+                progress(len(parent), next_depth, last_report - began)
     result.seconds = time.perf_counter() - began
     result.cpu_seconds = time.process_time() - began_cpu
     for steps in (*coverage.values(), *violations.values()):
         steps[:0] = trace_to(parent, actions, steps[0][0])
     result.states = len(parent)
-    result.transitions = result.states * len(actions)
+    result.transitions = fired_letters
     result.max_depth = deepest
     result.forever_checked = tuple(p.name for p in forever)
     if recording:
         snapshots = list(number)
         tree: list[tuple[int, int] | None] = [
             None if (link := parent[s]) is None else (number[link[0]], link[1]) for s in snapshots]
-
-        def step(pre_number: int, letter: int, post_number: int) -> Step:
-            # The chart's output is not kept per edge; the step is fired again for it.
-            pre = snapshots[pre_number]
-            load(data, pre)
-            fired = bound[letter][pre[0]](data)  # type: ignore[index]
-            return (pre, actions[letter], store(data, fired.target), data.output)
-
-        for prop, graph in zip(forever, successors, strict=True):
-            path = find_lasso(graph, tree)
-            if path is not None:
-                result.lassos[prop.name] = Lasso([step(*s) for s in path.prefix],
-                                                 [step(*s) for s in path.loop])
+        paths = lasso_paths(forever, groups, successors, tree)
+        result.lassos = lassos(paths, snapshots.__getitem__, data, bound, actions, load, store)
     return result
+
+
+def forever_groups(forever: Sequence[ForeverProperty]) -> list[tuple[int, ...]]:
+    """The forever-properties by allowed subgraph: the positions in ``forever`` of those with one
+    ``every_step`` (the host's all forbid the same hand). A group's subgraph is recorded once,
+    each step with the marks of all the properties (bit k for ``forever[k]``), and split into
+    components once."""
+    groups: dict[Any, list[int]] = {}
+    for position, prop in enumerate(forever):
+        groups.setdefault(prop.every_step, []).append(position)
+    return [tuple(members) for members in groups.values()]
+
+
+@contextlib.contextmanager
+def young_collections_only() -> Iterator[None]:
+    """A search's garbage collection: the young generations only, while it runs.
+
+    A breadth-first search keeps nearly all it allocates, and its snapshots are named tuples,
+    which the collector never stops tracking (it untracks plain tuples only): each full
+    collection walks every state met so far, which cost 7% of the host's search in one process
+    and 17% on two workers. So no full collection starts while the search runs (the oldest
+    generation's threshold is set out of reach, then put back); the young collections still free
+    the cyclic garbage of a step, and a freed object is freed as ever.
+    """
+    thresholds = gc.get_threshold()
+    if thresholds[0]:  # 0: automatic collection is off already
+        gc.set_threshold(thresholds[0], thresholds[1], 2**30)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def step_marks(forever: Sequence[ForeverProperty], groups: Sequence[Sequence[int]], pre: Snapshot,
+               action: Action, post: Snapshot, output: Any, bounds: Bounds) -> tuple[int, int]:
+    """Which allowed subgraphs a step is in (bit g for ``groups[g]``, whose ``every_step`` it
+    satisfies), and for which properties of those it is marked (``some_step``: bit k for
+    ``forever[k]``): what the cycle pass records of a step, in the serial and the sharded search."""
+    allowed = marked = 0
+    for bit, members in enumerate(groups):
+        if forever[members[0]].every_step(pre, action, post, output, bounds):
+            allowed |= 1 << bit
+            for position in members:
+                if forever[position].some_step(pre, action, post, output, bounds):
+                    marked |= 1 << position
+    return allowed, marked
+
+
+def lasso_paths(forever: Sequence[ForeverProperty], groups: Sequence[Sequence[int]],
+                successors: Sequence[Sequence[Sequence[Edge]]],
+                tree: Sequence[tuple[int, int] | None]) -> dict[str, LassoPath]:
+    """The cycle pass: per forever-property that fails, in declaration order, its lasso path in
+    its group's subgraph ``successors[g]`` (``checker/cycles.py``)."""
+    found: dict[int, LassoPath] = {}
+    for members, graph in zip(groups, successors, strict=True):
+        for position, path in zip(members, find_lassos(graph, tree, [1 << p for p in members]), strict=True):
+            if path is not None:
+                found[position] = path
+    return {forever[position].name: found[position] for position in sorted(found)}
+
+
+def lassos(paths: Mapping[str, LassoPath], snapshot: Callable[[int], Snapshot], data: Any,
+           bound: Sequence[Mapping[str, Any]], actions: Sequence[Action], load: Callable[[Any, Any], None],
+           store: Callable[[Any, str], Snapshot]) -> dict[str, Lasso]:
+    """Each forever-property's lasso path as steps, ``snapshot(n)`` being state number n. The
+    chart's output is not kept per edge, so each step is fired again for it."""
+
+    def step(pre_number: int, letter: int, _post_number: int) -> Step:
+        pre = snapshot(pre_number)
+        load(data, pre)
+        fired = bound[letter][pre[0]](data)  # type: ignore[index]
+        return (pre, actions[letter], store(data, fired.target), data.output)
+
+    return {name: Lasso([step(*s) for s in path.prefix], [step(*s) for s in path.loop])
+            for name, path in paths.items()}
+
+
+# One letter as the search fires it in a control state: (letter index, the letter, its firing
+# function there, its check of a step to a state met before, its check of a step that
+# discovers its state; see ``letter_checks``).
+Letter = tuple[int, Action, Any, Any, Any]
+
+
+def letter_table(states: Sequence[str], actions: Sequence[Action], bound: Sequence[Mapping[str, Any]],
+                 checks: Sequence[tuple[Any, Any]]) -> dict[str, list[Letter]]:
+    """Per control state, every letter in alphabet order (``Letter``)."""
+    return {state: [(index, action, fire[state], *checks[index])
+                    for index, (action, fire) in enumerate(zip(actions, bound, strict=True))]
+            for state in states}
 
 
 class StateInvariantReadsTheStep(TypeError):
@@ -497,6 +590,8 @@ def edges(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[s
     while frontier:
         pre = frontier.popleft()
         for index, action in enumerate(actions):
+            if not action.offered(pre):
+                continue
             post, output = fire(pre, action)
             relation[(pre, index)] = (post, output)
             if post not in seen:

@@ -12,12 +12,13 @@ steps.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inboxspec import machines
 from inboxspec.conformance.compare import canonical
 from inboxspec.machines.frame import Explorer, Step
+from inboxspec.machines.interface import json_key
 
 
 def show(value: Any) -> str:
@@ -65,11 +66,42 @@ def concrete_steps(explorer: Explorer, trace: list[Step]) -> list[dict[str, Any]
     return explorer.concretize([(pre, a, post) for pre, a, post, _ in trace])
 
 
+class Replays:
+    """Case runs remembered for one run of ``check``: each (machine, config, steps) runs once
+    on the reference and once on the model, however many checks replay it (the case files,
+    then the generated cases regenerated to compare with them). A result is shared between
+    the callers that ask for it: read it, never change it. Inputs that ``json_key`` cannot
+    tell apart exactly are run every time."""
+
+    def __init__(self) -> None:
+        self._runs: dict[tuple[str, str, Any], dict[str, Any]] = {}
+
+    def reference(self, machine: str, config: Mapping[str, Any],
+                  steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        return self._run("reference", machine, config, steps)
+
+    def model(self, machine: str, config: Mapping[str, Any],
+              steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        return self._run("model", machine, config, steps)
+
+    def _run(self, side: str, machine: str, config: Mapping[str, Any],
+             steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        entry = machines.get(machine)
+        runner = entry.run_case if side == "reference" else entry.run_model_case
+        inputs = json_key([config, list(steps)])
+        if inputs is None:
+            return runner(config, steps)
+        key = (side, machine, inputs)
+        if key not in self._runs:
+            self._runs[key] = runner(config, steps)
+        return self._runs[key]
+
+
 def to_case(machine: str, case_id: str, description_text: str, requirements: list[str],
             config: dict[str, Any], steps: list[dict[str, Any]],
-            features: list[str] | None = None) -> dict[str, Any]:
+            features: list[str] | None = None, replays: Replays | None = None) -> dict[str, Any]:
     """A case whose expectations are the reference implementation's outputs."""
-    result = machines.get(machine).run_case(config, steps)
+    result = (replays or Replays()).reference(machine, config, steps)
     if "outputs" not in result:
         raise ValueError(f"the reference rejects the config {config}: {result}")
     case: dict[str, Any] = {"id": case_id, "description": description_text,
@@ -82,10 +114,10 @@ def to_case(machine: str, case_id: str, description_text: str, requirements: lis
     return case
 
 
-def model_disagreements(machine: str, case: dict[str, Any]) -> list[int]:
+def model_disagreements(machine: str, case: dict[str, Any], replays: Replays | None = None) -> list[int]:
     """Indices of steps where the model chart's output differs from the case's."""
     inputs = [{k: v for k, v in s.items() if k in ("event", "args")} for s in case["steps"]]
-    modelled = machines.get(machine).run_model_case(case["config"], inputs)["outputs"]
+    modelled = (replays or Replays()).model(machine, case["config"], inputs)["outputs"]
     return [i for i, (step, got) in enumerate(zip(case["steps"], modelled, strict=True))
             if canonical(step["expect"]) != canonical(got)]
 

@@ -17,6 +17,7 @@ from typing import Any
 from inboxspec import machines
 from inboxspec.checker import spec_sections
 from inboxspec.checker.explore import Configuration, Explorations, available_cores
+from inboxspec.checker.traces import Replays
 from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference
 from inboxspec.spec import index as spec_index
@@ -37,23 +38,29 @@ def _has_error_step(case: Case) -> bool:
     return case.expect_config_error is not None or any("error" in s["expect"] for s in case.steps)
 
 
-def run_check(only: Sequence[str] | None = None, workers: int | None = None) -> dict[str, Any]:
+def run_check(only: Sequence[str] | None = None, workers: int | None = None,
+              explorations: Explorations | None = None) -> dict[str, Any]:
     """The main job over every registered machine, or over ``only`` those.
 
     The explorations run in ``workers`` processes (default: every core this
-    process may use) while this one replays the cases and refines.
+    process may use) while this one replays the cases and refines; or they are
+    taken from ``explorations``, a memo the caller made (the tests share one).
     """
     if only:
         with machines.only(only):
-            return run_check(workers=workers)
+            return run_check(workers=workers, explorations=explorations)
+    if explorations is not None:
+        return _run_check(explorations)
     with Explorations() as memo:
-        memo.start(_configurations(), available_cores() if workers is None else workers)
+        memo.start(check_configurations(), available_cores() if workers is None else workers)
         return _run_check(memo)
 
 
-def _configurations() -> list[Configuration]:
+def check_configurations() -> list[Configuration]:
     """Every exploration the model checks ask for: each machine at its manifest's bounds,
-    and at its default bounds with each option on; the largest (by manifest) first."""
+    and at its default bounds with each option on; the largest (by manifest) first; then
+    the coverage explorations of the generated cases, which are small."""
+    from inboxspec.checker.generated_cases import sources
     from inboxspec.checker.manifest import load_manifest
 
     sized: list[tuple[int, Configuration]] = []
@@ -62,18 +69,20 @@ def _configurations() -> list[Configuration]:
         size = int(manifest.get("distinct_states", 0))
         sized.append((size, (entry.name, manifest.get("bounds", {}), {})))
         sized += [(size, (entry.name, {}, {option: True})) for option in entry.explorer.options]
+        sized += [(0, (entry.name, bounds, options)) for bounds, options in sources(entry.name)[1]]
     sized.sort(key=lambda pair: -pair[0])
     return [configuration for _size, configuration in sized]
 
 
 def _run_check(memo: Explorations) -> dict[str, Any]:
     report = lint(registered_case_dirs())
+    # Each case run once per side: the generated cases, regenerated below to compare, are among these.
+    replays = Replays()
     tallies: dict[str, MachineTally] = defaultdict(MachineTally)
     for case in report.loaded if report.ok else []:
-        entry = machines.get(case.machine)
         tally = tallies[case.machine]
         tally.cases += 1
-        actual = entry.run_case(case.config, case.inputs)
+        actual = replays.reference(case.machine, case.config, case.inputs)
         difference = first_difference(case, actual)
         if difference is None:
             tally.passed += 1
@@ -82,14 +91,14 @@ def _run_check(memo: Explorations) -> dict[str, Any]:
             tally.failures.append(f"{case.id}: {difference}")
         if not _has_error_step(case):
             tally.model_checked += 1
-            modelled = entry.run_model_case(case.config, case.inputs)
+            modelled = replays.model(case.machine, case.config, case.inputs)
             model_difference = first_difference(case, modelled)
             if model_difference is not None:
                 tally.model_failed += 1
                 tally.failures.append(f"{case.id} (model): {model_difference}")
     for machine in machines.names():
         tallies[machine].requirements = len(spec_index.requirements(machine))
-    model_checks, findings = run_model_checks(memo)
+    model_checks, findings = run_model_checks(memo, replays)
     drift = [f"{d.document.name}: {d.section}"
              for d in spec_sections.generate(write=False, findings=findings)]
     ok = report.ok and not drift and not model_checks["problems"] and all(
@@ -104,10 +113,12 @@ def _run_check(memo: Explorations) -> dict[str, Any]:
     }
 
 
-def run_model_checks(memo: Explorations | None = None) -> tuple[dict[str, Any], list[Any]]:
+def run_model_checks(memo: Explorations | None = None,
+                     replays: Replays | None = None) -> tuple[dict[str, Any], list[Any]]:
     """Default-bound exploration against the manifest, the findings, generated-case
     drift, and a shallow refinement of every machine; also the findings themselves,
     which the spec-drift check renders."""
+    from inboxspec.checker import projected_cases
     from inboxspec.checker.findings import check_findings, check_forever
     from inboxspec.checker.generated_cases import write_or_check
     from inboxspec.checker.manifest import check_manifest, load_manifest
@@ -137,7 +148,8 @@ def run_model_checks(memo: Explorations | None = None) -> tuple[dict[str, Any], 
                     else f"still has a cycle with {c.option}")
                  + (f": {' / '.join(line.strip() for line in c.lasso)}" if c.lasso else "")
                  for c in cycles if not c.ok]
-    problems += write_or_check(write=False, explorations=memo)
+    problems += write_or_check(write=False, explorations=memo, replays=replays)
+    problems += projected_cases.write_or_check(write=False)
     problems += refinement_problems
     return {
         "problems": problems,

@@ -10,7 +10,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator
 
-from inboxspec.machines import idle_subscriptions, inbox_refresh, peer_delivery, wake_gate, writer_proofs
+from inboxspec.machines import (
+    host,
+    idle_subscriptions,
+    inbox_refresh,
+    peer_delivery,
+    wake_gate,
+    writer_proofs,
+)
 from inboxspec.machines.frame import Machine
 
 REGISTRY: dict[str, Machine] = {
@@ -21,6 +28,7 @@ REGISTRY: dict[str, Machine] = {
         idle_subscriptions.MACHINE,
         writer_proofs.MACHINE,
         inbox_refresh.MACHINE,
+        host.MACHINE,
     )
 }
 

@@ -61,11 +61,23 @@ class Action:
     ``label`` is what a trace prints. ``kwargs`` are bound once, as constants,
     when the explorer compiles the letter, so they must not depend on the state:
     a letter that means "the oldest held message" names a position, not an id.
+    ``when`` restricts the states the letter is sent in, a bound whose
+    small-scope argument the description gives.
     """
 
     label: str
     event: str
     kwargs: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # A bound on the environment: when set, the letter is offered only in the snapshots
+    # for which it is true (the host types a line only at a session with none pending,
+    # say); every tool that fires letters skips it elsewhere (``offered``). It must pickle (a
+    # module function, or a functools.partial of one): explorations run in worker processes
+    # send their traces, letters included, back to the caller.
+    when: Callable[[Any], bool] | None = field(default=None, hash=False, compare=False)
+
+    def offered(self, snapshot: Any) -> bool:
+        """Whether the environment sends this letter in ``snapshot`` (see ``when``)."""
+        return self.when is None or self.when(snapshot)
 
 
 @dataclass(frozen=True)
@@ -139,6 +151,24 @@ def forever_properties(explorer: Any) -> tuple[ForeverProperty, ...]:
     return declared
 
 
+def coverage_explorations(explorer: Any) -> tuple[Mapping[str, str], ...]:
+    """An explorer description's coverage explorations (``coverage_bounds``; none when it declares none).
+
+    Each is a set of ``--bound`` values (merged over the defaults, as on the
+    command line) at which the generated cases also look for chart
+    transitions: a bound that the default exploration keeps at 0 to stay
+    small (the host's hand and reminders, say) leaves transitions that no
+    default exploration reaches, and a small exploration that turns it on
+    and others down reaches them cheaply. Such an exploration is explored at
+    the default options and only for cases: the manifest, the findings and
+    the forever-properties stay at the default bounds. The description says
+    what each one is for. Read through this function, as ``forever`` is, so
+    that a description without any needs no change.
+    """
+    declared: tuple[Mapping[str, str], ...] = getattr(explorer, "coverage_bounds", ())
+    return declared
+
+
 class Explorer(Protocol):
     """What the bounded explorer, refinement and generated cases need of a machine.
 
@@ -146,6 +176,11 @@ class Explorer(Protocol):
     constants (see ``checker/compiled.py``): ``load`` writes a snapshot onto it,
     the compiled chart fires one transition on it, and ``store`` reads the
     canonical snapshot back.
+
+    Two members are optional, and read through a function so that a
+    description without them needs no change: ``forever``, the
+    forever-properties (``forever_properties``), and ``coverage_bounds``, the
+    extra explorations the generated cases search (``coverage_explorations``).
     """
 
     # Snapshot field names, in order (ITF traces name the state variables so).

@@ -64,7 +64,12 @@ class Parameter:
 def defaults_of(parameters: tuple[Parameter, ...]) -> dict[str, Any]:
     """The value each parameter with a default takes when absent, as a fresh copy, so that a
     caller may change it without changing the data."""
-    return {p.name: json.loads(json.dumps(p.default)) for p in parameters if p.has_default}
+    return {p.name: _fresh(p.default) for p in parameters if p.has_default}
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a JSON value that shares nothing mutable with it (a scalar is its own copy)."""
+    return value if value is None or type(value) in (str, int, float, bool) else json.loads(json.dumps(value))
 
 
 @dataclass(frozen=True)
@@ -295,10 +300,48 @@ def _strict_validator(schema_text: str) -> Any:
 
 
 def _first_fault(schema: Mapping[str, Any], value: object) -> str | None:
-    """The first way ``value`` departs from ``schema`` (integers are ``int``, never bool or float)."""
-    validator = _strict_validator(json.dumps(schema, sort_keys=True))
+    """The first way ``value`` departs from ``schema`` (integers are ``int``, never bool or float).
+
+    Remembered per schema and value: a case runner validates the same config on every run
+    (refinement runs one config thousands of times), and validation is most of a short run.
+    """
+    schema_text = json.dumps(schema, sort_keys=True)
+    key = json_key(value)
+    if key is not None and (schema_text, key) in _FAULTS:
+        return _FAULTS[(schema_text, key)]
+    validator = _strict_validator(schema_text)
     errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
-    return f"at {errors[0].json_path}: {errors[0].message[:200]}" if errors else None
+    fault = f"at {errors[0].json_path}: {errors[0].message[:200]}" if errors else None
+    if key is not None:
+        if len(_FAULTS) >= _FAULTS_KEPT:
+            _FAULTS.clear()
+        _FAULTS[(schema_text, key)] = fault
+    return fault
+
+
+_FAULTS: dict[tuple[str, Any], str | None] = {}
+_FAULTS_KEPT = 4096
+
+
+def json_key(value: object) -> Any:
+    """A hashable stand-in for a JSON value that tells apart every two values the validator can
+    (types included: ``True`` is not ``1``, a list is not a tuple; key order kept, since it
+    orders the errors), or None for anything else, which is then not remembered."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return (kind, value)
+    if kind is float:
+        return (float, repr(value))  # -0.0 equals 0.0, but a message shows which it was
+    if kind is list:
+        items = tuple(map(json_key, value))  # type: ignore[call-overload]
+        return None if None in items else (list, items)
+    if kind is dict:
+        mapping: dict[Any, Any] = value  # type: ignore[assignment]
+        if not all(type(k) is str for k in mapping):
+            return None
+        values = tuple(map(json_key, mapping.values()))
+        return None if None in values else (dict, tuple(mapping), values)
+    return None
 
 
 class _Expander:

@@ -12,16 +12,18 @@ one worker instead, but it groups nothing under pytest 9.2: pytest-xdist issue 1
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
+import multiprocessing
 import os
 import pickle
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
 
-from inboxspec.checker.explore import Exploration, Explorations, compiled_chart, explore
+from inboxspec.checker.explore import Configuration, Exploration, Explorations, compiled_chart, explore
 
 T = TypeVar("T")
 
@@ -46,7 +48,10 @@ def scratch_directory(factory: pytest.TempPathFactory, name: str) -> Path:
 
 def computed_once(factory: pytest.TempPathFactory, name: str, make: Callable[[], T]) -> T:
     """``make()``, made by the first worker of the session that asks for ``name``."""
-    root = _shared_root(factory)
+    return _computed_once_in(_shared_root(factory), name, make)
+
+
+def _computed_once_in(root: Path | None, name: str, make: Callable[[], T]) -> T:
     if root is None:
         return make()
     kept = root / f"{name}.pickle"
@@ -73,13 +78,45 @@ class SharedExplorations(Explorations):
             options: Mapping[str, bool] | None = None) -> Exploration:
         key = self._key(name, bounds, options)
         if key not in self._known:
-            def make() -> Exploration:
-                result = explore(name, bounds, options)
-                result.all_transitions = ()  # the chart's methods: a reader compiles the chart itself
-                return result
-
-            digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
-            result = computed_once(self._factory, f"exploration-{digest}", make)
-            result.all_transitions = compiled_chart(name).transitions
-            self._known[key] = result
+            configuration = (name, bounds or {}, options or {})
+            result = _shared_exploration(_shared_root(self._factory), key, configuration)
+            self._remember(key, result)
         return self._known[key]
+
+    def _remember(self, key: tuple[object, ...], result: Exploration) -> None:
+        result.all_transitions = compiled_chart(result.machine).transitions
+        self._known[key] = result
+
+    def prefetch(self, configurations: Sequence[Configuration], workers: int) -> None:
+        """Makes those of ``configurations`` this process does not know yet on ``workers`` forked
+        processes, the largest first as listed (a test that needs many explorations, such as the
+        check's, would otherwise make them one after the other while a core waits). Each is still
+        made once in the session: a process waits for one another worker is making."""
+        missing: dict[tuple[object, ...], Configuration] = {}
+        for configuration in configurations:
+            missing.setdefault(self._key(*configuration), configuration)
+        for key in list(missing):
+            if key in self._known:
+                del missing[key]
+        if not missing:
+            return
+        make = functools.partial(_shared_exploration, _shared_root(self._factory))
+        with multiprocessing.get_context("fork").Pool(min(workers, len(missing))) as pool:
+            results = pool.starmap(make, missing.items(), chunksize=1)
+        for key, result in zip(missing, results, strict=True):
+            self._remember(key, result)
+
+
+def _shared_exploration(root: Path | None, key: tuple[object, ...],
+                        configuration: Configuration) -> Exploration:
+    """The exploration of ``configuration`` (whose memo key is ``key``), made once in the session."""
+    name, bounds, options = configuration
+
+    def make() -> Exploration:
+        result = explore(name, bounds, options)
+        result.all_transitions = ()  # the chart's methods: a reader compiles the chart itself
+        return result
+
+    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+    explored: Exploration = _computed_once_in(root, f"exploration-{digest}", make)
+    return explored

@@ -25,7 +25,7 @@ from statemachine import State
 
 from inboxspec import machines
 from inboxspec.check import run_check
-from inboxspec.checker.cycles import Edge, find_lasso, strongly_connected_components
+from inboxspec.checker.cycles import Edge, find_lasso, find_lassos, strongly_connected_components
 from inboxspec.checker.explore import Lasso, explore
 from inboxspec.checker.findings import check_forever
 from inboxspec.checker.traces import describe_lasso, to_itf_lasso
@@ -319,3 +319,19 @@ def test_check_reports_the_wake_gate_cycle_and_fails_when_it_is_not_expected(
     report = run_check(["wake-gate"])  # ... and check fails when it was not expected
     assert not report["ok"]
     assert any("no_ping_pong_forever has a cycle" in p for p in report["explorer"]["problems"])
+
+
+def test_properties_that_share_a_subgraph_find_the_lassos_they_find_alone() -> None:
+    """One components pass for several properties (``find_lassos``, each with its mark bit) gives
+    each the lasso its own subgraph, marked for it alone, gives."""
+    rng = random.Random(23)
+    for _ in range(300):
+        count = rng.randint(1, 14)
+        shared: list[list[Edge]] = [[(rng.randrange(count), rng.randrange(3), rng.randrange(8))
+                                     for _ in range(rng.randint(0, 3))] for _ in range(count)]
+        tree: list[tuple[int, int] | None] = [None, *((rng.randrange(s), 0) for s in range(1, count))]
+        together = find_lassos(shared, tree, [1, 2, 4])
+        for bit, path in enumerate(together):
+            alone = [[(target, letter, bool(marks >> bit & 1)) for target, letter, marks in edges]
+                     for edges in shared]
+            assert path == find_lasso(alone, tree)

@@ -51,6 +51,21 @@ def test_shared_reference_code_is_mutated_where_a_machine_reaches_it() -> None:
     assert not [i for i in ids if i.startswith("inboxspec.impl.values:is_safe_integer:")]
 
 
+def test_a_composed_machine_leaves_the_machines_it_composes_to_their_own_scores() -> None:
+    """The host calls the wake gate, peer delivery and idle subscriptions; their modules are scored
+    with those machines (whose cases include the host's projected cases), and what the host itself
+    reaches of the shared modules is still the host's."""
+    host = machines.get("host")
+    modules = {m.id.split(":")[0] for m in mutation_score.mutation_targets(host)}
+    assert modules == {"inboxspec.impl.host", "inboxspec.machines.host_driver", "inboxspec.impl.errors"}
+    composed = mutation_score.shared_modules(["inboxspec.impl.host"])
+    assert {WAKE, "inboxspec.impl.peer_delivery", "inboxspec.impl.idle_subscriptions"} <= set(composed)
+    # A machine composed of none still has the shared modules it reaches.
+    alone = {m.id.split(":")[0] for m in mutation_score.mutation_targets(machines.get("wake-gate"))}
+    assert alone == {WAKE, "inboxspec.machines.wake_gate_driver", "inboxspec.impl.values",
+                     "inboxspec.impl.options", "inboxspec.impl.errors"}
+
+
 def test_the_imports_of_a_whole_module_are_followed_whichever_module_imports_it() -> None:
     # impl/writer_fs.py imports MAX_SAFE_INTEGER from impl/values.py; the writer proofs' harness
     # imports from writer_fs too. Met after the harness, writer_fs's imports are followed all the same.

@@ -73,12 +73,12 @@ def test_mypy_strict_is_clean_on_every_package() -> None:
 
 
 @pytest.mark.slow
-def test_mypy_strict_is_clean_on_the_tests() -> None:
+def test_mypy_strict_is_clean_on_the_tests_and_the_benchmarks() -> None:
     # Run from the repository root, where `tests` is imported as the `tests` package.
-    process = subprocess.run([sys.executable, "-m", "mypy", "--strict", "tests"],
+    process = subprocess.run([sys.executable, "-m", "mypy", "--strict", "tests", "benchmarks"],
                              capture_output=True, text=True, cwd=ROOT)
     assert process.returncode == 0, process.stdout
     checked = re.search(r"in (\d+) source files", process.stdout)
-    # Every test module is checked, the adapters the conformance tests run included.
-    modules = sum(1 for _ in (ROOT / "tests").rglob("*.py"))
+    # Every test module is checked, the adapters the conformance tests run included, and every benchmark.
+    modules = sum(1 for folder in ("tests", "benchmarks") for _ in (ROOT / folder).rglob("*.py"))
     assert checked and int(checked[1]) >= modules, process.stdout

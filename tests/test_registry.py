@@ -8,6 +8,7 @@ and a test keeps the two lists equal.
 from __future__ import annotations
 
 import json
+import pickle
 import random
 import re
 from pathlib import Path
@@ -78,6 +79,11 @@ def check_explorer(entry: Machine) -> None:
             assert invariant.option in explorer.options
     parsed = explorer.parse_bounds({})
     assert explorer.alphabet(parsed) and explorer.initial(parsed)
+    # Explorations in worker processes send their traces back, letters included (Action.when).
+    start = explorer.initial(parsed)
+    for letter in explorer.alphabet(parsed):
+        copy = pickle.loads(pickle.dumps(letter))
+        assert copy == letter and copy.offered(start) == letter.offered(start), letter.label
 
 
 def check_manifest(entry: Machine) -> None:

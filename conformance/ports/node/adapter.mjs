@@ -10,6 +10,7 @@ import * as peerDelivery from "./peer-delivery.mjs";
 import * as idleSubscriptions from "./idle-subscriptions.mjs";
 import * as writerProofs from "./writer-proofs.mjs";
 import * as inboxRefresh from "./inbox-refresh.mjs";
+import * as host from "./host.mjs";
 
 /** @typedef {import("./protocol.mjs").Step} Step */
 /**
@@ -31,6 +32,7 @@ const MACHINES = {
   "idle-subscriptions": idleSubscriptions,
   "writer-proofs": writerProofs,
   "inbox-refresh": inboxRefresh,
+  "host": host,
 };
 const FEATURES = Object.fromEntries(Object.entries(MACHINES).map(([name, m]) => [name, m.FEATURES]));
 

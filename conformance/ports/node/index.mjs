@@ -24,6 +24,8 @@ export {
   PLACEMENT_WRITER_CAUSE_CLASSES,
 } from "./writer-proofs.mjs";
 export { InboxCache, RefreshError } from "./inbox-refresh.mjs";
+// The host (spec/host.md): no seed names it; its sessions compose the machines above.
+export { Host, HostError } from "./host.mjs";
 
 // The types, under the seeds' names where a seed names them.
 /** @typedef {import("./wake-gate.mjs").AgentMessage} AgentMessage */
@@ -41,3 +43,5 @@ export { InboxCache, RefreshError } from "./inbox-refresh.mjs";
 /** @typedef {import("./writer-proofs.mjs").PlacementWriterContextPhase} PlacementWriterContextPhase */
 /** @typedef {import("./writer-proofs.mjs").SyncPlacementWriterFailureDetail} SyncPlacementWriterFailureDetail */
 /** @typedef {import("./inbox-refresh.mjs").InboxInvalidation} InboxInvalidation */
+/** @typedef {import("./host.mjs").HostRecord} HostRecord */
+/** @typedef {import("./host.mjs").SessionState} SessionState */

@@ -35,8 +35,15 @@ import { readFileSync } from "node:fs";
  * @property {string[]} [part_of] the machine's parts it belongs to
  */
 /**
+ * A named value type: its label for people, and a JSON Schema fragment in which
+ * {"$vocabulary": NAME} stands for {"enum": vocabularies[NAME]}.
+ * @typedef {{ label: string, schema: Record<string, unknown> }} InterfaceType
+ */
+/**
  * @typedef {object} MachineInterface
  * @property {string} machine
+ * @property {Record<string, InterfaceType>} [types]
+ * @property {string} [extra_argument_error] the code of an argument name the event does not define
  * @property {{ error: string, keys: InterfaceParameter[], options_vocabulary?: string }} config
  * @property {InterfaceEvent[]} events
  * @property {string} [extra_argument_error]
@@ -158,6 +165,77 @@ export function withRecordDefaults(data, name, raw) {
   const merged = {};
   for (const field of recordFields(data, name)) if ("default" in field) merged[field.name] = copy(field.default);
   return { ...merged, ...raw };
+}
+
+/** @param {unknown} v @returns {v is Record<string, unknown>} */
+const isPlainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * Whether `value` is of JSON Schema type `type` (an integer is a number without a fraction,
+ * never a boolean).
+ * @param {string} type @param {unknown} value
+ */
+function hasJsonType(type, value) {
+  switch (type) {
+    case "integer": return typeof value === "number" && Number.isInteger(value);
+    case "number": return typeof value === "number" && Number.isFinite(value);
+    case "string": return typeof value === "string";
+    case "boolean": return typeof value === "boolean";
+    case "array": return Array.isArray(value);
+    case "object": return isPlainObject(value);
+    case "null": return value === null;
+    default: throw new Error(`interface schema: unknown type ${type}`);
+  }
+}
+
+/**
+ * Whether `value` matches a type's schema fragment: the subset of JSON Schema the interface data
+ * uses (type, enum, $vocabulary, minimum, maximum, minLength, minItems, maxItems, uniqueItems,
+ * items, anyOf, propertyNames, additionalProperties). A keyword outside it throws, so that a
+ * newer interface file fails loudly instead of being half read.
+ * @param {MachineInterface} data @param {Record<string, unknown>} schema @param {unknown} value
+ * @returns {boolean}
+ */
+function matchesSchema(data, schema, value) {
+  for (const [keyword, rule] of Object.entries(schema)) {
+    const ok = (() => {
+      switch (keyword) {
+        case "type": return hasJsonType(String(rule), value);
+        case "enum": return /** @type {unknown[]} */ (rule).some((word) => JSON.stringify(word) === JSON.stringify(value));
+        case "$vocabulary": return typeof value === "string" && vocabulary(data, String(rule)).includes(value);
+        case "minimum": return typeof value !== "number" || value >= /** @type {number} */ (rule);
+        case "maximum": return typeof value !== "number" || value <= /** @type {number} */ (rule);
+        case "minLength": return typeof value !== "string" || [...value].length >= /** @type {number} */ (rule);
+        case "minItems": return !Array.isArray(value) || value.length >= /** @type {number} */ (rule);
+        case "maxItems": return !Array.isArray(value) || value.length <= /** @type {number} */ (rule);
+        case "uniqueItems":
+          return !rule || !Array.isArray(value) || new Set(value.map((item) => JSON.stringify(item))).size === value.length;
+        case "items":
+          return !Array.isArray(value) || value.every((item) => matchesSchema(data, /** @type {Record<string, unknown>} */ (rule), item));
+        case "anyOf":
+          return /** @type {Record<string, unknown>[]} */ (rule).some((branch) => matchesSchema(data, branch, value));
+        case "propertyNames":
+          return !isPlainObject(value) || Object.keys(value).every((name) => matchesSchema(data, /** @type {Record<string, unknown>} */ (rule), name));
+        case "additionalProperties":
+          return !isPlainObject(value) || Object.values(value).every((item) => matchesSchema(data, /** @type {Record<string, unknown>} */ (rule), item));
+        default: throw new Error(`${data.machine}: interface schema keyword ${keyword} is not read by this port`);
+      }
+    })();
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether `value` is of the interface's named type (its `types` entry). null is never checked
+ * here: whether a parameter takes null is its `nullable`.
+ * @param {MachineInterface} data @param {string} typeName @param {unknown} value
+ * @returns {boolean}
+ */
+export function conforms(data, typeName, value) {
+  const type = data.types?.[typeName];
+  if (!type) throw new Error(`${data.machine}: no type ${typeName}`);
+  return matchesSchema(data, type.schema, value);
 }
 
 /**

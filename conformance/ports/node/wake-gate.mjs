@@ -268,6 +268,23 @@ const decisionOutput = (decision) => ({
 });
 
 /**
+ * WAKE-IF-1: the policy a protocol config `{max_streak, floor_ms, options}` describes, on the
+ * host's clock; an unknown key, a null or a bad value is `invalid_config`. The host machine
+ * (host.mjs) builds each session's gate through this too.
+ * @param {unknown} config @param {() => number} clock
+ * @returns {InboxWakePolicy}
+ */
+export function policyFromConfig(config, clock) {
+  if (!isObject(config)) throw new WakeGateError("invalid_config", "config is an object");
+  const unknown = Object.keys(config).filter((key) => !CONFIG_KEYS.includes(key));
+  if (unknown.length) throw new WakeGateError("invalid_config", `unknown config key(s): ${unknown}`);
+  // A key given as null is passed on as null, which the policy rejects: only an absent key takes the default.
+  return new InboxWakePolicy(/** @type {InboxWakePolicySettings} */ ({
+    maxStreak: config.max_streak, scheduledSelfCadenceFloor: config.floor_ms, options: config.options, clock,
+  }));
+}
+
+/**
  * A case's session: the policy, and the clock the `decide` steps set (the host's clock, played by the case).
  */
 class WakeGateSession {
@@ -276,13 +293,7 @@ class WakeGateSession {
 
   /** @param {Record<string, unknown>} config */
   constructor(config) {
-    const unknown = Object.keys(config).filter((key) => !CONFIG_KEYS.includes(key));
-    if (unknown.length) throw new WakeGateError("invalid_config", `unknown config key(s): ${unknown}`);
-    // A key given as null is passed on as null, which the policy rejects: only an absent key takes the default.
-    this.policy = new InboxWakePolicy(/** @type {InboxWakePolicySettings} */ ({
-      maxStreak: config.max_streak, scheduledSelfCadenceFloor: config.floor_ms, options: config.options,
-      clock: () => /** @type {number} */ (this.nowMs),
-    }));
+    this.policy = policyFromConfig(config, () => /** @type {number} */ (this.nowMs));
   }
 
   /**

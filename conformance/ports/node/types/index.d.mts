@@ -13,8 +13,11 @@ export type PlacementWriterRootCategory = import("./writer-proofs.mjs").Placemen
 export type PlacementWriterContextPhase = import("./writer-proofs.mjs").PlacementWriterContextPhase;
 export type SyncPlacementWriterFailureDetail = import("./writer-proofs.mjs").SyncPlacementWriterFailureDetail;
 export type InboxInvalidation = import("./inbox-refresh.mjs").InboxInvalidation;
+export type HostRecord = import("./host.mjs").HostRecord;
+export type SessionState = import("./host.mjs").SessionState;
 export { InboxWakePolicy, WakeGateError, defaultMaxInboxWakeStreak, defaultScheduledSelfCadenceFloor } from "./wake-gate.mjs";
 export { PEER_HELD_QUEUE_CAP, CROSS_SESSION_DIALOG_EXPIRY_VALUES, CROSS_SESSION_DIALOG_EXPIRY_DEFAULT, resolveCrossSessionDialogExpiry, CROSS_SESSION_HOLD_CAUSES, PEER_HELD_REVIEW_CAUSES, PEER_DELIVERY_RECEIPT_STATES, isPeerDeliveryReceiptState, PEER_DROP_REASONS, peerRecipientSuffix, renderCrossSessionDeliveryNotice, describePeerDropReasons, renderCrossSessionDroppedNotice, PeerDeliveryError } from "./peer-delivery.mjs";
 export { PEER_IDLE_SUBSCRIPTION_TTL_MS, PEER_IDLE_SUBSCRIBER_TABLE_CAP, PEER_IDLE_OUTSTANDING_CAP, PEER_IDLE_PRIORS_KEPT, PEER_IDLE_FIRE_DEBOUNCE_MS, PEER_IDLE_HELD_BACKOFF_MS, PEER_IDLE_LABEL_MAX, PEER_IDLE_NOTICE_KINDS, isPeerIdleNoticeKind, PEER_IDLE_UNAVAILABLE_CAUSES, peerIdleNoticeLabel, formatPeerNoticeClock, renderCrossSessionIdleNotice, describePeerIdleSubscription, IdleError } from "./idle-subscriptions.mjs";
 export { PlacementWriterContextError, SharedWriterRevisionError, PLACEMENT_WRITER_ROOT_CATEGORIES, PLACEMENT_WRITER_CAUSE_CLASSES } from "./writer-proofs.mjs";
 export { InboxCache, RefreshError } from "./inbox-refresh.mjs";
+export { Host, HostError } from "./host.mjs";

@@ -27,8 +27,15 @@
  * @property {string[]} [part_of] the machine's parts it belongs to
  */
 /**
+ * A named value type: its label for people, and a JSON Schema fragment in which
+ * {"$vocabulary": NAME} stands for {"enum": vocabularies[NAME]}.
+ * @typedef {{ label: string, schema: Record<string, unknown> }} InterfaceType
+ */
+/**
  * @typedef {object} MachineInterface
  * @property {string} machine
+ * @property {Record<string, InterfaceType>} [types]
+ * @property {string} [extra_argument_error] the code of an argument name the event does not define
  * @property {{ error: string, keys: InterfaceParameter[], options_vocabulary?: string }} config
  * @property {InterfaceEvent[]} events
  * @property {string} [extra_argument_error]
@@ -78,6 +85,13 @@ export function recordFields(data: MachineInterface, name: string): InterfacePar
  * @returns {Record<string, unknown>}
  */
 export function withRecordDefaults(data: MachineInterface, name: string, raw: Record<string, unknown>): Record<string, unknown>;
+/**
+ * Whether `value` is of the interface's named type (its `types` entry). null is never checked
+ * here: whether a parameter takes null is its `nullable`.
+ * @param {MachineInterface} data @param {string} typeName @param {unknown} value
+ * @returns {boolean}
+ */
+export function conforms(data: MachineInterface, typeName: string, value: unknown): boolean;
 /**
  * Throws when a typed constant of the port differs from the data, so that a port whose
  * declarations name a vocabulary literally still fails loudly on a stale word.
@@ -159,15 +173,27 @@ export type InterfaceEvent = {
      */
     part_of?: string[] | undefined;
 };
+/**
+ * A named value type: its label for people, and a JSON Schema fragment in which
+ * {"$vocabulary": NAME} stands for {"enum": vocabularies[NAME]}.
+ */
+export type InterfaceType = {
+    label: string;
+    schema: Record<string, unknown>;
+};
 export type MachineInterface = {
     machine: string;
+    types?: Record<string, InterfaceType> | undefined;
+    /**
+     * the code of an argument name the event does not define
+     */
+    extra_argument_error?: string | undefined;
     config: {
         error: string;
         keys: InterfaceParameter[];
         options_vocabulary?: string;
     };
     events: InterfaceEvent[];
-    extra_argument_error?: string | undefined;
     records?: Record<string, {
         description?: string;
         fields: InterfaceParameter[];

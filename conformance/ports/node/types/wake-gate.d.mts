@@ -5,6 +5,14 @@
  */
 export function parseMessage(raw: unknown): AgentMessage;
 /**
+ * WAKE-IF-1: the policy a protocol config `{max_streak, floor_ms, options}` describes, on the
+ * host's clock; an unknown key, a null or a bad value is `invalid_config`. The host machine
+ * (host.mjs) builds each session's gate through this too.
+ * @param {unknown} config @param {() => number} clock
+ * @returns {InboxWakePolicy}
+ */
+export function policyFromConfig(config: unknown, clock: () => number): InboxWakePolicy;
+/**
  * The port's side of one case: config and steps in, {outputs} or {config_error} out.
  * @param {Record<string, unknown>} config
  * @param {Step[]} steps

@@ -1,0 +1,292 @@
+"""The host explorer description's canonical form is exact (machines/host.py, Canonical form),
+and so is every cache it keeps.
+
+On the states of a bounded breadth-first walk: every rejected step, stored in
+full, is the snapshot loaded (so ``store`` may return it); and the canonical
+snapshot does not depend on the order the chart keeps its sessions in, while a
+broken canonical form (absolute names, no reordering) does. ``load`` writes what
+a plain load writes, whatever steps ran before it; a step that a guard of the
+host's own rejects leaves the data as loaded (so the next ``load`` may keep it);
+the views ``store`` keeps by session data are the views worked out afresh; and
+the properties read the records of the output they are given; and the letters
+pickle, as a worker process sends them back.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import dataclasses
+import pickle
+from typing import Any
+
+import pytest
+
+from inboxspec.checker.compiled import CompiledChart
+from inboxspec.machines import host
+from inboxspec.model.host import Mail, Parts, Reminder, SessionData
+
+LIMIT = 3000
+
+
+def _walk(bounds: dict[str, str], limit: int = LIMIT) -> tuple[Any, Any, list[Any], list[Any], list[Any]]:
+    explorer = host.HostExplorer()
+    parsed = explorer.parse_bounds(bounds)
+    chart = CompiledChart(host.MACHINE.chart)
+    data = chart.blank()
+    explorer.constants(data, parsed, {})
+    actions = list(explorer.alphabet(parsed))
+    fire = [chart.bind(a.event, a.kwargs) for a in actions]
+    start = explorer.initial(parsed)
+    seen = {start}
+    frontier = collections.deque([start])
+    while frontier and len(seen) < limit:
+        pre = frontier.popleft()
+        for action, letter in zip(actions, fire, strict=True):
+            if not action.offered(pre):
+                continue
+            explorer.load(data, pre)
+            post = explorer.store(data, letter[pre[0]](data).target)
+            if post not in seen:
+                seen.add(post)
+                frontier.append(post)
+    return explorer, data, actions, fire, sorted(seen, key=repr)
+
+
+def test_a_rejected_step_changes_nothing() -> None:
+    explorer, data, actions, fire, states = _walk({"reminders": "1", "hand": "1"})
+    rejected = 0
+    for pre in states:
+        for action, letter in zip(actions, fire, strict=True):
+            explorer.load(data, pre)
+            fired = letter[pre[0]](data)
+            if "error" in data.output:
+                rejected += 1
+                assert explorer.canonical(data, fired.target)[0] == pre, (action.label, pre)
+    assert rejected > 0
+
+
+def _swapped(data: Any) -> None:
+    """The same host with the chart's two sessions exchanged (their addresses renamed throughout)."""
+    a, b = data.addresses
+    names = {a: b, b: a}
+    sessions = {names[k]: v for k, v in data.sessions.items()}
+    for s in sessions.values():
+        s.pending = [m._replace(sender=names.get(m.sender, m.sender), recipient=names[m.recipient],
+                                origin=None if m.origin is None else names[m.origin]) for m in s.pending]
+        s.in_flight = {t: (names[o], text) for t, (o, text) in s.in_flight.items()}
+        s.delivery.held = [(e[0], names.get(e[1], e[1]), *e[2:]) for e in s.delivery.held]
+        s.idle.outstanding = tuple(
+            (o[0], names[o[1]], names.get(o[2], o[2]), o[3]) for o in s.idle.outstanding
+        )
+        s.idle.subscribers = tuple((names[r[0]], *r[1:]) for r in s.idle.subscribers)
+    data.sessions = sessions
+    data.reminders = [r._replace(session=names[r.session]) for r in data.reminders]
+
+
+def _absolute_store(explorer: Any, data: Any) -> Any:
+    """A broken canonical form: the views in config order, other sessions named absolutely."""
+    return tuple(explorer._view(data, a, {x: x for x in data.addresses}) for a in data.addresses)
+
+
+def _symmetry_counterexamples(store: Any) -> int:
+    explorer, data, _actions, _fire, states = _walk({})
+    differing = 0
+    for pre in states:
+        explorer.load(data, pre)
+        before = store(explorer, data)
+        _swapped(data)
+        if store(explorer, data) != before:
+            differing += 1
+    return differing
+
+
+def test_the_canonical_form_does_not_depend_on_the_sessions_order() -> None:
+    assert _symmetry_counterexamples(lambda explorer, data: explorer.canonical(data, "running")[0]) == 0
+
+
+def test_a_canonical_form_without_the_symmetry_is_caught() -> None:
+    assert _symmetry_counterexamples(_absolute_store) > 0
+
+
+# -- the caches of load and store -------------------------------------------------------------
+
+
+def _plain_load(explorer: Any, data: Any, snapshot: Any) -> None:
+    """``load`` as written plainly, without caches: every session built from its view afresh."""
+    parts: Parts = data.parts
+    data.now_ms = 0
+    data.records = []
+    data.reminders = []
+    data.sessions = {}
+    targets: dict[int, str] = {}
+    top = 0
+    for position, (address, view) in enumerate(zip(data.addresses, snapshot.sessions, strict=True)):
+        names = data.absolute[position]
+        data.reminders.extend(Reminder(address, r.due_in, r.text) for r in view.reminders)
+        age = view.gate.age
+        gate = parts.gate.holding(parts.gate.merged(
+            {"streak": view.gate.streak, "now_ms": 0, "last_self_wake_ms": None if age is None else -age,
+             "output": {}}))
+        held = view.delivery.held
+        delivery = parts.delivery.holding(parts.delivery.merged({
+            "setting": view.delivery.setting, "box": view.delivery.box, "now_ms": 0, "output": {},
+            "held": [(h.ticket, names[h.sender], None, "absent", h.cause, None) for h in held],
+            "next_ticket": len(held) + 1}))
+        idle_view = view.idle
+        outstanding = tuple((o.subscription, names[o.target], names.get(o.label, o.label), -o.age)
+                            for o in idle_view.outstanding)
+        idle = parts.idle.holding(parts.idle.merged({
+            "now_ms": 0, "output": {}, "fire_at": idle_view.fire_in, "held": idle_view.held,
+            "outstanding": outstanding,
+            "subscribers": tuple((names[r.requester], r.subscription, -r.age, r.parity)
+                                 for r in idle_view.subscribers),
+            "finished_at": 0 if idle_view.finished else None, "phase": idle_view.state}))
+        for row in outstanding:
+            targets[row[0]] = row[1]
+            top = max(top, row[0])
+        for subscriber in idle_view.subscribers:
+            top = max(top, subscriber.subscription)
+        data.sessions[address] = SessionData(
+            gate, view.gate.state, delivery, view.delivery.state, idle, idle_view.state,
+            pending=[Mail(m.kind, names[m.sender], address, m.text, m.channel,
+                          None if m.origin is None else names[m.origin]) for m in view.pending],
+            shown=[host.LINE_TEXT] * view.shown, phase=view.phase, actions=view.actions,
+            told_held=view.told_held, in_flight={h.ticket: (names[h.origin], h.text) for h in held})
+    data.subscription_targets = targets
+    data.next_subscription = top + 1
+
+
+def _dump(data: Any) -> dict[str, Any]:
+    """All that a step can read of the data, records and the host's output aside, as plain values
+    (copies, so that later steps do not change them), with the types of the objects."""
+    sessions = {}
+    for address, s in data.sessions.items():
+        fields = {f.name: getattr(s, f.name) for f in dataclasses.fields(SessionData)}
+        sessions[address] = copy.deepcopy({
+            **{k: v for k, v in fields.items() if k not in ("gate", "delivery", "idle")},
+            **{part: (type(fields[part]), dict(vars(fields[part]))) for part in ("gate", "delivery", "idle")},
+            "type": type(s), "attributes": sorted(vars(s)),
+        })
+    return {"sessions": sessions, "order": list(data.sessions), "now_ms": data.now_ms,
+            "reminders": list(data.reminders), "targets": dict(data.subscription_targets),
+            "order_of_targets": list(data.subscription_targets), "next": data.next_subscription}
+
+
+def test_load_writes_what_a_plain_load_writes_after_any_step() -> None:
+    # Every letter from every state of the walk: its step changes the data in place, and the next
+    # load (of the same snapshot, or of the next) must write what a plain load does.
+    explorer, data, actions, fire, states = _walk({"reminders": "1", "hand": "1", "subscriptions": "2"}, 600)
+    plain = copy.copy(data)
+    compared = 0
+    for pre in states:
+        _plain_load(explorer, plain, pre)
+        expected = _dump(plain)
+        for action, letter in zip(actions, fire, strict=True):
+            explorer.load(data, pre)
+            assert _dump(data) == expected, (action.label, pre)
+            compared += 1
+            explorer.store(data, letter[pre[0]](data).target)
+    assert compared > 5_000
+
+
+def test_a_guard_rejection_leaves_the_data_as_loaded() -> None:
+    # What lets ``load`` keep the data after such a step; a rejection by a part (peer delivery's
+    # not_held) changes a part's output, and this comparison sees that.
+    explorer, data, actions, fire, states = _walk({"reminders": "1", "hand": "1"}, 600)
+    codes: collections.Counter[str] = collections.Counter()
+    changed_by_parts = 0
+    for pre in states:
+        for action, letter in zip(actions, fire, strict=True):
+            data.unchanged = False
+            explorer.load(data, pre)
+            before = _dump(data)
+            letter[pre[0]](data)
+            if "error" not in data.output:
+                continue
+            code = data.output["error"]
+            codes[code] += 1
+            if code in host.GUARD_REJECTIONS:
+                assert _dump(data) == before, (action.label, pre)
+            else:
+                changed_by_parts += _dump(data) != before
+    assert set(codes) >= host.GUARD_REJECTIONS | {"not_held"}
+    assert changed_by_parts > 0
+
+
+def test_a_rejection_stored_after_other_steps_since_the_load_keeps_nothing() -> None:
+    # A tool that fires on without loading again: the data is no longer the snapshot's. Load
+    # gives the sessions at positions 0 and 1 the addresses s1 and s2.
+    explorer, data, actions, fire, states = _walk({}, 300)
+    letters = {a.label: letter for a, letter in zip(actions, fire, strict=True)}
+    pre = next(s for s in states if s.sessions[0].phase == "idle"
+               and s.sessions[1].phase == "turn" and not s.sessions[1].actions)
+    plain = copy.copy(data)
+    _plain_load(explorer, plain, pre)
+    explorer.load(data, pre)
+    for label in ("end_turn s1", "send s2->s1", "end_turn s1"):
+        explorer.store(data, letters[label][pre[0]](data).target)
+    assert data.output.get("error") in host.GUARD_REJECTIONS
+    explorer.load(data, pre)
+    assert _dump(data) == _dump(plain)
+
+
+def _canonical_afresh(explorer: Any, data: Any) -> Any:
+    kept = data.views, data.numbered, data.renumbered
+    data.views, data.numbered, data.renumbered = [[{} for _ in data.addresses] for _ in range(2)], {}, {}
+    try:
+        return explorer.canonical(data, "running")
+    finally:
+        data.views, data.numbered, data.renumbered = kept
+
+
+def _views_kept_wrongly(bounds: dict[str, str], limit: int = LIMIT) -> int:
+    explorer, data, _actions, fire, states = _walk(bounds, limit)
+    wrong = 0
+    for pre in states:
+        for letter in fire:
+            explorer.load(data, pre)
+            letter[pre[0]](data)
+            wrong += explorer.canonical(data, "running") != _canonical_afresh(explorer, data)
+    return wrong
+
+
+@pytest.mark.parametrize(("bounds", "limit"), [({"reminders": "1", "hand": "1", "subscriptions": "2"}, 1500),
+                                               ({"sessions": "3"}, 500)])
+def test_the_views_kept_by_session_data_are_the_views_worked_out_afresh(bounds: dict[str, str],
+                                                                         limit: int) -> None:
+    assert _views_kept_wrongly(bounds, limit) == 0
+
+
+def test_session_data_that_misses_a_field_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    kept = host._session_data
+
+    def without_reminders(data: Any, address: str) -> tuple[Any, ...]:
+        # A plausible slip: the reminders are the host's, not the session's, and are left out.
+        data.reminders, reminders = [], data.reminders
+        try:
+            return kept(data, address)
+        finally:
+            data.reminders = reminders
+
+    monkeypatch.setattr(host, "_session_data", without_reminders)
+    assert _views_kept_wrongly({"reminders": "1"}, limit=300) > 0
+
+
+def test_records_are_read_from_the_output_asked_about() -> None:
+    first = {"events": [{"type": "send", "n": 1}, {"type": "wake", "n": 2}, {"type": "send", "n": 3}]}
+    second = {"events": [{"type": "send", "n": 4}]}
+    assert [r["n"] for r in host._records(first, "send")] == [1, 3]
+    assert [r["n"] for r in host._records(second, "send")] == [4]
+    assert [r["n"] for r in host._records(second, "wake")] == []
+    assert [r["n"] for r in host._records(first, "wake")] == [2]
+    assert list(host._records(None, "send")) == [] and list(host._records({"error": "x"}, "send")) == []
+
+
+def test_letters_travel_between_processes() -> None:
+    # ``inboxspec check`` explores in worker processes, which send the traces back with their letters.
+    _explorer, _data, actions, _fire, states = _walk({"hand": "1", "reminders": "1"}, 300)
+    copies = pickle.loads(pickle.dumps(actions))
+    assert [a.label for a in copies] == [a.label for a in actions]
+    assert any(a.when is not None for a in actions)
+    assert all(c.offered(s) == a.offered(s) for s in states for a, c in zip(actions, copies, strict=True))
