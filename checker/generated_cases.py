@@ -26,7 +26,7 @@ from inboxspec import machines
 from inboxspec.checker.compiled import CompiledTransition
 from inboxspec.checker.explore import Explorations, compiled_chart
 from inboxspec.checker.traces import Replays, concrete_steps, model_disagreements, to_case
-from inboxspec.conformance.casefiles import share_fixtures
+from inboxspec.conformance.casefiles import share_fixtures, write_or_compare
 from inboxspec.machines.frame import Step, coverage_explorations
 
 REQUIREMENT_ID = re.compile(r"\b[A-Z]+-[A-Z]+-\d+\b")
@@ -133,11 +133,6 @@ def write_or_check(write: bool, explorations: Explorations | None = None,
         problems.extend(found)
         path = entry.generated_cases
         text = render(file)
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current != text:
-            if write:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8")
-            else:
-                problems.append(f"{path}: generated cases are stale; run `inboxspec cases generate`")
+        if write_or_compare(path, text, write) and not write:
+            problems.append(f"{path}: generated cases are stale; run `inboxspec cases generate`")
     return problems

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.conformance.casefiles import Case, read_case_file
+from inboxspec.conformance.casefiles import Case, read_case_file, write_or_compare
 from inboxspec.impl import host as host_module
 from inboxspec.impl.host import Host
 from inboxspec.impl.wake_gate import Message
@@ -247,13 +247,8 @@ def write_or_check(write: bool) -> list[str]:
     problems: list[str] = []
     wanted = generate()
     for path, text in sorted(wanted.items()):
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current != text:
-            if write:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8")
-            else:
-                problems.append(f"{path}: projected cases are stale; run `inboxspec cases project`")
+        if write_or_compare(path, text, write) and not write:
+            problems.append(f"{path}: projected cases are stale; run `inboxspec cases project`")
     for part in PARTS:
         if not _registered(part.machine):
             continue

@@ -275,6 +275,18 @@ def _resolved_configs(path: Path, data: dict[str, Any]) -> list[dict[str, Any]]:
     return configs
 
 
+def write_or_compare(path: Path, text: str, write: bool) -> bool:
+    """A case file made by a generator (``cases generate``, ``cases project``): with ``write``,
+    ``path`` becomes ``text``; without, it is left alone. Whether it differed (or was missing)."""
+    current = path.read_text(encoding="utf-8") if path.exists() else None
+    if current == text:
+        return False
+    if write:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return True
+
+
 def share_fixtures(file: dict[str, Any]) -> dict[str, Any]:
     """The case file ``file`` with every fixture that two or more of its cases repeat moved to the
     file's ``fixtures`` and referenced as ``{"$fixture": NAME}``; NAME is the slug of the first case
