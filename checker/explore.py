@@ -37,6 +37,7 @@ from inboxspec.machines.frame import (
     Invariant,
     Snapshot,
     Step,
+    any_step,
     forever_properties,
 )
 
@@ -169,9 +170,15 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
 
     generated: dict[tuple[int, ...], Any] = {}  # the checks generated so far, by their invariants
 
+    # The forever-properties need the explored graph: states numbered in discovery
+    # order, and per allowed subgraph (``forever_groups``) the steps leaving each state.
+    forever = forever_properties(explorer)
+    groups = forever_groups(forever)
+    marks = letter_marks(forever, groups, actions, parsed)
+
     def letters_by_state() -> dict[str, list[Letter]]:
         return letter_table(chart.states, actions, bound,
-                            letter_checks(active_by_letter, once_per_state, parsed, generated))
+                            letter_checks(active_by_letter, once_per_state, parsed, generated), marks)
 
     letters = letters_by_state()
     load, store = explorer.load, explorer.store
@@ -194,10 +201,6 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                         letter_invariants.remove(invariant)
         letters = letters_by_state()
 
-    # The forever-properties need the explored graph: states numbered in discovery
-    # order, and per allowed subgraph (``forever_groups``) the steps leaving each state.
-    forever = forever_properties(explorer)
-    groups = forever_groups(forever)
     recording = bool(forever)
     number: dict[Snapshot, int] = {start: 0}
     successors: list[list[list[Edge]]] = [[[]] for _ in groups]
@@ -211,10 +214,10 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
             if recording:
                 pre_number = number[pre]
             # WARNING: this loop takes a step as the sharded search's does (checker/parallel.py,
-            # _Shard.expand: take_step, Action.when, the two generated checks, step_marks); a
-            # change to one is a change to both.
-            for index, action, fire, check_seen, check_new in letters[pre[0]]:
-                if action.when is not None and not action.when(pre):
+            # _Shard.expand: take_step, Action.when, the two generated
+            # checks, the generated marks); a change to one is a change to both.
+            for index, action, when, fire, check_seen, check_new, step_marks in letters[pre[0]]:
+                if when is not None and not when(pre):
                     continue
                 fired_letters += 1
                 fired, post, output = take_step(data, pre, fire, load, store)
@@ -235,9 +238,9 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                         number[post] = len(number)
                         for graph in successors:
                             graph.append([])
-                if recording:
+                if step_marks is not None:
                     # The step, in each allowed subgraph it is in, with its marks.
-                    allowed, marked = step_marks(forever, groups, pre, action, post, output, parsed)
+                    allowed, marked = step_marks(pre, action, post, output)
                     if allowed:
                         post_number = number[post]
                         for bit, graph in enumerate(successors):
@@ -265,12 +268,12 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
 
 def forever_groups(forever: Sequence[ForeverProperty]) -> list[tuple[int, ...]]:
     """The forever-properties by allowed subgraph: the positions in ``forever`` of those with one
-    ``every_step`` (the host's all forbid the same hand). A group's subgraph is recorded once,
-    each step with the marks of all the properties (bit k for ``forever[k]``), and split into
-    components once."""
+    ``allowed_letters`` and one ``every_step`` (the host's all forbid the same hand). A group's
+    subgraph is recorded once, each step with the marks of all the properties (bit k for
+    ``forever[k]``), and split into components once."""
     groups: dict[Any, list[int]] = {}
     for position, prop in enumerate(forever):
-        groups.setdefault(prop.every_step, []).append(position)
+        groups.setdefault((prop.allowed_letters, prop.every_step), []).append(position)
     return [tuple(members) for members in groups.values()]
 
 
@@ -294,19 +297,51 @@ def young_collections_only() -> Iterator[None]:
         gc.set_threshold(*thresholds)
 
 
-def step_marks(forever: Sequence[ForeverProperty], groups: Sequence[Sequence[int]], pre: Snapshot,
-               action: Action, post: Snapshot, output: Any, bounds: Bounds) -> tuple[int, int]:
-    """Which allowed subgraphs a step is in (bit g for ``groups[g]``, whose ``every_step`` it
-    satisfies), and for which properties of those it is marked (``some_step``: bit k for
-    ``forever[k]``): what the cycle pass records of a step, in the serial and the sharded search."""
-    allowed = marked = 0
-    for bit, members in enumerate(groups):
-        if forever[members[0]].every_step(pre, action, post, output, bounds):
-            allowed |= 1 << bit
+# What the cycle pass records of one step of a letter (``letter_marks``): (allowed, marked).
+StepMarks = Callable[[Any, Action, Any, Any], tuple[int, int]]
+
+
+def letter_marks(forever: Sequence[ForeverProperty], groups: Sequence[Sequence[int]],
+                 actions: Sequence[Action], bounds: Bounds) -> list[StepMarks | None]:
+    """Per letter, what the cycle pass records of a step ``(pre, action, post, output)`` of it, in the
+    serial and the sharded search: which allowed subgraphs the step is in (bit g for ``groups[g]``,
+    whose letter filter keeps the letter and whose ``every_step`` the step satisfies), and for which
+    properties of those it is marked (bit k for ``forever[k]``, whose ``marked_letters`` keeps the
+    letter and whose ``some_step`` the step satisfies). None for a letter no group's
+    ``allowed_letters`` keeps: its steps are in no subgraph.
+
+    Each is one generated function (as ``invariant_checks`` are), which calls only the
+    predicates the letter needs: none for ``any_step``, none of a property whose
+    ``marked_letters`` leave the letter out.
+    """
+    found: list[StepMarks | None] = []
+    for action in actions:
+        namespace: dict[str, Any] = {"bounds": bounds}
+        lines = ["def marks(pre, action, post, output):", "    allowed = marked = 0"]
+        kept = False
+        for bit, members in enumerate(groups):
+            group = forever[members[0]]  # the members share the letter filter and every_step
+            if not group.allowed_letters(action):
+                continue
+            kept = True
+            indent = "    "
+            if group.every_step is not any_step:
+                namespace[f"every{bit}"] = group.every_step
+                lines.append(f"    if every{bit}(pre, action, post, output, bounds):")
+                indent = "        "
+            lines.append(f"{indent}allowed |= {1 << bit}")
             for position in members:
-                if forever[position].some_step(pre, action, post, output, bounds):
-                    marked |= 1 << position
-    return allowed, marked
+                if forever[position].marked_letters(action):
+                    namespace[f"some{position}"] = forever[position].some_step
+                    lines += [f"{indent}if some{position}(pre, action, post, output, bounds):",
+                              f"{indent}    marked |= {1 << position}"]
+        lines.append("    return allowed, marked")
+        if not kept:
+            found.append(None)
+            continue
+        exec("\n".join(lines), namespace)
+        found.append(namespace["marks"])
+    return found
 
 
 def lasso_paths(forever: Sequence[ForeverProperty], groups: Sequence[Sequence[int]],
@@ -338,16 +373,18 @@ def lassos(paths: Mapping[str, LassoPath], snapshot: Callable[[int], Snapshot], 
             for name, path in paths.items()}
 
 
-# One letter as the search fires it in a control state: (letter index, the letter, its firing
-# function there, its check of a step to a state met before, its check of a step that
-# discovers its state; see ``letter_checks``).
-Letter = tuple[int, Action, Any, Any, Any]
+# One letter as the search fires it in a control state: (letter index, the letter, its
+# ``when``, its firing function there, its check of a step to a state met before, its check
+# of a step that discovers its state (see ``letter_checks``), its marks for the cycle pass
+# (``letter_marks``)).
+Letter = tuple[int, Action, Any, Any, Any, Any, Any]
 
 
 def letter_table(states: Sequence[str], actions: Sequence[Action], bound: Sequence[Mapping[str, Any]],
-                 checks: Sequence[tuple[Any, Any]]) -> dict[str, list[Letter]]:
+                 checks: Sequence[tuple[Any, Any]],
+                 marks: Sequence[StepMarks | None]) -> dict[str, list[Letter]]:
     """Per control state, every letter in alphabet order (``Letter``)."""
-    return {state: [(index, action, fire[state], *checks[index])
+    return {state: [(index, action, action.when, fire[state], *checks[index], marks[index])
                     for index, (action, fire) in enumerate(zip(actions, bound, strict=True))]
             for state in states}
 

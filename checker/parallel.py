@@ -39,7 +39,7 @@ What comes out is exactly what :func:`inboxspec.checker.explore.explore` gives
       serial search's argument, ``state_level_invariants``);
     * the first step of each chart transition, the same way;
     * the lassos. A step in some allowed subgraph of the forever-properties is
-      recorded where it is taken, with its marks (``step_marks``), its target
+      recorded where it is taken, with its marks (``letter_marks``), its target
       as a number or, until the owner has numbered it, as a handle (the owner,
       and the target's position in what was sent to it). After the last level
       each owner answers every handle it was sent with a number, the
@@ -95,10 +95,10 @@ from inboxspec.checker.explore import (
     lasso_paths,
     lassos,
     letter_checks,
+    letter_marks,
     letter_table,
     set_up,
     state_level_invariants,
-    step_marks,
     young_collections_only,
 )
 from inboxspec.machines.frame import (
@@ -236,10 +236,11 @@ class _Shard:
         self.covered: set[Any] = set()  # the chart's transitions met, by identity
         self.fired = 0
         # The steps in some allowed subgraph: source number, target (number or handle), letter,
-        # the subgraphs it is in and the properties it is marked for (``step_marks``).
+        # the subgraphs it is in and the properties it is marked for (``letter_marks``).
         self.edges = tuple(array("q") for _ in range(5))
         self.active = [list(letter) for letter in search.by_letter]
         self.memo: dict[tuple[int, ...], Any] = {}
+        self.marks = letter_marks(search.forever, search.groups, search.actions, search.bounds)
         self.letters = self._letters()
 
     def wait(self, channel: Any) -> Any:
@@ -260,7 +261,8 @@ class _Shard:
     def _letters(self) -> dict[str, list[Any]]:
         search = self.search
         return letter_table(search.states, search.actions, search.bound,
-                            letter_checks(self.active, search.once_per_state, search.bounds, self.memo))
+                            letter_checks(self.active, search.once_per_state, search.bounds, self.memo),
+                            self.marks)
 
     def _violated(self, failed: list[Invariant], key: int, step: tuple[Snapshot, int, Snapshot, Any]) -> None:
         # This worker's first violation is its least one (it takes its steps in key order);
@@ -297,11 +299,10 @@ class _Shard:
         """Expand this level's owned states; route the successors others own to them."""
         search, me = self.search, self.me
         workers, width = search.workers, len(search.actions)
-        data, load, store, bounds = search.data, search.load, search.store, search.bounds
+        data, load, store = search.data, search.load, search.store
         seen, sent, sent_count, inboxes = self.seen, self.sent, self.sent_count, search.inboxes
         pieces = self.pieces
         covered, coverage = self.covered, self.coverage
-        forever, groups, recording = search.forever, search.groups, bool(search.forever)
         edge_source, edge_target, edge_letter, edge_allowed, edge_marked = self.edges
         # This level's candidates: the new states this worker owns, with the least key offered.
         candidates: dict[Snapshot, int] = {}
@@ -313,9 +314,9 @@ class _Shard:
         for source, pre in self.frontier:
             first_key = source * width
             # WARNING: this loop takes a step as ``explore``'s does (take_step, Action.when,
-            # the two generated checks, step_marks); a change to one is a change to both.
-            for index, action, fire, check_seen, check_new in self.letters[pre[0]]:  # type: ignore[index]
-                if action.when is not None and not action.when(pre):
+            # the two generated checks, the generated marks); a change to one is a change to both.
+            for index, action, when, fire, check_seen, check_new, step_marks in self.letters[pre[0]]:  # type: ignore[index]
+                if when is not None and not when(pre):
                     continue
                 fired_letters += 1
                 fired, post, output = take_step(data, pre, fire, load, store)
@@ -354,8 +355,8 @@ class _Shard:
                 check = check_new if fresh else check_seen
                 if check is not None and (failed := check(pre, post, output)) is not None:
                     self._violated(failed, key, (pre, index, post, output))
-                if recording:
-                    allowed, marked = step_marks(forever, groups, pre, action, post, output, bounds)
+                if step_marks is not None:
+                    allowed, marked = step_marks(pre, action, post, output)
                     if allowed:
                         edge_source.append(source)
                         edge_target.append(target)

@@ -107,6 +107,17 @@ class Invariant:
     of_state: bool = False
 
 
+def every_letter(action: Action) -> bool:
+    """A letter filter that keeps every letter (a forever-property's default ``allowed_letters``
+    and ``marked_letters``)."""
+    return True
+
+
+def any_step(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
+    """An ``every_step`` that allows every step of an allowed letter; the search then calls nothing."""
+    return True
+
+
 @dataclass(frozen=True)
 class ForeverProperty:
     """A liveness-style promise: no execution repeats some kind of step forever.
@@ -120,7 +131,13 @@ class ForeverProperty:
     (``checker/cycles.py``).
 
     Both predicates take ``(pre, action, post, output, bounds)`` of one
-    explored step. ``finding`` and ``option`` mean what they mean on an
+    explored step. Like an invariant's ``applies``, ``allowed_letters`` and
+    ``marked_letters`` are decided once per letter of the alphabet: a step is
+    allowed when its letter is in ``allowed_letters`` and the step satisfies
+    ``every_step`` (``any_step``: every step of such a letter, so the search
+    calls nothing), and marked when, allowed, its letter is also in
+    ``marked_letters`` and it satisfies ``some_step``, which is asked of no
+    other step. ``finding`` and ``option`` mean what they mean on an
     :class:`Invariant`: a finding's property is *expected* to fail under the
     seed default and to hold with its option on. ``expected_to_fail`` marks a
     property that fails under the seed's defaults and has no fixing option
@@ -134,6 +151,8 @@ class ForeverProperty:
     finding: str | None = None
     option: str | None = None
     expected_to_fail: bool = False
+    allowed_letters: Callable[[Action], bool] = every_letter
+    marked_letters: Callable[[Action], bool] = every_letter
 
     def expected_to_fail_under(self, options: Mapping[str, bool]) -> bool:
         if self.finding is not None and self.option is not None:

@@ -120,7 +120,7 @@ from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 from inboxspec.machines import frame, host_driver
-from inboxspec.machines.frame import Action, Bounds, ForeverProperty, Invariant
+from inboxspec.machines.frame import Action, Bounds, ForeverProperty, Invariant, any_step
 from inboxspec.model.host import HostChart, HostModelOptions, Mail, Parts, Reminder, SessionData
 from inboxspec.model.peer_delivery import Position
 
@@ -375,11 +375,19 @@ INVARIANTS: tuple[Invariant, ...] = (
 )
 
 
-def _no_hand(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
+def _no_hand(action: Action) -> bool:
+    """The letters of an allowed step (HOST-INV-1): none of the environment's hand."""
     return action.event not in HAND
 
 
-# The some_step predicates below run on every allowed step; most steps wake no one.
+def _tick(action: Action) -> bool:
+    """The letters of a marked step: a session wakes at a tick and at no other step (HOST-WAKE-1;
+    the chart writes a wake record in ``book_tick`` alone, and
+    tests/test_host_explorer.py fails when another letter's step writes one)."""
+    return action.event == "tick"
+
+
+# The some_step predicates below run on every allowed tick; most ticks wake no one.
 
 
 def _counted_wake(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
@@ -412,7 +420,9 @@ FOREVER: tuple[ForeverProperty, ...] = (
     ForeverProperty(
         "no_counted_wakes_forever",
         ("HOST-INV-1", "HOST-WAKE-2", "HOST-LINE-1", "HOST-OPT-2"),
-        every_step=_no_hand,
+        allowed_letters=_no_hand,
+        every_step=any_step,
+        marked_letters=_tick,
         some_step=_counted_wake,
         finding="HOST-F2",
         option="harness_lines_as_agent_mail",
@@ -420,7 +430,9 @@ FOREVER: tuple[ForeverProperty, ...] = (
     ForeverProperty(
         "no_harness_line_wakes_forever",
         ("HOST-INV-1", "HOST-LINE-1", "HOST-OPT-2"),
-        every_step=_no_hand,
+        allowed_letters=_no_hand,
+        every_step=any_step,
+        marked_letters=_tick,
         some_step=_harness_line_wake,
         finding="HOST-F2",
         option="harness_lines_as_agent_mail",
@@ -428,7 +440,9 @@ FOREVER: tuple[ForeverProperty, ...] = (
     ForeverProperty(
         "no_forged_cadence_forever",
         ("HOST-INV-1", "HOST-SEND-2", "HOST-OPT-1"),
-        every_step=_no_hand,
+        allowed_letters=_no_hand,
+        every_step=any_step,
+        marked_letters=_tick,
         some_step=_forged_cadence_wake,
         finding="HOST-F1",
         option="stamp_true_sender",

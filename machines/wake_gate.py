@@ -110,19 +110,19 @@ INVARIANTS: tuple[Invariant, ...] = (
 )
 
 
-def _no_user_input_or_reset(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
+def _no_user_input_or_reset(action: Action) -> bool:
+    """The letters of an allowed step: no user input and no ``reset_streak``."""
     return not _batch_has(action, USER) and action.event != "reset_streak"
 
 
-def _no_host_intervention(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
-    """No user input, no ``reset_streak``, and no host lowering the streak (WAKE-HOST-1), which is
-    the same reset by another name."""
-    lowered = action.event == "set_streak" and post.streak < pre.streak
-    return _no_user_input_or_reset(pre, action, post, out, bounds) and not lowered
+def _streak_not_lowered(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
+    """No host lowering the streak (WAKE-HOST-1), which is a reset by another name."""
+    return not (action.event == "set_streak" and post.streak < pre.streak)
 
 
 def _counted_wake(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds) -> bool:
-    return _decide(action) and bool(out.get("wake")) and bool(out.get("counts_against_cap"))
+    """Of a ``decide`` step (``marked_letters``): it wakes, and the wake counts against the cap."""
+    return bool(out.get("wake")) and bool(out.get("counts_against_cap"))
 
 
 # Seed 000: the cap exists "so two chatty instances cannot ping-pong forever": no cycle
@@ -134,7 +134,8 @@ def _counted_wake(pre: Any, action: Action, post: Any, out: Any, bounds: Bounds)
 # it holds across sessions that wake each other is the host's question.
 FOREVER: tuple[ForeverProperty, ...] = (
     ForeverProperty("no_ping_pong_forever", ("WAKE-CAP-1", "WAKE-CAP-2", "WAKE-CAP-3", "WAKE-HOST-1"),
-                    every_step=_no_host_intervention, some_step=_counted_wake),
+                    allowed_letters=_no_user_input_or_reset, every_step=_streak_not_lowered,
+                    marked_letters=_decide, some_step=_counted_wake),
 )
 
 

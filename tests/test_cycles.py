@@ -30,7 +30,15 @@ from inboxspec.checker.explore import Lasso, explore
 from inboxspec.checker.findings import check_forever
 from inboxspec.checker.traces import describe_lasso, to_itf_lasso
 from inboxspec.cli import main
-from inboxspec.machines.frame import Action, Bounds, ForeverProperty, Invariant, Machine, forever_properties
+from inboxspec.machines.frame import (
+    Action,
+    Bounds,
+    ForeverProperty,
+    Invariant,
+    Machine,
+    any_step,
+    forever_properties,
+)
 from inboxspec.model.chart import ModelChart, stay
 
 CAP = 3
@@ -254,7 +262,8 @@ def _counting_lowered_streaks_as_ordinary(monkeypatch: pytest.MonkeyPatch) -> No
 
     explorer = machines.get("wake-gate").explorer
     (prop,) = forever_properties(explorer)
-    ordinary = dataclasses.replace(prop, every_step=wake_gate._no_user_input_or_reset, expected_to_fail=True)
+    assert prop.allowed_letters is wake_gate._no_user_input_or_reset
+    ordinary = dataclasses.replace(prop, every_step=any_step, expected_to_fail=True)
     monkeypatch.setattr(explorer, "forever", (ordinary,))
 
 

@@ -190,6 +190,22 @@ def test_load_writes_what_a_plain_load_writes_after_any_step() -> None:
     assert compared > 5_000
 
 
+def test_only_a_tick_wakes_a_session() -> None:
+    # What lets the forever-properties ask their some_step of ticks alone (``marked_letters``):
+    # a step of any other letter, from every state of the walk, writes no wake record.
+    explorer, data, actions, fire, states = _walk({"reminders": "1", "hand": "1", "subscriptions": "2"}, 600)
+    (marked,) = {prop.marked_letters for prop in host.FOREVER}
+    woken_by: collections.Counter[str] = collections.Counter()
+    for pre in states:
+        for action, letter in zip(actions, fire, strict=True):
+            explorer.load(data, pre)
+            letter[pre[0]](data)
+            woken_by[action.event] += sum(1 for r in data.output.get("events", ()) if r["type"] == "wake")
+    assert woken_by["tick"] > 100
+    assert {event for event, wakes in woken_by.items() if wakes} == {"tick"}
+    assert {a.event for a in actions if marked(a)} == {"tick"}
+
+
 def test_a_guard_rejection_leaves_the_data_as_loaded() -> None:
     # What lets ``load`` keep the data after such a step; a rejection by a part (peer delivery's
     # not_held) changes a part's output, and this comparison sees that.
