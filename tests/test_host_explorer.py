@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import copy
 import dataclasses
+import itertools
 import pickle
 from typing import Any
 
@@ -297,6 +298,22 @@ def test_records_are_read_from_the_output_asked_about() -> None:
     assert [r["n"] for r in host._records(second, "wake")] == []
     assert [r["n"] for r in host._records(first, "wake")] == [2]
     assert list(host._records(None, "send")) == [] and list(host._records({"error": "x"}, "send")) == []
+
+
+def test_nothing_lost_counts_the_state_it_is_asked_about() -> None:
+    # ``_nothing_lost`` keeps the count in flight of the last ``pre`` it read: asked about steps
+    # from one state and then another, in turns, it must count each step's own state.
+    explorer, data, _actions, fire, states = _walk({"reminders": "1", "hand": "1"}, 300)
+    steps = []
+    for pre in states:
+        for letter in fire:
+            explorer.load(data, pre)
+            post = explorer.store(data, letter[pre[0]](data).target)
+            steps.append((pre, post, data.output))
+    turns = [step for pair in zip(steps, reversed(steps), strict=True) for step in pair]
+    bounds = explorer.parse_bounds({"reminders": "1", "hand": "1"})
+    assert all(host._nothing_lost(pre, post, out, bounds) for pre, post, out in turns)
+    assert sum(host._in_flight(a[0]) != host._in_flight(b[0]) for a, b in itertools.pairwise(turns)) > 100
 
 
 def test_letters_travel_between_processes() -> None:
