@@ -305,7 +305,8 @@ def _nothing_lost(pre: Snapshot, post: Snapshot, out: Any, bounds: Bounds) -> bo
         sum(1 for m in pre.sessions[_index(bounds, r["session"])].pending if m.channel == "peer")
         for r in records.get("wake", ())
     )
-    return _last_pre[1] + len(sends) == _in_flight(post) + read + terminal + queue_full
+    in_flight_before: int = _last_pre[1]
+    return in_flight_before + len(sends) == _in_flight(post) + read + terminal + queue_full
 
 
 def _idle_is_true(pre: Snapshot, post: Snapshot, out: Any, bounds: Bounds) -> bool:
