@@ -47,13 +47,13 @@ def _stages(name: str) -> dict[str, Callable[[], int]]:
     def fired() -> int:
         for pre, index in steps:
             load(data, pre)
-            bound[index][pre[0]](data)
+            bound[index][pre[0]](data)  # type: ignore[index]
         return len(steps)
 
     def stored() -> int:
         for pre, index in steps:
             load(data, pre)
-            store(data, bound[index][pre[0]](data).target)
+            store(data, bound[index][pre[0]](data).target)  # type: ignore[index]
         return len(steps)
 
     def explored() -> int:
