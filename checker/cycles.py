@@ -3,14 +3,15 @@
 A :class:`~inboxspec.machines.frame.ForeverProperty` says that no execution
 repeats some kind of step forever. In a finite explored graph an infinite
 execution ends in a cycle, so the property fails exactly when a reachable cycle
-exists whose every step is allowed (``every_step``) and one of whose steps is
-the repeated kind (``some_step``). The search is the one TLC and Stateright
-use for such properties, in its simplest form:
+exists whose every step is allowed (its letter in ``allowed_letters``, the step
+satisfying ``every_step``) and one of whose steps is the repeated kind (also its
+letter in ``marked_letters``, the step satisfying ``some_step``). The search is
+the one TLC and Stateright use for such properties, in its simplest form:
 
 1. the breadth-first exploration records, per property, the explored steps
-   that satisfy ``every_step`` (the allowed subgraph), marking those that also
-   satisfy ``some_step``; properties with the same ``every_step`` share one
-   subgraph, each with its own mark bit on the steps;
+   that are allowed (the allowed subgraph), marking those that are also of the
+   repeated kind; properties with the same ``allowed_letters`` and
+   ``every_step`` share one subgraph, each with its own mark bit on the steps;
 2. an iterative Tarjan pass (no recursion, so no depth limit) splits the
    allowed subgraph into strongly connected components, once for all the
    properties that share it;

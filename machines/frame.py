@@ -123,9 +123,9 @@ class ForeverProperty:
     """A liveness-style promise: no execution repeats some kind of step forever.
 
     It is checked on cycles of the explored graph, not by a bounded counter:
-    the property fails when a reachable cycle exists whose every step satisfies
-    ``every_step`` and of whose steps at least one satisfies ``some_step``
-    (for the wake gate: a cycle without user input or a streak reset that
+    the property fails when a reachable cycle exists whose every step is
+    allowed and of whose steps at least one is marked (defined below; for the
+    wake gate: a cycle without user input or a streak reset that
     contains a counted wake). The failure is shown as a lasso, the shortest
     prefix from the initial state to the cycle and then the loop
     (``checker/cycles.py``).

@@ -392,7 +392,8 @@ def _no_hand(action: Action) -> bool:
 def _tick(action: Action) -> bool:
     """The letters of a marked step: a session wakes at a tick and at no other step (HOST-WAKE-1;
     the chart writes a wake record in ``book_tick`` alone, and
-    tests/test_host_explorer.py fails when another letter's step writes one)."""
+    tests/test_host_explorer.py fails when another letter's step writes one, under the
+    seed's defaults or with any one option on)."""
     return action.event == "tick"
 
 

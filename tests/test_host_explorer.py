@@ -30,12 +30,13 @@ from inboxspec.model.host import Mail, Parts, Reminder, SessionData
 LIMIT = 3000
 
 
-def _walk(bounds: dict[str, str], limit: int = LIMIT) -> tuple[Any, Any, list[Any], list[Any], list[Any]]:
+def _walk(bounds: dict[str, str], limit: int = LIMIT,
+          options: dict[str, bool] | None = None) -> tuple[Any, Any, list[Any], list[Any], list[Any]]:
     explorer = host.HostExplorer()
     parsed = explorer.parse_bounds(bounds)
     chart = CompiledChart(host.MACHINE.chart)
     data = chart.blank()
-    explorer.constants(data, parsed, {})
+    explorer.constants(data, parsed, options or {})
     actions = list(explorer.alphabet(parsed))
     fire = [chart.bind(a.event, a.kwargs) for a in actions]
     start = explorer.initial(parsed)
@@ -191,10 +192,13 @@ def test_load_writes_what_a_plain_load_writes_after_any_step() -> None:
     assert compared > 5_000
 
 
-def test_only_a_tick_wakes_a_session() -> None:
+@pytest.mark.parametrize("option", [None, *host.HostExplorer.options])
+def test_only_a_tick_wakes_a_session(option: str | None) -> None:
     # What lets the forever-properties ask their some_step of ticks alone (``marked_letters``):
-    # a step of any other letter, from every state of the walk, writes no wake record.
-    explorer, data, actions, fire, states = _walk({"reminders": "1", "hand": "1", "subscriptions": "2"}, 600)
+    # a step of any other letter, from every state of the walk, writes no wake record, under
+    # the seed's defaults and with each option on.
+    explorer, data, actions, fire, states = _walk({"reminders": "1", "hand": "1", "subscriptions": "2"}, 600,
+                                                  {option: True} if option else None)
     (marked,) = {prop.marked_letters for prop in host.FOREVER}
     woken_by: collections.Counter[str] = collections.Counter()
     for pre in states:
