@@ -214,8 +214,8 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
             if recording:
                 pre_number = number[pre]
             # WARNING: this loop takes a step as the sharded search's does (checker/parallel.py,
-            # _Shard.expand: take_step, Action.when, the two generated
-            # checks, the generated marks); a change to one is a change to both.
+            # _Shard.expand: take_step, Action.when, the two generated checks, the generated
+            # marks); a change to one is a change to both.
             for index, action, when, fire, check_seen, check_new, step_marks in letters[pre[0]]:
                 if when is not None and not when(pre):
                     continue
