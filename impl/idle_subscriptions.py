@@ -54,7 +54,7 @@ from .idle_label import (
     render_idle_notice,
 )
 from .options import FindingOptions
-from .values import is_safe_natural
+from .values import check_argument_names, is_safe_natural
 
 # The seed's constants (IDLE-DEF-1).
 PEER_IDLE_SUBSCRIPTION_TTL_MS = 43_200_000
@@ -241,12 +241,7 @@ def check_arguments(event: str, args: object, names: Collection[str]) -> Mapping
     ``None`` for an absent argument, and either rejects it (a required argument) or takes the
     default (IDLE-IF-1).
     """
-    if not isinstance(args, Mapping):
-        raise InvalidArgument(f"{event}: args must be an object, got {type(args).__name__}")
-    unknown = sorted(str(name) for name in args if name not in names)
-    if unknown:
-        raise InvalidArgument(f"{event} takes no argument(s) {', '.join(unknown)}")
-    return args
+    return check_argument_names(event, args, names, InvalidArgument)
 
 
 def must_push_out(priors: int, priors_kept: int) -> bool:

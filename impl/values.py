@@ -8,6 +8,7 @@ check below asks for ``type(value) is int``.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from typing import Final
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
@@ -35,3 +36,17 @@ def describe(value: object) -> str:
     except Exception:  # a hostile __repr__, or an int too long to print
         return f"a {type(value).__name__}"
     return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def check_argument_names(event: str, args: object, names: Collection[str],
+                         invalid: type[Exception]) -> Mapping[str, object]:
+    """A step's first two faults, for a reference that takes a step's arguments as sent: ``args``
+    must be an object, and may name only the event's arguments (``names``, from the machine's
+    interface data); else ``invalid`` (the machine's ``invalid_argument`` error) is raised.
+    Returns ``args``; each argument's own value is the event's to check."""
+    if not isinstance(args, Mapping):
+        raise invalid(f"{event}: args must be an object, got {type(args).__name__}")
+    unknown = sorted(str(name) for name in args if name not in names)
+    if unknown:
+        raise invalid(f"{event} takes no argument(s) {', '.join(unknown)}")
+    return args

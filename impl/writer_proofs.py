@@ -47,6 +47,7 @@ from typing import Any, ClassVar, Literal, Protocol, cast
 
 from .errors import InboxSpecError
 from .options import FindingOptions
+from .values import check_argument_names
 
 Category = Literal["running CLI", "setup receipt", "declared writer", "active locator", "home floor",
                    "writer renewal"]
@@ -624,12 +625,7 @@ def check_arguments(event: str, args: object, names: Collection[str]) -> Mapping
     method's (``WriterProofs.preview``, ``WriterProofs.initial``: ``invalid_roots``), or, for the
     harness step, ``writer_harness.SwapPaths.from_arguments``.
     """
-    if not isinstance(args, Mapping):
-        raise InvalidArgument(f"{event}: args must be an object, got {type(args).__name__}")
-    extra = sorted(str(name) for name in args if name not in names)
-    if extra:
-        raise InvalidArgument(f"{event} takes no argument(s) {', '.join(extra)}")
-    return args
+    return check_argument_names(event, args, names, InvalidArgument)
 
 
 class WriterProofs:
