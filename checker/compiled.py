@@ -31,6 +31,8 @@ from statemachine import Event, State, StateChart
 from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
+from inboxspec.model.chart import selection_source
+
 
 class ChartNotCompilable(Exception):
     """The chart uses a python-statemachine feature the compiled view does not support."""
@@ -192,20 +194,9 @@ def _generate(chart: str, state: str, event: str, rows: tuple[CompiledTransition
         arguments = ", ".join(["data", *(constant(kwargs[p]) for p in callback.parameters)])
         return f"{constant(callback.function)}({arguments})"
 
-    lines = ["def fire(data):"]
-    for row in rows:
-        tests = [call(g) if g.expected else f"not {call(g)}" for g in row.guards]
-        indent = "    "
-        if tests:
-            lines.append(f"    if {' and '.join(tests)}:")
-            indent = "        "
-        lines.extend(f"{indent}{call(a)}" for a in row.actions)
-        lines.append(f"{indent}return {constant(row)}")
-        if not tests:
-            break  # an unguarded transition always fires; later ones are unreachable
-    else:
-        message = f"{chart}: no transition for {event} in {state}"
-        lines.append(f"    raise NoTransition({constant(message)})")
+    message = f"{chart}: no transition for {event} in {state}"
+    refusal = f"raise NoTransition({constant(message)})"
+    lines = ["def fire(data):", *selection_source(rows, call, constant, refusal)]
     exec("\n".join(lines), namespace)
     function: Callable[[Any], CompiledTransition] = namespace["fire"]
     return function

@@ -1,4 +1,5 @@
-"""What every model chart shares: python-statemachine's behaviour flags, pinned, and ``stay``.
+"""What every model chart shares: python-statemachine's behaviour flags, pinned, ``stay``, and
+the selection rule that fires a chart's event as generated code (``selection_source``).
 
 The flags are pinned here once, not left to the library's defaults, because each
 changes what a chart means:
@@ -15,8 +16,8 @@ This module does not import ``inboxspec.impl``, like every model module.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from statemachine import State, StateChart
 from statemachine.transition_list import TransitionList
@@ -39,3 +40,44 @@ def stay(states: Sequence[State], **kwargs: Any) -> TransitionList:
     for state in states:
         result = result | state.to.itself(internal=True, **kwargs)
     return result
+
+
+class _Guard(Protocol):
+    @property
+    def expected(self) -> bool: ...  # True for a ``cond``, False for an ``unless``
+
+
+class _Row(Protocol):
+    """One transition of a (state, event), as a generator of firing code reads it."""
+
+    @property
+    def guards(self) -> Sequence[_Guard]: ...
+
+    @property
+    def actions(self) -> Sequence[Any]: ...
+
+
+def selection_source(rows: Sequence[_Row], call: Callable[[Any], str], result: Callable[[Any], str],
+                     refusal: str) -> list[str]:
+    """The body of a generated firing function: python-statemachine's selection rule.
+
+    The transitions ``rows`` of one (state, event) are tested in document order, and the
+    first whose guards all pass (a ``cond`` true, an ``unless`` false) runs its actions in
+    order and returns ``result(row)``; when none is enabled, ``refusal`` (a statement) runs.
+    ``call`` gives the source of one guard's or action's call. Both generators of firing code
+    build on it: the explorer's view of a whole chart (``checker/compiled.py``) and a
+    composed machine's parts (``model/compose.py``).
+    """
+    lines: list[str] = []
+    for row in rows:
+        tests = [call(g) if g.expected else f"not {call(g)}" for g in row.guards]
+        indent = "    "
+        if tests:
+            lines.append(f"    if {' and '.join(tests)}:")
+            indent = "        "
+        lines.extend(f"{indent}{call(a)}" for a in row.actions)
+        lines.append(f"{indent}return {result(row)}")
+        if not tests:
+            return lines  # an unguarded transition always fires; later ones are unreachable
+    lines.append(f"    {refusal}")
+    return lines

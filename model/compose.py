@@ -31,7 +31,7 @@ from statemachine import Event, State, StateChart
 from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
-from .chart import ModelChart
+from .chart import ModelChart, selection_source
 
 
 class _Bare(ModelChart["_Bare"]):
@@ -175,21 +175,10 @@ class Part:
             namespace[name] = value
             return name
 
-        lines = ["def fire(data, kwargs):"]
-        for row in self.rows.get((state, event), ()):
-            tests = [g.source(given, constant) if g.expected else f"not {g.source(given, constant)}"
-                     for g in row.guards]
-            indent = "    "
-            if tests:
-                lines.append(f"    if {' and '.join(tests)}:")
-                indent = "        "
-            lines.extend(f"{indent}{a.source(given, constant)}" for a in row.actions)
-            lines.append(f"{indent}return {constant(row.target)}")
-            if not tests:
-                break  # an unguarded transition always fires; later ones are unreachable
-        else:
-            message = f"{self.chart.__name__}: no transition for {event} in {state}"
-            lines.append(f"    raise {constant(NoTransition)}({constant(message)})")
+        message = f"{self.chart.__name__}: no transition for {event} in {state}"
+        lines = ["def fire(data, kwargs):", *selection_source(
+            self.rows.get((state, event), ()), lambda c: c.source(given, constant),
+            lambda row: constant(row.target), f"raise {constant(NoTransition)}({constant(message)})")]
         exec("\n".join(lines), namespace)
         firing: Callable[[Any, dict[str, Any]], str] = namespace["fire"]
         return firing
