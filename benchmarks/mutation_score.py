@@ -537,6 +537,8 @@ class MutantChild:
 def start_mutant(machine_name: str, mutant: Mutant, timeout: float,
                  cases: Sequence[Any] | None = None) -> MutantChild:
     """Fork a child that replays the machine's bundled cases through ``mutant``."""
+    from inboxspec.checker.forked import take_default_termination
+
     tree = mutated_source(mutant)
     origin = str(importlib.util.find_spec(mutant.module).origin)  # type: ignore[union-attr]
     chosen = _bundled_cases(machine_name) if cases is None else cases
@@ -550,9 +552,9 @@ def start_mutant(machine_name: str, mutant: Mutant, timeout: float,
         # os._exit skips the exit handlers: the child runs only those its fresh import registers
         # (the writer proofs' in-process fixture directories), never the parent's.
         atexit._clear()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler (main) is not the child's
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # nor its mask (run_mutants)
+        take_default_termination()  # the parent's handler (main) and mask (run_mutants) are not the child's
         try:
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the alarm ends the child, whatever the parent's
             signal.alarm(max(1, int(timeout)))
             os.environ["TMPDIR"] = tmpdir
             tempfile.tempdir = tmpdir
@@ -727,7 +729,6 @@ def _terminated(signum: int, _frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from inboxspec import machines
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("machines", nargs="*", help="machines to score (default: every registered one)")
@@ -738,11 +739,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="mutants replayed at once, each in its own child (default: the cores)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    # A SIGTERM (a CI job cancelled, `kill`) unwinds like Ctrl-C, so run_mutants' cleanup kills the
-    # children and removes their temporary directories.
-    signal.signal(signal.SIGTERM, _terminated)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    # A SIGTERM (a CI job cancelled, `kill`) unwinds like Ctrl-C, so run_mutants' cleanup kills the
+    # children and removes their temporary directories. The caller's handler is put back on return:
+    # a process that calls main (a test) and forks later must not hand its children this one.
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        return _run(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from inboxspec import machines
+
     names = args.machines or machines.names()
     if args.list:
         for name in names:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import gc
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,6 +28,7 @@ from typing import Any
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart, CompiledTransition, take_step
 from inboxspec.checker.cycles import Edge, LassoPath, find_lassos
+from inboxspec.checker.forked import can_fork, fork_context, take_default_termination
 from inboxspec.machines.frame import (
     Action,
     Bounds,
@@ -152,7 +152,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     """Every reachable state within the bounds, breadth-first; on ``workers`` processes when
     more than one and processes can be forked (``checker/parallel.py``: the same result,
     lassos included)."""
-    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+    if workers > 1 and can_fork():
         from inboxspec.checker.parallel import explore_on_workers
 
         parallel: Exploration = explore_on_workers(name, bounds, options, workers, progress)
@@ -548,7 +548,7 @@ class Explorations:
 
     def start(self, configurations: Sequence[Configuration], workers: int) -> None:
         """Begin the explorations of ``configurations`` in ``workers`` processes (listed largest first)."""
-        if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        if workers <= 1 or not can_fork():
             return
         fresh: dict[tuple[Any, ...], Configuration] = {}
         for configuration in configurations:
@@ -558,7 +558,7 @@ class Explorations:
         if len(fresh) < 2:
             return  # one exploration gains nothing from a pool
         if self._pool is None:
-            self._pool = multiprocessing.get_context("fork").Pool(min(workers, len(fresh)))
+            self._pool = fork_context().Pool(min(workers, len(fresh)), initializer=take_default_termination)
         for key, configuration in fresh.items():
             self.runs += 1
             self._pending[key] = self._pool.apply_async(_explore_in_worker, (configuration,))

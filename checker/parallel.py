@@ -75,7 +75,6 @@ every machine, and shows planted faults in the sharding caught.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import queue
 import time
@@ -101,6 +100,7 @@ from inboxspec.checker.explore import (
     state_level_invariants,
     young_collections_only,
 )
+from inboxspec.checker.forked import fork_context, take_default_termination
 from inboxspec.machines.frame import (
     Action,
     Bounds,
@@ -118,6 +118,10 @@ BATCH = 1024
 # How long the coordinator (a worker) waits for a message before it looks whether a worker
 # (the coordinator) died.
 POLL_SECONDS = 1.0
+
+# How long the coordinator waits for a TERMed worker to end before it KILLs it. A worker takes
+# SIGTERM's default (checker/forked.py) and ends at once; the KILL is for whatever still holds it.
+END_GRACE_SECONDS = 5.0
 
 
 class ShardingError(RuntimeError):
@@ -448,6 +452,7 @@ class _Shard:
 
 
 def _run_shard(me: int) -> None:
+    take_default_termination()
     search = _SEARCH
     assert search is not None, "a worker forked without its search"
     try:
@@ -484,7 +489,7 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
     bound = [chart.bind(a.event, a.kwargs) for a in actions]
     start = explorer.initial(parsed)
     forever = forever_properties(explorer)
-    context = multiprocessing.get_context("fork")
+    context = fork_context()
     search = _Search(workers, actions, bound, chart.states, data, explorer.load, explorer.store, parsed,
                      start, owner_of(start, workers), by_letter,
                      state_level_invariants(by_letter, start, parsed), forever, forever_groups(forever),
@@ -601,7 +606,10 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
         for process in processes:
             if process.is_alive():
                 process.terminate()
-            process.join()
+            process.join(timeout=END_GRACE_SECONDS)
+            if process.is_alive():  # a SIGTERM that did not end it (see checker/forked.py)
+                process.kill()
+                process.join()
         for channel in (*search.inboxes, *search.controls, search.results):
             channel.close()
             channel.cancel_join_thread()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import fcntl
 import functools
 import hashlib
-import multiprocessing
 import os
 import pickle
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +23,7 @@ from typing import TypeVar
 import pytest
 
 from inboxspec.checker.explore import Configuration, Exploration, Explorations, compiled_chart, explore
+from inboxspec.checker.forked import fork_context, take_default_termination
 
 T = TypeVar("T")
 
@@ -101,7 +101,7 @@ class SharedExplorations(Explorations):
         if not missing:
             return
         make = functools.partial(_shared_exploration, _shared_root(self._factory))
-        with multiprocessing.get_context("fork").Pool(min(workers, len(missing))) as pool:
+        with fork_context().Pool(min(workers, len(missing)), initializer=take_default_termination) as pool:
             results = pool.starmap(make, missing.items(), chunksize=1)
         for key, result in zip(missing, results, strict=True):
             self._remember(key, result)

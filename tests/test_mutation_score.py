@@ -169,8 +169,11 @@ def test_entries_with_extra_keys_load_and_only_agreements_count_as_reviews(
     result = mutation_score.score("wake-gate", only=[REVIEWED_EQUIVALENT])
     assert [m.id for m, _ in result.equivalent] == [REVIEWED_EQUIVALENT]
     assert (result.as_json()["listed_equivalents"], result.as_json()["second_reviewed"]) == (6, 2)
+    before = signal.getsignal(signal.SIGTERM)
     assert mutation_score.main(["wake-gate", "--only", REVIEWED_EQUIVALENT]) == 0
     assert "second review: 2 of 6 listed equivalents" in capsys.readouterr().out
+    # main's own SIGTERM handler is the caller's again: this process forks later (checker/forked.py).
+    assert signal.getsignal(signal.SIGTERM) is before
 
 
 def _ids(module: str, source: str) -> set[str]:

@@ -13,7 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import multiprocessing
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -69,6 +74,20 @@ def test_a_pool_of_workers_explores_what_the_caller_would() -> None:
     for configuration, result in zip(configurations, results, strict=True):
         _same(result, sequential.get(*configuration))
     assert machines.get("wake-gate")  # the registry is untouched
+
+
+def test_a_pools_workers_take_sigterms_default_whatever_the_callers_handler() -> None:
+    """``Explorations.close`` TERMs the pool's workers (checker/forked.py)."""
+    def unwinds(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, unwinds)
+    try:
+        with Explorations() as pooled:
+            pooled.start([("wake-gate", {}, {}), ("writer-proofs", {}, {})], workers=2)
+            assert pooled._pool.apply(signal.getsignal, (signal.SIGTERM,)) == signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def test_check_takes_a_worker_count(capsys: pytest.CaptureFixture[str]) -> None:
@@ -212,6 +231,70 @@ def test_a_failing_worker_fails_the_search_and_leaves_no_process(monkeypatch: py
     with pytest.raises(ShardingError, match="planted failure in a worker"):
         explore_on_workers("wake-gate", None, None, 2)
     assert multiprocessing.active_children() == []
+
+
+# A search whose first worker fails as the search ends. The coordinator takes a second to act on
+# the failure; meanwhile the other worker sends a megabyte (as a large level's keys or a report
+# would be), which the coordinator, raising, never reads. It then TERMs that worker, whose exit
+# would wait for the megabyte to be written unless the TERM ends it outright. Each search runs in
+# a process of its own, so that one that never ends fails this test by its timeout.
+LATE_FAILURE = """
+import json, multiprocessing, signal, sys, time
+from inboxspec.checker import parallel
+
+scenario = sys.argv[1]
+if scenario == "caller-handler":
+    def unwinds(signum, frame):  # what benchmarks/mutation_score.py's main installs
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, unwinds)
+    parallel.END_GRACE_SECONDS = 3600.0  # no KILL to fall back on: the TERM must end the workers
+else:  # "ignores-term": workers no TERM ends, so only the KILL after the grace does
+    parallel.take_default_termination = lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    parallel.END_GRACE_SECONDS = 0.2
+report, receive = parallel._Shard.finish, parallel._receive
+
+def late(shard, began):
+    if shard.me == 0:
+        raise RuntimeError("planted late failure")
+    time.sleep(0.3)  # after the failure, and before the coordinator acts on it
+    shard.search.results.put(("done", shard.me, b"x" * 1_000_000))
+    report(shard, began)
+
+def slow(results, processes, kind):
+    try:
+        return receive(results, processes, kind)
+    except parallel.ShardingError:
+        time.sleep(1.0)
+        raise
+
+parallel._Shard.finish, parallel._receive = late, slow
+for _ in range(int(sys.argv[2])):
+    try:
+        parallel.explore_on_workers("idle-subscriptions", None, None, 2)
+        outcome = "no error"
+    except parallel.ShardingError as error:
+        outcome = "planted late failure" if "planted late failure" in str(error) else str(error)
+    print(json.dumps({"outcome": outcome, "left": len(multiprocessing.active_children())}), flush=True)
+"""
+
+
+@pytest.mark.parametrize(("scenario", "searches"), [("caller-handler", 2), ("ignores-term", 2)])
+def test_a_late_failure_ends_the_search_whatever_sigterm_does(scenario: str, searches: int) -> None:
+    """``caller-handler``: the caller turned SIGTERM into SystemExit, which its forked workers
+    would inherit (checker/forked.py); about every second such search hung before the workers took
+    SIGTERM's default. ``ignores-term``: the coordinator KILLs a worker its TERM did not end."""
+    process = subprocess.Popen([sys.executable, "-c", LATE_FAILURE, scenario, str(searches)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # the search and its workers
+        stdout, stderr = process.communicate()
+        pytest.fail(f"a search did not end; it had printed: {stdout!r}")
+    assert process.returncode == 0, stderr
+    lines = [json.loads(line) for line in stdout.splitlines()]
+    assert lines == [{"outcome": "planted late failure", "left": 0}] * searches
 
 
 def test_a_sent_snapshot_is_equal_and_shares_its_equal_parts() -> None:

@@ -1,0 +1,44 @@
+"""The checker's forked processes: a pool's workers, a sharded search's shards, a mutant's child.
+
+They are forked, not spawned: they see the registry as the parent has it (a
+test's temporary registry included), and the shards agree on every hash (one
+hash seed). A forked process also inherits what its parent did to its signals,
+and that must not reach it. The parent ends such a process with SIGTERM
+(``Pool.terminate``, ``Process.terminate``) and then joins it, which is only
+bounded if SIGTERM ends the process at once. A Python handler the parent
+installed instead (a command's, a test harness's, or
+``benchmarks/mutation_score.py``'s, which turns SIGTERM into ``SystemExit``)
+makes the child unwind through Python: its exit then waits for its queues'
+feeder threads to write into pipes that nobody reads any more, and the
+parent's join waits for ever. ``tests/test_parallel.py`` shows such a hang
+under the handler, and none with :func:`take_default_termination`.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.context
+import signal
+from typing import Final
+
+_METHOD: Final = "fork"
+
+
+def can_fork() -> bool:
+    """Whether this system forks processes (not Windows)."""
+    return _METHOD in multiprocessing.get_all_start_methods()
+
+
+def fork_context() -> multiprocessing.context.ForkContext:
+    """The start method of every process of the checker (callers check :func:`can_fork` first)."""
+    return multiprocessing.get_context(_METHOD)
+
+
+def take_default_termination() -> None:
+    """In a forked process, first thing: SIGTERM ends it at once, whatever its parent made of SIGTERM.
+
+    Both halves are inherited: the handler, and the signal mask of the thread that forked (a
+    parent may hold SIGTERM off around a fork, as ``benchmarks/mutation_score.py`` does).
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
