@@ -729,7 +729,6 @@ def _terminated(signum: int, _frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("machines", nargs="*", help="machines to score (default: every registered one)")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")

@@ -251,16 +251,30 @@ def test_two_jobs_give_each_mutant_the_verdict_one_job_gives() -> None:
     assert [mutant_id for mutant_id, reason in one.items() if reason is None] == [chosen[1]]
 
 
-def test_a_child_killed_at_its_timeout_leaves_no_directory(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("parents_alarm", [signal.SIG_DFL, signal.SIG_IGN])
+def test_a_child_killed_at_its_timeout_leaves_no_directory(monkeypatch: pytest.MonkeyPatch,
+                                                           parents_alarm: signal.Handlers) -> None:
+    """The child's alarm ends it whatever the parent does with SIGALRM (here, ignores it)."""
     (mutant,) = [m for m in mutation_score.mutation_targets(machines.get("wake-gate"))
                  if m.id == f"{WAKE}:is_rapid:Lt->LtE:680b6d3d"]
     monkeypatch.setattr(mutation_score, "_cases_kill", _write_then_hang)
-    child = mutation_score.start_mutant("wake-gate", mutant, timeout=1.0)
+    previous = signal.signal(signal.SIGALRM, parents_alarm)
+    try:
+        child = mutation_score.start_mutant("wake-gate", mutant, timeout=1.0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
     deadline = time.monotonic() + 5
     while not os.listdir(child.tmpdir) and time.monotonic() < deadline:  # the child's own TMPDIR
         time.sleep(0.02)
     assert os.listdir(child.tmpdir), "the child wrote its file into the directory it was given"
-    _, status = os.waitpid(child.pid, 0)
+    deadline = time.monotonic() + 10
+    while (reaped := os.waitpid(child.pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if reaped[0] == 0:
+        os.kill(child.pid, signal.SIGKILL)
+        os.waitpid(child.pid, 0)
+        pytest.fail("the child outlived its timeout")
+    status = reaped[1]
     assert mutation_score.finish_mutant(child, status) == f"timeout or signal {signal.SIGALRM}"
     assert not Path(child.tmpdir).exists()
 
