@@ -15,6 +15,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from inboxspec.impl.values import check_argument_names
 from inboxspec.impl.wake_gate import (
     InvalidArgument,
     WakeDecision,
@@ -71,9 +72,7 @@ def apply_step(policy: WakePolicy, step: Mapping[str, Any]) -> dict[str, Any]:
     defined = entry.argument_names
     args: dict[str, Any] = dict.fromkeys(defined) | entry.with_defaults(raw_args)
     try:
-        extra = sorted(str(name) for name in args if name not in defined)
-        if extra:
-            raise InvalidArgument(f"{event} takes no argument(s) {', '.join(extra)}")
+        check_argument_names(entry.name, raw_args, defined, InvalidArgument)
         if event == "decide":
             decision = policy.decide(args["batch"], now_ms=args["now_ms"],
                                      plugin_pending=args["plugin_pending"])
