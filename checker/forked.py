@@ -10,8 +10,9 @@ installed instead (a command's, a test harness's, or
 ``benchmarks/mutation_score.py``'s, which turns SIGTERM into ``SystemExit``)
 makes the child unwind through Python: its exit then waits for its queues'
 feeder threads to write into pipes that nobody reads any more, and the
-parent's join waits for ever. ``tests/test_parallel.py`` shows such a hang
-under the handler, and none with :func:`take_default_termination`.
+parent's join waits for ever. ``tests/test_parallel.py`` plants that moment (a
+shard TERMed while a message of its is unread, under such a handler); without
+:func:`take_default_termination` in the shard, its search never ends.
 """
 
 from __future__ import annotations
