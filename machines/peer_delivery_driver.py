@@ -24,7 +24,6 @@ from inboxspec.impl.peer_delivery import (
     render_delivery_notice,
     render_dropped_notice,
 )
-from inboxspec.impl.values import check_argument_names
 from inboxspec.machines import interface, sessions
 from inboxspec.machines.sessions import run_reference_case
 from inboxspec.model.peer_delivery import PeerDeliveryChart, PeerDeliveryModelOptions
@@ -48,7 +47,9 @@ def _arguments(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments the call gets: an unknown name is ``invalid_argument``, and a
     required one that is absent is passed as ABSENT, which its own check rejects."""
     entry = INTERFACE.events[event]
-    check_argument_names(event, args, entry.argument_names, InvalidArgument)
+    unknown = sorted(set(args) - set(entry.argument_names))
+    if unknown:
+        raise InvalidArgument(f"{event} takes no argument(s) {', '.join(unknown)}")
     chosen = {name: args[name] for name in entry.argument_names if name in args}
     for argument in entry.arguments:
         if argument.required and argument.name not in chosen:

@@ -15,7 +15,6 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inboxspec.impl.values import check_argument_names
 from inboxspec.impl.wake_gate import (
     InvalidArgument,
     WakeDecision,
@@ -72,7 +71,9 @@ def apply_step(policy: WakePolicy, step: Mapping[str, Any]) -> dict[str, Any]:
     defined = entry.argument_names
     args: dict[str, Any] = dict.fromkeys(defined) | entry.with_defaults(raw_args)
     try:
-        check_argument_names(entry.name, raw_args, defined, InvalidArgument)
+        extra = sorted(str(name) for name in args if name not in defined)
+        if extra:
+            raise InvalidArgument(f"{event} takes no argument(s) {', '.join(extra)}")
         if event == "decide":
             decision = policy.decide(args["batch"], now_ms=args["now_ms"],
                                      plugin_pending=args["plugin_pending"])
