@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.session_hygiene import pytest_configure, pytest_sessionfinish
+from tests.session_hygiene import pytest_configure, pytest_sessionfinish, signal_handlers_left_alone
 
 if TYPE_CHECKING:
     from tests.session_shared import SharedExplorations
 
-__all__ = ["pytest_configure", "pytest_sessionfinish"]  # hooks of this conftest, defined there
+# Hooks and an autouse fixture of this conftest, defined there.
+__all__ = ["pytest_configure", "pytest_sessionfinish", "signal_handlers_left_alone"]
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` (pyproject.toml): one worker more than the cores this process may use. Many

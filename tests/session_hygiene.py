@@ -18,6 +18,14 @@ the process is killed, the entry named, and the directory removed. Other
 pytest sessions on the same machine have another token and another
 directory, so they can neither trip this check nor be tripped by it.
 
+Each test, too, leaves the process's signal handlers as it found them
+(``signal_handlers_left_alone``, an autouse fixture): a handler a test
+installs and keeps would be inherited by every process its worker forks
+later, and a forked worker that unwinds through a SIGTERM handler instead of
+ending can hang the search that TERMs it (``checker/forked.py``). A test that
+changes one fails at its teardown, naming the signal, and the handler is put
+back.
+
 The token reaches what does not clear its environment; a leftover that
 started with an empty one (``tests/adapters/leftover.py daemon``) is beyond
 this check, and the tests that start one find it by its pid instead
@@ -34,6 +42,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,6 +50,25 @@ import pytest
 SESSION_VARIABLE = "INBOXSPEC_TEST_SESSION"
 LEAK_PREFIX = "inboxspec-"
 _session: dict[str, str] = {}
+
+
+# The signals whose handlers a test may not leave changed: those the suite's code installs
+# handlers for (SIGINT, SIGTERM, SIGHUP: conformance/interrupts.py; SIGALRM: a mutant's timeout)
+# and those that change how child processes are reaped or written to.
+WATCHED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM, signal.SIGCHLD,
+                   signal.SIGPIPE)
+
+
+@pytest.fixture(autouse=True)
+def signal_handlers_left_alone() -> Iterator[None]:
+    """Fail a test that leaves a signal handler of the process changed, and put the handler back."""
+    before = {signum: signal.getsignal(signum) for signum in WATCHED_SIGNALS}
+    yield
+    changed = [signum for signum, handler in before.items() if signal.getsignal(signum) != handler]
+    for signum in changed:
+        signal.signal(signum, before[signum])
+    names = ", ".join(signal.Signals(signum).name for signum in changed)
+    assert not changed, f"the test left the handler of {names} changed (now put back)"
 
 
 def _is_worker(config: pytest.Config) -> bool:

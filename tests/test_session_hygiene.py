@@ -1,4 +1,5 @@
-"""The session's own leak check (tests/session_hygiene.py) fails a session that leaks, and only then.
+"""The session's own leak check (tests/session_hygiene.py) fails a session that leaks, and only then;
+its signal check fails a test that leaves a signal handler changed, and puts the handler back.
 
 Each test runs a small pytest session of its own in a subprocess, with the
 plugin and nothing else of this suite, under xdist and without it.
@@ -37,6 +38,21 @@ import subprocess, sys, tempfile, shutil
 def test_cleans_up():
     subprocess.run([sys.executable, "-c", "pass"], check=True)
     shutil.rmtree(tempfile.mkdtemp(prefix="inboxspec-fixture-"))
+"""
+
+
+KEEPS_A_HANDLER = """
+import signal
+
+def test_keeps_a_handler():
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
+
+def test_puts_its_handler_back():
+    previous = signal.signal(signal.SIGHUP, lambda signum, frame: None)
+    signal.signal(signal.SIGHUP, previous)
+
+def test_sees_the_handler_put_back():
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
 """
 
 
@@ -83,3 +99,12 @@ def test_a_session_that_cleans_up_passes(tmp_path: Path) -> None:
     session = _session(tmp_path, CLEAN, "2")
     assert session.returncode == 0, session.stdout + session.stderr
     assert "SESSION LEAK" not in session.stdout
+
+
+def test_a_test_that_keeps_a_signal_handler_fails_and_the_handler_is_put_back(tmp_path: Path) -> None:
+    session = _session(tmp_path, KEEPS_A_HANDLER, "0")
+    output = session.stdout + session.stderr
+    assert session.returncode == 1, output
+    assert "3 passed, 1 error" in output, output  # the test passed; its teardown failed
+    assert "ERROR at teardown of test_keeps_a_handler" in output, output
+    assert "the test left the handler of SIGTERM changed (now put back)" in output, output
