@@ -554,7 +554,9 @@ def start_mutant(machine_name: str, mutant: Mutant, timeout: float,
         atexit._clear()
         take_default_termination()  # the parent's handler (main) and mask (run_mutants) are not the child's
         try:
-            signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the alarm ends the child, whatever the parent's
+            # The alarm ends the child, whatever the parent's handler and mask for SIGALRM.
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
             signal.alarm(max(1, int(timeout)))
             os.environ["TMPDIR"] = tmpdir
             tempfile.tempdir = tmpdir
@@ -747,7 +749,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        # None: a handler installed from C, which Python cannot put back; the default then.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _run(args: argparse.Namespace) -> int:

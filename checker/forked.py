@@ -3,16 +3,19 @@
 They are forked, not spawned: they see the registry as the parent has it (a
 test's temporary registry included), and the shards agree on every hash (one
 hash seed). A forked process also inherits what its parent did to its signals,
-and that must not reach it. The parent ends such a process with SIGTERM
-(``Pool.terminate``, ``Process.terminate``) and then joins it, which is only
-bounded if SIGTERM ends the process at once. A Python handler the parent
-installed instead (a command's, a test harness's, or
+and that must not reach it: each calls :func:`take_default_termination` first.
+
+Why. The sharded search ends its shards with SIGTERM and then joins them. A
+Python handler the parent installed (a command's, a test harness's, or
 ``benchmarks/mutation_score.py``'s, which turns SIGTERM into ``SystemExit``)
-makes the child unwind through Python: its exit then waits for its queues'
-feeder threads to write into pipes that nobody reads any more, and the
-parent's join waits for ever. ``tests/test_parallel.py`` plants that moment (a
-shard TERMed while a message of its is unread, under such a handler); without
-:func:`take_default_termination` in the shard, its search never ends.
+would make a shard unwind through Python instead of ending: its exit then waits
+for its queues' feeder threads to write into pipes that nobody reads any more.
+``tests/test_parallel.py`` plants that moment; without the default in the
+shard, and with the coordinator's KILL after ``END_GRACE_SECONDS`` put off, the
+search never ends. The pool's workers (``Pool.terminate``) have no feeder
+threads, so they cannot hang so, but a handler would still run Python code in
+a worker being ended; a mutant's child is ended by its alarm or a KILL, and by
+SIGTERM when a cancelled job TERMs its process group.
 """
 
 from __future__ import annotations

@@ -499,13 +499,13 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
     began, began_cpu = time.perf_counter(), time.process_time()
     processes = [context.Process(target=_run_shard, args=(me,), daemon=True, name=f"inboxspec-shard-{me}")
                  for me in range(workers)]
-    _SEARCH = search
     try:
-        for process in processes:
-            process.start()
-    finally:
-        _SEARCH = None  # the coordinator keeps no search of its own; the forked workers have theirs
-    try:
+        _SEARCH = search
+        try:
+            for process in processes:
+                process.start()
+        finally:
+            _SEARCH = None  # the coordinator keeps no search of its own; the forked workers have theirs
         states, level = 1, 0
         critical = 0.0  # per level, the processor time of the busiest worker
         while True:
@@ -604,6 +604,8 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
         result.critical_cpu_seconds = critical + max(r["finish_cpu_seconds"] for r in reports) + coordinator
     finally:
         for process in processes:
+            if process.pid is None:  # never started: a start before it failed
+                continue
             if process.is_alive():
                 process.terminate()
             process.join(timeout=END_GRACE_SECONDS)

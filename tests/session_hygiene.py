@@ -66,7 +66,9 @@ def signal_handlers_left_alone() -> Iterator[None]:
     yield
     changed = [signum for signum, handler in before.items() if signal.getsignal(signum) != handler]
     for signum in changed:
-        signal.signal(signum, before[signum])
+        handler = before[signum]
+        if handler is not None:  # None: installed from C, which Python cannot put back
+            signal.signal(signum, handler)
     names = ", ".join(signal.Signals(signum).name for signum in changed)
     assert not changed, f"the test left the handler of {names} changed (now put back)"
 

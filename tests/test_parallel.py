@@ -77,14 +77,15 @@ def test_a_pool_of_workers_explores_what_the_caller_would() -> None:
 
 
 def test_a_pools_workers_take_sigterms_default_whatever_the_callers_handler() -> None:
-    """``Explorations.close`` TERMs the pool's workers (checker/forked.py)."""
+    """``Explorations.close`` TERMs the pool's workers (checker/forked.py). The explorations are the
+    wake gate's, which make no fixture a worker ended early would leave behind."""
     def unwinds(signum: int, _frame: object) -> None:
         raise SystemExit(128 + signum)
 
     previous = signal.signal(signal.SIGTERM, unwinds)
     try:
         with Explorations() as pooled:
-            pooled.start([("wake-gate", {}, {}), ("writer-proofs", {}, {})], workers=2)
+            pooled.start([("wake-gate", {}, {}), ("wake-gate", {}, {"reject_empty_batch": True})], workers=2)
             assert pooled._pool.apply(signal.getsignal, (signal.SIGTERM,)) == signal.SIG_DFL
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -233,11 +234,29 @@ def test_a_failing_worker_fails_the_search_and_leaves_no_process(monkeypatch: py
     assert multiprocessing.active_children() == []
 
 
-# A search whose first worker fails as the search ends. The coordinator takes a second to act on
-# the failure; meanwhile the other worker sends a megabyte (as a large level's keys or a report
+def test_a_worker_that_cannot_start_leaves_none_running(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second worker's start fails (no more processes, say): the first is ended too."""
+    start = multiprocessing.context.ForkProcess.start
+    started: list[multiprocessing.context.ForkProcess] = []
+
+    def second_fails(process: multiprocessing.context.ForkProcess) -> None:
+        if started:
+            raise OSError("planted: no more processes")
+        started.append(process)
+        start(process)
+
+    monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", second_fails)
+    with pytest.raises(OSError, match="planted: no more processes"):
+        explore_on_workers("wake-gate", None, None, 2)
+    assert len(started) == 1 and multiprocessing.active_children() == []
+
+
+# A search whose first worker fails as the search ends. Once the coordinator has read the failure,
+# and before it acts on it, the other worker sends a megabyte (as a large level's keys or a report
 # would be), which the coordinator, raising, never reads. It then TERMs that worker, whose exit
-# would wait for the megabyte to be written unless the TERM ends it outright. Each search runs in
-# a process of its own, so that one that never ends fails this test by its timeout.
+# would wait for the megabyte to be written unless the TERM ends it outright. Two events, made
+# before the fork, order the three steps. Each search runs in a process of its own, so that one
+# that never ends fails this test by its timeout.
 LATE_FAILURE = """
 import json, multiprocessing, signal, sys, time
 from inboxspec.checker import parallel
@@ -252,23 +271,29 @@ else:  # "ignores-term": workers no TERM ends, so only the KILL after the grace 
     parallel.take_default_termination = lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN)
     parallel.END_GRACE_SECONDS = 0.2
 report, receive = parallel._Shard.finish, parallel._receive
+failure_read, megabyte_sent = multiprocessing.Event(), multiprocessing.Event()
 
 def late(shard, began):
     if shard.me == 0:
         raise RuntimeError("planted late failure")
-    time.sleep(0.3)  # after the failure, and before the coordinator acts on it
+    failure_read.wait(60)
     shard.search.results.put(("done", shard.me, b"x" * 1_000_000))
-    report(shard, began)
+    megabyte_sent.set()
+    report(shard, began)  # waits for worker 0's answers, which never come: only the TERM ends it
 
 def slow(results, processes, kind):
     try:
         return receive(results, processes, kind)
     except parallel.ShardingError:
-        time.sleep(1.0)
+        failure_read.set()
+        megabyte_sent.wait(60)
+        time.sleep(0.5)  # the queue's thread has filled the pipe and waits to write the rest
         raise
 
 parallel._Shard.finish, parallel._receive = late, slow
 for _ in range(int(sys.argv[2])):
+    failure_read.clear()
+    megabyte_sent.clear()
     try:
         parallel.explore_on_workers("idle-subscriptions", None, None, 2)
         outcome = "no error"
@@ -281,13 +306,14 @@ for _ in range(int(sys.argv[2])):
 @pytest.mark.parametrize(("scenario", "searches"), [("caller-handler", 2), ("ignores-term", 2)])
 def test_a_late_failure_ends_the_search_whatever_sigterm_does(scenario: str, searches: int) -> None:
     """``caller-handler``: the caller turned SIGTERM into SystemExit, which its forked workers
-    would inherit (checker/forked.py); about every second such search hung before the workers took
-    SIGTERM's default. ``ignores-term``: the coordinator KILLs a worker its TERM did not end."""
+    would inherit (checker/forked.py); a worker that did not take SIGTERM's default would hang the
+    search (here the KILL's grace is an hour). ``ignores-term``: the coordinator KILLs a worker
+    its TERM did not end."""
     process = subprocess.Popen([sys.executable, "-c", LATE_FAILURE, scenario, str(searches)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
-        stdout, stderr = process.communicate(timeout=30)
+        stdout, stderr = process.communicate(timeout=120)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)  # the search and its workers
         stdout, stderr = process.communicate()
