@@ -552,11 +552,10 @@ def start_mutant(machine_name: str, mutant: Mutant, timeout: float,
         # os._exit skips the exit handlers: the child runs only those its fresh import registers
         # (the writer proofs' in-process fixture directories), never the parent's.
         atexit._clear()
-        take_default_termination()  # the parent's handler (main) and mask (run_mutants) are not the child's
+        # The parent's handlers and masks (main's SIGTERM, run_mutants' mask) are not the child's:
+        # a TERM or the child's own alarm ends it.
+        take_default_termination(also=(signal.SIGALRM,))
         try:
-            # The alarm ends the child, whatever the parent's handler and mask for SIGALRM.
-            signal.signal(signal.SIGALRM, signal.SIG_DFL)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
             signal.alarm(max(1, int(timeout)))
             os.environ["TMPDIR"] = tmpdir
             tempfile.tempdir = tmpdir

@@ -23,6 +23,7 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.context
 import signal
+from collections.abc import Iterable
 from typing import Final
 
 _METHOD: Final = "fork"
@@ -38,11 +39,14 @@ def fork_context() -> multiprocessing.context.ForkContext:
     return multiprocessing.get_context(_METHOD)
 
 
-def take_default_termination() -> None:
-    """In a forked process, first thing: SIGTERM ends it at once, whatever its parent made of SIGTERM.
+def take_default_termination(also: Iterable[signal.Signals] = ()) -> None:
+    """In a forked process, first thing: SIGTERM (and each of ``also``, a mutant child's SIGALRM)
+    ends it at once, whatever its parent made of that signal.
 
     Both halves are inherited: the handler, and the signal mask of the thread that forked (a
     parent may hold SIGTERM off around a fork, as ``benchmarks/mutation_score.py`` does).
     """
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    signums = {signal.SIGTERM, *also}
+    for signum in signums:
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, signums)
