@@ -43,6 +43,35 @@ CaseRunner = Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]]], dict[str
 # message identities are renumbered in ``store``).
 Snapshot = tuple[Hashable, ...]
 
+
+class HashedOnce:
+    """A base for a snapshot's NamedTuple (put it first among the bases) whose hash is worked out
+    once per object instead of at every use.
+
+    A tuple's hash is not kept: CPython walks every nested field each time. A search looks each
+    state up several times (its seen-set, its numbering, its owner on several workers), and a
+    description's own caches look up the parts of a state by value, so a deeply nested snapshot
+    (the host's: about 1.5 µs a hash) pays that walk at every lookup. The subclass keeps the hash
+    in the object's ``__dict__``; equality is the tuple's, so two equal snapshots still have
+    one hash.
+
+    The kept hash never leaves the process: a hash of text differs between processes unless
+    they share one hash seed, so ``__getstate__`` gives nothing to pickle and an unpickled
+    snapshot works its hash out anew (``tests/test_machine_frame.py``).
+    """
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        kept: dict[str, int] = self.__dict__
+        hashed = kept.get("_hash")
+        if hashed is None:
+            hashed = kept["_hash"] = tuple.__hash__(self)  # type: ignore[arg-type]
+        return hashed
+
+    def __getstate__(self) -> None:
+        return None
+
 # The deepest refinement (``checker/refine.py``): an explorer description may
 # lean on it, as the idle subscriptions' age cap does.
 MAX_REFINE_DEPTH = 8

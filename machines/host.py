@@ -120,7 +120,7 @@ from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 from inboxspec.machines import frame, host_driver
-from inboxspec.machines.frame import Action, Bounds, ForeverProperty, Invariant, any_step
+from inboxspec.machines.frame import Action, Bounds, ForeverProperty, HashedOnce, Invariant, any_step
 from inboxspec.model.host import HostChart, HostModelOptions, Mail, Parts, Reminder, SessionData
 from inboxspec.model.peer_delivery import Position
 
@@ -188,7 +188,7 @@ class ReminderView(NamedTuple):
     text: str
 
 
-class SessionView(NamedTuple):
+class _SessionFields(NamedTuple):
     phase: str
     actions: int
     told_held: int
@@ -200,9 +200,49 @@ class SessionView(NamedTuple):
     idle: IdleView
 
 
-class Snapshot(NamedTuple):
+class SessionView(HashedOnce, _SessionFields):
+    """One session as a snapshot holds it. Views are shared between the snapshots that hold them
+    (``_seen_view``), so each view's hash, and each count below that the properties and the
+    letters' bounds read of its mail, is worked out once per view."""
+
+    @functools.cached_property
+    def peer_pending(self) -> int:
+        """Pending peer messages (delivered mail not yet read by a turn)."""
+        return sum(1 for m in self.pending if m.channel == "peer")
+
+    @functools.cached_property
+    def in_flight(self) -> int:
+        """Messages sent to this session and not yet read or told a terminal receipt (HOST-INV-3)."""
+        return len(self.delivery.held) + self.peer_pending
+
+    @functools.cached_property
+    def typed_pending(self) -> bool:
+        """Whether a line the user typed is pending."""
+        return any(m.channel == "typed" for m in self.pending)
+
+    @functools.cached_property
+    def reminder_pending(self) -> bool:
+        """Whether a reminder this session scheduled is pending."""
+        return any(m.channel == "reminder" for m in self.pending)
+
+    @functools.cached_property
+    def forgery_pending(self) -> bool:
+        """Whether forged mail is pending: peer mail claiming to come from its own recipient."""
+        return any(m.channel == "peer" and m.sender == SELF for m in self.pending)
+
+    @functools.cached_property
+    def subscribed(self) -> bool:
+        """Whether either idle half holds a subscription (an outstanding one or a subscriber)."""
+        return bool(self.idle.outstanding or self.idle.subscribers)
+
+
+class _SnapshotFields(NamedTuple):
     control: str
     sessions: tuple[SessionView, ...]
+
+
+class Snapshot(HashedOnce, _SnapshotFields):
+    """The host's state (see Snapshot above); the search looks each one up several times."""
 
 
 class _Loading(NamedTuple):
@@ -271,18 +311,12 @@ def _typed_line_wakes(pre: Snapshot, post: Snapshot, out: Any, bounds: Bounds) -
     return all(
         address in woke
         for address, s in zip(bounds["addresses"], pre.sessions, strict=True)
-        if s.phase == "idle" and any(m.channel == "typed" for m in s.pending)
+        if s.phase == "idle" and s.typed_pending
     )
 
 
 def _in_flight(snapshot: Snapshot) -> int:
-    count = 0
-    for s in snapshot.sessions:
-        count += len(s.delivery.held)
-        for m in s.pending:
-            if m.channel == "peer":
-                count += 1
-    return count
+    return sum(s.in_flight for s in snapshot.sessions)
 
 
 # The snapshot ``_nothing_lost`` last read as a step's ``pre``, and its count in flight: the
@@ -301,10 +335,7 @@ def _nothing_lost(pre: Snapshot, post: Snapshot, out: Any, bounds: Bounds) -> bo
     sends = records.get("send", ())
     queue_full = sum(1 for r in sends if r["send_error"] is not None)
     terminal = sum(1 for r in records.get("receipt", ()) if r["state"] in TERMINAL)
-    read = sum(
-        sum(1 for m in pre.sessions[_index(bounds, r["session"])].pending if m.channel == "peer")
-        for r in records.get("wake", ())
-    )
+    read = sum(pre.sessions[_index(bounds, r["session"])].peer_pending for r in records.get("wake", ()))
     in_flight_before: int = _last_pre[1]
     return in_flight_before + len(sends) == _in_flight(post) + read + terminal + queue_full
 
@@ -341,18 +372,18 @@ def _no_typed_line_at(position: int) -> Any:
 
 
 def _no_typed_line_pending(position: int, snapshot: Any) -> bool:
-    return not any(m.channel == "typed" for m in snapshot.sessions[position].pending)
+    return not snapshot.sessions[position].typed_pending
 
 
 def _no_subscription(snapshot: Any) -> bool:
     """The ``subscriptions`` bound at 1: a turn subscribes only while no subscription is outstanding
     or subscribed anywhere."""
-    return not any(s.idle.outstanding or s.idle.subscribers for s in snapshot.sessions)
+    return not any(s.subscribed for s in snapshot.sessions)
 
 
 def _no_forgery_pending(snapshot: Any) -> bool:
     """The ``forgeries`` bound at 1: a turn forges only while no forged message is pending anywhere."""
-    return not any(m.channel == "peer" and m.sender == SELF for s in snapshot.sessions for m in s.pending)
+    return not any(s.forgery_pending for s in snapshot.sessions)
 
 
 def _event(name: str) -> Any:
@@ -410,7 +441,7 @@ def _harness_line_wake(pre: Any, action: Action, post: Any, out: Any, bounds: Bo
     wakes = _records(out, "wake")
     return bool(wakes) and any(
         r["lane"] == "userInput"
-        and not any(m.channel == "typed" for m in pre.sessions[_index(bounds, r["session"])].pending)
+        and not pre.sessions[_index(bounds, r["session"])].typed_pending
         for r in wakes
     )
 
@@ -421,7 +452,7 @@ def _forged_cadence_wake(pre: Any, action: Action, post: Any, out: Any, bounds: 
     return bool(wakes) and any(
         r["lane"] == "scheduledSelf"
         and not r["counts_against_cap"]
-        and not any(m.channel == "reminder" for m in pre.sessions[_index(bounds, r["session"])].pending)
+        and not pre.sessions[_index(bounds, r["session"])].reminder_pending
         for r in wakes
     )
 
@@ -897,7 +928,7 @@ class HostExplorer:
         seen = known.get(raw)
         if seen is None:
             view = self._view(data, address, (data.forward, data.mirrored)[family][position])
-            seen = known[raw] = (view, _key(view), bool(view.idle.outstanding or view.idle.subscribers))
+            seen = known[raw] = (view, _key(view), view.subscribed)
         return seen  # type: ignore[no-any-return]
 
     def _view(self, data: Any, address: str, names: Mapping[str, str]) -> SessionView:

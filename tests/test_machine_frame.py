@@ -9,8 +9,12 @@ and ``check``. The compiled chart view's refusals are tested here too.
 from __future__ import annotations
 
 import json
+import os
+import pickle
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from statemachine import Event, State, StateChart
@@ -25,6 +29,7 @@ from inboxspec.checker.generated_cases import write_or_check
 from inboxspec.checker.manifest import check_manifest, write_manifest
 from inboxspec.checker.refine import refine
 from inboxspec.cli import main
+from inboxspec.machines.frame import HashedOnce
 from tests import toy_machine
 
 
@@ -186,3 +191,40 @@ def test_class_constants_and_properties_are_carried() -> None:
 def test_compiled_view_agrees_with_send_on_the_toy(toy: Any) -> None:
     for options in ({}, {"cap_renewals": True}):
         assert edges("toy-lease", options=options) == edges("toy-lease", options=options, via="dispatch")
+
+
+class _Pair(NamedTuple):
+    name: str
+    nested: tuple[tuple[int, str], ...]
+
+
+class HashedPair(HashedOnce, _Pair):
+    pass
+
+
+def test_a_hashed_once_snapshot_hashes_and_compares_as_its_tuple() -> None:
+    first = HashedPair("a", ((1, "x"), (2, "y")))
+    twin = HashedPair("a", ((1, "x"), (2, "y")))
+    plain = _Pair("a", ((1, "x"), (2, "y")))
+    assert hash(first) == hash(twin) == hash(plain) == hash(tuple(plain))
+    assert first == twin == plain and first != HashedPair("a", ((1, "x"),))
+    assert len({first, twin, plain}) == 1
+    renamed = first._replace(name="b")
+    assert type(renamed) is HashedPair and hash(renamed) == hash(("b", first.nested))
+
+
+def test_a_kept_hash_is_never_pickled() -> None:
+    """A hash of text differs between processes unless they share a hash seed: an unpickled snapshot
+    works its hash out anew, and a snapshot pickled in one such process reads alike in another."""
+    kept = HashedPair("a", ((1, "x"),))
+    hash(kept)
+    assert "_hash" in kept.__dict__
+    revived = pickle.loads(pickle.dumps(kept))
+    assert revived == kept and type(revived) is HashedPair and revived.__dict__ == {}
+    program = ("import pickle, sys; from tests.test_machine_frame import HashedPair; "
+               "v = pickle.loads(sys.stdin.buffer.read()); print(hash(v) == hash(tuple(v)))")
+    for seed in ("1", "2"):
+        answer = subprocess.run([sys.executable, "-c", program], input=pickle.dumps(kept),
+                                capture_output=True, check=True, cwd=Path(__file__).parent.parent,
+                                env={**os.environ, "PYTHONHASHSEED": seed})
+        assert answer.stdout.strip() == b"True"
