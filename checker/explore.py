@@ -28,7 +28,7 @@ from typing import Any
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart, CompiledTransition, take_step
 from inboxspec.checker.cycles import Edge, LassoPath, find_lassos
-from inboxspec.checker.forked import can_fork, fork_context, take_default_termination
+from inboxspec.checker.forked import WorkerLost, Workers, can_fork
 from inboxspec.machines.frame import (
     Action,
     Bounds,
@@ -517,20 +517,23 @@ class Explorations:
     """Explorations memoised by (machine, bounds, options), so that one run of
     ``check`` explores each distinct configuration once.
 
-    ``start`` hands configurations that will be asked for to a pool of worker
-    processes (one exploration per worker at a time, the largest first), so
-    that independent explorations run on all cores while the caller does other
-    work; ``get`` then waits for the one it asks for. Workers are forked, so
+    ``start`` hands configurations that will be asked for to worker processes
+    (``checker/forked.py``'s ``Workers``: one exploration per worker at a time, in
+    the order listed, the largest first), so that independent explorations run on
+    all cores while the caller does other work; ``get`` then waits for the one it
+    asks for, and raises ``WorkerLost`` if the worker exploring it ended first
+    (the OOM killer, say) instead of waiting forever. Workers are forked, so
     they see the registry as the caller has it (a temporary registry in a
     test included); where fork is not available, or with one worker, each
-    exploration runs in the caller when it is first asked for. ``close`` ends
-    the pool; the memo is a context manager that closes it.
+    exploration runs in the caller when it is first asked for. ``start`` forks
+    workers once per memo: configurations a later ``start`` names run in the
+    caller. ``close`` ends the workers; the memo is a context manager that
+    closes it.
     """
 
     def __init__(self) -> None:
         self._done: dict[tuple[Any, ...], Exploration] = {}
-        self._pending: dict[tuple[Any, ...], Any] = {}
-        self._pool: Any = None
+        self._workers: Workers[Configuration, Exploration] | None = None
         self.runs = 0
 
     def __enter__(self) -> Explorations:
@@ -548,26 +551,27 @@ class Explorations:
 
     def start(self, configurations: Sequence[Configuration], workers: int) -> None:
         """Begin the explorations of ``configurations`` in ``workers`` processes (listed largest first)."""
-        if workers <= 1 or not can_fork():
+        if workers <= 1 or not can_fork() or self._workers is not None:
             return
         fresh: dict[tuple[Any, ...], Configuration] = {}
         for configuration in configurations:
             key = self._key(*configuration)
-            if key not in self._done and key not in self._pending:
+            if key not in self._done:
                 fresh.setdefault(key, configuration)
         if len(fresh) < 2:
-            return  # one exploration gains nothing from a pool
-        if self._pool is None:
-            self._pool = fork_context().Pool(min(workers, len(fresh)), initializer=take_default_termination)
-        for key, configuration in fresh.items():
-            self.runs += 1
-            self._pending[key] = self._pool.apply_async(_explore_in_worker, (configuration,))
+            return  # one exploration gains nothing from a second process
+        self.runs += len(fresh)
+        self._workers = Workers(_explore_in_worker, list(fresh.items()), min(workers, len(fresh)))
 
     def get(self, name: str, bounds: Mapping[str, str] | None = None,
             options: Mapping[str, bool] | None = None) -> Exploration:
         key = self._key(name, bounds, options)
-        if key in self._pending:
-            result: Exploration = self._pending.pop(key).get()
+        if self._workers is not None and key in self._workers:
+            try:
+                result = self._workers.answer(key)
+            except WorkerLost as error:
+                raise WorkerLost(f"the exploration of {name} (bounds {dict(bounds or {})}, options "
+                                 f"{dict(options or {})}): {error}") from error
             result.all_transitions = compiled_chart(name).transitions
             self._done[key] = result
         if key not in self._done:
@@ -576,11 +580,9 @@ class Explorations:
         return self._done[key]
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-            self._pool = None
-            self._pending.clear()
+        if self._workers is not None:
+            self._workers.close()
+            self._workers = None
 
 
 def edges(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,

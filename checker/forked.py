@@ -1,4 +1,4 @@
-"""The checker's forked processes: a pool's workers, a sharded search's shards, a mutant's child.
+"""The checker's forked processes: the explorations' workers, a sharded search's shards, a mutant's child.
 
 They are forked, not spawned: they see the registry as the parent has it (a
 test's temporary registry included), and the shards agree on every hash (one
@@ -12,19 +12,34 @@ would make a shard unwind through Python instead of ending: its exit then waits
 for its queues' feeder threads to write into pipes that nobody reads any more.
 ``tests/test_parallel.py`` plants that moment; without the default in the
 shard, and with the coordinator's KILL after ``END_GRACE_SECONDS`` put off, the
-search never ends. The pool's workers (``Pool.terminate``) have no feeder
-threads, so they cannot hang so, but a handler would still run Python code in
-a worker being ended; a mutant's child is ended by its alarm or a KILL, and by
-SIGTERM when a cancelled job TERMs its process group.
+search never ends. The explorations' workers (``Workers.close``) have no
+feeder threads, so they cannot hang so, but a handler would still run Python
+code in a worker being ended, and one that turned SIGTERM into an exception
+would let it go on to its next task (``tests/test_forked_workers.py``); a
+mutant's child is ended by its alarm or a KILL, and by SIGTERM when a
+cancelled job TERMs its process group.
+
+:class:`Workers` runs independent tasks (``Explorations``' explorations) on forked
+workers. A ``multiprocessing.Pool`` cannot be used for that: when one of its workers
+dies mid-task (the OOM killer, a stray KILL), it starts a new worker and forgets the
+task, so whoever waits for that task's result waits forever, and a worker killed
+while it held the task queue's lock leaves every other worker waiting on it too.
+Here each worker has a pipe of its own to the parent, and the parent's thread for
+that worker hands it one task at a time; a worker that ends before it answers makes
+its task, and every task not yet answered, raise :class:`WorkerLost`.
 """
 
 from __future__ import annotations
 
+import collections
 import multiprocessing
+import multiprocessing.connection
 import multiprocessing.context
+import multiprocessing.process
 import signal
-from collections.abc import Iterable
-from typing import Final
+import threading
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, Final, Generic, TypeVar
 
 _METHOD: Final = "fork"
 
@@ -50,3 +65,147 @@ def take_default_termination(also: Iterable[signal.Signals] = ()) -> None:
     for signum in signums:
         signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, signums)
+
+
+Task = TypeVar("Task")
+Answer = TypeVar("Answer")
+
+# How long ``Workers.close`` waits for a TERMed worker before it KILLs it.
+END_GRACE_SECONDS: Final = 5.0
+
+
+class WorkerLost(RuntimeError):
+    """A forked worker ended before it answered for a task (or the task was waiting when one did)."""
+
+
+def _ending(process: multiprocessing.process.BaseProcess) -> str:
+    """How a worker that has ended, ended: for the message of :class:`WorkerLost`."""
+    process.join(timeout=END_GRACE_SECONDS)
+    code = process.exitcode
+    if code is None:
+        return "its pipe closed while it still ran"
+    if code < 0:
+        try:
+            return f"it was ended by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"it was ended by signal {-code}"
+    return f"it exited with status {code}"
+
+
+def _serve(work: Callable[[Any], Any], connection: multiprocessing.connection.Connection,
+           strays: Sequence[multiprocessing.connection.Connection]) -> None:
+    """A worker's life: each task the parent sends, worked and answered, until it sends None."""
+    take_default_termination()
+    for stray in strays:  # the parent's ends of the pipes of the workers forked before this one
+        stray.close()
+    while (task := connection.recv()) is not None:
+        try:
+            answer: tuple[bool, Any] = (True, work(task))
+        except Exception as error:  # the task's own failure, raised again where it is asked for
+            answer = (False, error)
+        try:
+            connection.send(answer)
+        except Exception as error:  # an answer that does not pickle
+            connection.send((False, RuntimeError(f"a worker's answer could not be sent: {error!r}")))
+
+
+class Workers(Generic[Task, Answer]):
+    """``work(task)`` for each of ``tasks`` (keyed, in the order given), on ``count`` forked workers.
+
+    The workers are forked at once, before any thread of this object starts (a process forked
+    while another thread holds a lock could inherit it held). Each worker then takes the next
+    task as it finishes one, so a long task and short ones share the workers as a pool's would.
+    ``answer(key)`` waits for a task's answer: its value, or its exception raised again, or
+    :class:`WorkerLost`. ``close`` TERMs the workers, KILLs those still running after
+    ``END_GRACE_SECONDS``, and leaves no process or thread of this object behind.
+    """
+
+    def __init__(self, work: Callable[[Task], Answer], tasks: Sequence[tuple[Hashable, Task]],
+                 count: int) -> None:
+        self._changed = threading.Condition()
+        self._queue: collections.deque[tuple[Hashable, Task]] = collections.deque(tasks)
+        self._answers: dict[Hashable, tuple[bool, Any]] = {}
+        self._given = {key for key, _task in tasks}
+        self._processes: list[multiprocessing.process.BaseProcess] = []
+        self._connections: list[multiprocessing.connection.Connection] = []
+        self._closing = False
+        context = fork_context()
+        for _ in range(count):
+            mine, theirs = context.Pipe()
+            process = context.Process(target=_serve, args=(work, theirs, list(self._connections)),
+                                      daemon=True)
+            process.start()
+            theirs.close()  # so that this end reads the end of the pipe when the worker ends
+            self._processes.append(process)
+            self._connections.append(mine)
+        self._threads = [threading.Thread(target=self._feed, args=(index,), daemon=True)
+                         for index in range(count)]
+        for thread in self._threads:
+            thread.start()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._given
+
+    def _feed(self, index: int) -> None:
+        """The parent's side of worker ``index``: the next task, its answer, until none is left."""
+        connection = self._connections[index]
+        while True:
+            with self._changed:
+                task = self._queue.popleft() if self._queue and not self._closing else None
+            try:
+                connection.send(None if task is None else task[1])
+                if task is None:
+                    return
+                answer = connection.recv()
+            except (EOFError, OSError):
+                self._lose(index, task)
+                return
+            with self._changed:
+                self._answers[task[0]] = answer
+                self._changed.notify_all()
+
+    def _lose(self, index: int, task: tuple[Hashable, Task] | None) -> None:
+        """Worker ``index`` ended: its task, and every task still waiting, raise WorkerLost."""
+        with self._changed:
+            if self._closing:  # ``close`` ended it, and joins it itself
+                return
+        ending = _ending(self._processes[index])
+        with self._changed:
+            if task is not None and task[0] not in self._answers:
+                self._answers[task[0]] = (False, WorkerLost(f"its worker ended before it answered: {ending}"))
+            while self._queue:
+                key, _waiting = self._queue.popleft()
+                self._answers[key] = (False, WorkerLost(
+                    f"it was not begun: a worker ended before the others took it ({ending})"))
+            self._changed.notify_all()
+
+    def answer(self, key: Hashable) -> Answer:
+        """The answer for the task ``key``, once a worker has given it (see the class)."""
+        if key not in self._given:
+            raise KeyError(key)
+        with self._changed:
+            while key not in self._answers:
+                self._changed.wait()
+            succeeded, value = self._answers.pop(key)
+            self._given.discard(key)
+        if succeeded:
+            answer: Answer = value
+            return answer
+        raise value
+
+    def close(self) -> None:
+        with self._changed:
+            self._closing = True
+            self._queue.clear()
+        for process in self._processes:
+            if process.is_alive():
+                process.terminate()
+        for process in self._processes:
+            process.join(timeout=END_GRACE_SECONDS)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        for thread in self._threads:
+            thread.join()
+        for connection in self._connections:
+            connection.close()

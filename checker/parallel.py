@@ -85,6 +85,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
+from inboxspec.checker import forked
 from inboxspec.checker.compiled import take_step
 from inboxspec.checker.cycles import Edge
 from inboxspec.checker.explore import (
@@ -119,9 +120,11 @@ BATCH = 1024
 # (the coordinator) died.
 POLL_SECONDS = 1.0
 
-# How long the coordinator waits for a TERMed worker to end before it KILLs it. A worker takes
-# SIGTERM's default (checker/forked.py) and ends at once; the KILL is for whatever still holds it.
-END_GRACE_SECONDS = 5.0
+# How long the coordinator waits for a TERMed worker to end before it KILLs it
+# (``checker/forked.py``'s END_GRACE_SECONDS, which ``Workers.close`` waits too). A worker takes
+# SIGTERM's default and ends at once; the KILL is for whatever still holds it. A name of this
+# module, so that a test can put the KILL off for the sharded search alone.
+END_GRACE_SECONDS = forked.END_GRACE_SECONDS
 
 
 class ShardingError(RuntimeError):

@@ -17,6 +17,7 @@ from typing import Any
 from inboxspec import machines
 from inboxspec.checker import spec_sections
 from inboxspec.checker.explore import Configuration, Explorations, available_cores
+from inboxspec.checker.forked import WorkerLost
 from inboxspec.checker.traces import Replays
 from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference
@@ -208,6 +209,13 @@ def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None =
         result = run_check(only, workers)
     except machines.UnknownMachine as error:
         print(f"inboxspec check: {error}", file=sys.stderr)
+        return 2
+    except WorkerLost as error:
+        # An exploration that never finished proves nothing either way: the run is unusable.
+        message = f"an exploration could not be made: {error}"
+        if as_json:
+            print(json.dumps({"ok": False, "unusable": message}, indent=2))
+        print(f"inboxspec check: {message}", file=sys.stderr)
         return 2
     if as_json:
         print(json.dumps(result, indent=2))

@@ -67,28 +67,14 @@ def test_a_pool_of_workers_explores_what_the_caller_would() -> None:
         ("wake-gate", {}, {}), ("wake-gate", {}, {"reject_empty_batch": True}), ("writer-proofs", {}, {})]
     with Explorations() as pooled:
         pooled.start(configurations, workers=2)
-        assert len(pooled._pending) == 3  # handed to the workers, not run here
+        assert pooled._workers is not None  # handed to the workers, not run here
+        assert all(pooled._key(*c) in pooled._workers for c in configurations)
         results = [pooled.get(*c) for c in configurations]
         assert pooled.runs == 3
     sequential = Explorations()
     for configuration, result in zip(configurations, results, strict=True):
         _same(result, sequential.get(*configuration))
     assert machines.get("wake-gate")  # the registry is untouched
-
-
-def test_a_pools_workers_take_sigterms_default_whatever_the_callers_handler() -> None:
-    """``Explorations.close`` TERMs the pool's workers (checker/forked.py). The explorations are the
-    wake gate's, which make no fixture a worker ended early would leave behind."""
-    def unwinds(signum: int, _frame: object) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, unwinds)
-    try:
-        with Explorations() as pooled:
-            pooled.start([("wake-gate", {}, {}), ("wake-gate", {}, {"reject_empty_batch": True})], workers=2)
-            assert pooled._pool.apply(signal.getsignal, (signal.SIGTERM,)) == signal.SIG_DFL
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def test_check_takes_a_worker_count(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,196 @@
+"""Forked workers (``checker/forked.py``'s ``Workers``) and the exploration memo built on them.
+
+A worker that dies mid-task must turn into an error where its answer is awaited, never into a
+wait without end (a ``multiprocessing.Pool`` replaces such a worker and forgets its task, so
+``inboxspec check`` waited forever). Each wait below runs in a thread joined with a bound, so a
+regression fails the test instead of hanging the session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from inboxspec.checker import explore as explore_module
+from inboxspec.checker.explore import Explorations
+from inboxspec.checker.forked import WorkerLost, Workers
+from inboxspec.cli import main
+
+BOUND_SECONDS = 30.0
+
+
+def within_bound(wait: Callable[[], Any]) -> Any:
+    """``wait()``'s value or exception, or a failed test if it has neither after ``BOUND_SECONDS``."""
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, wait()))
+        except BaseException as error:
+            outcome.append((False, error))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(BOUND_SECONDS)
+    assert outcome, f"still waiting after {BOUND_SECONDS} s"
+    succeeded, value = outcome[0]
+    if not succeeded:
+        raise value
+    return value
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture
+def workers_made() -> Iterator[list[Workers[Any, Any]]]:
+    """The ``Workers`` a test makes, closed after it whatever happened, and checked to leave no process."""
+    made: list[Workers[Any, Any]] = []
+    yield made
+    pids = [process.pid for workers in made for process in workers._processes]
+    for workers in made:
+        workers.close()
+    assert not [pid for pid in pids if pid is not None and alive(pid)]
+
+
+def square_or_fail(task: int) -> int:
+    if task < 0:
+        raise ValueError(f"negative: {task}")
+    return task * task
+
+
+def test_each_task_is_answered_by_key_and_a_failure_is_raised_where_it_is_asked_for(
+        workers_made: list[Workers[int, int]]) -> None:
+    workers = Workers(square_or_fail, [(f"t{n}", n) for n in (3, -1, 4, 5)], 2)
+    workers_made.append(workers)
+    assert within_bound(lambda: workers.answer("t5")) == 25
+    assert within_bound(lambda: workers.answer("t3")) == 9
+    with pytest.raises(ValueError, match="negative: -1"):
+        within_bound(lambda: workers.answer("t-1"))
+    assert "t4" in workers and "t9" not in workers
+    with pytest.raises(KeyError):
+        workers.answer("t9")
+
+
+def die_on_minus_one(task: int) -> int:
+    if task == -1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if task == -2:
+        time.sleep(60)  # long enough that close() must end the worker working it
+    if task == -3:
+        time.sleep(3)  # long enough that the worker still has it when the other is killed
+    return task
+
+
+def test_a_worker_killed_mid_task_fails_its_task_and_every_task_not_begun(
+        workers_made: list[Workers[int, int]]) -> None:
+    # One worker: its death leaves the task it had and the tasks behind it unanswered.
+    workers = Workers(die_on_minus_one, [("first", 1), ("killer", -1), ("after", 2)], 1)
+    workers_made.append(workers)
+    assert within_bound(lambda: workers.answer("first")) == 1
+    with pytest.raises(WorkerLost, match="its worker ended before it answered: it was ended by SIGKILL"):
+        within_bound(lambda: workers.answer("killer"))
+    with pytest.raises(WorkerLost, match="it was not begun"):
+        within_bound(lambda: workers.answer("after"))
+
+
+def test_a_worker_killed_from_outside_while_another_works_is_reported(
+        workers_made: list[Workers[int, int]]) -> None:
+    workers = Workers(die_on_minus_one, [("one", -3), ("other", -3)], 2)
+    workers_made.append(workers)
+    victim = workers._processes[0].pid
+    assert victim is not None
+    time.sleep(1)  # both tasks handed out, neither answered
+    os.kill(victim, signal.SIGKILL)
+    outcomes = []
+    for key in ("one", "other"):
+        try:
+            outcomes.append(within_bound(lambda key=key: workers.answer(key)))  # type: ignore[misc]
+        except WorkerLost as error:
+            outcomes.append(str(error))
+    # The killed worker's task is lost; the other worker answers its own.
+    assert sorted(outcomes, key=str) == [-3, "its worker ended before it answered: it was ended by SIGKILL"]
+
+
+def report_sigterm_handler(_task: int) -> Any:
+    return signal.getsignal(signal.SIGTERM)
+
+
+def test_workers_take_sigterms_default_whatever_the_callers_handler(
+        workers_made: list[Workers[int, Any]]) -> None:
+    """``close`` TERMs the workers (checker/forked.py says why the default matters)."""
+
+    def unwinds(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, unwinds)
+    try:
+        workers = Workers(report_sigterm_handler, [("a", 0), ("b", 0)], 2)
+        workers_made.append(workers)
+        assert within_bound(lambda: workers.answer("a")) == signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def unpicklable(_task: int) -> Any:
+    return lambda: None
+
+
+def test_an_answer_that_does_not_pickle_is_an_error_not_a_lost_worker(
+        workers_made: list[Workers[int, Any]]) -> None:
+    workers = Workers(unpicklable, [("x", 0), ("y", 1)], 1)
+    workers_made.append(workers)
+    with pytest.raises(RuntimeError, match="could not be sent"):
+        within_bound(lambda: workers.answer("x"))
+    with pytest.raises(RuntimeError, match="could not be sent"):
+        within_bound(lambda: workers.answer("y"))
+
+
+def test_close_ends_workers_busy_with_a_long_task(workers_made: list[Workers[int, int]]) -> None:
+    workers = Workers(die_on_minus_one, [("slow", -2), ("slow too", -2)], 2)
+    workers_made.append(workers)
+    time.sleep(0.5)
+    began = time.monotonic()
+    within_bound(workers.close)
+    assert time.monotonic() - began < 10
+    assert not any(process.is_alive() for process in workers._processes)
+
+
+def dies_exploring_the_wake_gate(configuration: Any) -> Any:
+    if configuration[0] == "wake-gate":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real_explore_in_worker(configuration)
+
+
+real_explore_in_worker = explore_module._explore_in_worker
+
+
+def test_the_memo_names_the_exploration_a_lost_worker_had(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(explore_module, "_explore_in_worker", dies_exploring_the_wake_gate)
+    with Explorations() as memo:
+        memo.start([("wake-gate", {}, {}), ("writer-proofs", {}, {})], workers=2)
+        with pytest.raises(WorkerLost, match=r"the exploration of wake-gate .*ended by SIGKILL"):
+            within_bound(lambda: memo.get("wake-gate"))
+
+
+def test_check_is_unusable_when_an_exploration_worker_is_lost(monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(explore_module, "_explore_in_worker", dies_exploring_the_wake_gate)
+    status = within_bound(lambda: main(["check", "--machine", "wake-gate", "--machine", "writer-proofs",
+                                        "--workers", "2", "--json"]))
+    captured = capsys.readouterr()
+    assert status == 2
+    assert json.loads(captured.out) == {"ok": False, "unusable": captured.err.strip().split(": ", 1)[1]}
+    assert "an exploration could not be made" in captured.err and "SIGKILL" in captured.err
