@@ -117,7 +117,8 @@ class Workers(Generic[Task, Answer]):
     task as it finishes one, so a long task and short ones share the workers as a pool's would.
     ``answer(key)`` waits for a task's answer: its value, or its exception raised again, or
     :class:`WorkerLost`. ``close`` TERMs the workers, KILLs those still running after
-    ``END_GRACE_SECONDS``, and leaves no process or thread of this object behind.
+    ``END_GRACE_SECONDS``, and leaves no process or thread of this object behind; a task
+    not answered by then raises :class:`WorkerLost` when it is asked for.
     """
 
     def __init__(self, work: Callable[[Task], Answer], tasks: Sequence[tuple[Hashable, Task]],
@@ -209,3 +210,7 @@ class Workers(Generic[Task, Answer]):
             thread.join()
         for connection in self._connections:
             connection.close()
+        with self._changed:  # what was not answered never will be: asking for it must not wait
+            for key in self._given - self._answers.keys():
+                self._answers[key] = (False, WorkerLost("the workers were closed before it was answered"))
+            self._changed.notify_all()

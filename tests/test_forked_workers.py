@@ -166,6 +166,17 @@ def test_close_ends_workers_busy_with_a_long_task(workers_made: list[Workers[int
     within_bound(workers.close)
     assert time.monotonic() - began < 10
     assert not any(process.is_alive() for process in workers._processes)
+    with pytest.raises(WorkerLost, match="closed before it was answered"):
+        within_bound(lambda: workers.answer("slow"))
+
+
+def test_a_task_still_waiting_at_close_is_not_waited_for(workers_made: list[Workers[int, int]]) -> None:
+    workers = Workers(die_on_minus_one, [("slow", -2), ("queued", 1)], 1)
+    workers_made.append(workers)
+    time.sleep(0.5)
+    workers.close()
+    with pytest.raises(WorkerLost, match="closed before it was answered"):
+        within_bound(lambda: workers.answer("queued"))
 
 
 def dies_exploring_the_wake_gate(configuration: Any) -> Any:
