@@ -27,6 +27,11 @@ while it held the task queue's lock leaves every other worker waiting on it too.
 Here each worker has a pipe of its own to the parent, and the parent's thread for
 that worker hands it one task at a time; a worker that ends before it answers makes
 its task, and every task not yet answered, raise :class:`WorkerLost`.
+
+A worker ended mid-task (by ``close`` when the caller stops early, or killed) runs no
+clean-up of its own: SIGTERM's default ends it at once. So each worker's temporary
+files go into a private directory of its ``Workers``, which ``close`` removes once every
+worker has ended: a writer-proofs exploration's fixture directory among them.
 """
 
 from __future__ import annotations
@@ -36,10 +41,15 @@ import multiprocessing
 import multiprocessing.connection
 import multiprocessing.context
 import multiprocessing.process
+import os
 import signal
+import tempfile
 import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
+
+from inboxspec.machines.fixtures import remove
 
 _METHOD: Final = "fork"
 
@@ -93,11 +103,13 @@ def _ending(process: multiprocessing.process.BaseProcess) -> str:
 
 
 def _serve(work: Callable[[Any], Any], connection: multiprocessing.connection.Connection,
-           strays: Sequence[multiprocessing.connection.Connection]) -> None:
+           strays: Sequence[multiprocessing.connection.Connection], scratch: str) -> None:
     """A worker's life: each task the parent sends, worked and answered, until it sends None."""
     take_default_termination()
     for stray in strays:  # the parent's ends of the pipes of the workers forked before this one
         stray.close()
+    # What the tasks make with ``tempfile``, and programs they start, go where ``close`` removes it.
+    tempfile.tempdir = os.environ["TMPDIR"] = scratch
     while (task := connection.recv()) is not None:
         try:
             answer: tuple[bool, Any] = (True, work(task))
@@ -117,8 +129,9 @@ class Workers(Generic[Task, Answer]):
     task as it finishes one, so a long task and short ones share the workers as a pool's would.
     ``answer(key)`` waits for a task's answer: its value, or its exception raised again, or
     :class:`WorkerLost`. ``close`` TERMs the workers, KILLs those still running after
-    ``END_GRACE_SECONDS``, and leaves no process or thread of this object behind; a task
-    not answered by then raises :class:`WorkerLost` when it is asked for.
+    ``END_GRACE_SECONDS``, and leaves no process, thread or temporary file of this object
+    behind (``scratch``: the workers' temporary directory); a task not answered by then raises
+    :class:`WorkerLost` when it is asked for.
     """
 
     def __init__(self, work: Callable[[Task], Answer], tasks: Sequence[tuple[Hashable, Task]],
@@ -130,11 +143,12 @@ class Workers(Generic[Task, Answer]):
         self._processes: list[multiprocessing.process.BaseProcess] = []
         self._connections: list[multiprocessing.connection.Connection] = []
         self._closing = False
+        self.scratch = tempfile.mkdtemp(prefix="inboxspec-workers-")  # mode 0700
         context = fork_context()
         for _ in range(count):
             mine, theirs = context.Pipe()
-            process = context.Process(target=_serve, args=(work, theirs, list(self._connections)),
-                                      daemon=True)
+            process = context.Process(
+                target=_serve, args=(work, theirs, list(self._connections), self.scratch), daemon=True)
             process.start()
             theirs.close()  # so that this end reads the end of the pipe when the worker ends
             self._processes.append(process)
@@ -210,6 +224,7 @@ class Workers(Generic[Task, Answer]):
             thread.join()
         for connection in self._connections:
             connection.close()
+        remove(Path(self.scratch))  # what a worker ended mid-task left (see the module's doc)
         with self._changed:  # what was not answered never will be: asking for it must not wait
             for key in self._given - self._answers.keys():
                 self._answers[key] = (False, WorkerLost("the workers were closed before it was answered"))

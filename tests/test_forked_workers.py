@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +24,7 @@ from inboxspec.checker import explore as explore_module
 from inboxspec.checker.explore import Explorations
 from inboxspec.checker.forked import WorkerLost, Workers
 from inboxspec.cli import main
+from inboxspec.machines.fixtures import remove
 
 BOUND_SECONDS = 30.0
 
@@ -207,3 +210,33 @@ def test_check_is_unusable_when_an_exploration_worker_is_lost(monkeypatch: pytes
     assert status == 2
     assert json.loads(captured.out) == {"ok": False, "unusable": captured.err.strip().split(": ", 1)[1]}
     assert "an exploration could not be made" in captured.err and "SIGKILL" in captured.err
+
+
+def make_a_tree(hang: int) -> str:
+    """A temporary tree made as a fixture is (a read-only directory with a file in it), then, for
+    ``hang``, a wait that only ``close`` ends: the worker never removes the tree itself."""
+    directory = tempfile.mkdtemp(prefix="inboxspec-fixture-")
+    inner = Path(directory) / "read-only"
+    inner.mkdir()
+    (inner / "file").write_text("kept")
+    inner.chmod(0o500)
+    if hang:
+        time.sleep(60)
+    return directory
+
+
+def test_close_removes_what_workers_left_in_their_temporary_directory(
+        workers_made: list[Workers[int, str]]) -> None:
+    """A worker ended mid-task runs no clean-up of its own (SIGTERM's default), so what its tasks made
+    with ``tempfile`` must go where ``close`` removes it: a writer-proofs fixture, say."""
+    workers = Workers(make_a_tree, [("done", 0), ("hangs", 1)], 2)
+    workers_made.append(workers)
+    made = within_bound(lambda: workers.answer("done"))
+    try:
+        assert Path(made).parent == Path(workers.scratch) and Path(made, "read-only", "file").exists()
+        time.sleep(0.5)  # the other task has made its tree and waits
+        assert len(os.listdir(workers.scratch)) == 2
+        workers.close()
+        assert not Path(workers.scratch).exists()
+    finally:
+        remove(Path(made))  # where a broken worker put it outside the scratch directory
