@@ -12,7 +12,6 @@ one worker instead, but it groups nothing under pytest 9.2: pytest-xdist issue 1
 from __future__ import annotations
 
 import fcntl
-import functools
 import hashlib
 import os
 import pickle
@@ -23,7 +22,7 @@ from typing import TypeVar
 import pytest
 
 from inboxspec.checker.explore import Configuration, Exploration, Explorations, compiled_chart, explore
-from inboxspec.checker.forked import fork_context, take_default_termination
+from inboxspec.checker.forked import Workers
 
 T = TypeVar("T")
 
@@ -100,11 +99,20 @@ class SharedExplorations(Explorations):
                 del missing[key]
         if not missing:
             return
-        make = functools.partial(_shared_exploration, _shared_root(self._factory))
-        with fork_context().Pool(min(workers, len(missing)), initializer=take_default_termination) as pool:
-            results = pool.starmap(make, missing.items(), chunksize=1)
-        for key, result in zip(missing, results, strict=True):
-            self._remember(key, result)
+        root = _shared_root(self._factory)
+
+        def make(item: tuple[tuple[object, ...], Configuration]) -> Exploration:
+            return _shared_exploration(root, *item)
+
+        # Workers, not a Pool: a worker that dies fails this test at once (WorkerLost) instead of
+        # leaving it to wait for a task the Pool forgot (checker/forked.py).
+        made = Workers(make, [(key, (key, configuration)) for key, configuration in missing.items()],
+                       min(workers, len(missing)))
+        try:
+            for key in missing:
+                self._remember(key, made.answer(key))
+        finally:
+            made.close()
 
 
 def _shared_exploration(root: Path | None, key: tuple[object, ...],
