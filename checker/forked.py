@@ -105,7 +105,9 @@ def _ending(process: multiprocessing.process.BaseProcess) -> str:
 def _serve(work: Callable[[Any], Any], connection: multiprocessing.connection.Connection,
            strays: Sequence[multiprocessing.connection.Connection], scratch: str) -> None:
     """A worker's life: each task the parent sends, worked and answered, until it sends None."""
-    take_default_termination()
+    # Ctrl-C at a terminal and a hang-up reach the whole process group: a worker then ends at
+    # once and quietly, and the parent, which handles them, cleans up after it.
+    take_default_termination(also=(signal.SIGINT, signal.SIGHUP))
     for stray in strays:  # the parent's ends of the pipes of the workers forked before this one
         stray.close()
     # What the tasks make with ``tempfile``, and programs they start, go where ``close`` removes it.

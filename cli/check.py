@@ -21,6 +21,7 @@ from inboxspec.checker.forked import WorkerLost
 from inboxspec.checker.traces import Replays
 from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference
+from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
 from inboxspec.spec import index as spec_index
 
 
@@ -206,7 +207,15 @@ def print_report(result: dict[str, Any]) -> None:
 
 def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None = None) -> int:
     try:
-        result = run_check(only, workers)
+        with raising_on_signals():
+            result = run_check(only, workers)
+    except RunInterrupted as stop:
+        # Raised through run_check's finally blocks: its workers and fixture directories are gone.
+        message = f"ended by {stop.signal_name} before it finished"
+        if as_json:
+            print(json.dumps({"ok": False, "unusable": message}, indent=2))
+        print(f"inboxspec check: {message}", file=sys.stderr)
+        return stop.exit_code
     except machines.UnknownMachine as error:
         print(f"inboxspec check: {error}", file=sys.stderr)
         return 2

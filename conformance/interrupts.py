@@ -7,6 +7,11 @@ turn of a wait for a reply, each case sent), at most ``EXIT_POLL_S`` after the
 signal. The run then ends its adapter's tree, removes its fixture
 directories and reports what it has, marked interrupted. A second signal
 while that happens is ignored: the cleanup is bounded (the kill grace).
+
+``inboxspec check`` has no such wait points (its work is in-process), and its
+cleanup is ``finally`` blocks alone (the explorations' workers, fixture
+directories), as for SIGINT's KeyboardInterrupt: under :func:`raising_on_signals`
+the first of the same signals raises :class:`RunInterrupted` where it lands.
 """
 
 from __future__ import annotations
@@ -73,3 +78,26 @@ def interruptible() -> Iterator[None]:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         _received.clear()
+
+
+@contextlib.contextmanager
+def raising_on_signals() -> Iterator[None]:
+    """The first interrupting signal raises :class:`RunInterrupted` where it lands; later ones are
+    ignored while that unwinds, so that they cannot cut its ``finally`` blocks short. The previous
+    handlers are restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+
+    def interrupt(signum: int, _frame: FrameType | None) -> None:
+        if not arrived:
+            arrived.append(signum)
+            raise RunInterrupted(signal.Signals(signum).name)
+
+    previous = {signum: signal.signal(signum, interrupt) for signum in INTERRUPTING_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,3 +70,55 @@ def test_check_of_one_machine_reports_that_machine_alone(capsys: pytest.CaptureF
 def test_check_of_an_unknown_machine_cannot_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--machine", "no-such-machine"]) == 2
     assert "unknown machine" in capsys.readouterr().err
+
+
+def _with_token(token: str) -> list[int]:
+    """The processes whose environment carries ``token`` (the check and the workers it forked)."""
+    marker = f"INBOXSPEC_CHECK_PROBE={token}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            environment = Path(f"/proc/{name}/environ").read_bytes()
+            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker in environment.split(b"\0") and state != b"Z":
+            found.append(int(name))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("signum", "to_the_group"), [
+    (signal.SIGTERM, False),  # a CI job's timeout, to the main job's process
+    (signal.SIGINT, True),  # Ctrl-C, and a hang-up, reach the terminal's whole process group
+    (signal.SIGHUP, True),
+], ids=lambda value: value.name if isinstance(value, signal.Signals) else ("group" if value else "process"))
+def test_a_signal_ends_the_check_with_nothing_left_running(signum: signal.Signals, to_the_group: bool,
+                                                           tmp_path: Path) -> None:
+    """The main job ends at once with 128 plus the signal, quietly (no worker prints a traceback), its
+    exploration workers and their temporary files gone (a worker used to go on until its exploration
+    ended)."""
+    token = secrets.token_hex(8)
+    environment = {**os.environ, "INBOXSPEC_CHECK_PROBE": token, "TMPDIR": str(tmp_path)}
+    argv = [sys.executable, "-m", "inboxspec", "check", "--machine", "host", "--workers", "2"]
+    check = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment,
+                             start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_with_token(token)) < 3 and time.monotonic() < deadline:  # the check and two workers
+            time.sleep(0.1)
+        assert len(_with_token(token)) >= 3, "the check never started its workers"
+        if to_the_group:
+            os.killpg(check.pid, signum)
+        else:
+            check.send_signal(signum)
+        _out, err = check.communicate(timeout=30)
+        assert check.returncode == 128 + signum
+        assert f"ended by {signum.name} before it finished" in err
+        assert "Traceback" not in err
+        assert _with_token(token) == []
+        assert [entry for entry in os.listdir(tmp_path) if entry.startswith("inboxspec-")] == []
+    finally:
+        check.kill()
+        for pid in _with_token(token):
+            os.kill(pid, signal.SIGKILL)

@@ -127,24 +127,30 @@ def test_a_worker_killed_from_outside_while_another_works_is_reported(
     assert sorted(outcomes, key=str) == [-3, "its worker ended before it answered: it was ended by SIGKILL"]
 
 
-def report_sigterm_handler(_task: int) -> Any:
-    return signal.getsignal(signal.SIGTERM)
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
-def test_workers_take_sigterms_default_whatever_the_callers_handler(
+def report_ending_handlers(_task: int) -> Any:
+    return [signal.getsignal(signum) for signum in ENDING_SIGNALS]
+
+
+def test_workers_take_the_default_of_ending_signals_whatever_the_callers_handlers(
         workers_made: list[Workers[int, Any]]) -> None:
-    """``close`` TERMs the workers (checker/forked.py says why the default matters)."""
+    """``close`` TERMs the workers (checker/forked.py says why the default matters); Ctrl-C and a
+    hang-up reach a terminal's whole process group, and end a worker at once and quietly, while
+    its parent (``inboxspec check``) cleans up (tests/test_check_command.py)."""
 
     def unwinds(signum: int, _frame: object) -> None:
         raise SystemExit(128 + signum)
 
-    previous = signal.signal(signal.SIGTERM, unwinds)
+    previous = {signum: signal.signal(signum, unwinds) for signum in ENDING_SIGNALS}
     try:
-        workers = Workers(report_sigterm_handler, [("a", 0), ("b", 0)], 2)
+        workers = Workers(report_ending_handlers, [("a", 0), ("b", 0)], 2)
         workers_made.append(workers)
-        assert within_bound(lambda: workers.answer("a")) == signal.SIG_DFL
+        assert within_bound(lambda: workers.answer("a")) == [signal.SIG_DFL] * len(ENDING_SIGNALS)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def unpicklable(_task: int) -> Any:
