@@ -21,7 +21,7 @@ import contextlib
 import gc
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -531,9 +531,12 @@ class Explorations:
     closes it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_explored: Callable[[Hashable], None] | None = None) -> None:
+        """``on_explored(key)``, if given, is called as each exploration is made, by a worker (on a
+        thread of the workers) or in this process (``inboxspec check``'s progress)."""
         self._done: dict[tuple[Any, ...], Exploration] = {}
         self._workers: Workers[Configuration, Exploration] | None = None
+        self._on_explored = on_explored
         self.runs = 0
 
     def __enter__(self) -> Explorations:
@@ -561,7 +564,8 @@ class Explorations:
         if len(fresh) < 2:
             return  # one exploration gains nothing from a second process
         self.runs += len(fresh)
-        self._workers = Workers(_explore_in_worker, list(fresh.items()), min(workers, len(fresh)))
+        self._workers = Workers(_explore_in_worker, list(fresh.items()), min(workers, len(fresh)),
+                                on_answer=self._on_explored)
 
     def get(self, name: str, bounds: Mapping[str, str] | None = None,
             options: Mapping[str, bool] | None = None) -> Exploration:
@@ -577,7 +581,13 @@ class Explorations:
         if key not in self._done:
             self.runs += 1
             self._done[key] = explore(name, bounds, options)
+            if self._on_explored is not None:
+                self._on_explored(key)
         return self._done[key]
+
+    def key(self, configuration: Configuration) -> tuple[Any, ...]:
+        """The memo's key of ``configuration``: two configurations with one key are explored once."""
+        return self._key(*configuration)
 
     def close(self) -> None:
         if self._workers is not None:

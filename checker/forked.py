@@ -137,7 +137,9 @@ class Workers(Generic[Task, Answer]):
     """
 
     def __init__(self, work: Callable[[Task], Answer], tasks: Sequence[tuple[Hashable, Task]],
-                 count: int) -> None:
+                 count: int, on_answer: Callable[[Hashable], None] | None = None) -> None:
+        """``on_answer(key)``, if given, is called on a thread of this object as each answer arrives."""
+        self._on_answer = on_answer
         self._changed = threading.Condition()
         self._queue: collections.deque[tuple[Hashable, Task]] = collections.deque(tasks)
         self._answers: dict[Hashable, tuple[bool, Any]] = {}
@@ -180,6 +182,8 @@ class Workers(Generic[Task, Answer]):
             with self._changed:
                 self._answers[task[0]] = answer
                 self._changed.notify_all()
+            if self._on_answer is not None:
+                self._on_answer(task[0])
 
     def _lose(self, index: int, task: tuple[Hashable, Task] | None) -> None:
         """Worker ``index`` ended: its task, and every task still waiting, raise WorkerLost."""

@@ -22,6 +22,7 @@ from inboxspec.checker.traces import Replays
 from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference
 from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
+from inboxspec.conformance.progress import Progress
 from inboxspec.spec import index as spec_index
 
 
@@ -41,21 +42,25 @@ def _has_error_step(case: Case) -> bool:
 
 
 def run_check(only: Sequence[str] | None = None, workers: int | None = None,
-              explorations: Explorations | None = None) -> dict[str, Any]:
+              explorations: Explorations | None = None, progress: Progress | None = None) -> dict[str, Any]:
     """The main job over every registered machine, or over ``only`` those.
 
     The explorations run in ``workers`` processes (default: every core this
     process may use) while this one replays the cases and refines; or they are
     taken from ``explorations``, a memo the caller made (the tests share one).
+    ``progress`` shows the cases replayed, the explorations made and the phase.
     """
     if only:
         with machines.only(only):
-            return run_check(workers=workers, explorations=explorations)
+            return run_check(workers=workers, explorations=explorations, progress=progress)
+    shown = progress or Progress({}, enabled=False)
     if explorations is not None:
-        return _run_check(explorations)
-    with Explorations() as memo:
-        memo.start(check_configurations(), available_cores() if workers is None else workers)
-        return _run_check(memo)
+        return _run_check(explorations, shown)
+    configurations = check_configurations()
+    with Explorations(on_explored=lambda key: shown.finished("explorations", key)) as memo:
+        shown.set_total("explorations", len({memo.key(c) for c in configurations}))
+        memo.start(configurations, available_cores() if workers is None else workers)
+        return _run_check(memo, shown)
 
 
 def check_configurations() -> list[Configuration]:
@@ -76,12 +81,17 @@ def check_configurations() -> list[Configuration]:
     return [configuration for _size, configuration in sized]
 
 
-def _run_check(memo: Explorations) -> dict[str, Any]:
+def _run_check(memo: Explorations, progress: Progress) -> dict[str, Any]:
+    progress.set_phase("linting the cases")
     report = lint(registered_case_dirs())
     # Each case run once per side: the generated cases, regenerated below to compare, are among these.
     replays = Replays()
     tallies: dict[str, MachineTally] = defaultdict(MachineTally)
-    for case in report.loaded if report.ok else []:
+    cases = report.loaded if report.ok else []
+    progress.set_total("cases", len(cases))
+    progress.set_phase("replaying the cases")
+    for case in cases:
+        progress.finished("cases", (case.source, case.id))
         tally = tallies[case.machine]
         tally.cases += 1
         actual = replays.reference(case.machine, case.config, case.inputs)
@@ -100,7 +110,8 @@ def _run_check(memo: Explorations) -> dict[str, Any]:
                 tally.failures.append(f"{case.id} (model): {model_difference}")
     for machine in machines.names():
         tallies[machine].requirements = len(spec_index.requirements(machine))
-    model_checks, findings = run_model_checks(memo, replays)
+    model_checks, findings = run_model_checks(memo, replays, progress)
+    progress.set_phase("comparing the spec's generated sections")
     drift = [f"{d.document.name}: {d.section}"
              for d in spec_sections.generate(write=False, findings=findings)]
     ok = report.ok and not drift and not model_checks["problems"] and all(
@@ -115,8 +126,8 @@ def _run_check(memo: Explorations) -> dict[str, Any]:
     }
 
 
-def run_model_checks(memo: Explorations | None = None,
-                     replays: Replays | None = None) -> tuple[dict[str, Any], list[Any]]:
+def run_model_checks(memo: Explorations | None = None, replays: Replays | None = None,
+                     progress: Progress | None = None) -> tuple[dict[str, Any], list[Any]]:
     """Default-bound exploration against the manifest, the findings, generated-case
     drift, and a shallow refinement of every machine; also the findings themselves,
     which the spec-drift check renders."""
@@ -127,10 +138,12 @@ def run_model_checks(memo: Explorations | None = None,
     from inboxspec.checker.refine import refine
 
     # Refinement first: it needs no exploration, so it runs while the memo's workers explore.
+    shown = progress or Progress({}, enabled=False)
     refinement_problems = []
     for entry in machines.all_machines():
         if load_manifest(entry) is None:
             continue
+        shown.set_phase(f"refining {entry.name}")
         refinement = refine(entry.name, REFINE_DEPTH)
         if refinement.mismatch:
             refinement_problems.append(
@@ -138,11 +151,14 @@ def run_model_checks(memo: Explorations | None = None,
     # Manifest, findings and generated cases share one memo: each distinct
     # (machine, bounds, options) is explored once per run.
     memo = memo or Explorations()
+    shown.set_phase("comparing the manifests")
     problems, explorations = check_manifest(memo)
+    shown.set_phase("checking the findings")
     findings = check_findings(memo)
     problems += [f"{f.finding}: property {f.invariant} "
                  f"{'holds by default' if not f.fails_by_default else 'fails with ' + f.option}"
                  for f in findings if not f.ok]
+    shown.set_phase("checking the forever-properties")
     cycles = check_forever(memo)
     problems += [f"{c.machine}: forever-property {c.prop} "
                  + ("has a cycle it should not have" if c.fails_by_default and not c.expected_to_fail
@@ -150,7 +166,9 @@ def run_model_checks(memo: Explorations | None = None,
                     else f"still has a cycle with {c.option}")
                  + (f": {' / '.join(line.strip() for line in c.lasso)}" if c.lasso else "")
                  for c in cycles if not c.ok]
+    shown.set_phase("comparing the generated cases")
     problems += write_or_check(write=False, explorations=memo, replays=replays)
+    shown.set_phase("comparing the projected cases")
     problems += projected_cases.write_or_check(write=False)
     problems += refinement_problems
     return {
@@ -207,8 +225,10 @@ def print_report(result: dict[str, Any]) -> None:
 
 def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None = None) -> int:
     try:
-        with raising_on_signals():
-            result = run_check(only, workers)
+        # Drawn on stderr, and only when it is a terminal (Progress), so that --json on stdout stays
+        # clean; erased before the report.
+        with raising_on_signals(), Progress({}) as shown:
+            result = run_check(only, workers, progress=shown)
     except RunInterrupted as stop:
         # Raised through run_check's finally blocks: its workers and fixture directories are gone.
         message = f"ended by {stop.signal_name} before it finished"

@@ -1,4 +1,5 @@
-"""Progress of a conformance run on a terminal: cases done per machine and the time taken.
+"""Progress on a terminal of a conformance run, or of ``inboxspec check``: what is done of each
+total (cases per machine; cases and explorations), a word on the phase, and the time taken.
 
 A run that ends within :data:`SHOW_AFTER_S` prints nothing, and a stream that
 is not a terminal (a pipe, a file, a CI log) never gets a byte: the line is
@@ -67,6 +68,14 @@ class Progress:
             done = self.finished_cases.setdefault(machine, set())
             done.add(key)
             self.totals[machine] = max(self.totals.get(machine, 0), len(done))
+        self.draw()
+
+    def set_total(self, key: str, total: int) -> None:
+        """How many of ``key`` there are, once known (``inboxspec check`` learns its case count
+        after it has linted them)."""
+        with self._lock:
+            self.finished_cases.setdefault(key, set())
+            self.totals = dict(sorted({**self.totals, key: total}.items()))
         self.draw()
 
     def set_phase(self, text: str) -> None:

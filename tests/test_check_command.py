@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -16,11 +17,14 @@ import pytest
 
 from inboxspec import machines
 from inboxspec.check import check_configurations, run_check
-from inboxspec.checker.explore import available_cores
+from inboxspec.checker.explore import Explorations, available_cores
 from inboxspec.cli import main
+from inboxspec.conformance.casefiles import lint, registered_case_dirs
+from inboxspec.conformance.progress import ERASE_LINE, SHOW_AFTER_S
 from inboxspec.impl import wake_gate as impl
 from inboxspec.model.wake_gate import WakeGateChart
 from tests.session_shared import SharedExplorations
+from tests.test_conform_progress import run_on_a_terminal
 
 
 def test_check_is_green_and_reports_every_part(explorations: SharedExplorations) -> None:
@@ -122,3 +126,36 @@ def test_a_signal_ends_the_check_with_nothing_left_running(signum: signal.Signal
         check.kill()
         for pid in _with_token(token):
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_check_on_a_terminal_shows_its_progress_and_a_piped_check_shows_none() -> None:
+    """The main job runs a minute and more: on a terminal it says how far it has got (cases replayed,
+    explorations made, the phase), on stderr, erased before the report; piped, not a byte of it."""
+    code, stdout, terminal = run_on_a_terminal("--machine", "peer-delivery", "--json", command="check")
+    assert code == 0 and json.loads(stdout)["ok"] is True, terminal
+    with machines.only(["peer-delivery"]):
+        cases = sum(1 for case in lint(registered_case_dirs()).loaded)
+        explorations = len({Explorations().key(c) for c in check_configurations()})
+    drawn = [line for line in terminal.split(ERASE_LINE) if line]
+    shape = re.compile(r"(\d+\.\d)s  cases (\d+)/(\d+)  explorations (\d+)/(\d+)  (.+)")
+    matched = [shape.fullmatch(line) for line in drawn]
+    assert drawn and all(matched), drawn
+    assert {(int(m[3]), int(m[5])) for m in matched if m} == {(cases, explorations)}
+    assert float(drawn[0].split("s")[0]) >= SHOW_AFTER_S
+    # Which phases are drawn depends on timing (nothing is, in the first two seconds), but those that
+    # are come in the order the check takes them.
+    order = ["linting the cases", "replaying the cases", "refining peer-delivery", "comparing the manifests",
+             "checking the findings", "checking the forever-properties", "comparing the generated cases",
+             "comparing the projected cases", "comparing the spec's generated sections"]
+    shown = [order.index(m[6]) for m in matched if m]
+    assert shown == sorted(shown) and shown[-1] == len(order) - 1, [m[6] for m in matched if m]
+    last = matched[-1]
+    assert last is not None and (int(last[2]), int(last[4])) == (cases, explorations)
+    assert terminal.endswith(ERASE_LINE)
+    assert "\r" not in stdout and "\x1b" not in stdout
+
+    piped = subprocess.run([sys.executable, "-m", "inboxspec", "check", "--machine", "peer-delivery"],
+                           capture_output=True, text=True, timeout=300)
+    assert piped.returncode == 0 and piped.stderr == ""
+    assert "\r" not in piped.stdout and "\x1b" not in piped.stdout

@@ -76,10 +76,10 @@ def test_the_ticker_moves_the_time_on_while_no_case_finishes_and_stops_on_close(
     assert stream.getvalue().endswith(ERASE_LINE)
 
 
-def run_on_a_terminal(*args: str) -> tuple[int, str, str]:
-    """`inboxspec conform` with stderr on a pseudo-terminal and stdout on a pipe."""
+def run_on_a_terminal(*args: str, command: str = "conform") -> tuple[int, str, str]:
+    """`inboxspec conform` (or another ``command``) with stderr on a pseudo-terminal and stdout on a pipe."""
     leader, follower = os.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "inboxspec", "conform", *args],
+    process = subprocess.Popen([sys.executable, "-m", "inboxspec", command, *args],
                                stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL)
     os.close(follower)
     received: list[bytes] = []
