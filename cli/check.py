@@ -223,6 +223,14 @@ def print_report(result: dict[str, Any]) -> None:
     print("check: " + ("ok" if result["ok"] else "FAILED"))
 
 
+def _unusable(message: str, as_json: bool, status: int) -> int:
+    """A run that proves nothing: said on stderr, and under ``--json`` as the report too."""
+    if as_json:
+        print(json.dumps({"ok": False, "unusable": message}, indent=2))
+    print(f"inboxspec check: {message}", file=sys.stderr)
+    return status
+
+
 def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None = None) -> int:
     try:
         # Drawn on stderr, and only when it is a terminal (Progress), so that --json on stdout stays
@@ -231,21 +239,13 @@ def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None =
             result = run_check(only, workers, progress=shown)
     except RunInterrupted as stop:
         # Raised through run_check's finally blocks: its workers and fixture directories are gone.
-        message = f"ended by {stop.signal_name} before it finished"
-        if as_json:
-            print(json.dumps({"ok": False, "unusable": message}, indent=2))
-        print(f"inboxspec check: {message}", file=sys.stderr)
-        return stop.exit_code
+        return _unusable(f"ended by {stop.signal_name} before it finished", as_json, stop.exit_code)
     except machines.UnknownMachine as error:
         print(f"inboxspec check: {error}", file=sys.stderr)
         return 2
     except WorkerLost as error:
-        # An exploration that never finished proves nothing either way: the run is unusable.
-        message = f"an exploration could not be made: {error}"
-        if as_json:
-            print(json.dumps({"ok": False, "unusable": message}, indent=2))
-        print(f"inboxspec check: {message}", file=sys.stderr)
-        return 2
+        # An exploration that never finished proves nothing either way.
+        return _unusable(f"an exploration could not be made: {error}", as_json, 2)
     if as_json:
         print(json.dumps(result, indent=2))
     else:
