@@ -148,15 +148,22 @@ class Workers(Generic[Task, Answer]):
         self._connections: list[multiprocessing.connection.Connection] = []
         self._closing = False
         self.scratch = tempfile.mkdtemp(prefix="inboxspec-workers-")  # mode 0700
+        self._threads: list[threading.Thread] = []
         context = fork_context()
-        for _ in range(count):
-            mine, theirs = context.Pipe()
-            process = context.Process(
-                target=_serve, args=(work, theirs, list(self._connections), self.scratch), daemon=True)
-            process.start()
-            theirs.close()  # so that this end reads the end of the pipe when the worker ends
-            self._processes.append(process)
-            self._connections.append(mine)
+        try:
+            for _ in range(count):
+                mine, theirs = context.Pipe()
+                self._connections.append(mine)
+                try:
+                    process = context.Process(
+                        target=_serve, args=(work, theirs, self._connections[:-1], self.scratch), daemon=True)
+                    process.start()
+                finally:
+                    theirs.close()  # so that this end reads the end of the pipe when the worker ends
+                self._processes.append(process)
+        except BaseException:
+            self.close()  # a worker that cannot be forked leaves none of the others running
+            raise
         self._threads = [threading.Thread(target=self._feed, args=(index,), daemon=True)
                          for index in range(count)]
         for thread in self._threads:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from inboxspec.checker import explore as explore_module
+from inboxspec.checker import forked
 from inboxspec.checker.explore import Explorations
 from inboxspec.checker.forked import WorkerLost, Workers
 from inboxspec.cli import main
@@ -246,3 +247,33 @@ def test_close_removes_what_workers_left_in_their_temporary_directory(
         assert not Path(workers.scratch).exists()
     finally:
         remove(Path(made))  # where a broken worker put it outside the scratch directory
+
+
+class Unforkable:
+    def start(self) -> None:
+        raise OSError("no more processes")
+
+
+def test_a_worker_that_cannot_be_forked_leaves_none_of_the_others(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
+    """The second fork fails (no processes or memory left): the first worker is ended, and the
+    workers' temporary directory removed, before the error reaches the caller."""
+    real = forked.fork_context()
+    started: list[Any] = []
+
+    class SecondForkFails:
+        def Pipe(self) -> Any:
+            return real.Pipe()
+
+        def Process(self, **kwargs: Any) -> Any:
+            if started:
+                return Unforkable()
+            started.append(real.Process(**kwargs))
+            return started[-1]
+
+    monkeypatch.setattr(forked, "fork_context", SecondForkFails)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(OSError, match="no more processes"):
+        Workers(square_or_fail, [("a", 1), ("b", 2)], 2)
+    assert len(started) == 1 and not started[0].is_alive()
+    assert os.listdir(tmp_path) == []
