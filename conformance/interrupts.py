@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 
 # WARNING: spec/conformance-protocol.md (PROTO-SIG-1) gives these signals and their exit codes
@@ -65,19 +65,29 @@ def received() -> str | None:
 
 
 @contextlib.contextmanager
-def interruptible() -> Iterator[None]:
-    """Record the interrupting signals for the duration; restore the previous handlers after."""
+def _handled_by(handler: Callable[[int, FrameType | None], None],
+                clear: Callable[[], None] = lambda: None) -> Iterator[None]:
+    """``handler`` for the interrupting signals for the duration, ``clear()`` run before and after;
+    the previous handlers restored after. Signals go to the main thread only: in another thread
+    nothing is installed, and the defaults stay."""
     if threading.current_thread() is not threading.main_thread():
-        yield  # signals go to the main thread only; a run in another thread keeps the defaults
+        yield
         return
-    _received.clear()
-    previous = {signum: signal.signal(signum, _record) for signum in INTERRUPTING_SIGNALS}
+    clear()
+    previous = {signum: signal.signal(signum, handler) for signum in INTERRUPTING_SIGNALS}
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        _received.clear()
+        for signum, kept in previous.items():
+            signal.signal(signum, kept)
+        clear()
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Record the interrupting signals for the duration; restore the previous handlers after."""
+    with _handled_by(_record, _received.clear):
+        yield
 
 
 @contextlib.contextmanager
@@ -85,9 +95,6 @@ def raising_on_signals() -> Iterator[None]:
     """The first interrupting signal raises :class:`RunInterrupted` where it lands; later ones are
     ignored while that unwinds, so that they cannot cut its ``finally`` blocks short. The previous
     handlers are restored after."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     arrived: list[int] = []
 
     def interrupt(signum: int, _frame: FrameType | None) -> None:
@@ -95,9 +102,5 @@ def raising_on_signals() -> Iterator[None]:
             arrived.append(signum)
             raise RunInterrupted(signal.Signals(signum).name)
 
-    previous = {signum: signal.signal(signum, interrupt) for signum in INTERRUPTING_SIGNALS}
-    try:
+    with _handled_by(interrupt):
         yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
