@@ -319,25 +319,16 @@ def _in_flight(snapshot: Snapshot) -> int:
     return sum(s.in_flight for s in snapshot.sessions)
 
 
-# The snapshot ``_nothing_lost`` last read as a step's ``pre``, and its count in flight: the
-# search fires every letter of a state one after the other. Compared by identity (it holds
-# the snapshot, so the identity is not reused); a snapshot is immutable.
-_last_pre: list[Any] = [None, 0]
-
-
 def _nothing_lost(pre: Snapshot, post: Snapshot, out: Any, bounds: Bounds) -> bool:
     """HOST-INV-3: in flight before + sent = in flight after + read + terminal + queue_full."""
     if "error" in (out or {}):
         return pre == post
-    if pre is not _last_pre[0]:
-        _last_pre[:] = [pre, _in_flight(pre)]
     records = _by_type(out)
     sends = records.get("send", ())
     queue_full = sum(1 for r in sends if r["send_error"] is not None)
     terminal = sum(1 for r in records.get("receipt", ()) if r["state"] in TERMINAL)
     read = sum(pre.sessions[_index(bounds, r["session"])].peer_pending for r in records.get("wake", ()))
-    in_flight_before: int = _last_pre[1]
-    return in_flight_before + len(sends) == _in_flight(post) + read + terminal + queue_full
+    return _in_flight(pre) + len(sends) == _in_flight(post) + read + terminal + queue_full
 
 
 def _idle_is_true(pre: Snapshot, post: Snapshot, out: Any, bounds: Bounds) -> bool:
