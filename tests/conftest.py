@@ -5,7 +5,8 @@ budget; ``deep`` runs many more and longer examples. Choose with
 ``HYPOTHESIS_PROFILE=deep pytest``.
 
 The session checks itself at its end: no fixture directory and no adapter
-process may outlive it (``tests/session_hygiene.py``).
+process may outlive it (``tests/session_hygiene.py``). Its Python processes share
+a bytecode cache even where writing bytecode is turned off (``tests/bytecode_cache.py``).
 
 ``explorations`` explores each configuration once in the session, and
 ``wheel_of_this_tree`` builds the wheel once, whichever xdist worker asks first
@@ -24,13 +25,24 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.session_hygiene import pytest_configure, pytest_sessionfinish, signal_handlers_left_alone
+from tests import bytecode_cache, session_hygiene
+from tests.session_hygiene import pytest_sessionfinish, signal_handlers_left_alone
 
 if TYPE_CHECKING:
     from tests.session_shared import SharedExplorations
 
-# Hooks and an autouse fixture of this conftest, defined there.
-__all__ = ["pytest_configure", "pytest_sessionfinish", "signal_handlers_left_alone"]
+# A hook and an autouse fixture of this conftest, defined there.
+__all__ = ["pytest_sessionfinish", "signal_handlers_left_alone"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    session_hygiene.pytest_configure(config)
+    bytecode_cache.pytest_configure(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    bytecode_cache.pytest_unconfigure(config)
+
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` (pyproject.toml): one worker more than the cores this process may use. Many
