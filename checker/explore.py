@@ -249,20 +249,22 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
             if progress is not None and time.perf_counter() - last_report > 0.25:
                 last_report = time.perf_counter()
                 progress(len(parent), next_depth, last_report - began)
+        # The traces and the cycle pass walk every state too: still no full collection.
+        for steps in (*coverage.values(), *violations.values()):
+            steps[:0] = trace_to(parent, actions, steps[0][0])
+        if recording:
+            snapshots = list(number)
+            tree: list[tuple[int, int] | None] = [
+                None if (link := parent[s]) is None else (number[link[0]], link[1]) for s in snapshots]
+            paths = lasso_paths(forever, groups, successors, tree)
+            result.lassos = lassos(paths, snapshots.__getitem__, data, bound, actions, load, store)
+    # The whole exploration, its cycle pass included: what the rates it reports are rates of.
     result.seconds = time.perf_counter() - began
     result.cpu_seconds = time.process_time() - began_cpu
-    for steps in (*coverage.values(), *violations.values()):
-        steps[:0] = trace_to(parent, actions, steps[0][0])
     result.states = len(parent)
     result.transitions = fired_letters
     result.max_depth = deepest
     result.forever_checked = tuple(p.name for p in forever)
-    if recording:
-        snapshots = list(number)
-        tree: list[tuple[int, int] | None] = [
-            None if (link := parent[s]) is None else (number[link[0]], link[1]) for s in snapshots]
-        paths = lasso_paths(forever, groups, successors, tree)
-        result.lassos = lassos(paths, snapshots.__getitem__, data, bound, actions, load, store)
     return result
 
 
