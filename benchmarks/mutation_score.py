@@ -53,6 +53,7 @@ import importlib.abc
 import importlib.util
 import json
 import os
+import selectors
 import shutil
 import signal
 import sys
@@ -606,11 +607,16 @@ def run_mutant(machine_name: str, mutant: Mutant, timeout: float) -> str | None:
 
 def run_mutants(machine_name: str, mutants: Sequence[Mutant], timeout: float, jobs: int,
                 progress: bool = False) -> dict[str, str | None]:
-    """Each mutant's kill reason (None: survived), ``jobs`` children at a time."""
+    """Each mutant's kill reason (None: survived), ``jobs`` children at a time.
+
+    It waits on its own children only, each through a pidfd: ``waitpid(-1)`` would also reap a
+    child some other part of the process started (a test's subprocess), whose owner would then
+    never learn how it ended (``tests/test_mutation_score.py``)."""
     verdicts: dict[str, str | None] = {}
     running: dict[int, MutantChild] = {}
     cases = _bundled_cases(machine_name)
     waiting = list(reversed(mutants))
+    ended = selectors.DefaultSelector()  # a running child's pidfd, readable once it has ended
     try:
         while waiting or running:
             while waiting and len(running) < jobs:
@@ -620,16 +626,21 @@ def run_mutants(machine_name: str, mutants: Sequence[Mutant], timeout: float, jo
                 try:
                     child = start_mutant(machine_name, waiting.pop(), timeout, cases)
                     running[child.pid] = child
+                    ended.register(os.pidfd_open(child.pid), selectors.EVENT_READ, child.pid)
                 finally:
                     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
-            pid, status = os.waitpid(-1, 0)
-            if pid not in running:  # not a mutant child of this run (none is expected)
-                continue
-            child = running.pop(pid)
-            verdicts[child.mutant.id] = finish_mutant(child, status)
-            if progress:
-                print(f"\r{len(verdicts)}/{len(mutants)} mutants", end="", file=sys.stderr, flush=True)
+            for key, _events in ended.select():
+                ended.unregister(key.fd)
+                os.close(key.fd)
+                child = running.pop(key.data)
+                _, status = os.waitpid(child.pid, 0)
+                verdicts[child.mutant.id] = finish_mutant(child, status)
+                if progress:
+                    print(f"\r{len(verdicts)}/{len(mutants)} mutants", end="", file=sys.stderr, flush=True)
     finally:
+        for key in list(ended.get_map().values()):
+            os.close(key.fd)
+        ended.close()
         for child in running.values():  # an error or an interrupt: no child outlives the run
             with contextlib.suppress(ProcessLookupError):
                 os.kill(child.pid, signal.SIGKILL)

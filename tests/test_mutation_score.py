@@ -10,6 +10,7 @@ import importlib.util
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -249,6 +250,19 @@ def test_two_jobs_give_each_mutant_the_verdict_one_job_gives() -> None:
     two = mutation_score.run_mutants("wake-gate", mutants, 20.0, jobs=2)
     assert one == two
     assert [mutant_id for mutant_id, reason in one.items() if reason is None] == [chosen[1]]
+
+
+def test_a_child_the_run_did_not_start_is_left_to_its_owner() -> None:
+    """A subprocess that ends while mutants run keeps its exit status for whoever started it."""
+    (mutant,) = [m for m in mutation_score.mutation_targets(machines.get("wake-gate"))
+                 if m.id == f"{WAKE}:is_rapid:return-None:fdf0c491"]
+    other = subprocess.Popen(["sh", "-c", "sleep 0.2; exit 7"])
+    try:
+        verdicts = mutation_score.run_mutants("wake-gate", [mutant], 20.0, jobs=1)
+    finally:
+        code = other.wait(timeout=30)
+    assert verdicts == {mutant.id: None}
+    assert code == 7
 
 
 @pytest.mark.parametrize("parents_alarm", [signal.SIG_DFL, signal.SIG_IGN])
