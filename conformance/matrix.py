@@ -234,7 +234,7 @@ def run_matrix(commands: Sequence[str], args: argparse.Namespace) -> Matrix:
         try:
             run.report = conform(command, cases, selection, timeout=args.timeout,
                                  start_timeout=args.start_timeout, max_line_bytes=args.max_line_bytes,
-                                 progress=sys.stderr.isatty(), window=args.window)
+                                 progress=True, window=args.window)  # drawn on a terminal only
         except UnusableRun as error:
             run.unusable = str(error)
         runs.append(run)

@@ -599,7 +599,7 @@ def _run_command(args: argparse.Namespace) -> int:
     coverage = Coverage(require=tuple(args.require), min_executed=args.min_executed)
     try:
         targets = _registered_machines(args.require, args.machine)
-        progress = sys.stderr.isatty()  # drawn on stderr, so --json on stdout stays clean
+        progress = True  # Progress draws on stderr, and only when it is a terminal: --json stays clean
         if args.fuzz is not None:
             from inboxspec.conformance.fuzz import conform_fuzz
 
