@@ -25,7 +25,7 @@ raised again as host errors with the same code.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -39,6 +39,7 @@ from .peer_delivery import (
     render_delivery_notice,
     render_dropped_notice,
 )
+from .values import check_argument_names
 from .wake_gate import SCHEDULED_PREFIX, USER_KIND, Message, WakeGateError, WakePolicy
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -73,6 +74,13 @@ class InvalidConfig(HostError):
 
 class InvalidArgument(HostError):
     code = "invalid_argument"
+
+
+def check_arguments(event: str, args: object, names: Collection[str]) -> Mapping[str, object]:
+    """A step's first fault (spec/host.md): ``args`` must be an object that names only the
+    event's arguments (``names``, spec/host.interface.json), else ``invalid_argument``.
+    Returns ``args``."""
+    return check_argument_names(event, args, names, InvalidArgument)
 
 
 class UnknownSession(HostError):

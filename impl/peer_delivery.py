@@ -31,13 +31,13 @@ from __future__ import annotations
 import heapq
 import unicodedata
 from collections import Counter, OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Final
 
 from .errors import InboxSpecError
 from .options import FindingOptions
-from .values import is_positive_safe_integer, is_safe_natural
+from .values import check_argument_names, is_positive_safe_integer, is_safe_natural
 
 DEFAULT_HELD_CAP: Final = 100  # PEER-IF-1, the seed's PEER_HELD_QUEUE_CAP
 DEFAULT_BOX_CAP: Final = 50  # PEER-IF-1, the accepted delivery queue of the upstream facts
@@ -97,6 +97,13 @@ class InvalidConfig(PeerDeliveryError):
 
 class InvalidArgument(PeerDeliveryError):
     code = "invalid_argument"
+
+
+def check_arguments(event: str, args: object, names: Collection[str]) -> Mapping[str, object]:
+    """A step's first fault (spec/peer-delivery.md): ``args`` must be an object that names only the
+    event's arguments (``names``, spec/peer-delivery.interface.json), else ``invalid_argument``.
+    Returns ``args``."""
+    return check_argument_names(event, args, names, InvalidArgument)
 
 
 class InvalidMessage(PeerDeliveryError):

@@ -8,7 +8,7 @@ check below asks for ``type(value) is int``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Final
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
@@ -46,7 +46,15 @@ def check_argument_names(event: str, args: object, names: Collection[str],
     Returns ``args``; each argument's own value is the event's to check."""
     if not isinstance(args, Mapping):
         raise invalid(f"{event}: args must be an object, got {type(args).__name__}")
+    refuse_unknown_arguments(event, args, names, invalid)
+    return args
+
+
+def refuse_unknown_arguments(event: str, args: Iterable[object], names: Collection[str],
+                             invalid: type[Exception]) -> None:
+    """Raise ``invalid`` naming, sorted, the names among ``args`` that are not the event's
+    (``names``): this fault's one wording, for every machine's reference and for the interface
+    data's own check (``Interface.argument_fault``)."""
     unknown = sorted(str(name) for name in args if name not in names)
     if unknown:
         raise invalid(f"{event} takes no argument(s) {', '.join(unknown)}")
-    return args

@@ -38,14 +38,14 @@ then ``now_ms``, then ``plugin_pending``, then the empty-batch rejection.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import ClassVar
 
 from .errors import InboxSpecError
 from .options import FindingOptions
-from .values import MAX_SAFE_INTEGER, describe, is_safe_natural
+from .values import MAX_SAFE_INTEGER, check_argument_names, describe, is_safe_natural
 
 DEFAULT_MAX_STREAK = 10  # WAKE-DEF-1
 DEFAULT_CADENCE_FLOOR_MS = 30_000  # WAKE-DEF-1
@@ -63,6 +63,13 @@ class InvalidArgument(WakeGateError):
     ``pluginPending`` must not silently take the default."""
 
     code = "invalid_argument"
+
+
+def check_arguments(event: str, args: object, names: Collection[str]) -> Mapping[str, object]:
+    """WAKE-IF-3, a step's first fault: ``args`` must be an object that names only the
+    event's arguments (``names``, spec/wake-gate.interface.json), else ``invalid_argument``.
+    Returns ``args``."""
+    return check_argument_names(event, args, names, InvalidArgument)
 
 
 class InvalidConfig(WakeGateError):

@@ -14,7 +14,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inboxspec.impl.host import Host, HostError, InvalidArgument
+from inboxspec.impl.host import Host, HostError, check_arguments
 from inboxspec.machines import interface, sessions
 from inboxspec.machines.sessions import run_reference_case
 from inboxspec.model.host import HostChart, HostModelOptions
@@ -47,10 +47,8 @@ def apply_step(host: Host, step: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(raw_args, Mapping):
         raise ValueError(f"args must be an object, got {type(raw_args).__name__}")
     try:
-        extra = sorted(str(name) for name in raw_args if name not in entry.argument_names)
-        if extra:
-            raise InvalidArgument(f"{event} takes no argument(s) {', '.join(extra)}")
-        args = {a.name: raw_args.get(a.name, a.default if a.has_default else ABSENT) for a in entry.arguments}
+        given = check_arguments(entry.name, raw_args, entry.argument_names)
+        args = {a.name: given.get(a.name, a.default if a.has_default else ABSENT) for a in entry.arguments}
         events = getattr(host, entry.name)(**args)
     except HostError as error:
         return {"error": error.code, "sessions": host.state()}

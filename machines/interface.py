@@ -23,6 +23,8 @@ from typing import Any
 
 import jsonschema
 
+from inboxspec.impl.values import refuse_unknown_arguments
+
 SCHEMA_FILE = "interface.schema.json"
 
 
@@ -198,9 +200,10 @@ class Interface:
         Without ``values`` only names and absence are checked: the values are left to the
         machine under test, which checks its own."""
         entry = self.events[event]
-        unknown = sorted(str(name) for name in args if name not in entry.argument_names)
-        if unknown:
-            return self.unknown_argument_code(event), f"{event} takes no argument(s) {', '.join(unknown)}"
+        try:
+            refuse_unknown_arguments(event, args, entry.argument_names, ValueError)
+        except ValueError as unknown:
+            return self.unknown_argument_code(event), str(unknown)
         for argument in entry.arguments:
             if argument.name not in args:
                 if argument.required:

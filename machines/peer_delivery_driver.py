@@ -14,10 +14,10 @@ from typing import Any
 
 from inboxspec.impl.peer_delivery import (
     ABSENT,
-    InvalidArgument,
     PeerDelivery,
     PeerDeliveryError,
     StepResult,
+    check_arguments,
     describe_drop_reasons,
     is_receipt_state,
     recipient_suffix,
@@ -47,10 +47,8 @@ def _arguments(event: str, args: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments the call gets: an unknown name is ``invalid_argument``, and a
     required one that is absent is passed as ABSENT, which its own check rejects."""
     entry = INTERFACE.events[event]
-    unknown = sorted(set(args) - set(entry.argument_names))
-    if unknown:
-        raise InvalidArgument(f"{event} takes no argument(s) {', '.join(unknown)}")
-    chosen = {name: args[name] for name in entry.argument_names if name in args}
+    given = check_arguments(event, args, entry.argument_names)
+    chosen = {name: given[name] for name in entry.argument_names if name in given}
     for argument in entry.arguments:
         if argument.required and argument.name not in chosen:
             chosen[argument.name] = ABSENT

@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inboxspec.impl.wake_gate import (
-    InvalidArgument,
     WakeDecision,
     WakeGateError,
     WakePolicy,
+    check_arguments,
 )
 from inboxspec.machines import interface, sessions
 from inboxspec.machines.sessions import run_reference_case
@@ -69,11 +69,9 @@ def apply_step(policy: WakePolicy, step: Mapping[str, Any]) -> dict[str, Any]:
     # Values go to the API unchecked: it validates them, in the fault order. A
     # missing argument without a default is null (WAKE-IF-3).
     defined = entry.argument_names
-    args: dict[str, Any] = dict.fromkeys(defined) | entry.with_defaults(raw_args)
     try:
-        extra = sorted(str(name) for name in args if name not in defined)
-        if extra:
-            raise InvalidArgument(f"{event} takes no argument(s) {', '.join(extra)}")
+        given = check_arguments(entry.name, raw_args, defined)
+        args: dict[str, Any] = dict.fromkeys(defined) | entry.with_defaults(given)
         if event == "decide":
             decision = policy.decide(args["batch"], now_ms=args["now_ms"],
                                      plugin_pending=args["plugin_pending"])

@@ -43,10 +43,12 @@ def test_finds_the_reference_modules_through_the_registry() -> None:
 
 
 def test_shared_reference_code_is_mutated_where_a_machine_reaches_it() -> None:
-    # The wake gate imports describe and is_safe_natural from impl/values.py, not the other checks.
+    # The wake gate imports describe, is_safe_natural and check_argument_names (which names
+    # refuse_unknown_arguments) from impl/values.py, not the other checks.
     shared = mutation_score.shared_modules([WAKE])
     assert set(shared) == {"inboxspec.impl.errors", "inboxspec.impl.options", "inboxspec.impl.values"}
-    assert shared["inboxspec.impl.values"] == {"MAX_SAFE_INTEGER", "describe", "is_safe_natural"}
+    assert shared["inboxspec.impl.values"] == {"MAX_SAFE_INTEGER", "describe", "is_safe_natural",
+                                               "check_argument_names", "refuse_unknown_arguments"}
     ids = [m.id for m in mutation_score.mutation_targets(machines.get("wake-gate"))]
     assert "inboxspec.impl.values:describe:return-None:2809e1ad" in ids
     assert not [i for i in ids if i.startswith("inboxspec.impl.values:is_safe_integer:")]
@@ -58,7 +60,8 @@ def test_a_composed_machine_leaves_the_machines_it_composes_to_their_own_scores(
     reaches of the shared modules is still the host's."""
     host = machines.get("host")
     modules = {m.id.split(":")[0] for m in mutation_score.mutation_targets(host)}
-    assert modules == {"inboxspec.impl.host", "inboxspec.machines.host_driver", "inboxspec.impl.errors"}
+    assert modules == {"inboxspec.impl.host", "inboxspec.machines.host_driver", "inboxspec.impl.errors",
+                       "inboxspec.impl.values"}
     composed = mutation_score.shared_modules(["inboxspec.impl.host"])
     assert {WAKE, "inboxspec.impl.peer_delivery", "inboxspec.impl.idle_subscriptions"} <= set(composed)
     # A machine composed of none still has the shared modules it reaches.
