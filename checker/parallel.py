@@ -532,7 +532,6 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
         for _ in range(workers):
             me, report = _receive(search.results, processes, "done")
             reports[me] = report
-        result.seconds = time.perf_counter() - began
         result.states, result.max_depth = states, level
         result.transitions = sum(r["fired"] for r in reports)
         result.forever_checked = tuple(p.name for p in forever)
@@ -601,6 +600,8 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
                                explorer.store)
         for process in processes:
             process.join()
+        # As in the serial search (explore.py): the whole exploration, its cycle pass and traces included.
+        result.seconds = time.perf_counter() - began
         coordinator = time.process_time() - began_cpu
         result.cpu_by_worker = tuple(r["cpu_seconds"] for r in reports)
         result.cpu_seconds = coordinator + sum(result.cpu_by_worker)
