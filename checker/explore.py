@@ -60,8 +60,9 @@ class Exploration:
     states: int = 0
     transitions: int = 0
     max_depth: int = 0
+    # Wall time of the whole exploration: the search, its traces and its cycle pass.
     seconds: float = 0.0
-    # The search's processor time (``seconds`` is wall time): on a shared machine, the rate
+    # Its processor time (``seconds`` is wall time): on a shared machine, the rate
     # per core. On several workers, the sum over the workers and the coordinating process.
     cpu_seconds: float = 0.0
     # On several workers: each worker's processor time, and the processor time along the
