@@ -259,8 +259,13 @@ def test_a_child_the_run_did_not_start_is_left_to_its_owner() -> None:
     """A subprocess that ends while mutants run keeps its exit status for whoever started it."""
     (mutant,) = [m for m in mutation_score.mutation_targets(machines.get("wake-gate"))
                  if m.id == f"{WAKE}:is_rapid:return-None:fdf0c491"]
-    other = subprocess.Popen(["sh", "-c", "sleep 0.2; exit 7"])
+    other = subprocess.Popen(["sh", "-c", "exit 7"])
     try:
+        # Ended and not yet reaped before the mutants start: a wait for any child would take it first.
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{other.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the shell did not end"
+            time.sleep(0.01)
         verdicts = mutation_score.run_mutants("wake-gate", [mutant], 20.0, jobs=1)
     finally:
         code = other.wait(timeout=30)
