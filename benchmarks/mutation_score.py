@@ -53,14 +53,13 @@ import importlib.abc
 import importlib.util
 import json
 import os
-import selectors
 import shutil
 import signal
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -607,16 +606,11 @@ def run_mutant(machine_name: str, mutant: Mutant, timeout: float) -> str | None:
 
 def run_mutants(machine_name: str, mutants: Sequence[Mutant], timeout: float, jobs: int,
                 progress: bool = False) -> dict[str, str | None]:
-    """Each mutant's kill reason (None: survived), ``jobs`` children at a time.
-
-    It waits on its own children only, each through a pidfd: ``waitpid(-1)`` would also reap a
-    child some other part of the process started (a test's subprocess), whose owner would then
-    never learn how it ended (``tests/test_mutation_score.py``)."""
+    """Each mutant's kill reason (None: survived), ``jobs`` children at a time."""
     verdicts: dict[str, str | None] = {}
     running: dict[int, MutantChild] = {}
     cases = _bundled_cases(machine_name)
     waiting = list(reversed(mutants))
-    ended = selectors.DefaultSelector()  # a running child's pidfd, readable once it has ended
     try:
         while waiting or running:
             while waiting and len(running) < jobs:
@@ -626,30 +620,45 @@ def run_mutants(machine_name: str, mutants: Sequence[Mutant], timeout: float, jo
                 try:
                     child = start_mutant(machine_name, waiting.pop(), timeout, cases)
                     running[child.pid] = child
-                    ended.register(os.pidfd_open(child.pid), selectors.EVENT_READ, child.pid)
                 finally:
                     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
-            for key, _events in ended.select():
-                ended.unregister(key.fd)
-                os.close(key.fd)
-                child = running.pop(key.data)
-                _, status = os.waitpid(child.pid, 0)
-                verdicts[child.mutant.id] = finish_mutant(child, status)
-                if progress:
-                    print(f"\r{len(verdicts)}/{len(mutants)} mutants", end="", file=sys.stderr, flush=True)
+            pid, status = _first_ended(running)
+            # Still listed while its verdict is read: an interrupt there leaves it to the cleanup below.
+            verdicts[running[pid].mutant.id] = finish_mutant(running[pid], status)
+            del running[pid]
+            if progress:
+                print(f"\r{len(verdicts)}/{len(mutants)} mutants", end="", file=sys.stderr, flush=True)
     finally:
-        for key in list(ended.get_map().values()):
-            os.close(key.fd)
-        ended.close()
         for child in running.values():  # an error or an interrupt: no child outlives the run
             with contextlib.suppress(ProcessLookupError):
                 os.kill(child.pid, signal.SIGKILL)
-            os.waitpid(child.pid, 0)
-            os.close(child.verdict)
+            with contextlib.suppress(ChildProcessError):  # reaped already, its verdict not yet read
+                os.waitpid(child.pid, 0)
+            with contextlib.suppress(OSError):  # closed already, by finish_mutant
+                os.close(child.verdict)
             shutil.rmtree(child.tmpdir, ignore_errors=True)
     if progress:
         print(file=sys.stderr)
     return verdicts
+
+
+# How often ``_first_ended`` looks at the running children: a mutant takes a second or more.
+POLL_SECONDS = 0.01
+
+
+def _first_ended(running: Mapping[int, MutantChild]) -> tuple[int, int]:
+    """The first of ``running`` found ended, reaped: (its pid, its wait status).
+
+    Each child is asked by its own pid. A wait for any child (``waitpid(-1)``) would also reap
+    a child some other part of the process started (a test's subprocess), whose owner would then
+    never learn how it ended (``tests/test_mutation_score.py``); a pidfd per child would do, but
+    only on Linux 5.3 and later."""
+    while True:
+        for pid in running:
+            ended, status = os.waitpid(pid, os.WNOHANG)
+            if ended:
+                return pid, status
+        time.sleep(POLL_SECONDS)
 
 
 @dataclass
