@@ -6,7 +6,8 @@ For each machine, measured side by side in one run (medians of several samples):
   through plain ``send()`` on a real chart, and their ratio;
 - how the state count and time grow with the bounds;
 and at the end, states/s and transitions/s of every machine side by side, the host's
-included, per wall second and per processor second of the search.
+included, per wall second and per processor second of the whole exploration (the search,
+its traces and its cycle pass).
 
 The host is explored only (its default exploration has 1,088,572 transitions:
 plain ``send()`` over them would take about an hour, and ``edges`` keeps the
@@ -82,7 +83,7 @@ def main() -> int:
     print()
     load = os.getloadavg()[0]
     print("per machine at default bounds, side by side (medians; per-core target >= 300,000 transitions/s).")
-    print("The rates are per wall second, then per processor second of the search: on a machine that")
+    print("The rates are per wall second, then per processor second of the exploration: on a machine that")
     print(f"others share (load average {load:.2f} on {os.cpu_count()} cores), the last are the rates "
           "per core.")
     print(f"   {'machine':<22}{'states':>10}{'transitions':>14}{'states/s':>12}{'transitions/s':>16}"

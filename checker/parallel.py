@@ -561,7 +561,8 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
                         for bit, graph in enumerate(graphs):
                             if subgraphs >> bit & 1:
                                 graph[source].append(edge)
-            paths = lasso_paths(forever, search.groups, graphs, tree)
+                # The cycle pass walks every state too: as in the serial search, no full collection.
+                paths = lasso_paths(forever, search.groups, graphs, tree)
         # The snapshots the traces pass through: each first step's source and its tree path,
         # and every state of each lasso.
         wanted: set[int] = set()

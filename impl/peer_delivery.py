@@ -100,9 +100,10 @@ class InvalidArgument(PeerDeliveryError):
 
 
 def check_arguments(event: str, args: object, names: Collection[str]) -> Mapping[str, object]:
-    """A step's first fault (spec/peer-delivery.md): ``args`` must be an object that names only the
-    event's arguments (``names``, spec/peer-delivery.interface.json), else ``invalid_argument``.
-    Returns ``args``."""
+    """A step's first fault (spec/peer-delivery.md): ``args`` may name only the event's arguments (``names``,
+    spec/peer-delivery.interface.json), else ``invalid_argument``. Returns ``args``. (An ``args`` that
+    is not an object is a malformed request, which the driver answers before calling this;
+    given one anyway, this raises ``invalid_argument`` too.)"""
     return check_argument_names(event, args, names, InvalidArgument)
 
 

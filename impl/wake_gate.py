@@ -29,7 +29,7 @@ clock. Bad input raises a :class:`WakeGateError` before any state changes.
 
 Validation lives in the public entry points (:class:`WakePolicy`,
 :class:`GateOptions`, :class:`Message`, :func:`parse_message`,
-:func:`parse_batch`): they take any Python value and raise only the typed
+:func:`parse_batch`, :func:`check_arguments`): they take any Python value and raise only the typed
 errors below. The pure core functions trust their (already validated)
 arguments. When one call has several faults, the first in the spec's fault
 order (WAKE-IF-5) is reported: the batch's shape, then each message in order,
@@ -66,9 +66,10 @@ class InvalidArgument(WakeGateError):
 
 
 def check_arguments(event: str, args: object, names: Collection[str]) -> Mapping[str, object]:
-    """WAKE-IF-3, a step's first fault: ``args`` must be an object that names only the
-    event's arguments (``names``, spec/wake-gate.interface.json), else ``invalid_argument``.
-    Returns ``args``."""
+    """WAKE-IF-3, a step's first fault: ``args`` may name only the event's arguments (``names``,
+    spec/wake-gate.interface.json), else ``invalid_argument``. Returns ``args``. (An ``args`` that
+    is not an object is a malformed request, which the driver answers before calling this;
+    given one anyway, this raises ``invalid_argument`` too.)"""
     return check_argument_names(event, args, names, InvalidArgument)
 
 

@@ -1,11 +1,11 @@
 """The host driver: case JSON in, ``Host`` (or host chart) calls, output JSON out.
 
-The reference driver only translates: it rejects argument names the event
-does not define (``invalid_argument``, first in HOST-IF-5's fault order),
-passes an absent required argument as a value that fails its own check, and
-hands everything else to ``Host`` unchanged. The model driver takes valid
-steps only; a step ``advance`` with ``now_ms`` is the chart's
-``advance(ms=now_ms - clock)``.
+The reference driver only translates: the reference's ``check_arguments``
+rejects argument names the event does not define (``invalid_argument``, first
+in HOST-IF-5's fault order), and the driver passes an absent required argument
+as a value that fails its own check, and hands everything else to ``Host``
+unchanged. The model driver takes valid steps only; a step ``advance`` with
+``now_ms`` is the chart's ``advance(ms=now_ms - clock)``.
 """
 
 from __future__ import annotations

@@ -3,10 +3,11 @@
 The reference adapter, ``inboxspec check``, refinement and the lockstep tests
 all go through it, so there is one encoding of every output.
 
-The reference driver only translates: it rejects argument names the event
-does not define (``invalid_argument``, first in the fault order of WAKE-IF-5)
-and hands every value to ``WakePolicy`` unchanged, which checks the rest of
-the fault order itself. The model driver takes valid steps only.
+The reference driver only translates: the reference's ``check_arguments``
+rejects argument names the event does not define (``invalid_argument``, first
+in the fault order of WAKE-IF-5), and the driver hands every value to
+``WakePolicy`` unchanged, which checks the rest of the fault order itself.
+The model driver takes valid steps only.
 """
 
 from __future__ import annotations

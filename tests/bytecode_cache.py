@@ -14,8 +14,9 @@ only where the variable is set: it is taken out of the environment, and
 ``PYTHONPYCACHEPREFIX`` points every later process at a fresh directory of the session's own.
 What the variable is there to prevent, bytecode files written beside the sources, still does
 not happen: the cache lives outside the work tree and is removed at the end of the session.
-The controller itself keeps its setting; it compiled what it imports before this runs.
-xdist workers, and every process they start, inherit the change.
+The controller keeps its own setting, which Python reads at start-up (with ``-n 0`` it is
+the one process that runs the tests, and compiles them without a cache, as before); xdist
+workers, and every process the session starts, inherit the change.
 """
 
 from __future__ import annotations
