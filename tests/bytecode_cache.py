@@ -1,6 +1,6 @@
 """The session's Python processes share one bytecode cache, even where writing bytecode is turned off.
 
-A pytest plugin (``tests/conftest.py`` loads it). The suite starts some 600 Python
+A pytest plugin (``tests/conftest.py`` loads it). The suite starts some 380 Python
 processes: ``inboxspec conform`` runs, reference and test adapters, CLI calls. Each imports
 the package. Where ``PYTHONDONTWRITEBYTECODE`` is set, as in many container images and CI
 machines, no process keeps the bytecode it compiles. Then every process compiles the

@@ -19,6 +19,7 @@ from inboxspec import machines
 from inboxspec.check import check_configurations, run_check
 from inboxspec.checker.explore import Explorations, available_cores
 from inboxspec.cli import main
+from inboxspec.conformance import process_tree
 from inboxspec.conformance.casefiles import lint, registered_case_dirs
 from inboxspec.conformance.progress import ERASE_LINE, SHOW_AFTER_S
 from inboxspec.impl import wake_gate as impl
@@ -77,18 +78,9 @@ def test_check_of_an_unknown_machine_cannot_run(capsys: pytest.CaptureFixture[st
 
 
 def _with_token(token: str) -> list[int]:
-    """The processes whose environment carries ``token`` (the check and the workers it forked)."""
-    marker = f"INBOXSPEC_CHECK_PROBE={token}".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        try:
-            environment = Path(f"/proc/{name}/environ").read_bytes()
-            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker in environment.split(b"\0") and state != b"Z":
-            found.append(int(name))
-    return found
+    """The live processes whose environment carries ``token`` (the check and the workers it forked)."""
+    return [info.pid for info in process_tree.all_processes().values()
+            if info.state != "Z" and process_tree.has_token(info.pid, "INBOXSPEC_CHECK_PROBE", token)]
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from inboxspec import machines
+from inboxspec.conformance import process_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -263,7 +264,7 @@ def test_a_child_the_run_did_not_start_is_left_to_its_owner() -> None:
     try:
         # Ended and not yet reaped before the mutants start: a wait for any child would take it first.
         deadline = time.monotonic() + 10
-        while Path(f"/proc/{other.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        while (info := process_tree.process_info(other.pid)) is None or info.state != "Z":
             assert time.monotonic() < deadline, "the shell did not end"
             time.sleep(0.01)
         verdicts = mutation_score.run_mutants("wake-gate", [mutant], 20.0, jobs=1)
