@@ -14,21 +14,46 @@ the file (``$.cases[3].steps[0].args.pluginPending``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
-
 from inboxspec import machines
+from inboxspec.machines.itemwise import ItemwiseValidator, json_path
 
 if TYPE_CHECKING:
     from inboxspec.conformance.casefiles import Case
 
 
 @functools.cache
-def _validator(machine: str) -> jsonschema.Draft202012Validator | None:
+def _validator(machine: str) -> ItemwiseValidator | None:
     interface = machines.get(machine).interface
-    return None if interface is None else jsonschema.Draft202012Validator(interface.case_schema())
+    return None if interface is None else ItemwiseValidator(interface.case_schema(), "steps", _own_event_rule)
+
+
+def _event_of_rule(rule: Mapping[str, Any]) -> str | None:
+    """The event a rule of the steps' ``allOf`` is about, when its ``if`` is the case schema's test of
+    one event (``Interface.case_schema``), else None."""
+    test = rule.get("if")
+    if (isinstance(test, Mapping) and set(test) == {"properties", "required"}
+            and test["required"] == ["event"]):
+        event = test["properties"].get("event")
+        if set(test["properties"]) == {"event"} and isinstance(event, Mapping) and set(event) == {"const"}:
+            return event["const"] if isinstance(event["const"], str) else None
+    return None
+
+
+def _own_event_rule(step: Any, items: Mapping[str, Any]) -> tuple[tuple[str, str] | None, Mapping[str, Any]]:
+    """The steps' item schema narrowed to the rules that can apply to ``step``: a rule whose ``if``
+    tests for another event is false for a step naming its own event as a string, and has no
+    ``else``, so it gives the step no error. Other steps keep the whole item schema (key None)."""
+    event = step.get("event") if isinstance(step, dict) else None
+    if not isinstance(event, str):
+        return None, items
+    rules = items.get("allOf", [])
+    events = {_event_of_rule(rule) for rule in rules}
+    kept = [rule for rule in rules if _event_of_rule(rule) in (None, event) or "else" in rule]
+    # One validator per event the rules name, and one for every other string.
+    return ("event", event if event in events else ""), {**items, "allOf": kept}
 
 
 def case_instance(case: Case) -> dict[str, Any]:
@@ -52,11 +77,9 @@ def problems(cases: Iterable[Case]) -> list[str]:
         validator = _validator(case.machine)
         if validator is None:
             continue
-        errors = sorted(validator.iter_errors(case_instance(case)),
-                        key=lambda e: [str(p) for p in e.absolute_path])
-        for error in errors:
-            path = f"$.cases[{index}]" + error.json_path[1:]
-            found.append(f"{case.source}: {case.id}: interface: at {path}: {_short(error.message)}")
+        for error_path, message in validator.errors(case_instance(case)):
+            path = f"$.cases[{index}]" + json_path(error_path)[1:]
+            found.append(f"{case.source}: {case.id}: interface: at {path}: {_short(message)}")
     return found
 
 

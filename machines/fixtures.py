@@ -50,7 +50,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+from inboxspec.machines.itemwise import ItemwiseValidator, json_path
 
 PLACEHOLDER = "{fixture}"
 DIRECTORY_MODE = 0o755
@@ -92,8 +92,8 @@ def schema() -> dict[str, Any]:
 
 
 @cache
-def _validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(schema())
+def _validator() -> ItemwiseValidator:
+    return ItemwiseValidator(schema(), "entries")
 
 
 def _utf8_length(text: str) -> int | None:
@@ -144,9 +144,9 @@ def fixture_problems(fixture: Any, *, special_bits_allowed: bool = False) -> lis
     Empty when the fixture can be laid out. ``special_bits_allowed`` is for a case that cites one
     of :data:`SPECIAL_BITS_REQUIREMENTS`.
     """
-    errors = sorted(_validator().iter_errors(fixture), key=lambda e: [str(p) for p in e.absolute_path])
+    errors = _validator().errors(fixture)
     if errors:
-        return [(error.json_path[1:], error.message[:300]) for error in errors]
+        return [(json_path(path)[1:], message[:300]) for path, message in errors]
     entries: list[Mapping[str, Any]] = fixture["entries"]
     problems: list[tuple[str, str]] = []
     kinds: dict[str, str] = {}  # every path laid out so far, implicit parents too, and its kind
