@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import pytest
@@ -9,6 +10,12 @@ import pytest
 from inboxspec.machines import interface
 
 INTEGER = {"type": "integer"}
+
+
+class _Level(enum.IntEnum):
+    ONE = 1
+
+
 LIST = {"type": "array", "items": {"type": "integer"}}
 CLOSED = {"type": "object", "properties": {"a": True}, "additionalProperties": False}
 
@@ -19,6 +26,8 @@ CLOSED = {"type": "object", "properties": {"a": True}, "additionalProperties": F
     (LIST, [1], (1,)),  # a tuple is not a JSON array
     (CLOSED, {"b": 1, "c": 2}, {"c": 2, "b": 1}),  # key order orders the errors
     ({"type": "object"}, {"1": 1}, {1: 1}),
+    (INTEGER, 1, _Level.ONE),  # an int subclass is no JSON integer to the strict validator
+    (LIST, [[1]], [[True]]),  # nested values are told apart as well
 ])
 def test_a_remembered_fault_is_never_another_values(schema: dict[str, Any], first: Any, second: Any) -> None:
     interface._FAULTS.clear()
