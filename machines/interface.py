@@ -112,12 +112,13 @@ class Event:
     extra_argument_error: str | None = None  # this event's own code for an unknown name
     world: bool = False  # an event of the scripted world, which the adapter plays itself
 
-    @property
+    # Worked out once: the drivers read them at every step, and an event's data never changes.
+    @functools.cached_property
     def argument_names(self) -> tuple[str, ...]:
         """In the order their faults are checked."""
         return tuple(a.name for a in self.arguments)
 
-    @property
+    @functools.cached_property
     def _null_is_absent(self) -> frozenset[str]:
         return frozenset(a.name for a in self.arguments if a.null_is_absent)
 
