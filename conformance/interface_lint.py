@@ -42,18 +42,20 @@ def _event_of_rule(rule: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _own_event_rule(step: Any, items: Mapping[str, Any]) -> tuple[tuple[str, str] | None, Mapping[str, Any]]:
-    """The steps' item schema narrowed to the rules that can apply to ``step``: a rule whose ``if``
-    tests for another event is false for a step naming its own event as a string, and has no
-    ``else``, so it gives the step no error. Other steps keep the whole item schema (key None)."""
+def _own_event_rule(step: Any, items: Mapping[str, Any]) -> tuple[tuple[str, ...] | None, Mapping[str, Any]]:
+    """The steps' item schema narrowed to the rules that can give ``step`` an error, with a key that
+    names the narrowed schema. For a step naming its event as a string, a rule whose ``if`` tests for
+    another event is false on the step and gives it no error, so it is dropped unless it has an
+    ``else``; every other rule is kept. Any other step keeps the whole item schema (key None)."""
     event = step.get("event") if isinstance(step, dict) else None
     if not isinstance(event, str):
         return None, items
     rules = items.get("allOf", [])
     events = {_event_of_rule(rule) for rule in rules}
     kept = [rule for rule in rules if _event_of_rule(rule) in (None, event) or "else" in rule]
-    # One validator per event the rules name, and one for every other string.
-    return ("event", event if event in events else ""), {**items, "allOf": kept}
+    # One schema per event the rules name, and one for every other string (which no rule names,
+    # so all of them keep the same rules).
+    return (("event", event) if event in events else ("another event",)), {**items, "allOf": kept}
 
 
 def case_instance(case: Case) -> dict[str, Any]:

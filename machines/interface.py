@@ -351,18 +351,21 @@ def json_key(value: object) -> bytes | None:
     """A hashable stand-in for a JSON value that tells apart every two values the validator can, or
     None for a value it cannot stand for, which is then not remembered.
 
-    It is the value in ``marshal``'s format 2, written in C: one pass, where a walk in Python cost
-    more than the validation it saved on a large config. Two values with the same bytes are the
-    same value: marshal writes each object's exact type (``True`` is not ``1``, ``1.0`` is not
-    ``1``, a list is not a tuple, a key's type is kept), a float's every bit (``-0.0`` is not
-    ``0.0``) and a dict's keys in order (which orders the errors); format 2 writes no references,
-    so the bytes do not depend on which objects are shared. It refuses what it cannot write
-    exactly, subclasses included (a ``str`` or ``IntEnum`` subclass, which the validator may tell
-    apart from its base), and values nested too deep.
+    Two passes in C, where a walk in Python cost more than the validation it saved on a large config:
+    - ``json.dumps`` refuses what is not JSON: bytes and other buffers, sets, other objects, a
+      cycle, and NaN and the infinities (jsonschema compares values by identity first, so one NaN
+      object twice is not two NaN objects to it: a NaN is never remembered);
+    - the key is then the value in ``marshal``'s format 2. Two values with the same bytes are the
+      same value: marshal writes each object's exact type (``True`` is not ``1``, ``1.0`` is not
+      ``1``, a list is not a tuple, a key's type is kept) and refuses subclasses (a ``str`` or
+      ``IntEnum`` subclass, which the validator may tell apart from its base); it writes a float's
+      every bit (``-0.0`` is not ``0.0``) and a dict's keys in order (which orders the errors); and
+      format 2 writes no references, so the bytes do not depend on which objects are shared.
     """
     try:
-        return marshal.dumps(value, 2)  # type: ignore[arg-type]  # refused below if not marshallable
-    except ValueError:
+        json.dumps(value, allow_nan=False)
+        return marshal.dumps(value, 2)  # type: ignore[arg-type]  # json.dumps refused the rest
+    except Exception:  # whatever a value built in Python raises: it is not remembered
         return None
 
 

@@ -9,11 +9,17 @@ millisecond or more per item, so most of the linter's time went to validating th
 :class:`ItemwiseValidator` splits the schema in two: the *frame*, the schema with the array's
 ``items`` taken out, validated once per document, and the *item schema*, validated once per
 distinct item (remembered by :func:`~inboxspec.machines.interface.json_key`, which tells apart
-every two values the validator can). This is exact: ``items`` applies its subschema to each
-element on its own, so an element's errors depend on nothing but the element, and every other
-keyword of the schema is still in the frame. The split refuses a schema where that would not hold
-(``prefixItems``, which shifts where ``items`` starts, and ``unevaluatedItems``, which reads what
-``items`` evaluated).
+every two values the validator can).
+
+This is exact for a schema whose array items stand alone, and the validator refuses any other
+(:func:`why_items_do_not_stand_alone`). ``items`` applies its subschema to each element on its
+own, so an element's errors depend on nothing but the element, and every other keyword of the
+schema is still in the frame. Two things could break that, and are refused: a keyword that makes an element's
+errors depend on more than the element (``prefixItems``, which shifts where ``items`` starts;
+``unevaluatedItems``, which reads what ``items`` evaluated; references other than to the root's
+``$defs``, which the item schema carries with it, and dynamic references or anchors), and another
+subschema that also reaches the array (its errors would tie with an item's at one path, in another
+order).
 
 A ``narrow`` function may give, per item, a smaller item schema with exactly the same errors for
 that item (the case schema's rule for the step's own event, say); it is the caller's to show.
@@ -23,6 +29,7 @@ whole schema, on every bundled case and fixture and on broken ones.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
@@ -50,10 +57,10 @@ class ItemwiseValidator:
         """``narrow(item, item_schema)``, if given, returns a key and a schema that gives ``item``
         exactly the errors ``item_schema`` gives it: the item is then validated against that schema
         (one validator per key)."""
+        why = why_items_do_not_stand_alone(schema, array)
+        if why is not None:
+            raise ValueError(f"cannot validate properties.{array}'s items one at a time: {why}")
         array_schema = schema["properties"][array]
-        refused = {"prefixItems", "unevaluatedItems"} & set(array_schema)
-        if "items" not in array_schema or refused:
-            raise ValueError(f"properties.{array} must have items and none of {sorted(refused)}")
         frame = {**schema, "properties": {**schema["properties"],
                                           array: {k: v for k, v in array_schema.items() if k != "items"}}}
         self._frame = jsonschema.Draft202012Validator(frame)
@@ -65,6 +72,7 @@ class ItemwiseValidator:
         self._known: dict[Any, list[Error]] = {}
 
     def errors(self, document: Any) -> list[Error]:
+        """Every error of ``document`` against the whole schema, sorted by path."""
         found = [(tuple(e.absolute_path), e.message) for e in self._frame.iter_errors(document)]
         items = document.get(self._array) if isinstance(document, dict) else None
         if isinstance(items, list):
@@ -91,6 +99,52 @@ class ItemwiseValidator:
                 self._known.clear()
             self._known[key] = found
         return found
+
+
+# Keywords whose values are data, not subschemas: the walk below does not look inside them.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+_DYNAMIC_KEYWORDS = ("$dynamicRef", "$dynamicAnchor", "$anchor", "$recursiveRef", "$recursiveAnchor")
+
+
+def why_items_do_not_stand_alone(schema: Mapping[str, Any], array: str) -> str | None:
+    """Why ``properties[array].items`` of ``schema`` cannot be validated one item at a time, or None.
+
+    Deliberately conservative: it may refuse a schema that would split exactly, never the reverse.
+    """
+    properties = schema.get("properties")
+    array_schema = properties.get(array) if isinstance(properties, Mapping) else None
+    if not isinstance(array_schema, Mapping) or "items" not in array_schema:
+        return f"the schema has no properties.{array}.items"
+    for keyword in ("prefixItems", "unevaluatedItems"):
+        if keyword in array_schema:
+            return f"properties.{array} has {keyword}"
+    items = array_schema["items"]
+    if isinstance(items, Mapping) and "$defs" in items:
+        return "the item schema has $defs of its own"
+    root_patterns = schema.get("patternProperties", {})
+    if isinstance(root_patterns, Mapping) and any(re.search(p, array) for p in root_patterns):
+        return f"patternProperties also reaches {array}"
+    nodes: list[Any] = [schema]
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, list):
+            nodes.extend(node)
+            continue
+        if not isinstance(node, Mapping):
+            continue
+        for keyword in _DYNAMIC_KEYWORDS:
+            if keyword in node:
+                return f"it uses {keyword}"
+        if "$id" in node and node is not schema:
+            return "a subschema has an $id of its own"
+        reference = node.get("$ref")
+        if reference is not None and not (isinstance(reference, str) and reference.startswith("#/$defs/")):
+            return f"$ref {reference!r} does not name one of the root's $defs"
+        inner = node.get("properties")
+        if node is not schema and isinstance(inner, Mapping) and array in inner:
+            return f"another subschema also speaks of properties.{array}"
+        nodes.extend(value for key, value in node.items() if key not in _DATA_KEYWORDS)
+    return None
 
 
 def json_path(path: tuple[str | int, ...]) -> str:

@@ -17,21 +17,29 @@ class _Level(enum.IntEnum):
 
 
 LIST = {"type": "array", "items": {"type": "integer"}}
-CLOSED = {"type": "object", "properties": {"a": True}, "additionalProperties": False}
+SHORT_NAMES = {"type": "object", "propertyNames": {"maxLength": 1}}
+LOWER_NAMES = {"type": "object", "propertyNames": {"pattern": "^[a-z]"}}
+UNIQUE_STRINGS = {"type": "array", "uniqueItems": True, "items": {"type": "string"}}
+_NAN = float("nan")
 
 
 @pytest.mark.parametrize(("schema", "first", "second"), [
     (INTEGER, 1, True),  # equal in Python, not to the strict validator
     (INTEGER, 0.0, -0.0),  # equal, but the message shows the value
     (LIST, [1], (1,)),  # a tuple is not a JSON array
-    (CLOSED, {"b": 1, "c": 2}, {"c": 2, "b": 1}),  # key order orders the errors
-    ({"type": "object"}, {"1": 1}, {1: 1}),
+    (SHORT_NAMES, {"bb": 1, "cc": 2}, {"cc": 2, "bb": 1}),  # key order orders the errors at one path
+    (LOWER_NAMES, {"1": 1}, {1: 1}),  # a key's type is kept
     (INTEGER, 1, _Level.ONE),  # an int subclass is no JSON integer to the strict validator
     (LIST, [[1]], [[True]]),  # nested values are told apart as well
+    (INTEGER, b"a", bytearray(b"a")),  # no JSON values, but one buffer to marshal
+    (UNIQUE_STRINGS, [_NAN, _NAN], [float("nan"), float("nan")]),  # one NaN object twice is not two
 ])
 def test_a_remembered_fault_is_never_another_values(schema: dict[str, Any], first: Any, second: Any) -> None:
-    interface._FAULTS.clear()
-    fresh = [interface._first_fault(schema, value) for value in (first, second)]
+    fresh = []
+    for value in (first, second):  # each worked out with nothing remembered
+        interface._FAULTS.clear()
+        fresh.append(interface._first_fault(schema, value))
+    assert fresh[0] != fresh[1]  # the validator tells them apart, so one key for both would show
     interface._FAULTS.clear()
     remembered = [interface._first_fault(schema, value) for value in (first, second, first, second)]
     assert remembered == fresh + fresh
