@@ -18,7 +18,7 @@ from typing import Any
 from inboxspec import machines
 from inboxspec.conformance.compare import canonical
 from inboxspec.machines.frame import Explorer, Step
-from inboxspec.machines.interface import json_key
+from inboxspec.machines.interface import json_key, rememberable
 
 
 def show(value: Any) -> str:
@@ -93,7 +93,10 @@ class Replays:
             return runner(config, steps)
         key = (side, machine, inputs)
         if key not in self._runs:
-            self._runs[key] = runner(config, steps)
+            result = runner(config, steps)
+            if not rememberable([config, list(steps)]):  # see json_key's WARNING
+                return result
+            self._runs[key] = result
         return self._runs[key]
 
 

@@ -336,7 +336,7 @@ def _first_fault(schema: Mapping[str, Any], value: object, schema_text: str | No
     validator = _strict_validator(schema_text)
     errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
     fault = f"at {errors[0].json_path}: {errors[0].message[:200]}" if errors else None
-    if key is not None:
+    if key is not None and rememberable(value):
         if len(_FAULTS) >= _FAULTS_KEPT:
             _FAULTS.clear()
         _FAULTS[(schema_text, key)] = fault
@@ -348,25 +348,38 @@ _FAULTS_KEPT = 4096
 
 
 def json_key(value: object) -> bytes | None:
-    """A hashable stand-in for a JSON value that tells apart every two values the validator can, or
-    None for a value it cannot stand for, which is then not remembered.
+    """A hashable stand-in for a value: its bytes in ``marshal``'s format 2, or None where marshal
+    refuses it (subclasses of its types included: a ``str`` or ``IntEnum`` subclass, which the
+    validator may tell apart from its base).
 
-    Two passes in C, where a walk in Python cost more than the validation it saved on a large config:
-    - ``json.dumps`` refuses what is not JSON: bytes and other buffers, sets, other objects, a
-      cycle, and NaN and the infinities (jsonschema compares values by identity first, so one NaN
-      object twice is not two NaN objects to it: a NaN is never remembered);
-    - the key is then the value in ``marshal``'s format 2. Two values with the same bytes are the
-      same value: marshal writes each object's exact type (``True`` is not ``1``, ``1.0`` is not
-      ``1``, a list is not a tuple, a key's type is kept) and refuses subclasses (a ``str`` or
-      ``IntEnum`` subclass, which the validator may tell apart from its base); it writes a float's
-      every bit (``-0.0`` is not ``0.0``) and a dict's keys in order (which orders the errors); and
-      format 2 writes no references, so the bytes do not depend on which objects are shared.
+    Written in C, one pass, where a walk in Python cost more than the validation it saved on a
+    large config. Two JSON values (see :func:`rememberable`) with the same bytes are the same value:
+    marshal writes each object's exact type (``True`` is not ``1``, ``1.0`` is not ``1``, a list is
+    not a tuple, a key's type is kept), a float's every bit (``-0.0`` is not ``0.0``) and a dict's
+    keys in order (which orders the errors), and format 2 writes no references, so the bytes do not
+    depend on which objects are shared.
+
+    WARNING: a memo keyed by it stores only what it worked out for a value that is
+    :func:`rememberable`. Values that are not JSON can share bytes (a ``bytes`` and a
+    ``bytearray``; one NaN object twice and two NaN objects, which jsonschema compares by identity
+    first) but never share them with a JSON value, whose bytes use none of their type codes; so a
+    lookup that finds an entry has found the same JSON value. ``_first_fault``,
+    ``machines/itemwise.py`` and ``checker/traces.py`` keep to this.
     """
     try:
-        json.dumps(value, allow_nan=False)
-        return marshal.dumps(value, 2)  # type: ignore[arg-type]  # json.dumps refused the rest
+        return marshal.dumps(value, 2)  # type: ignore[arg-type]  # refused below if not marshallable
     except Exception:  # whatever a value built in Python raises: it is not remembered
         return None
+
+
+def rememberable(value: object) -> bool:
+    """Whether ``value`` is JSON that a memo keyed by :func:`json_key` may store: ``json.dumps``
+    refuses the rest (buffers, sets, other objects, a cycle, NaN and the infinities)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except Exception:
+        return False
+    return True
 
 
 class _Expander:

@@ -35,7 +35,7 @@ from typing import Any
 
 import jsonschema
 
-from inboxspec.machines.interface import json_key
+from inboxspec.machines.interface import json_key, rememberable
 
 # An error as the callers report it: its path in the document (as jsonschema's
 # ``absolute_path``) and its message.
@@ -94,7 +94,7 @@ class ItemwiseValidator:
             validator = self._item_validators[narrowed_key] = jsonschema.Draft202012Validator(
                 {**self._root, **schema})
         found = [(tuple(e.absolute_path), e.message) for e in validator.iter_errors(item)]
-        if key is not None:
+        if key is not None and rememberable(item):  # see json_key's WARNING
             if len(self._known) >= _REMEMBERED:
                 self._known.clear()
             self._known[key] = found

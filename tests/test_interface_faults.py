@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import enum
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from inboxspec import machines
+from inboxspec.checker.traces import Replays
 from inboxspec.machines import interface
+from inboxspec.machines.itemwise import ItemwiseValidator
 
 INTEGER = {"type": "integer"}
 
@@ -63,3 +67,25 @@ def test_the_same_config_is_validated_once(monkeypatch: pytest.MonkeyPatch) -> N
     interface._first_fault({"type": "object"}, {"a": object()})
     interface._first_fault({"type": "object"}, {"a": object()})
     assert len(validated) == 3
+
+
+# json_key's WARNING: the other memos keyed by it store only what they worked out for JSON values.
+
+def test_the_itemwise_memo_never_answers_for_another_value() -> None:
+    validator = ItemwiseValidator(
+        {"properties": {"a": {"type": "array", "items": {"type": "array", "uniqueItems": True}}}}, "a")
+    one_nan_twice, two_nans = {"a": [[_NAN, _NAN]]}, {"a": [[float("nan"), float("nan")]]}
+    assert validator.errors(one_nan_twice) == [(("a", 0), "[nan, nan] has non-unique elements")]
+    assert validator.errors(two_nans) == []
+
+
+def test_a_replay_is_never_another_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    def run_case(config: Any, steps: Any) -> dict[str, Any]:
+        return {"outputs": [type(config["x"]).__name__]}
+
+    monkeypatch.setitem(machines.REGISTRY, "wake-gate", replace(machines.get("wake-gate"), run_case=run_case))
+    replays = Replays()
+    assert [replays.reference("wake-gate", {"x": value}, [])["outputs"]
+            for value in (b"a", bytearray(b"a"), b"a")] == [["bytes"], ["bytearray"], ["bytes"]]
+    first = replays.reference("wake-gate", {"x": 1}, [])
+    assert replays.reference("wake-gate", {"x": 1}, []) is first  # JSON inputs are still run once
