@@ -121,9 +121,11 @@ def print_run(run: dict[str, Any]) -> None:
     for phase in run["phases"]:
         print(f"  {phase['phase']:45} {phase['began_s']:7.2f} {phase['wall_s']:7.2f} {phase['cpu_s']:7.2f}")
     print("\nexplorations (processor seconds in the process that ran each; ended: seconds from the start):")
-    print(f"  {'machine':20} {'options':38} {'states':>8} {'transitions':>12} {'cpu-s':>7} {'ended':>7}")
+    print(f"  {'machine':20} {'options, or bounds':38} {'states':>8} {'transitions':>12} "
+          f"{'cpu-s':>7} {'ended':>7}")
     for row in sorted(run["explorations"], key=lambda r: r["ended_s"]):
-        options = ",".join(row["options"]) or ("(manifest bounds)" if row["bounds"] else "(default)")
+        bounds = ",".join(f"{name}={value}" for name, value in row["bounds"].items())
+        options = ",".join(row["options"]) or (f"bounds {bounds}" if bounds else "(default bounds)")
         print(f"  {row['machine']:20} {options[:38]:38} {row['states']:8,} {row['transitions']:12,} "
               f"{row['cpu_s']:7.2f} {row['ended_s']:7.2f}")
     after = run["wall_s"] - run["last_exploration_ended_s"]
