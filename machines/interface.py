@@ -336,7 +336,7 @@ def _first_fault(schema: Mapping[str, Any], value: object, schema_text: str | No
     validator = _strict_validator(schema_text)
     errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
     fault = f"at {errors[0].json_path}: {errors[0].message[:200]}" if errors else None
-    if key is not None and rememberable(value):
+    if key is not None and rememberable(value):  # see json_key's WARNING
         if len(_FAULTS) >= _FAULTS_KEPT:
             _FAULTS.clear()
         _FAULTS[(schema_text, key)] = fault
@@ -360,11 +360,11 @@ def json_key(value: object) -> bytes | None:
     depend on which objects are shared.
 
     WARNING: a memo keyed by it stores only what it worked out for a value that is
-    :func:`rememberable`. Values that are not JSON can share bytes (a ``bytes`` and a
-    ``bytearray``; one NaN object twice and two NaN objects, which jsonschema compares by identity
-    first) but never share them with a JSON value, whose bytes use none of their type codes; so a
-    lookup that finds an entry has found the same JSON value. ``_first_fault``,
-    ``machines/itemwise.py`` and ``checker/traces.py`` keep to this.
+    :func:`rememberable`. Other values can share bytes (a ``bytes`` and a ``bytearray``; one NaN
+    object twice and two NaN objects, which jsonschema compares by identity first), but never with
+    a rememberable value, whose bytes hold no buffer, set or other type that is not JSON, and no
+    float with a NaN's bits; so a lookup that finds an entry has found the same JSON value.
+    ``_first_fault``, ``machines/itemwise.py`` and ``checker/traces.py`` keep to this.
     """
     try:
         return marshal.dumps(value, 2)  # type: ignore[arg-type]  # refused below if not marshallable

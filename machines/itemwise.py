@@ -9,17 +9,18 @@ millisecond or more per item, so most of the linter's time went to validating th
 :class:`ItemwiseValidator` splits the schema in two: the *frame*, the schema with the array's
 ``items`` taken out, validated once per document, and the *item schema*, validated once per
 distinct item (remembered by :func:`~inboxspec.machines.interface.json_key`, which tells apart
-every two values the validator can).
+every two JSON values the validator can).
 
 This is exact for a schema whose array items stand alone, and the validator refuses any other
 (:func:`why_items_do_not_stand_alone`). ``items`` applies its subschema to each element on its
 own, so an element's errors depend on nothing but the element, and every other keyword of the
-schema is still in the frame. Two things could break that, and are refused: a keyword that makes an element's
-errors depend on more than the element (``prefixItems``, which shifts where ``items`` starts;
-``unevaluatedItems``, which reads what ``items`` evaluated; references other than to the root's
-``$defs``, which the item schema carries with it, and dynamic references or anchors), and another
-subschema that also reaches the array (its errors would tie with an item's at one path, in another
-order).
+schema is still in the frame. Two things could break that, and are refused:
+- a keyword that makes an element's errors depend on more than the element: ``prefixItems``,
+  which shifts where ``items`` starts; ``unevaluatedItems``, which reads what ``items``
+  evaluated; a reference other than to the root's ``$defs`` (which the item schema carries with
+  it); a dynamic reference or anchor;
+- another subschema that also reaches the array: its errors would tie with an item's at one
+  path, in another order.
 
 A ``narrow`` function may give, per item, a smaller item schema with exactly the same errors for
 that item (the case schema's rule for the step's own event, say); it is the caller's to show.
