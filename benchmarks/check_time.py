@@ -12,7 +12,8 @@ prints:
   on after it (a core idle meanwhile) or waited for it.
 
 The figures of the last run are printed in full, the wall times of all of them side by side.
-The check runs in this process, as ``inboxspec check`` runs it, with its own exploration memo.
+The check runs in this process, as ``inboxspec check`` runs it, with the memo it makes
+(``check_explorations``).
 
 Usage: python benchmarks/check_time.py [--machine NAME ...] [--workers N] [--runs N] [--json]
 The issue's five machines: ``--machine wake-gate --machine peer-delivery --machine
@@ -32,8 +33,8 @@ import time
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.check import check_configurations, run_check
-from inboxspec.checker.explore import Explorations, available_cores
+from inboxspec.check import check_configurations, check_explorations, run_check
+from inboxspec.checker.explore import available_cores
 from inboxspec.conformance.progress import Progress
 
 
@@ -66,7 +67,7 @@ def one_run(names: list[str] | None, workers: int) -> dict[str, Any]:
     self_before = resource.getrusage(resource.RUSAGE_SELF)
     with machines.only(names or machines.names()):
         configurations = check_configurations()
-        with Explorations(on_explored=explored) as memo:
+        with check_explorations(on_explored=explored) as memo:
             memo.start(configurations, workers)
             result = run_check(explorations=memo, progress=recorder)
             recorder.set_phase("end")

@@ -154,7 +154,7 @@ def _findings(args: argparse.Namespace) -> int:
     from inboxspec.checker.explore import Explorations
     from inboxspec.checker.findings import check_findings, check_forever
 
-    memo = Explorations()
+    memo = Explorations(option_invariants_only=True)  # all that the findings read of an option's exploration
     results = check_findings(memo)
     cycles = check_forever(memo)
     if args.json:

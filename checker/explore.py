@@ -21,7 +21,7 @@ import contextlib
 import gc
 import os
 import time
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +76,9 @@ class Exploration:
     # Per forever-property that fails: its lasso, (prefix, loop) as steps with the chart's outputs.
     lassos: dict[str, Lasso] = field(default_factory=dict)
     forever_checked: tuple[str, ...] = ()
+    # The invariants checked, by name, in declaration order: every one of the machine's, unless the
+    # exploration was asked for fewer (``explore``'s ``invariants``).
+    invariants_checked: tuple[str, ...] = ()
 
     @property
     def states_per_second(self) -> float:
@@ -148,24 +151,39 @@ def set_up(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bo
     return explorer, parsed, chosen, chart, data, list(explorer.alphabet(parsed))
 
 
+def checked_invariants(explorer: Explorer, machine: str,
+                       names: Collection[str] | None) -> tuple[Invariant, ...]:
+    """The machine's invariants named in ``names``, in declaration order; all of them for None."""
+    if names is None:
+        return tuple(explorer.invariants)
+    unknown = sorted(set(names) - {inv.name for inv in explorer.invariants})
+    if unknown:
+        raise ValueError(f"unknown {machine} invariant(s): {', '.join(unknown)}")
+    return tuple(inv for inv in explorer.invariants if inv.name in names)
+
+
 def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,
-            progress: Progress | None = None, workers: int = 1) -> Exploration:
+            progress: Progress | None = None, workers: int = 1,
+            invariants: Collection[str] | None = None) -> Exploration:
     """Every reachable state within the bounds, breadth-first; on ``workers`` processes when
     more than one and processes can be forked (``checker/parallel.py``: the same result,
-    lassos included)."""
+    lassos included). ``invariants``, when given, names the only invariants checked: the states,
+    the transitions, the coverage and the lassos are the same whichever are checked."""
     if workers > 1 and can_fork():
         from inboxspec.checker.parallel import explore_on_workers
 
-        parallel: Exploration = explore_on_workers(name, bounds, options, workers, progress)
+        parallel: Exploration = explore_on_workers(name, bounds, options, workers, progress, invariants)
         return parallel
     explorer, parsed, chosen, chart, data, actions = set_up(name, bounds, options)
+    checked = checked_invariants(explorer, name, invariants)
 
-    result = Exploration(name, parsed, chosen, all_transitions=chart.transitions)
+    result = Exploration(name, parsed, chosen, all_transitions=chart.transitions,
+                         invariants_checked=tuple(inv.name for inv in checked))
     start = explorer.initial(parsed)
     # Per letter: the invariants that concern it (a violated one is dropped from every
     # letter), as generated checks (``letter_checks``), rebuilt when one is dropped.
     active_by_letter: list[list[Invariant]] = [
-        [inv for inv in explorer.invariants if inv.applies(a)] for a in actions]
+        [inv for inv in checked if inv.applies(a)] for a in actions]
     bound = [chart.bind(a.event, a.kwargs) for a in actions]
     once_per_state = state_level_invariants(active_by_letter, start, parsed)
 
@@ -508,12 +526,22 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _explore_in_worker(configuration: Configuration) -> Exploration:
-    name, bounds, options = configuration
-    result = explore(name, bounds, options)
+def _explore_in_worker(job: tuple[Configuration, Collection[str] | None]) -> Exploration:
+    (name, bounds, options), invariants = job
+    result = explore(name, bounds, options, invariants=invariants)
     # The chart's transitions hold its methods; the parent compiles the chart itself.
     result.all_transitions = ()
     return result
+
+
+def option_invariants(name: str, options: Mapping[str, bool] | None) -> tuple[str, ...] | None:
+    """The invariants an exploration with ``options`` checks for ``inboxspec check``: with an option
+    on, those whose finding that option fixes (what ``checker/findings.py`` reads of it, beside the
+    coverage and the lassos, which do not depend on the invariants checked); with none, all (None)."""
+    on = {option for option, value in (options or {}).items() if value}
+    if not on:
+        return None
+    return tuple(inv.name for inv in machines.get(name).explorer.invariants if inv.option in on)
 
 
 class Explorations:
@@ -534,13 +562,23 @@ class Explorations:
     closes it.
     """
 
-    def __init__(self, on_explored: Callable[[Hashable], None] | None = None) -> None:
+    def __init__(self, on_explored: Callable[[Hashable], None] | None = None, *,
+                 option_invariants_only: bool = False) -> None:
         """``on_explored(key)``, if given, is called as each exploration is made, by a worker (on a
-        thread of the workers) or in this process (``inboxspec check``'s progress)."""
+        thread of the workers) or in this process (``inboxspec check``'s progress).
+
+        With ``option_invariants_only`` an exploration with an option on checks only the invariants
+        of the findings its options fix (``option_invariants``), which is all ``inboxspec check``
+        reads of it; the others would cost a fifth of its time for nothing. Its
+        ``invariants_checked`` says which it checked."""
         self._done: dict[tuple[Any, ...], Exploration] = {}
-        self._workers: Workers[Configuration, Exploration] | None = None
+        self._workers: Workers[tuple[Configuration, Collection[str] | None], Exploration] | None = None
         self._on_explored = on_explored
+        self._option_invariants_only = option_invariants_only
         self.runs = 0
+
+    def _invariants(self, name: str, options: Mapping[str, bool] | None) -> tuple[str, ...] | None:
+        return option_invariants(name, options) if self._option_invariants_only else None
 
     def __enter__(self) -> Explorations:
         return self
@@ -567,7 +605,9 @@ class Explorations:
         if len(fresh) < 2:
             return  # one exploration gains nothing from a second process
         self.runs += len(fresh)
-        self._workers = Workers(_explore_in_worker, list(fresh.items()), min(workers, len(fresh)),
+        jobs = [(key, ((name, bounds, options), self._invariants(name, options)))
+                for key, (name, bounds, options) in fresh.items()]
+        self._workers = Workers(_explore_in_worker, jobs, min(workers, len(fresh)),
                                 on_answer=self._on_explored)
 
     def get(self, name: str, bounds: Mapping[str, str] | None = None,
@@ -583,7 +623,7 @@ class Explorations:
             self._done[key] = result
         if key not in self._done:
             self.runs += 1
-            self._done[key] = explore(name, bounds, options)
+            self._done[key] = explore(name, bounds, options, invariants=self._invariants(name, options))
             if self._on_explored is not None:
                 self._on_explored(key)
         return self._done[key]

@@ -51,6 +51,9 @@ def check_findings(explorations: Explorations | None = None) -> list[FindingResu
             if invariant.finding is None or invariant.option is None:
                 continue
             fixed = explorations.get(name, options={invariant.option: True})
+            if invariant.name not in fixed.invariants_checked:
+                raise RuntimeError(f"{name}: the exploration with {invariant.option} did not check "
+                                   f"{invariant.name}, the property its finding {invariant.finding} is about")
             trace = default.violations.get(invariant.name)
             case = None
             if trace is not None:

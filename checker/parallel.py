@@ -80,7 +80,7 @@ import queue
 import time
 import traceback
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -91,6 +91,7 @@ from inboxspec.checker.cycles import Edge
 from inboxspec.checker.explore import (
     Exploration,
     Progress,
+    checked_invariants,
     forever_groups,
     lasso_paths,
     lassos,
@@ -484,11 +485,13 @@ def _receive(results: Any, processes: Sequence[Any], kind: str) -> tuple[int, An
 
 
 def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bool] | None,
-                       workers: int, progress: Progress | None = None) -> Exploration:
+                       workers: int, progress: Progress | None = None,
+                       invariants: Collection[str] | None = None) -> Exploration:
     """The same :class:`~inboxspec.checker.explore.Exploration` as ``explore``, on ``workers`` processes."""
     global _SEARCH
     explorer, parsed, chosen, chart, data, actions = set_up(name, bounds, options)
-    by_letter = [[inv for inv in explorer.invariants if inv.applies(a)] for a in actions]
+    checked = checked_invariants(explorer, name, invariants)
+    by_letter = [[inv for inv in checked if inv.applies(a)] for a in actions]
     bound = [chart.bind(a.event, a.kwargs) for a in actions]
     start = explorer.initial(parsed)
     forever = forever_properties(explorer)
@@ -498,7 +501,8 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
                      state_level_invariants(by_letter, start, parsed), forever, forever_groups(forever),
                      [context.Queue() for _ in range(workers)], [context.Queue() for _ in range(workers)],
                      context.Queue(), os.getpid())
-    result = Exploration(name, parsed, chosen, all_transitions=chart.transitions)
+    result = Exploration(name, parsed, chosen, all_transitions=chart.transitions,
+                         invariants_checked=tuple(inv.name for inv in checked))
     began, began_cpu = time.perf_counter(), time.process_time()
     processes = [context.Process(target=_run_shard, args=(me,), daemon=True, name=f"inboxspec-shard-{me}")
                  for me in range(workers)]

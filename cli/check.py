@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,10 +57,17 @@ def run_check(only: Sequence[str] | None = None, workers: int | None = None,
     if explorations is not None:
         return _run_check(explorations, shown)
     configurations = check_configurations()
-    with Explorations(on_explored=lambda key: shown.finished("explorations", key)) as memo:
+    with check_explorations(on_explored=lambda key: shown.finished("explorations", key)) as memo:
         shown.set_total("explorations", len({memo.key(c) for c in configurations}))
         memo.start(configurations, available_cores() if workers is None else workers)
         return _run_check(memo, shown)
+
+
+def check_explorations(on_explored: Callable[[Hashable], None] | None = None) -> Explorations:
+    """The exploration memo of one run of ``check``: an exploration with an option on checks the
+    invariants of the findings its option fixes, and no other (``checker/findings.py`` reads no
+    other of it; the coverage of the generated cases and the lassos do not depend on them)."""
+    return Explorations(on_explored=on_explored, option_invariants_only=True)
 
 
 def check_configurations() -> list[Configuration]:
@@ -150,7 +157,7 @@ def run_model_checks(memo: Explorations | None = None, replays: Replays | None =
                 f"{entry.name}: model and reference disagree: {' / '.join(refinement.mismatch)}")
     # Manifest, findings and generated cases share one memo: each distinct
     # (machine, bounds, options) is explored once per run.
-    memo = memo or Explorations()
+    memo = memo or check_explorations()
     shown.set_phase("comparing the manifests")
     problems, explorations = check_manifest(memo)
     shown.set_phase("checking the findings")
