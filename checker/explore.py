@@ -168,7 +168,8 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     """Every reachable state within the bounds, breadth-first; on ``workers`` processes when
     more than one and processes can be forked (``checker/parallel.py``: the same result,
     lassos included). ``invariants``, when given, names the only invariants checked: the states,
-    the transitions, the coverage and the lassos are the same whichever are checked."""
+    the transitions, the coverage and the lassos are the same whichever are checked (an invariant
+    only reads the step it is given)."""
     if workers > 1 and can_fork():
         from inboxspec.checker.parallel import explore_on_workers
 
@@ -536,8 +537,9 @@ def _explore_in_worker(job: tuple[Configuration, Collection[str] | None]) -> Exp
 
 def option_invariants(name: str, options: Mapping[str, bool] | None) -> tuple[str, ...] | None:
     """The invariants an exploration with ``options`` checks for ``inboxspec check``: with an option
-    on, those whose finding that option fixes (what ``checker/findings.py`` reads of it, beside the
-    coverage and the lassos, which do not depend on the invariants checked); with none, all (None)."""
+    on, those whose ``option`` is on (the properties of the findings it fixes: what
+    ``checker/findings.py`` reads of it, beside the coverage and the lassos, which do not depend on
+    the invariants checked); with none, all (None)."""
     on = {option for option, value in (options or {}).items() if value}
     if not on:
         return None
