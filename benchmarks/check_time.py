@@ -33,8 +33,8 @@ import time
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.check import check_configurations, check_explorations, run_check
-from inboxspec.checker.explore import available_cores
+from inboxspec.check import check_configurations, run_check
+from inboxspec.checker.explore import available_cores, check_explorations
 from inboxspec.conformance.progress import Progress
 
 

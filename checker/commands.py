@@ -151,10 +151,10 @@ def _explore(args: argparse.Namespace) -> int:
 
 
 def _findings(args: argparse.Namespace) -> int:
-    from inboxspec.checker.explore import Explorations
+    from inboxspec.checker.explore import check_explorations
     from inboxspec.checker.findings import check_findings, check_forever
 
-    memo = Explorations(option_invariants_only=True)  # all that the findings read of an option's exploration
+    memo = check_explorations()
     results = check_findings(memo)
     cycles = check_forever(memo)
     if args.json:

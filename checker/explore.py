@@ -640,6 +640,14 @@ class Explorations:
             self._workers = None
 
 
+def check_explorations(on_explored: Callable[[Hashable], None] | None = None) -> Explorations:
+    """The exploration memo of ``inboxspec check`` and ``inboxspec findings``: an exploration with an
+    option on checks the invariants of the findings its option fixes, and no other
+    (``checker/findings.py`` reads no other of it; the coverage of the generated cases and the
+    lassos do not depend on them)."""
+    return Explorations(on_explored=on_explored, option_invariants_only=True)
+
+
 def edges(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,
           via: str = "compiled") -> dict[tuple[Snapshot, int], tuple[Snapshot, Any]]:
     """The whole reachable transition relation, built either through the compiled

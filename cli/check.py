@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker import spec_sections
-from inboxspec.checker.explore import Configuration, Explorations, available_cores
+from inboxspec.checker.explore import Configuration, Explorations, available_cores, check_explorations
 from inboxspec.checker.forked import WorkerLost
 from inboxspec.checker.traces import Replays
 from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
@@ -61,13 +61,6 @@ def run_check(only: Sequence[str] | None = None, workers: int | None = None,
         shown.set_total("explorations", len({memo.key(c) for c in configurations}))
         memo.start(configurations, available_cores() if workers is None else workers)
         return _run_check(memo, shown)
-
-
-def check_explorations(on_explored: Callable[[Hashable], None] | None = None) -> Explorations:
-    """The exploration memo of one run of ``check``: an exploration with an option on checks the
-    invariants of the findings its option fixes, and no other (``checker/findings.py`` reads no
-    other of it; the coverage of the generated cases and the lassos do not depend on them)."""
-    return Explorations(on_explored=on_explored, option_invariants_only=True)
 
 
 def check_configurations() -> list[Configuration]:

@@ -20,9 +20,15 @@ from typing import Any
 import pytest
 
 from inboxspec import machines
-from inboxspec.check import check_explorations
 from inboxspec.checker import explore as explore_module
-from inboxspec.checker.explore import Configuration, Exploration, Explorations, explore, option_invariants
+from inboxspec.checker.explore import (
+    Configuration,
+    Exploration,
+    Explorations,
+    check_explorations,
+    explore,
+    option_invariants,
+)
 from inboxspec.checker.findings import check_findings
 
 
