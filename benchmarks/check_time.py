@@ -7,7 +7,8 @@ prints:
 * the wall time, and the processor time of the main process and of the workers (user and
   system each): their sum over the cores is the floor that no split of the work beats;
 * per phase of the main process, its wall and processor seconds;
-* per exploration, its states, transitions and processor seconds, and when it ended;
+* per exploration, its states, transitions, the steps it took from its family's record instead of
+  firing them (``checker/option_steps.py``), its processor seconds, and when it ended;
 * the timeline: when the workers' last exploration ended, and how long the main process ran
   on after it (a core idle meanwhile) or waited for it.
 
@@ -86,7 +87,8 @@ def one_run(names: list[str] | None, workers: int) -> dict[str, Any]:
     rows: list[dict[str, Any]] = [
         {"machine": machine, "bounds": dict(bounds), "options": dict(options),
          "states": exploration.states, "transitions": exploration.transitions,
-         "cpu_s": round(exploration.cpu_seconds, 3), "ended_s": round(ended_at.get(key, wall), 3)}
+         "steps_reused": exploration.steps_reused, "cpu_s": round(exploration.cpu_seconds, 3),
+         "ended_s": round(ended_at.get(key, wall), 3)}
         for key, ((machine, bounds, options), exploration) in explorations.items()]
     last_exploration = max((float(row["ended_s"]) for row in rows), default=0.0)
     main_user = itself.ru_utime - self_before.ru_utime
@@ -123,12 +125,12 @@ def print_run(run: dict[str, Any]) -> None:
         print(f"  {phase['phase']:45} {phase['began_s']:7.2f} {phase['wall_s']:7.2f} {phase['cpu_s']:7.2f}")
     print("\nexplorations (processor seconds in the process that ran each; ended: seconds from the start):")
     print(f"  {'machine':20} {'options, or bounds':38} {'states':>8} {'transitions':>12} "
-          f"{'cpu-s':>7} {'ended':>7}")
+          f"{'reused':>10} {'cpu-s':>7} {'ended':>7}")
     for row in sorted(run["explorations"], key=lambda r: r["ended_s"]):
         bounds = ",".join(f"{name}={value}" for name, value in row["bounds"].items())
         options = ",".join(row["options"]) or (f"bounds {bounds}" if bounds else "(default bounds)")
         print(f"  {row['machine']:20} {options[:38]:38} {row['states']:8,} {row['transitions']:12,} "
-              f"{row['cpu_s']:7.2f} {row['ended_s']:7.2f}")
+              f"{row['steps_reused']:10,} {row['cpu_s']:7.2f} {row['ended_s']:7.2f}")
     after = run["wall_s"] - run["last_exploration_ended_s"]
     print(f"\nthe last exploration ended at {run['last_exploration_ended_s']:.2f} s; the main process "
           f"ran {after:.2f} s after it (those seconds, one core did nothing)")

@@ -29,6 +29,15 @@ from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart, CompiledTransition, take_step
 from inboxspec.checker.cycles import Edge, LassoPath, find_lassos
 from inboxspec.checker.forked import WorkerLost, Workers, can_fork
+from inboxspec.checker.option_steps import (
+    OptionReads,
+    RecordedStep,
+    StepRecord,
+    constants_of,
+    option_bits,
+    options_alone_differ,
+    reuses_default_steps,
+)
 from inboxspec.machines.frame import (
     Action,
     Bounds,
@@ -79,6 +88,9 @@ class Exploration:
     # The invariants checked, by name, in declaration order: every one of the machine's, unless the
     # exploration was asked for fewer (``explore``'s ``invariants``).
     invariants_checked: tuple[str, ...] = ()
+    # The steps taken from another exploration's record instead of fired (``explore``'s ``reuse``):
+    # counted in ``transitions`` as every step is.
+    steps_reused: int = 0
 
     @property
     def states_per_second(self) -> float:
@@ -164,19 +176,41 @@ def checked_invariants(explorer: Explorer, machine: str,
 
 def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,
             progress: Progress | None = None, workers: int = 1,
-            invariants: Collection[str] | None = None) -> Exploration:
+            invariants: Collection[str] | None = None, *,
+            record: StepRecord | None = None, reuse: StepRecord | None = None) -> Exploration:
     """Every reachable state within the bounds, breadth-first; on ``workers`` processes when
     more than one and processes can be forked (``checker/parallel.py``: the same result,
     lassos included). ``invariants``, when given, names the only invariants checked: the states,
     the transitions, the coverage and the lassos are the same whichever are checked (an invariant
-    only reads the step it is given)."""
+    only reads the step it is given).
+
+    ``record``, an empty ``StepRecord``, is filled with every step taken; ``reuse``, one filled so
+    at the same bounds, gives the steps that need not be fired again (``checker/option_steps.py``:
+    the same result, in less time). Both are for one process: with ``workers`` they are refused."""
     if workers > 1 and can_fork():
+        if record is not None or reuse is not None:
+            raise ValueError("a step record is kept in one process: explore with one worker")
         from inboxspec.checker.parallel import explore_on_workers
 
         parallel: Exploration = explore_on_workers(name, bounds, options, workers, progress, invariants)
         return parallel
     explorer, parsed, chosen, chart, data, actions = set_up(name, bounds, options)
     checked = checked_invariants(explorer, name, invariants)
+    # WARNING: the record's constants are those ``set_up`` left, before ``OptionReads`` wraps the
+    # options (``StepRecord.same_constants`` compares them so).
+    if reuse is not None and not reuse.same_constants(name, parsed, data):
+        raise ValueError(f"the step record is of another exploration than {name} at {dict(parsed)}")
+    reading: OptionReads | None = None
+    if record is not None and explorer.options and not hasattr(data, "options"):
+        raise ValueError(f"{name} keeps its options elsewhere than on the chart's data.options: "
+                         f"its steps cannot be recorded")
+    if record is not None:
+        record.machine, record.bounds, record.options = name, dict(parsed), dict(chosen)
+        record.constants = constants_of(data)
+        reading = data.options = OptionReads(data.options, explorer.options)
+    # The recorded steps of the snapshots met, and which options read would make a step differ.
+    recorded_steps = {} if reuse is None else reuse.steps
+    differing = 0 if reuse is None else option_bits(explorer, chosen, reuse.options)
 
     result = Exploration(name, parsed, chosen, all_transitions=chart.transitions,
                          invariants_checked=tuple(inv.name for inv in checked))
@@ -188,6 +222,22 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     bound = [chart.bind(a.event, a.kwargs) for a in actions]
     once_per_state = state_level_invariants(active_by_letter, start, parsed)
 
+    # What a record keeps of every invariant of the machine, checked or not, as bits (``all_bits``):
+    # per state, which of those checked once per state fail there (``of_state_check``: any
+    # exploration's ``once_per_state`` are those of them it checks); per step, which others fail
+    # (``record_checks``, per letter).
+    all_bits = {inv.name: 1 << position for position, inv in enumerate(explorer.invariants)}
+    once_bits = sum(all_bits[name] for name in once_per_state)
+    of_state_check = None
+    record_checks = []
+    if record is not None:
+        every_by_letter = [[inv for inv in explorer.invariants if inv.applies(a)] for a in actions]
+        of_states = state_level_invariants(every_by_letter, start, parsed)
+        of_state_check = invariant_checks([inv for inv in explorer.invariants if inv.name in of_states],
+                                          parsed)
+        record_checks = [invariant_checks([inv for inv in every if inv.name not in of_states], parsed)
+                         for every in every_by_letter]
+
     generated: dict[tuple[int, ...], Any] = {}  # the checks generated so far, by their invariants
 
     # The forever-properties need the explored graph: states numbered in discovery
@@ -196,7 +246,15 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     groups = forever_groups(forever)
     marks = letter_marks(forever, groups, actions, parsed)
 
+    # Per letter, the invariants still checked on a step to a state met before, and on one that
+    # discovers its state, as bits (``all_bits``): a recorded step on which one fails is fired.
+    seen_bits: list[int] = []
+    new_bits: list[int] = []
+
     def letters_by_state() -> dict[str, list[Letter]]:
+        seen_bits[:] = [sum(all_bits[inv.name] for inv in active if inv.name not in once_per_state)
+                        for active in active_by_letter]
+        new_bits[:] = [sum(all_bits[inv.name] for inv in active) for active in active_by_letter]
         return letter_table(chart.states, actions, bound,
                             letter_checks(active_by_letter, once_per_state, parsed, generated), marks)
 
@@ -221,18 +279,46 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                         letter_invariants.remove(invariant)
         letters = letters_by_state()
 
-    recording = bool(forever)
+    def record_failures(index: int, pre: Snapshot, post: Snapshot, output: Any, seen: bool,
+                        check_new: Any) -> tuple[int, list[Invariant] | None]:
+        """The invariants of letter ``index`` that fail on a step, but those checked once per state,
+        as bits; and the step's violations in declaration order, as the search's own check gives
+        them. To a state met before, those are the failing invariants still checked on such a step,
+        which are none of those checked once per state; a step that discovers its state has
+        ``check_new`` (the letter's) check it as ever."""
+        failing = record_checks[index]
+        all_failed = None if failing is None else failing(pre, post, output)
+        failures = 0 if not all_failed else sum(all_bits[inv.name] for inv in all_failed)
+        if not seen:
+            return failures, None if check_new is None else check_new(pre, post, output)
+        return failures, all_failed and ([inv for inv in all_failed if all_bits[inv.name] & seen_bits[index]]
+                                         or None)
+
+    def state_failures(snapshot: Snapshot) -> int:
+        """The invariants checked once per state that fail in ``snapshot``, as bits."""
+        failed = None if of_state_check is None else of_state_check(None, snapshot, None)
+        return 0 if not failed else sum(all_bits[inv.name] for inv in failed)
+
+    keeping_graph = bool(forever)
     number: dict[Snapshot, int] = {start: 0}
     successors: list[list[list[Edge]]] = [[[]] for _ in groups]
-    deepest = fired_letters = 0
+    deepest = fired_letters = reused = 0
     began = last_report = time.perf_counter()
     began_cpu = time.process_time()
     with young_collections_only():
         while frontier:
             pre, pre_depth = popleft()
             next_depth = pre_depth + 1
-            if recording:
+            if keeping_graph:
                 pre_number = number[pre]
+            kept_row: list[RecordedStep | None] | None = None
+            if reuse is not None and (kept := recorded_steps.get(pre)) is not None \
+                    and tuple.__eq__(kept[0], pre):
+                kept_row = kept[1]
+            new_row: list[RecordedStep | None] | None = None
+            if record is not None:
+                new_row = [None] * len(actions)
+                record.steps[pre] = (pre, new_row, state_failures(pre))
             # WARNING: this loop takes a step as the sharded search's does (checker/parallel.py,
             # _Shard.expand: take_step, Action.when, the two generated checks, the generated
             # marks); a change to one is a change to both.
@@ -240,27 +326,58 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                 if when is not None and not when(pre):
                     continue
                 fired_letters += 1
-                fired, post, output = take_step(data, pre, fire, load, store)
-                if fired not in covered:
-                    # Only the last step is kept here; the BFS tree gives the rest afterwards.
-                    covered.add(fired)
-                    coverage[fired.key] = [(pre, action, post, output)]
-                if post in parent:
-                    if check_seen is not None and (failed := check_seen(pre, post, output)) is not None:
-                        record_violations(failed, (pre, action, post, output))
+                kept_step = None if kept_row is None else kept_row[index]
+                if kept_step is not None and not kept_step[2] & differing and kept_step[0] in coverage:
+                    # The recorded step, unless an invariant still checked fails on it: on a step that
+                    # discovers its state, those checked once per state are the recorded state's.
+                    post = kept_step[1]
+                    seen = post in parent
+                    failures = kept_step[3]
+                    if not seen and once_bits:
+                        kept_post = recorded_steps.get(post)
+                        if kept_post is not None and tuple.__eq__(kept_post[0], post):
+                            failures |= kept_post[2]
+                        else:
+                            failures = -1  # not recorded so: fire it
+                    if failures & (seen_bits if seen else new_bits)[index]:
+                        kept_step = None
                 else:
-                    if check_new is not None and (failed := check_new(pre, post, output)) is not None:
+                    kept_step = None
+                if kept_step is not None:
+                    reused += 1
+                    step_marked = kept_step[4]
+                else:
+                    if reading is not None:
+                        reading.read = 0
+                    fired, post, output = take_step(data, pre, fire, load, store)
+                    if fired not in covered:
+                        # Only the last step is kept here; the BFS tree gives the rest afterwards.
+                        covered.add(fired)
+                        coverage[fired.key] = [(pre, action, post, output)]
+                    seen = post in parent
+                    step_marked = None if step_marks is None else step_marks(pre, action, post, output)
+                    if new_row is not None:
+                        # Every invariant of the letter, once: the record keeps which fail, and
+                        # those still checked are this step's violations.
+                        failures, failed = record_failures(index, pre, post, output, seen, check_new)
+                        new_row[index] = (fired.key, post, reading.read if reading is not None else 0,
+                                          failures, step_marked)
+                    else:
+                        check = check_seen if seen else check_new
+                        failed = None if check is None else check(pre, post, output)
+                    if failed is not None:
                         record_violations(failed, (pre, action, post, output))
+                if not seen:
                     parent[post] = (pre, index)
                     deepest = next_depth
                     append((post, next_depth))
-                    if recording:
+                    if keeping_graph:
                         number[post] = len(number)
                         for graph in successors:
                             graph.append([])
-                if step_marks is not None:
+                if step_marked is not None:
                     # The step, in each allowed subgraph it is in, with its marks.
-                    allowed, marked = step_marks(pre, action, post, output)
+                    allowed, marked = step_marked
                     if allowed:
                         post_number = number[post]
                         for bit, graph in enumerate(successors):
@@ -272,7 +389,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
         # The traces and the cycle pass walk every state too: still no full collection.
         for steps in (*coverage.values(), *violations.values()):
             steps[:0] = trace_to(parent, actions, steps[0][0])
-        if recording:
+        if keeping_graph:
             snapshots = list(number)
             tree: list[tuple[int, int] | None] = [
                 None if (link := parent[s]) is None else (number[link[0]], link[1]) for s in snapshots]
@@ -283,6 +400,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     result.cpu_seconds = time.process_time() - began_cpu
     result.states = len(parent)
     result.transitions = fired_letters
+    result.steps_reused = reused
     result.max_depth = deepest
     result.forever_checked = tuple(p.name for p in forever)
     return result
@@ -527,12 +645,31 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _explore_in_worker(job: tuple[Configuration, Collection[str] | None]) -> Exploration:
-    (name, bounds, options), invariants = job
-    result = explore(name, bounds, options, invariants=invariants)
-    # The chart's transitions hold its methods; the parent compiles the chart itself.
-    result.all_transitions = ()
-    return result
+# One exploration a memo asks for: its configuration, and the invariants it checks (None: all).
+Job = tuple[Configuration, Collection[str] | None]
+
+
+def explore_alike(jobs: Sequence[Job]) -> list[Exploration]:
+    """The explorations of ``jobs``, which explore one machine at one bounds and differ in their
+    options alone: the first records its steps, and the others take from that record each step
+    they need not fire again (``checker/option_steps.py``); one job is explored as ever."""
+    if len(jobs) == 1:
+        (name, bounds, options), invariants = jobs[0]
+        return [explore(name, bounds, options, invariants=invariants)]
+    record = StepRecord()
+    (name, bounds, options), invariants = jobs[0]
+    found = [explore(name, bounds, options, invariants=invariants, record=record)]
+    for (name, bounds, options), invariants in jobs[1:]:
+        found.append(explore(name, bounds, options, invariants=invariants, reuse=record))
+    return found
+
+
+def _explore_in_worker(jobs: Sequence[Job]) -> list[Exploration]:
+    found = explore_alike(jobs)
+    for result in found:
+        # The chart's transitions hold its methods; the parent compiles the chart itself.
+        result.all_transitions = ()
+    return found
 
 
 def option_invariants(name: str, options: Mapping[str, bool] | None) -> tuple[str, ...] | None:
@@ -574,7 +711,9 @@ class Explorations:
         reads of it; the others would cost a fifth of its time for nothing. Its
         ``invariants_checked`` says which it checked."""
         self._done: dict[tuple[Any, ...], Exploration] = {}
-        self._workers: Workers[tuple[Configuration, Collection[str] | None], Exploration] | None = None
+        # The workers' tasks: each a family of explorations (``explore_alike``), keyed by its members' keys.
+        self._workers: Workers[Sequence[Job], list[Exploration]] | None = None
+        self._family: dict[tuple[Any, ...], tuple[tuple[Any, ...], ...]] = {}  # member key -> its family
         self._on_explored = on_explored
         self._option_invariants_only = option_invariants_only
         self.runs = 0
@@ -607,22 +746,33 @@ class Explorations:
         if len(fresh) < 2:
             return  # one exploration gains nothing from a second process
         self.runs += len(fresh)
-        jobs = [(key, ((name, bounds, options), self._invariants(name, options)))
-                for key, (name, bounds, options) in fresh.items()]
-        self._workers = Workers(_explore_in_worker, jobs, min(workers, len(fresh)),
-                                on_answer=self._on_explored)
+        tasks: list[tuple[Hashable, Sequence[Job]]] = []
+        for family in alike_families(list(fresh.items())):
+            keys = tuple(key for key, _configuration in family)
+            self._family.update(dict.fromkeys(keys, keys))
+            tasks.append((keys, [((name, bounds, options), self._invariants(name, options))
+                                 for _key, (name, bounds, options) in family]))
+        self._workers = Workers(_explore_in_worker, tasks, min(workers, len(tasks)),
+                                on_answer=None if self._on_explored is None else self._family_explored)
+
+    def _family_explored(self, keys: Hashable) -> None:
+        assert self._on_explored is not None and isinstance(keys, tuple)
+        for key in keys:
+            self._on_explored(key)
 
     def get(self, name: str, bounds: Mapping[str, str] | None = None,
             options: Mapping[str, bool] | None = None) -> Exploration:
         key = self._key(name, bounds, options)
-        if self._workers is not None and key in self._workers:
+        family = self._family.get(key)
+        if self._workers is not None and family is not None and family in self._workers:
             try:
-                result = self._workers.answer(key)
+                found = self._workers.answer(family)
             except WorkerLost as error:
                 raise WorkerLost(f"the exploration of {name} (bounds {dict(bounds or {})}, options "
                                  f"{dict(options or {})}): {error}") from error
-            result.all_transitions = compiled_chart(name).transitions
-            self._done[key] = result
+            for member, result in zip(family, found, strict=True):
+                result.all_transitions = compiled_chart(name).transitions
+                self._done[member] = result
         if key not in self._done:
             self.runs += 1
             self._done[key] = explore(name, bounds, options, invariants=self._invariants(name, options))
@@ -638,6 +788,35 @@ class Explorations:
         if self._workers is not None:
             self._workers.close()
             self._workers = None
+
+
+def alike_families(listed: Sequence[tuple[tuple[Any, ...], Configuration]]
+                   ) -> list[list[tuple[tuple[Any, ...], Configuration]]]:
+    """The (key, configuration) pairs ``listed`` (keys as ``Explorations`` makes them) as families
+    for ``explore_alike``: a machine's explorations at one bounds form one family, led by the one
+    with no option on, when there is one and the machine reuses its default's steps
+    (``reuses_default_steps``), of those whose chart data differ from the leader's in its options
+    alone (``options_alone_differ``); every other exploration is a family of its own. Families stand
+    in the order their first members were listed, and members follow their leader as listed."""
+    leaders: dict[tuple[Any, ...], tuple[tuple[Any, ...], Configuration]] = {}
+    for key, configuration in listed:
+        name, parsed_bounds, options = key
+        if not any(value for _option, value in options) and reuses_default_steps(machines.get(name).explorer):
+            leaders.setdefault((name, parsed_bounds), (key, configuration))
+    families: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], Configuration]]] = {}
+    for key, configuration in listed:
+        name, parsed_bounds, options = key
+        leader = leaders.get((name, parsed_bounds))
+        if leader is not None and leader[0] != key:
+            explorer = machines.get(name).explorer
+            parsed = explorer.parse_bounds(configuration[1] or {})
+            if not options_alone_differ(explorer, parsed, dict(options), dict(leader[0][2])):
+                leader = None
+        family = families.setdefault(key if leader is None else (name, parsed_bounds),
+                                     [] if leader is None else [leader])
+        if leader is None or leader[0] != key:
+            family.append((key, configuration))
+    return list(families.values())
 
 
 def check_explorations(on_explored: Callable[[Hashable], None] | None = None) -> Explorations:

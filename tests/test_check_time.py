@@ -34,6 +34,8 @@ def test_the_figures_cover_the_whole_check() -> None:
             found = [json.dumps(memo.key(("wake-gate", r["bounds"], r["options"]))) for r in rows]
             assert sorted(found) == expected
             assert all(r["states"] > 0 and r["transitions"] > 0 for r in rows)
+            # The options' explorations took steps from the default's record; the default fired all.
+            assert all((r["steps_reused"] > 0) == bool(r["options"]) for r in rows)
             assert all(0 < r["ended_s"] <= run["wall_s"] for r in rows)
             # The phases follow one another from the start to the end of the run.
             phases = run["phases"]

@@ -189,13 +189,14 @@ def test_a_task_still_waiting_at_close_is_not_waited_for(workers_made: list[Work
         within_bound(lambda: workers.answer("queued"))
 
 
-def dies_exploring_the_wake_gate(job: Any) -> Any:
-    """A worker that dies on the wake gate's default exploration. The tests below explore nothing
-    but the wake gate, which makes no fixture that a worker ended mid-way would leave behind."""
-    (name, _bounds, options), _invariants = job
+def dies_exploring_the_wake_gate(jobs: Any) -> Any:
+    """A worker that dies on a family of explorations led by the wake gate's default exploration.
+    The tests below explore nothing but the wake gate, which makes no fixture that a worker ended
+    mid-way would leave behind."""
+    (name, _bounds, options), _invariants = jobs[0]
     if name == "wake-gate" and not options:
         os.kill(os.getpid(), signal.SIGKILL)
-    return real_explore_in_worker(job)
+    return real_explore_in_worker(jobs)
 
 
 real_explore_in_worker = explore_module._explore_in_worker

@@ -68,7 +68,9 @@ def test_a_pool_of_workers_explores_what_the_caller_would() -> None:
     with Explorations() as pooled:
         pooled.start(configurations, workers=2)
         assert pooled._workers is not None  # handed to the workers, not run here
-        assert all(pooled._key(*c) in pooled._workers for c in configurations)
+        # The wake gate's two as one family (tests/test_option_steps.py), the writer proofs' alone.
+        assert all(pooled._family[pooled._key(*c)] in pooled._workers for c in configurations)
+        assert len({pooled._family[pooled._key(*c)] for c in configurations}) == 2
         results = [pooled.get(*c) for c in configurations]
         assert pooled.runs == 3
     sequential = Explorations()

@@ -1,0 +1,228 @@
+"""An option's exploration may take the default exploration's steps instead of firing them again
+(``checker/option_steps.py``), and finds exactly what it finds when it fires them.
+
+- Recording the default exploration's steps changes nothing it finds.
+- For every option of every machine that reuses steps, the exploration that takes steps from
+  the default's record has the same states, transitions, depth, coverage (keys, order and the
+  steps of each trace, every snapshot field and output included), lassos and violations as the
+  one that fires every step: with every invariant checked, and with only the option's own (what
+  ``check`` asks for). Each takes some steps from the record, so a record never used fails too.
+- A step is taken only when it is the same step: from the very snapshot recorded (peer
+  delivery's tickets, which its equality leaves out, included), reading no differing option, and
+  with no invariant still checked failing on it. A search that drops one of these finds otherwise.
+- The memo's workers explore a machine's options as one family, with the same results.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inboxspec import machines
+from inboxspec.checker import explore as explore_module
+from inboxspec.checker.explore import (
+    Configuration,
+    Exploration,
+    Explorations,
+    alike_families,
+    explore,
+    option_invariants,
+)
+from inboxspec.checker.option_steps import OptionReads, StepRecord, reuses_default_steps
+from tests import toy_machine
+
+
+def _steps(steps: list[Any]) -> list[Any]:
+    """Steps with their snapshots as plain tuples: equal only when every field is (a machine's own
+    equality may leave out fields its outputs show, such as peer delivery's tickets)."""
+    return [(tuple(pre), action, tuple(post), output) for pre, action, post, output in steps]
+
+
+def _found(result: Exploration) -> tuple[Any, ...]:
+    """Everything a search found, whichever way it took its steps."""
+    return (result.states, result.transitions, result.max_depth,
+            {key: _steps(steps) for key, steps in result.coverage.items()}, list(result.coverage),
+            {name: (_steps(lasso.prefix), _steps(lasso.loop)) for name, lasso in result.lassos.items()},
+            result.forever_checked, result.invariants_checked,
+            {name: _steps(steps) for name, steps in result.violations.items()}, list(result.violations))
+
+
+def _reusing() -> list[str]:
+    return [name for name in machines.names() if reuses_default_steps(machines.get(name).explorer)]
+
+
+@functools.lru_cache(maxsize=1)  # one machine's record at a time: peer delivery's is tens of megabytes
+def _recorded(name: str) -> tuple[StepRecord, Exploration]:
+    record = StepRecord()
+    return record, explore(name, record=record)
+
+
+def test_every_machine_but_the_host_reuses_steps() -> None:
+    # The host opts out (machines/host.py says why); a machine that opted out by mistake would
+    # lose the reuse silently.
+    assert _reusing() == [name for name in machines.names() if name != "host"]
+
+
+@pytest.mark.parametrize("name", _reusing())
+def test_recording_the_steps_changes_nothing_found(name: str, explorations: Explorations) -> None:
+    record, recorded = _recorded(name)
+    assert _found(recorded) == _found(explorations.get(name))
+    assert len(record.steps) == recorded.states
+    assert sum(step is not None for _pre, row, _failing in record.steps.values() for step in row) \
+        == recorded.transitions
+
+
+def _options() -> list[tuple[str, str]]:
+    return [(name, option) for name in _reusing() for option in machines.get(name).explorer.options]
+
+
+@pytest.mark.parametrize(("name", "option"), _options())
+def test_an_option_exploration_from_the_record_finds_what_firing_finds(
+        name: str, option: str, explorations: Explorations) -> None:
+    options = {option: True}
+    record, _recorded_exploration = _recorded(name)
+    fired = explorations.get(name, options=options)
+    taken = explore(name, options=options, reuse=record)
+    assert _found(taken) == _found(fired)
+    assert 0 < taken.steps_reused < taken.transitions and fired.steps_reused == 0
+    # What check asks for: the option's own invariants only (tests/test_option_invariants.py shows
+    # such a search finds what the full one does, with those invariants' violations).
+    kept = option_invariants(name, options)
+    narrowed = explore(name, options=options, invariants=kept, reuse=record)
+    assert narrowed.invariants_checked == kept and narrowed.steps_reused > 0
+    assert _found(narrowed)[:7] == _found(fired)[:7]
+    assert _found(narrowed)[8] == {k: v for k, v in _found(fired)[8].items() if k in (kept or ())}
+
+
+# -- each condition on taking a step is needed -----------------------------------------------------
+
+def test_a_step_that_read_a_differing_option_is_fired(monkeypatch: pytest.MonkeyPatch,
+                                                      explorations: Explorations) -> None:
+    # A search that took every recorded step, options read or not, would explore the option as the
+    # default: fire_when_already_idle reaches 7,201 states, the default 3,667.
+    options = {"fire_when_already_idle": True}
+    fired = explorations.get("idle-subscriptions", options=options)
+    monkeypatch.setattr(explore_module, "option_bits", lambda *args: 0)
+    record, _ = _recorded("idle-subscriptions")
+    assert explore("idle-subscriptions", options=options, reuse=record).states < fired.states
+
+
+def _with_other_tickets(snapshot: Any) -> Any:
+    return snapshot._replace(tickets=tuple(t + 100 for t in snapshot.tickets),
+                             next_ticket=snapshot.next_ticket + 100)
+
+
+def test_a_step_is_taken_only_from_the_very_snapshot_recorded(explorations: Explorations) -> None:
+    # Peer delivery's snapshots are equal whatever their concrete tickets, which its outputs show. A
+    # record made along paths that numbered the tickets otherwise gives no step: taking them would
+    # put the record's tickets into the states met, and so into the coverage's outputs.
+    record, _ = _recorded("peer-delivery")
+    renumbered = StepRecord(record.machine, record.bounds, record.options, record.constants, {
+        _with_other_tickets(pre): (
+            _with_other_tickets(kept),
+            [None if step is None else (step[0], _with_other_tickets(step[1]), *step[2:]) for step in row],
+            failing)
+        for pre, (kept, row, failing) in record.steps.items()})
+    options = {"release_respects_box_cap": True}
+    taken = explore("peer-delivery", options=options, reuse=renumbered)
+    assert _found(taken) == _found(explorations.get("peer-delivery", options=options))
+    assert taken.steps_reused == 0
+
+
+def test_a_recorded_failure_of_an_invariant_still_checked_fires_the_step(explorations: Explorations) -> None:
+    # Recorded as failing nowhere, a step is taken where an invariant fails: its first violation (kept
+    # with its output) is missed. The record's failures are what stop that.
+    record, _ = _recorded("wake-gate")
+    blank = StepRecord(record.machine, record.bounds, record.options, record.constants, {
+        pre: (kept, [None if step is None else (*step[:3], 0, step[4]) for step in row], 0)
+        for pre, (kept, row, _failing) in record.steps.items()})
+    options = {"announce_requires_refusal": True}
+    fired = explorations.get("wake-gate", options=options)
+    assert fired.violations  # the default's other failures are failures with this option too
+    assert _found(explore("wake-gate", options=options, reuse=blank))[8] != _found(fired)[8]
+    assert _found(explore("wake-gate", options=options, reuse=record)) == _found(fired)
+
+
+def test_a_record_is_of_one_machine_and_bounds_and_one_process() -> None:
+    record, _ = _recorded("wake-gate")
+    with pytest.raises(ValueError, match="another exploration"):
+        explore("wake-gate", {"max_streak": "3"}, reuse=record)
+    with pytest.raises(ValueError, match="another exploration"):
+        explore("writer-proofs", reuse=record)
+    with pytest.raises(ValueError, match="one worker"):
+        explore("wake-gate", workers=2, reuse=record)
+    with pytest.raises(ValueError, match="one worker"):
+        explore("wake-gate", workers=2, record=StepRecord())
+
+
+def test_the_options_note_each_option_read() -> None:
+    from inboxspec.model.peer_delivery import PeerDeliveryModelOptions
+
+    names = machines.get("peer-delivery").explorer.options
+    reads = OptionReads(PeerDeliveryModelOptions(fair_eviction=True), names)
+    assert reads.read == 0
+    assert reads.fair_eviction is True and reads.read == 1 << names.index("fair_eviction")
+    assert reads.release_respects_box_cap is False
+    assert reads.read == (1 << names.index("fair_eviction")) | (1 << names.index("release_respects_box_cap"))
+    with pytest.raises(AttributeError):
+        _ = reads.no_such_option
+
+
+# -- the memo's families ---------------------------------------------------------------------------
+
+def test_a_machines_explorations_at_one_bounds_are_one_family_led_by_the_default() -> None:
+    memo = Explorations()
+    listed: list[Configuration] = [
+        ("host", {}, {}), ("wake-gate", {}, {"reject_empty_batch": True}),
+        ("host", {}, {"stamp_true_sender": True}), ("wake-gate", {"max_streak": "3"}, {}),
+        ("wake-gate", {}, {}), ("wake-gate", {}, {"clamp_backwards_clock": True}),
+        ("writer-proofs", {}, {"compare_writers_by_id": True})]
+    families = alike_families([(memo.key(c), c) for c in listed])
+    assert [[configuration for _key, configuration in family] for family in families] == [
+        [("host", {}, {})],  # the host opts out
+        [("wake-gate", {}, {}), ("wake-gate", {}, {"reject_empty_batch": True}),
+         ("wake-gate", {}, {"clamp_backwards_clock": True})],  # where its first member was listed
+        [("host", {}, {"stamp_true_sender": True})],
+        [("wake-gate", {"max_streak": "3"}, {})],  # other bounds: a family of its own
+        [("writer-proofs", {}, {"compare_writers_by_id": True})],  # no default to lead it
+    ]
+
+
+def test_the_memos_workers_explore_a_family_as_its_own_process_explores_each() -> None:
+    configurations: list[Configuration] = [
+        ("wake-gate", {}, {}), ("wake-gate", {}, {"reject_empty_batch": True}),
+        ("wake-gate", {}, {"clamp_backwards_clock": True}), ("writer-proofs", {}, {})]
+    with Explorations(option_invariants_only=True) as pooled:
+        pooled.start(configurations, workers=2)
+        from_workers = [pooled.get(*c) for c in configurations]
+    in_process = Explorations(option_invariants_only=True)
+    for from_worker, configuration in zip(from_workers, configurations, strict=True):
+        alone = in_process.get(*configuration)
+        assert _found(from_worker) == _found(alone) and alone.steps_reused == 0
+    assert [result.steps_reused > 0 for result in from_workers] == [False, True, True, False]
+
+
+def test_a_recording_search_checks_only_the_invariants_asked_for() -> None:
+    # It evaluates every invariant for the record, but reports only those it was asked to check.
+    for name in ("wake-gate", "idle-subscriptions"):
+        asked = [inv.name for inv in machines.get(name).explorer.invariants][1::2]
+        plain = explore(name, invariants=asked)
+        recorded = explore(name, invariants=asked, record=StepRecord())
+        assert plain.violations and set(plain.violations) < set(asked)
+        assert _found(recorded) == _found(plain)
+
+
+def test_an_explorer_that_keeps_an_option_elsewhere_fires_every_step(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The toy machine keeps its option as data.cap_renewals: no record of its steps may stand for the
+    # option's, so its option's exploration is a family of its own, and recording its steps is refused.
+    entry = toy_machine.make_machine(tmp_path)
+    monkeypatch.setattr(machines, "REGISTRY", {entry.name: entry})
+    memo = Explorations()
+    listed: list[Configuration] = [("toy-lease", {}, {}), ("toy-lease", {}, {"cap_renewals": True})]
+    assert [len(family) for family in alike_families([(memo.key(c), c) for c in listed])] == [1, 1]
+    with pytest.raises(ValueError, match="keeps its options elsewhere"):
+        explore("toy-lease", record=StepRecord())
