@@ -13,8 +13,8 @@ prints:
   on after it (a core idle meanwhile) or waited for it.
 
 The figures of the last run are printed in full, the wall times of all of them side by side.
-The check runs in this process, as ``inboxspec check`` runs it, with the memo it makes
-(``check_explorations``).
+The check runs in this process, as ``inboxspec check`` runs it, with the memos it makes and
+starts (``started_check``).
 
 Usage: python benchmarks/check_time.py [--machine NAME ...] [--workers N] [--runs N] [--json]
 The issue's five machines: ``--machine wake-gate --machine peer-delivery --machine
@@ -34,8 +34,8 @@ import time
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.check import check_configurations, run_check
-from inboxspec.checker.explore import available_cores, check_explorations
+from inboxspec.check import check_configurations, run_check, started_check
+from inboxspec.checker.explore import available_cores
 from inboxspec.conformance.progress import Progress
 
 
@@ -68,9 +68,8 @@ def one_run(names: list[str] | None, workers: int) -> dict[str, Any]:
     self_before = resource.getrusage(resource.RUSAGE_SELF)
     with machines.only(names or machines.names()):
         configurations = check_configurations()
-        with check_explorations(on_explored=explored) as memo:
-            memo.start(configurations, workers)
-            result = run_check(explorations=memo, progress=recorder)
+        with started_check(workers, recorder, on_explored=explored) as (memo, refinements):
+            result = run_check(explorations=memo, progress=recorder, refinements=refinements)
             recorder.set_phase("end")
             explorations = {}
             for configuration in configurations:

@@ -23,13 +23,14 @@ shows happens only at a real disagreement.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart
 from inboxspec.checker.explore import parse_options
+from inboxspec.checker.forked import WorkerLost, Workers, can_fork
 from inboxspec.conformance.compare import canonical
 from inboxspec.machines.frame import MAX_REFINE_DEPTH, Action
 
@@ -103,3 +104,50 @@ def _model_output(run_model_case: Any, config: Mapping[str, Any], steps: list[di
     except Exception:  # the model takes valid input only: a failure is a disagreement, shown as the chart's
         return None
     return outputs[-1] if outputs else None
+
+
+class RefinementLost(WorkerLost):
+    """The worker refining a machine ended before it answered."""
+
+
+def _refine_in_worker(task: tuple[str, int]) -> Refinement:
+    name, depth = task
+    return refine(name, depth)
+
+
+class Refinements:
+    """Each machine's refinement at one ``depth``, for ``inboxspec check``: made on a forked worker
+    of their own while the caller does other work (``start``), or in the caller when it asks
+    (``get``). ``check`` refines every machine while it explores them and replays the cases; the
+    refinements read real files (writer proofs) and take about a fifth of the five machines' check,
+    all of it in the caller until they had a worker. ``close`` ends the worker; the memo is a
+    context manager that closes it."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        self._workers: Workers[tuple[str, int], Refinement] | None = None
+
+    def __enter__(self) -> Refinements:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self, names: Sequence[str], workers: int) -> None:
+        """Begin refining ``names``, in order, on one worker, when the caller may use ``workers``
+        processes (more than one) and can fork."""
+        if workers > 1 and can_fork() and names and self._workers is None:
+            self._workers = Workers(_refine_in_worker, [(name, (name, self.depth)) for name in names], 1)
+
+    def get(self, name: str) -> Refinement:
+        if self._workers is not None and name in self._workers:
+            try:
+                return self._workers.answer(name)
+            except WorkerLost as error:
+                raise RefinementLost(f"the refinement of {name}: {error}") from error
+        return refine(name, self.depth)
+
+    def close(self) -> None:
+        if self._workers is not None:
+            self._workers.close()
+            self._workers = None

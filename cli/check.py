@@ -7,10 +7,11 @@ chart as well, and checks that the generated spec sections are current.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ from inboxspec import machines
 from inboxspec.checker import spec_sections
 from inboxspec.checker.explore import Configuration, Explorations, available_cores, check_explorations
 from inboxspec.checker.forked import WorkerLost
+from inboxspec.checker.refine import RefinementLost, Refinements
 from inboxspec.checker.traces import Replays
 from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference
@@ -42,25 +44,50 @@ def _has_error_step(case: Case) -> bool:
 
 
 def run_check(only: Sequence[str] | None = None, workers: int | None = None,
-              explorations: Explorations | None = None, progress: Progress | None = None) -> dict[str, Any]:
+              explorations: Explorations | None = None, progress: Progress | None = None,
+              refinements: Refinements | None = None) -> dict[str, Any]:
     """The main job over every registered machine, or over ``only`` those.
 
-    The explorations run in ``workers`` processes (default: every core this
-    process may use) while this one replays the cases and refines; or they are
-    taken from ``explorations``, a memo the caller made (the tests share one).
+    The explorations and the refinements run in worker processes (``started_check``:
+    ``workers``, by default every core this process may use, for the explorations, one
+    more for the refinements) while this one lints and replays the cases; or they are
+    taken from ``explorations`` and ``refinements``, memos the caller made (the tests
+    share one), the refinements made here when the caller gives none.
     ``progress`` shows the cases replayed, the explorations made and the phase.
     """
     if only:
         with machines.only(only):
-            return run_check(workers=workers, explorations=explorations, progress=progress)
+            return run_check(workers=workers, explorations=explorations, progress=progress,
+                             refinements=refinements)
     shown = progress or Progress({}, enabled=False)
     if explorations is not None:
-        return _run_check(explorations, shown)
+        return _run_check(explorations, shown, refinements or Refinements(REFINE_DEPTH))
+    with started_check(workers, shown) as (memo, started):
+        return _run_check(memo, shown, started)
+
+
+@contextlib.contextmanager
+def started_check(workers: int | None, progress: Progress,
+                  on_explored: Callable[[Hashable], None] | None = None
+                  ) -> Iterator[tuple[Explorations, Refinements]]:
+    """The memos of one run of ``check``, their work begun on forked workers: every exploration it
+    asks for (``check_configurations``) on ``workers`` processes (by default every core this
+    process may use), and the refinements on one more (none with a single worker); each made in
+    this process instead where processes cannot be forked. ``progress`` counts the explorations
+    made, and ``on_explored(key)``, if given, is called as each is. The workers end on leaving."""
     configurations = check_configurations()
-    with check_explorations(on_explored=lambda key: shown.finished("explorations", key)) as memo:
-        shown.set_total("explorations", len({memo.key(c) for c in configurations}))
-        memo.start(configurations, available_cores() if workers is None else workers)
-        return _run_check(memo, shown)
+    usable = available_cores() if workers is None else workers
+
+    def explored(key: Hashable) -> None:
+        progress.finished("explorations", key)
+        if on_explored is not None:
+            on_explored(key)
+
+    with check_explorations(on_explored=explored) as memo, Refinements(REFINE_DEPTH) as refinements:
+        progress.set_total("explorations", len({memo.key(c) for c in configurations}))
+        memo.start(configurations, usable)
+        refinements.start(refined_machines(), usable)
+        yield memo, refinements
 
 
 def check_configurations() -> list[Configuration]:
@@ -81,7 +108,14 @@ def check_configurations() -> list[Configuration]:
     return [configuration for _size, configuration in sized]
 
 
-def _run_check(memo: Explorations, progress: Progress) -> dict[str, Any]:
+def refined_machines() -> list[str]:
+    """The machines ``check`` refines: those with a manifest (a machine being added has none yet)."""
+    from inboxspec.checker.manifest import load_manifest
+
+    return [entry.name for entry in machines.all_machines() if load_manifest(entry) is not None]
+
+
+def _run_check(memo: Explorations, progress: Progress, refinements: Refinements) -> dict[str, Any]:
     progress.set_phase("linting the cases")
     report = lint(registered_case_dirs())
     # Each case run once per side: the generated cases, regenerated below to compare, are among these.
@@ -110,7 +144,7 @@ def _run_check(memo: Explorations, progress: Progress) -> dict[str, Any]:
                 tally.failures.append(f"{case.id} (model): {model_difference}")
     for machine in machines.names():
         tallies[machine].requirements = len(spec_index.requirements(machine))
-    model_checks, findings = run_model_checks(memo, replays, progress)
+    model_checks, findings = run_model_checks(memo, replays, progress, refinements)
     progress.set_phase("comparing the spec's generated sections")
     drift = [f"{d.document.name}: {d.section}"
              for d in spec_sections.generate(write=False, findings=findings)]
@@ -127,27 +161,27 @@ def _run_check(memo: Explorations, progress: Progress) -> dict[str, Any]:
 
 
 def run_model_checks(memo: Explorations | None = None, replays: Replays | None = None,
-                     progress: Progress | None = None) -> tuple[dict[str, Any], list[Any]]:
+                     progress: Progress | None = None,
+                     refinements: Refinements | None = None) -> tuple[dict[str, Any], list[Any]]:
     """Default-bound exploration against the manifest, the findings, generated-case
     drift, and a shallow refinement of every machine; also the findings themselves,
-    which the spec-drift check renders."""
+    which the spec-drift check renders. The refinements are taken from ``refinements``
+    (made on its worker while the caller replayed the cases), or made here."""
     from inboxspec.checker import projected_cases
     from inboxspec.checker.findings import check_findings, check_forever
     from inboxspec.checker.generated_cases import write_or_check
-    from inboxspec.checker.manifest import check_manifest, load_manifest
-    from inboxspec.checker.refine import refine
+    from inboxspec.checker.manifest import check_manifest
 
     # Refinement first: it needs no exploration, so it runs while the memo's workers explore.
     shown = progress or Progress({}, enabled=False)
+    refinements = refinements or Refinements(REFINE_DEPTH)
     refinement_problems = []
-    for entry in machines.all_machines():
-        if load_manifest(entry) is None:
-            continue
-        shown.set_phase(f"refining {entry.name}")
-        refinement = refine(entry.name, REFINE_DEPTH)
+    for name in refined_machines():
+        shown.set_phase(f"refining {name}")
+        refinement = refinements.get(name)
         if refinement.mismatch:
             refinement_problems.append(
-                f"{entry.name}: model and reference disagree: {' / '.join(refinement.mismatch)}")
+                f"{name}: model and reference disagree: {' / '.join(refinement.mismatch)}")
     # Manifest, findings and generated cases share one memo: each distinct
     # (machine, bounds, options) is explored once per run.
     memo = memo or check_explorations()
@@ -244,8 +278,9 @@ def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None =
         print(f"inboxspec check: {error}", file=sys.stderr)
         return 2
     except WorkerLost as error:
-        # An exploration that never finished proves nothing either way.
-        return _unusable(f"an exploration could not be made: {error}", as_json, 2)
+        # An exploration or a refinement that never finished proves nothing either way.
+        what = "a refinement" if isinstance(error, RefinementLost) else "an exploration"
+        return _unusable(f"{what} could not be made: {error}", as_json, 2)
     if as_json:
         print(json.dumps(result, indent=2))
     else:

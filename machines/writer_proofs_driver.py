@@ -134,6 +134,7 @@ def apply_step(proofs: WriterProofs, step: Mapping[str, Any], directory: str) ->
 
 _MATERIALISED: dict[str, str] = {}  # in-process fixtures by their canonical JSON, kept for the process
 _ROOT = fixtures.FixtureRoot()  # the private root they live in
+_SWAPS_DONE: list[list[tuple[str, str]]] = []  # per run in progress, the swaps it made, to undo
 
 
 def forget_fixtures() -> None:
@@ -143,6 +144,22 @@ def forget_fixtures() -> None:
 
 
 atexit.register(forget_fixtures)
+
+
+def _none_in_a_forked_child() -> None:
+    """A forked process starts with no in-process fixtures of its own. Those it inherits are its
+    parent's directories, which the parent goes on swapping paths in: a child that ran cases in
+    them too (``check`` refines on a worker while it replays the cases) would swap the same
+    paths at the same time, and each would measure the other's half-made swaps. The child lays
+    its fixtures out again, in its own root (under the temporary directory it is given), and
+    leaves its parent's alone: it neither uses nor removes them."""
+    global _ROOT
+    _MATERIALISED.clear()
+    _SWAPS_DONE.clear()
+    _ROOT = fixtures.FixtureRoot()
+
+
+os.register_at_fork(after_in_child=_none_in_a_forked_child)
 
 
 @contextlib.contextmanager
@@ -180,8 +197,6 @@ def fixture_directory(config: Mapping[str, Any]) -> Iterator[str]:
             _MATERIALISED.pop(key, None)
             _ROOT.discard(directory)
 
-
-_SWAPS_DONE: list[list[tuple[str, str]]] = []
 
 
 def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -22,8 +22,10 @@ import pytest
 
 from inboxspec.checker import explore as explore_module
 from inboxspec.checker import forked
+from inboxspec.checker import refine as refine_module
 from inboxspec.checker.explore import Explorations
 from inboxspec.checker.forked import WorkerLost, Workers
+from inboxspec.checker.refine import RefinementLost, Refinements
 from inboxspec.cli import main
 from inboxspec.machines.fixtures import remove
 
@@ -278,3 +280,55 @@ def test_a_worker_that_cannot_be_forked_leaves_none_of_the_others(monkeypatch: p
         Workers(square_or_fail, [("a", 1), ("b", 2)], 2)
     assert len(started) == 1 and not started[0].is_alive()
     assert os.listdir(tmp_path) == []
+
+
+def _writer_proofs_fixture_of(config: Any) -> str:
+    """The in-process fixture directory a writer-proofs case run in this process would use."""
+    from inboxspec.machines import writer_proofs_driver
+
+    with writer_proofs_driver.fixture_directory(config) as directory:
+        return os.path.realpath(directory)
+
+
+def test_a_worker_lays_out_its_own_writer_proofs_fixtures(workers_made: list[Workers[Any, str]]) -> None:
+    # check refines writer proofs on a worker while it replays writer-proofs cases itself, and a run
+    # swaps paths in its fixture: were the worker to use the fixture it inherits, each process would
+    # measure the other's half-made swaps (model and reference then disagree at random).
+    from inboxspec.machines.writer_proofs import standard_config
+
+    config = standard_config({})
+    mine = _writer_proofs_fixture_of(config)
+    assert _writer_proofs_fixture_of(config) == mine  # kept for this process's later runs
+    workers = Workers(_writer_proofs_fixture_of, [("theirs", config)], 1)
+    workers_made.append(workers)
+    theirs = workers.answer("theirs")
+    assert theirs != mine and theirs.startswith(os.path.realpath(workers.scratch) + os.sep)
+    assert os.path.isdir(mine) and _writer_proofs_fixture_of(config) == mine  # the worker left it be
+
+
+def test_check_refines_on_a_worker_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = {name: refine_module.refine(name, 3) for name in ("wake-gate", "writer-proofs")}
+    with Refinements(3) as refinements:
+        refinements.start(list(expected), workers=2)
+        # Made on the worker, forked before this: the caller's own refine is never called.
+        monkeypatch.setattr(refine_module, "refine", lambda *args: pytest.fail("refined in the caller"))
+        assert {name: refinements.get(name) for name in expected} == expected
+    assert all(result.sequences > 0 and not result.mismatch for result in expected.values())
+
+
+def dies_refining(task: Any) -> Any:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_lost_refinement_worker_is_named_and_makes_check_unusable(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(refine_module, "_refine_in_worker", dies_refining)
+    with Refinements(3) as refinements:
+        refinements.start(["wake-gate"], workers=2)
+        with pytest.raises(RefinementLost, match=r"the refinement of wake-gate: .*ended by SIGKILL"):
+            within_bound(lambda: refinements.get("wake-gate"))
+    status = within_bound(lambda: main(["check", "--machine", "wake-gate", "--workers", "2", "--json"]))
+    captured = capsys.readouterr()
+    assert status == 2
+    assert json.loads(captured.out) == {"ok": False, "unusable": captured.err.strip().split(": ", 1)[1]}
+    assert "a refinement could not be made: the refinement of wake-gate" in captured.err
