@@ -22,9 +22,11 @@ transition.
 
 from __future__ import annotations
 
+import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import CodeType
 from typing import Any
 
 from statemachine import Event, State, StateChart
@@ -32,6 +34,23 @@ from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
 from inboxspec.model.chart import selection_source
+
+
+@functools.lru_cache(maxsize=4096)  # generated texts are few: a bound, not a budget
+def _compiled(source: str) -> CodeType:
+    return compile(source, "<generated>", "exec")
+
+
+def generated_function(lines: Sequence[str], namespace: dict[str, Any], name: str) -> Any:
+    """The function ``name`` that the source ``lines`` define, its names looked up in ``namespace``.
+
+    The source is compiled once per text: generated sources differ mostly in the values their
+    names stand for, not in their text (an invariant check of three invariants, say, is one text
+    for any three), and compiling costs about twenty times what running the ``def`` does. An
+    exploration that regenerates its checks at each violation, and a small one, paid most of its
+    time compiling."""
+    exec(_compiled("\n".join(lines)), namespace)
+    return namespace[name]
 
 
 class ChartNotCompilable(Exception):
@@ -197,8 +216,7 @@ def _generate(chart: str, state: str, event: str, rows: tuple[CompiledTransition
     message = f"{chart}: no transition for {event} in {state}"
     refusal = f"raise NoTransition({constant(message)})"
     lines = ["def fire(data):", *selection_source(rows, call, constant, refusal)]
-    exec("\n".join(lines), namespace)
-    function: Callable[[Any], CompiledTransition] = namespace["fire"]
+    function: Callable[[Any], CompiledTransition] = generated_function(lines, namespace, "fire")
     return function
 
 

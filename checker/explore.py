@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.checker.compiled import CompiledChart, CompiledTransition, take_step
+from inboxspec.checker.compiled import CompiledChart, CompiledTransition, generated_function, take_step
 from inboxspec.checker.cycles import Edge, LassoPath, find_lassos
 from inboxspec.checker.forked import WorkerLost, Workers, can_fork
 from inboxspec.checker.option_steps import (
@@ -479,8 +479,7 @@ def letter_marks(forever: Sequence[ForeverProperty], groups: Sequence[Sequence[i
         if not kept:
             found.append(None)
             continue
-        exec("\n".join(lines), namespace)
-        found.append(namespace["marks"])
+        found.append(generated_function(lines, namespace, "marks"))
     return found
 
 
@@ -615,8 +614,7 @@ def invariant_checks(invariants: Sequence[Invariant],
         lines += [f"    if not holds{position}({before}, post, {output}, bounds):",
                   f"        failed = [*(failed or ()), invariant{position}]"]
     lines.append("    return failed")
-    exec("\n".join(lines), namespace)
-    check: Callable[[Any, Any, Any], Any] = namespace["check"]
+    check: Callable[[Any, Any, Any], Any] = generated_function(lines, namespace, "check")
     return check
 
 

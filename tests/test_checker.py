@@ -211,3 +211,16 @@ def test_itf_writes_named_entries_as_records(explorations: Explorations) -> None
     (entry, *_rest) = itf["states"][1]["held"]
     assert entry == {"sender": "a", "sender_mode": {"tag": "None", "value": {"#tup": []}},
                      "attestation": "absent", "cause": "mode-mismatch", "deadline_in": {"#bigint": "300000"}}
+
+
+def test_generated_functions_share_their_compiled_text_and_nothing_else() -> None:
+    # A text is compiled once; each function still reads the names of its own namespace.
+    from inboxspec.checker import compiled
+
+    source = ["def add(x):", "    return step + x  # test_checker"]
+    before = compiled._compiled.cache_info()
+    one = compiled.generated_function(source, {"step": 1}, "add")
+    ten = compiled.generated_function(source, {"step": 10}, "add")
+    after = compiled._compiled.cache_info()
+    assert (one(1), ten(1)) == (2, 11)
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
