@@ -187,6 +187,8 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     ``record``, an empty ``StepRecord``, is filled with every step taken; ``reuse``, one filled so
     at the same bounds, gives the steps that need not be fired again (``checker/option_steps.py``:
     the same result, in less time). Both are for one process: with ``workers`` they are refused."""
+    if record is not None and reuse is not None:
+        raise ValueError("an exploration records its steps or takes them from a record, not both")
     if workers > 1 and can_fork():
         if record is not None or reuse is not None:
             raise ValueError("a step record is kept in one process: explore with one worker")
@@ -281,11 +283,12 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
 
     def record_failures(index: int, pre: Snapshot, post: Snapshot, output: Any, seen: bool,
                         check_new: Any) -> tuple[int, list[Invariant] | None]:
-        """The invariants of letter ``index`` that fail on a step, but those checked once per state,
-        as bits; and the step's violations in declaration order, as the search's own check gives
-        them. To a state met before, those are the failing invariants still checked on such a step,
-        which are none of those checked once per state; a step that discovers its state has
-        ``check_new`` (the letter's) check it as ever."""
+        """What a record keeps of a step of letter ``index``: the invariants that fail on it, as bits
+        (those checked once per state left out: the record keeps them per state); and the step's
+        violations, in declaration order, as the search's own check gives them. A step to a state
+        met before violates those failing invariants still checked on such a step (none of them
+        checked once per state); one that discovers its state is checked by ``check_new``, the
+        letter's own check, as ever."""
         failing = record_checks[index]
         all_failed = None if failing is None else failing(pre, post, output)
         failures = 0 if not all_failed else sum(all_bits[inv.name] for inv in all_failed)

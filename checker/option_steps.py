@@ -51,11 +51,12 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from inboxspec.machines.frame import Explorer, Invariant, Snapshot
+from inboxspec.machines.frame import Explorer, Snapshot
 
-# One recorded step: (the key of the transition fired, the snapshot reached, the options read (bit k for
-# the explorer's k-th option), the invariants that fail on it (bit k for the k-th of all the
-# machine's invariants), its marks for the cycle pass (None for a letter without)).
+# One recorded step: (the key of the transition fired, the snapshot reached, the options read (bit k
+# for the explorer's k-th option), the invariants that fail on it (bit k for the k-th of all the
+# machine's invariants; those checked once per state are kept per state), its marks for the cycle
+# pass (None for a letter without)).
 RecordedStep = tuple[tuple[str, str, int], Snapshot, int, int, "tuple[int, int] | None"]
 
 
@@ -99,12 +100,6 @@ def option_bits(explorer: Explorer, options: Mapping[str, bool], recorded: Mappi
     """The options (bit k for the explorer's k-th) whose value differs between two explorations."""
     return sum(1 << position for position, name in enumerate(explorer.options)
                if options.get(name, False) != recorded.get(name, False))
-
-
-def invariant_bits(explorer: Explorer, invariants: Sequence[Invariant]) -> int:
-    """``invariants`` as bits: bit k for the k-th of all the machine's invariants."""
-    positions = {invariant.name: position for position, invariant in enumerate(explorer.invariants)}
-    return sum(1 << positions[invariant.name] for invariant in invariants)
 
 
 def constants_of(data: Any) -> dict[str, Any]:

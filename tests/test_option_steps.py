@@ -154,6 +154,8 @@ def test_a_record_is_of_one_machine_and_bounds_and_one_process() -> None:
         explore("wake-gate", workers=2, reuse=record)
     with pytest.raises(ValueError, match="one worker"):
         explore("wake-gate", workers=2, record=StepRecord())
+    with pytest.raises(ValueError, match="not both"):
+        explore("wake-gate", record=StepRecord(), reuse=record)
 
 
 def test_the_options_note_each_option_read() -> None:
