@@ -85,6 +85,9 @@ def _explore(args: argparse.Namespace) -> int:
     expected_lassos = {name for name, p in forever.items() if p.expected_to_fail_under(options)}
     unexpected = sorted((set(result.violations) - expected) | (set(result.lassos) - expected_lassos))
     summary["unexpected_violations"] = unexpected
+    # Invariants an option on replaces (Invariant.replaced_by): no promise under it, so not checked.
+    replaced = [i.name for i in explorer.invariants if i.name not in result.invariants_checked]
+    summary["replaced_by_the_options"] = replaced
     summary["traces"] = {name: describe(trace, explorer.variables)
                          for name, trace in result.violations.items()}
     summary["lassos"] = {name: {"prefix": len(lasso.prefix), "loop": len(lasso.loop),
@@ -128,8 +131,10 @@ def _explore(args: argparse.Namespace) -> int:
               f"{result.states_per_second:,.0f} states/s")
         print(f"bounds: {summary['bounds']}  options: {options or 'seed defaults'}")
         print(f"chart transitions covered: {summary['chart_transitions_covered']}")
-        holding = [i.name for i in explorer.invariants if i.name not in result.violations]
+        holding = [name for name in result.invariants_checked if name not in result.violations]
         print(f"invariants holding: {', '.join(holding) or 'none'}")
+        if replaced:
+            print(f"not checked, replaced by the options on: {', '.join(replaced)}")
         for name, trace in sorted(result.violations.items()):
             kind = "UNEXPECTED violation" if name in unexpected else "expected failure (a finding)"
             print(f"\n{kind}: {name}; shortest trace:")

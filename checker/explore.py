@@ -163,11 +163,13 @@ def set_up(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bo
     return explorer, parsed, chosen, chart, data, list(explorer.alphabet(parsed))
 
 
-def checked_invariants(explorer: Explorer, machine: str,
-                       names: Collection[str] | None) -> tuple[Invariant, ...]:
-    """The machine's invariants named in ``names``, in declaration order; all of them for None."""
+def checked_invariants(explorer: Explorer, machine: str, names: Collection[str] | None,
+                       options: Mapping[str, bool] | None = None) -> tuple[Invariant, ...]:
+    """The machine's invariants named in ``names``, in declaration order; for None, all of them but
+    those that an option on in ``options`` replaces (``Invariant.replaced_by``)."""
     if names is None:
-        return tuple(explorer.invariants)
+        on = {option for option, value in (options or {}).items() if value}
+        return tuple(inv for inv in explorer.invariants if not on.intersection(inv.replaced_by))
     unknown = sorted(set(names) - {inv.name for inv in explorer.invariants})
     if unknown:
         raise ValueError(f"unknown {machine} invariant(s): {', '.join(unknown)}")
@@ -197,7 +199,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
         parallel: Exploration = explore_on_workers(name, bounds, options, workers, progress, invariants)
         return parallel
     explorer, parsed, chosen, chart, data, actions = set_up(name, bounds, options)
-    checked = checked_invariants(explorer, name, invariants)
+    checked = checked_invariants(explorer, name, invariants, chosen)
     # WARNING: the record's constants are those ``set_up`` left, before ``OptionReads`` wraps the
     # options (``StepRecord.same_constants`` compares them so).
     if reuse is not None and not reuse.same_constants(name, parsed, data):

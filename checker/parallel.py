@@ -490,7 +490,7 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
     """The same :class:`~inboxspec.checker.explore.Exploration` as ``explore``, on ``workers`` processes."""
     global _SEARCH
     explorer, parsed, chosen, chart, data, actions = set_up(name, bounds, options)
-    checked = checked_invariants(explorer, name, invariants)
+    checked = checked_invariants(explorer, name, invariants, chosen)
     by_letter = [[inv for inv in checked if inv.applies(a)] for a in actions]
     bound = [chart.bind(a.event, a.kwargs) for a in actions]
     start = explorer.initial(parsed)

@@ -125,6 +125,13 @@ class Invariant:
     ``invariant_checks``); in place of ``pre`` and the output it passes an
     object that refuses every use, so a property that reads them fails loudly
     instead of being checked on too few steps.
+
+    ``replaced_by`` names the options that replace the rule the property states: a
+    finding's fix that changes the seed's rule on purpose (peer delivery's
+    ``fair_eviction`` evicts another entry than the oldest). Under such an option the
+    property is no promise, and the spec's option says what holds instead; an
+    exploration with the option on does not check it (``checked_invariants``), unless
+    asked for it by name.
     """
 
     name: str
@@ -134,6 +141,7 @@ class Invariant:
     finding: str | None = None
     option: str | None = None
     of_state: bool = False
+    replaced_by: tuple[str, ...] = ()
 
 
 def every_letter(action: Action) -> bool:

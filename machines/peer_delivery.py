@@ -221,11 +221,15 @@ INVARIANTS: tuple[Invariant, ...] = (
     Invariant("one_terminal_receipt_each", ("PEER-RCPT-3",), _any, _one_terminal_receipt_each),
     Invariant("held_buffer_within_cap", ("PEER-HOLD-1",), _any,
               lambda pre, post, out, bounds: len(post.held) <= bounds["held_cap"], of_state=True),
-    Invariant("eviction_takes_the_oldest", ("PEER-HOLD-2",), _sends, _eviction_takes_the_oldest),
+    # WARNING: each replaced_by is stated by its option's requirement in spec/peer-delivery.md
+    # (PEER-OPT-1, PEER-OPT-3); tests/test_replaced_invariants.py checks that they agree.
+    Invariant("eviction_takes_the_oldest", ("PEER-HOLD-2",), _sends, _eviction_takes_the_oldest,
+              replaced_by=("fair_eviction",)),
     Invariant("only_review_holds_expire_by_clock", ("PEER-DRAIN-3", "PEER-TIME-1"),
-              lambda a: a.event == "advance", _only_review_holds_expire),
+              lambda a: a.event == "advance", _only_review_holds_expire,
+              replaced_by=("deadline_for_waiting_holds",)),
     Invariant("deadlines_only_for_review_causes", ("PEER-EXP-4",), _any, _deadlines_only_for_review,
-              of_state=True),
+              of_state=True, replaced_by=("deadline_for_waiting_holds",)),
     Invariant("eviction_spares_the_smaller_sender", ("PEER-OPT-1", "PEER-HOLD-2"), _sends,
               _eviction_spares_the_smaller_sender, finding="PEER-F1", option="fair_eviction"),
     Invariant("box_never_exceeds_cap", ("PEER-OPT-2", "PEER-HOLD-5"), _any,
