@@ -691,9 +691,11 @@ class Explorations:
     ``check`` explores each distinct configuration once.
 
     ``start`` hands configurations that will be asked for to worker processes
-    (``checker/forked.py``'s ``Workers``: one exploration per worker at a time, in
-    the order listed, the largest first), so that independent explorations run on
-    all cores while the caller does other work; ``get`` then waits for the one it
+    (``checker/forked.py``'s ``Workers``: one family of explorations per worker at a
+    time, in the order listed, the largest first; a machine's option explorations
+    follow its default one in its family, taking its steps, ``alike_families``), so
+    that independent explorations run on all cores while the caller does other
+    work; ``get`` then waits for the one it
     asks for, and raises ``WorkerLost`` if the worker exploring it ended first
     (the OOM killer, say) instead of waiting forever. Workers are forked, so
     they see the registry as the caller has it (a temporary registry in a
