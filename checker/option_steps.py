@@ -39,9 +39,9 @@ machine that reuses steps, with and without the record, field by field.
 
 Which machines. Those whose explorer does not opt out (``reuses_default_steps``).
 The host opts out: its options change most of its steps (its harness-line
-options reach states the default never does), so recording its million steps
-would cost more than it saves, and its family would keep one worker busy for
-all of its explorations.
+options reach states the default never does), so a record of its million steps
+would save little, and its family would keep one worker busy for all of its
+explorations, which the whole check would then wait for (``machines/host.py``).
 """
 
 from __future__ import annotations
