@@ -172,7 +172,7 @@ def run_model_checks(memo: Explorations | None = None, replays: Replays | None =
     from inboxspec.checker.generated_cases import write_or_check
     from inboxspec.checker.manifest import check_manifest
 
-    # Refinement first: it needs no exploration, so it runs while the memo's workers explore.
+    # The refinements first: they need no exploration, and their worker began them with the explorations.
     shown = progress or Progress({}, enabled=False)
     refinements = refinements or Refinements(REFINE_DEPTH)
     refinement_problems = []
