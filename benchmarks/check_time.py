@@ -1,8 +1,8 @@
 """Where the main job's time goes: ``inboxspec check``'s wall and processor time, by phase and exploration.
 
-``inboxspec check`` explores in worker processes (one per usable core) while its own process
-lints, replays the cases and refines, then compares what the workers found. Per run this
-prints:
+``inboxspec check`` explores on worker processes (one per usable core) and refines on one more,
+while its own process lints and replays the cases, then compares what the workers found. Per run
+this prints:
 
 * the wall time, and the processor time of the main process and of the workers (user and
   system each): their sum over the cores is the floor that no split of the work beats;
