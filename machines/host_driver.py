@@ -59,12 +59,13 @@ def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> d
     return run_reference_case(config, steps, Host.from_config, apply_step, HostError)
 
 
-class ModelSession(sessions.ModelSession):
+class ModelSession(sessions.ModelSession[HostChart]):
     """The host chart, on valid steps."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         settings = INTERFACE.config_with_defaults(config)
-        self.chart = HostChart(
+        self.chart = sessions.case_chart(
+            HostChart,
             {k: v for k, v in settings.items() if k != "options"}, HostModelOptions(**settings["options"])
         )
 

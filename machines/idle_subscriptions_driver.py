@@ -136,7 +136,7 @@ MODEL_HELPERS: dict[str, Callable[[bool, dict[str, Any]], Any]] = {
 }
 
 
-class ModelSession(sessions.ModelSession):
+class ModelSession(sessions.ModelSession[IdleSubscriptionsChart]):
     """The idle-subscriptions chart (``model/idle_subscriptions.py``), for valid steps.
 
     Absent and null optional arguments take the interface data's defaults. A step
@@ -147,7 +147,7 @@ class ModelSession(sessions.ModelSession):
     def __init__(self, config: Mapping[str, Any]) -> None:
         settings = INTERFACE.config_with_defaults(config)
         options = IdleModelOptions(**settings.pop("options"))
-        self.chart = IdleSubscriptionsChart(settings, options)
+        self.chart = sessions.case_chart(IdleSubscriptionsChart, settings, options)
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
         entry = INTERFACE.events[step["event"]]

@@ -370,7 +370,7 @@ def model_script(raw: Mapping[str, Any]) -> Script:
     return Script(**JOB_SCRIPT.with_defaults(raw))
 
 
-class ModelSession(sessions.ModelSession):
+class ModelSession(sessions.ModelSession[InboxRefreshChart]):
     """The inbox-refresh chart, given every argument over the data's defaults. The case's
     ``advance(now_ms)`` is the chart's ``advance(now_ms - clock)`` and ``set_wall(now_ms)`` its
     ``set_wall(wall_ms)``.
@@ -378,7 +378,8 @@ class ModelSession(sessions.ModelSession):
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         settings = INTERFACE.config_with_defaults(config)
-        self.chart = InboxRefreshChart(
+        self.chart = sessions.case_chart(
+            InboxRefreshChart,
             scripts=[model_script(j) for j in settings["jobs"]], start_ms=settings["start_ms"],
             max_items=settings["max_items"], max_bytes=settings["max_bytes"], deny=settings["deny"],
             options=RefreshModelOptions(**settings["options"]), monotonic_clock=settings["monotonic_clock"])

@@ -111,7 +111,7 @@ def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> d
     return run_reference_case(config, steps, PeerDelivery.from_config, apply_step, PeerDeliveryError)
 
 
-class ModelSession(sessions.ModelSession):
+class ModelSession(sessions.ModelSession[PeerDeliveryChart]):
     """The peer-delivery chart. Its error outputs are behaviour: a ticket that
     is not held (``not_held``), a clock that moves back (``invalid_time``) and
     a full box under PEER-OPT-2 (``box_full``).
@@ -119,7 +119,8 @@ class ModelSession(sessions.ModelSession):
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         settings = INTERFACE.config_with_defaults(config)
-        self.chart = PeerDeliveryChart(
+        self.chart = sessions.case_chart(
+            PeerDeliveryChart,
             held_cap=settings["held_cap"], box_cap=settings["box_cap"], max_hops=settings["max_hops"],
             setting=settings["setting"], starting_up=settings["starting_up"], mode=settings["mode"],
             options=PeerDeliveryModelOptions(**settings["options"]))

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from inboxspec.impl.errors import InboxSpecError
+from inboxspec.model.chart import ModelChart
 
 Target = TypeVar("Target")
+Chart = TypeVar("Chart", bound=ModelChart[Any])
 
 
 def run_reference_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]],
@@ -30,7 +32,7 @@ def run_reference_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, A
     return {"outputs": [apply_step(target, step) for step in steps]}
 
 
-class ModelSession(ABC):
+class ModelSession(ABC, Generic[Chart]):
     """Valid steps applied to a machine's model chart, in the reference's output shape.
 
     The model has no input validation (it describes behaviour, not parsing), so
@@ -40,9 +42,11 @@ class ModelSession(ABC):
     behaviour, and each machine's session says which.
     """
 
+    chart: Chart  # built by ``case_chart``, so that ``run_case`` can hand it on
+
     @abstractmethod
     def __init__(self, config: Mapping[str, Any]) -> None:
-        """Build the chart from a case's ``config``."""
+        """Build the chart from a case's ``config``, with ``case_chart``."""
 
     @abstractmethod
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
@@ -52,4 +56,31 @@ class ModelSession(ABC):
     def run_case(cls, config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """The model's case runner (``Machine.run_model_case``)."""
         session = cls(config)
-        return {"outputs": [session.apply(step) for step in steps]}
+        outputs = [session.apply(step) for step in steps]
+        case_ended(session.chart)
+        return {"outputs": outputs}
+
+
+# Charts whose case has ended, by class: the next case restarts one (``ModelChart.restarted``)
+# instead of building a chart, which costs about a millisecond, the most part of replaying a short
+# case on the model. A chart is here or in one case's hands, never both.
+_ENDED: dict[type[Any], list[Any]] = {}
+_ENDED_KEPT = 4  # per class: as many as replay at once, and more
+
+
+def case_chart(chart: type[Chart], *args: Any, **kwargs: Any) -> Chart:
+    """``chart(*args, **kwargs)``: an ended case's chart of that class restarted, or a new one."""
+    ended = _ENDED.get(chart)
+    if ended:
+        try:
+            return ended.pop().restarted(*args, **kwargs)  # type: ignore[no-any-return]
+        except IndexError:  # another thread took the last one meanwhile
+            pass
+    return chart(*args, **kwargs)
+
+
+def case_ended(chart: ModelChart[Any]) -> None:
+    """``chart``'s case has ended, and nothing reads the chart any more: a later case may restart it."""
+    ended = _ENDED.setdefault(type(chart), [])
+    if len(ended) < _ENDED_KEPT:
+        ended.append(chart)

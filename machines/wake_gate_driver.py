@@ -94,7 +94,7 @@ def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> d
     return run_reference_case(config, steps, WakePolicy.from_config, apply_step, WakeGateError)
 
 
-class ModelSession(sessions.ModelSession):
+class ModelSession(sessions.ModelSession[WakeGateChart]):
     """The wake-gate chart. Its one error output, ``empty_batch``, is behaviour:
     WAKE-OPT-4 rejects a well-formed step. A step's ``now_ms`` becomes the
     chart's own ``elapse`` event, then the decision.
@@ -102,8 +102,9 @@ class ModelSession(sessions.ModelSession):
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         settings = INTERFACE.config_with_defaults(config)
-        self.chart = WakeGateChart(max_streak=settings["max_streak"], floor_ms=settings["floor_ms"],
-                                   options=WakeGateModelOptions(**settings["options"]))
+        self.chart = sessions.case_chart(WakeGateChart, max_streak=settings["max_streak"],
+                                         floor_ms=settings["floor_ms"],
+                                         options=WakeGateModelOptions(**settings["options"]))
 
     def apply(self, step: Mapping[str, Any]) -> dict[str, Any]:
         event = step["event"]

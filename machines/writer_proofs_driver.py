@@ -34,7 +34,7 @@ from inboxspec.impl.writer_proofs import (
     WriterProofsError,
     check_arguments,
 )
-from inboxspec.machines import fixtures, interface
+from inboxspec.machines import fixtures, interface, sessions
 from inboxspec.model.writer_proofs import Install, Locator, World, WriterProofsChart, WriterProofsModelOptions
 
 PLACEHOLDER = fixtures.PLACEHOLDER
@@ -308,8 +308,8 @@ def _receipt(home: str, directory: str) -> tuple[str, ...] | None:
 def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Valid steps on the model chart, the world observed from the real fixture before each event."""
     with fixture_directory(config) as directory:
-        chart = WriterProofsChart(own_root=str(config["own_root"]),
-                                  options=WriterProofsModelOptions(**config.get("options", {})))
+        chart = sessions.case_chart(WriterProofsChart, own_root=str(config["own_root"]),
+                                    options=WriterProofsModelOptions(**config.get("options", {})))
         outputs = []
         swap = SwapScript(exchange_in(directory))
         for step in steps:
@@ -329,6 +329,7 @@ def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]
             chart.send(event, world=world, roots=tuple(args.get("roots", ())),
                        requested=tuple(args.get("requested", ())))
             outputs.append(dict(chart.output))
+        sessions.case_ended(chart)
         return {"outputs": outputs}
 
 

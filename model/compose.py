@@ -42,7 +42,7 @@ class _Bare(ModelChart["_Bare"]):
         pass
 
 
-_ENGINE = frozenset(dir(StateChart)) | frozenset(vars(_Bare))
+_ENGINE = frozenset(dir(StateChart)) | frozenset(vars(ModelChart)) | frozenset(vars(_Bare))
 _DEFINITIONS = (State, Event, Transition, TransitionList)
 
 

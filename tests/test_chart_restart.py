@@ -1,0 +1,104 @@
+"""A restarted model chart (``ModelChart.restarted``) is the chart built afresh.
+
+The model's case runners restart the chart an ended case left (``machines/sessions.py``,
+``case_chart``) instead of building one per case. Here:
+
+* every bundled case that the model replays gives the same outputs on a chart restarted from the
+  case before it (of another config, left in another state) as on a new chart, on every machine;
+* on a toy chart, a restart removes what a run set and what the constructor set on one branch
+  only, puts the control state back, keeps the callbacks bound to the chart, and takes new
+  arguments; a chart is never handed to two cases at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from statemachine import State
+
+from inboxspec import machines
+from inboxspec.check import _has_error_step
+from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases
+from inboxspec.machines import sessions
+from inboxspec.model.chart import ModelChart
+
+
+@pytest.mark.parametrize("machine", machines.names())
+def test_every_case_replays_alike_on_a_restarted_chart(machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    cases = [c for c in load_cases([bundled_cases_dir() / machine]) if not _has_error_step(c)]
+    run = machines.get(machine).run_model_case
+    monkeypatch.setattr(sessions, "_ENDED", {})
+    built_afresh = []
+    for case in cases:
+        sessions._ENDED.clear()
+        built_afresh.append(run(case.config, case.inputs))
+    restarts = 0
+    original = ModelChart.restarted
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal restarts
+        restarts += 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ModelChart, "restarted", counted)
+    # In the order of the files, and then reversed: each case's chart is the one the case before left.
+    for order in (cases, cases[::-1]):
+        restarted = {case.id: run(case.config, case.inputs) for case in order}
+        for case, fresh in zip(cases, built_afresh, strict=True):
+            assert restarted[case.id] == fresh, case.id
+    assert restarts >= 2 * len(cases) - 1
+
+
+class Toy(ModelChart["Toy"]):
+    low = State(initial=True)
+    high = State()
+
+    raise_ = low.to(high, on="book_raise")
+    note = low.to.itself(internal=True, on="book_note") | high.to.itself(internal=True, on="book_note")
+
+    def __init__(self, start: int = 0, tagged: bool = False) -> None:
+        self.count = start
+        if tagged:
+            self.tag = "set on one branch of the constructor"
+        super().__init__()
+
+    def book_raise(self) -> None:
+        self.count += 1
+        self.left_by_a_run = True
+
+    def book_note(self) -> None:
+        self.count += 10
+
+
+def _data(chart: Toy) -> dict[str, Any]:
+    """The chart's own attributes: all but python-statemachine's."""
+    return {k: v for k, v in vars(chart).items() if k not in chart._machinery and k != "_machinery"}
+
+
+def test_a_restart_is_a_new_chart() -> None:
+    chart = Toy(1, tagged=True)
+    chart.send("raise_")
+    chart.send("note")
+    assert (chart.high.is_active, chart.count, chart.tag, chart.left_by_a_run) == (True, 12, chart.tag, True)
+    again = chart.restarted(5)
+    assert again is chart
+    fresh = Toy(5)
+    assert chart.low.is_active and not chart.high.is_active
+    assert _data(chart) == _data(fresh) == {"count": 5}
+    assert chart.current_state_value == fresh.current_state_value == "low"
+    assert not hasattr(chart, "tag") and not hasattr(chart, "left_by_a_run")
+    chart.send("raise_")  # the callbacks act on this chart, from its initial state
+    assert (chart.high.is_active, chart.count, chart.left_by_a_run) == (True, 6, True)
+
+
+def test_a_chart_is_in_one_case_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sessions, "_ENDED", {})
+    first = sessions.case_chart(Toy, 1)
+    second = sessions.case_chart(Toy, 2)  # the first is still in its case: a new chart
+    assert second is not first
+    sessions.case_ended(first)
+    third = sessions.case_chart(Toy, 3)
+    fourth = sessions.case_chart(Toy, 4)
+    assert third is first and third.count == 3
+    assert fourth is not first and fourth is not second and fourth.count == 4
