@@ -20,9 +20,9 @@ does not import ``inboxspec.impl``.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from statemachine import State
 
@@ -269,6 +269,10 @@ def safe(error: Exception, category: str, phase: str) -> Refusal:
 
 
 Kept = tuple[tuple[str, ...], tuple[ModelWriter, ...], str]
+Result = TypeVar("Result")
+# A chart's remembered reads of worlds (``WriterProofsChart._read``): by the read, the world's
+# identity and the other arguments, the world and what the read gave or raised.
+Reads = dict[tuple[Any, ...], tuple["World", Any, Exception | None]]
 
 
 def initial_outcome(world: World, own_root: str, roots: Sequence[str]) -> Kept:
@@ -391,6 +395,8 @@ class WriterProofsChart(ModelChart["WriterProofsChart"]):
 
     del _all
 
+    _reads: Reads  # made by the first ``_read``
+
     def __init__(self, own_root: str = "{fixture}/cli",
                  options: WriterProofsModelOptions | None = None) -> None:
         self.own_root = own_root
@@ -406,7 +412,7 @@ class WriterProofsChart(ModelChart["WriterProofsChart"]):
     def initial_proof_holds(self, roots: tuple[str, ...], world: World) -> bool:
         """WRITER-INIT-1, WRITER-COMP-5."""
         try:
-            initial_outcome(world, self.own_root, roots)
+            self._read(initial_outcome, world, roots)
         except (Refusal, Renewal):
             return False
         return True
@@ -414,7 +420,7 @@ class WriterProofsChart(ModelChart["WriterProofsChart"]):
     def active_proof_holds(self, world: World) -> bool:
         """WRITER-ACT-6, WRITER-ACT-7."""
         try:
-            active_read(world, self.own_root, self.options.compare_writers_by_id)
+            self._read(active_read, world, self.options.compare_writers_by_id)
         except (Refusal, Renewal):
             return False
         return True
@@ -426,7 +432,7 @@ class WriterProofsChart(ModelChart["WriterProofsChart"]):
     def initial_attest_holds(self, world: World) -> bool:
         """WRITER-INIT-5."""
         try:
-            initial_attest(world, self.own_root, self._kept(), self.options.compare_writers_by_id)
+            self._read(initial_attest, world, self._kept(), self.options.compare_writers_by_id)
         except Refusal:
             return False
         return True
@@ -434,6 +440,34 @@ class WriterProofsChart(ModelChart["WriterProofsChart"]):
     def active_attest_holds(self, world: World) -> bool:
         """WRITER-ACT-7."""
         return self.active_proof_holds(world)
+
+    def _read(self, read: Callable[..., Result], world: World, *args: Any) -> Result:
+        """``read(world, self.own_root, *args)``, worked out once per chart and remembered in ``_reads``.
+
+        Each read is a function of its arguments alone (a World is immutable, and so is what a read
+        returns: tuples, or a list that no caller changes), and a guard and then the action of its
+        transition make the same read, as do the steps of one letter from the explored states. A
+        refusal is remembered too, and raised again without the traceback of its first raise.
+        The world is kept with what it gave, so that its identity, the key, names no other world
+        while the memo lives.
+
+        The memo is made at the first read, so that it is no part of the data a constructor or an
+        explorer's ``constants`` sets: a restarted chart (``ModelChart.restarted``) and each
+        exploration's data start without one."""
+        reads: Reads | None = vars(self).get("_reads")
+        if reads is None:
+            reads = self._reads = {}
+        key = (read, id(world), *args)
+        known = reads.get(key)
+        if known is None:
+            try:
+                known = reads[key] = (world, read(world, self.own_root, *args), None)
+            except (Refusal, Renewal) as refused:
+                known = reads[key] = (world, None, refused)
+        _world, result, raised = known
+        if raised is not None:
+            raise raised.with_traceback(None)
+        return cast(Result, result)
 
     # -- actions: each sets ``output`` in the conformance shape ------------------------------------
 
@@ -446,7 +480,7 @@ class WriterProofsChart(ModelChart["WriterProofsChart"]):
 
     def book_initial(self, roots: tuple[str, ...], world: World) -> None:
         """WRITER-INIT-2, WRITER-SES-1."""
-        self.kept = initial_outcome(world, self.own_root, roots)
+        self.kept = self._read(initial_outcome, world, roots)
         measured, writers, _floor = self.kept
         self.phase = "initial"
         self._out("initial", measurement=measurement_json(list(zip(measured, writers, strict=True))))
@@ -456,7 +490,7 @@ class WriterProofsChart(ModelChart["WriterProofsChart"]):
         self.kept = None
         self.phase = None
         try:
-            initial_outcome(world, self.own_root, roots)
+            self._read(initial_outcome, world, roots)
         except Refusal as refusal:
             self._out(None, refusal=refusal_json(refusal))
 
@@ -465,14 +499,14 @@ class WriterProofsChart(ModelChart["WriterProofsChart"]):
         self.kept = None
         self.phase = "active"
         self._out("active", measurement=measurement_json(
-            active_read(world, self.own_root, self.options.compare_writers_by_id)))
+            self._read(active_read, world, self.options.compare_writers_by_id)))
 
     def book_active_refusal(self, world: World) -> None:
         """WRITER-ACT-7 (a renewal escapes unwrapped), WRITER-SES-1."""
         self.kept = None
         self.phase = None
         try:
-            active_read(world, self.own_root, self.options.compare_writers_by_id)
+            self._read(active_read, world, self.options.compare_writers_by_id)
         except Refusal as refusal:
             self._out(None, refusal=refusal_json(refusal))
         except Renewal as renewal:
@@ -490,9 +524,9 @@ class WriterProofsChart(ModelChart["WriterProofsChart"]):
         """WRITER-INIT-5, WRITER-ACT-7."""
         by_id = self.options.compare_writers_by_id
         if self.kept is not None:
-            writers = list(initial_attest(world, self.own_root, self.kept, by_id))
+            writers = list(self._read(initial_attest, world, self.kept, by_id))
         else:
-            writers = [w for _, w in active_read(world, self.own_root, by_id)]
+            writers = [w for _, w in self._read(active_read, world, by_id)]
         self._out(self.phase, attestation={"writers": [_writer_json(w) for w in writers],
                                               "legacySyncQuiesced": True})
 
@@ -501,9 +535,9 @@ class WriterProofsChart(ModelChart["WriterProofsChart"]):
         by_id = self.options.compare_writers_by_id
         try:
             if self.kept is not None:
-                initial_attest(world, self.own_root, self.kept, by_id)
+                self._read(initial_attest, world, self.kept, by_id)
             else:
-                active_read(world, self.own_root, by_id)
+                self._read(active_read, world, by_id)
         except (Refusal, Renewal) as error:
             refusal = error if self.kept is not None else safe(error, "active locator", "active")
             assert isinstance(refusal, Refusal)
