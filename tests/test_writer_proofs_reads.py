@@ -9,6 +9,7 @@ as with every read made afresh; and the memo does save reads.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ from inboxspec.model.writer_proofs import WriterProofsChart
 
 def _findings(result: Exploration) -> Any:
     """All an exploration found, as plain values: the counts, and every trace with its outputs."""
-    def traces(steps: dict[str, list[Any]]) -> Any:
+    def traces(steps: Mapping[Any, list[Any]]) -> Any:
         return {str(key): [(pre, action.label, post, canonical(out)) for pre, action, post, out in trace]
                 for key, trace in steps.items()}
 
