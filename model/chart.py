@@ -43,11 +43,13 @@ class ModelChart(StateChart[ChartType]):
         builds the chart: it resolves every callback to this instance's methods, the most part of a
         chart's cost (about a millisecond); the attributes it sets are remembered, as the chart's
         machinery. On a restart (``restarted``), the constructor has set the data anew; the resolved
-        callbacks name methods, so they hold, and only the control state and the engine are new."""
+        callbacks are the methods the chart's classes still define (``as_built``), so they hold, and
+        only the control state and the engine are new."""
         if not self._restarting:
             data = frozenset(vars(self))
             super().__init__()
-            self._machinery = frozenset(vars(self)) - data
+            self._definition = _definition(type(self))
+            self._machinery = frozenset(vars(self)) - data | {"_machinery"}
             return
         del self._restarting
         self.history_values = {}
@@ -62,12 +64,31 @@ class ModelChart(StateChart[ChartType]):
         output, a cached value, an attribute a constructor sets on one branch only) survives; then the
         chart's own constructor runs again, so the data are set by the one definition that sets them.
         ``tests/test_chart_restart.py`` replays every bundled case on a restarted chart and on a new
-        one, and compares every output."""
-        for name in set(vars(self)) - self._machinery - {"_machinery"}:
+        one, and compares every output.
+
+        Refused when the chart's classes have changed since it was built (``as_built``): its
+        callbacks would still call the methods they had."""
+        if not self.as_built():
+            raise ValueError(f"{type(self).__name__} has changed since this chart was built: build one anew")
+        for name in set(vars(self)) - self._machinery:
             delattr(self, name)
         self._restarting = True
         type(self).__init__(self, *args, **kwargs)
         return self  # type: ignore[return-value]
+
+
+    def as_built(self) -> bool:
+        """Whether the chart's classes define what they did when it was built. python-statemachine
+        resolved each callback to a method then; a method replaced later (a test's patch) is called
+        by a new chart only."""
+        return _definition(type(self)) == self._definition
+
+
+def _definition(chart: type[Any]) -> tuple[dict[str, Any], ...]:
+    """What a chart's own classes define, from the chart's class to ``ModelChart``: the names and
+    the objects they name (methods compare by identity)."""
+    return tuple(dict(vars(klass)) for klass in chart.__mro__
+                 if isinstance(klass, type) and issubclass(klass, ModelChart))
 
 
 def stay(states: Sequence[State], **kwargs: Any) -> TransitionList:

@@ -102,3 +102,19 @@ def test_a_chart_is_in_one_case_at_a_time(monkeypatch: pytest.MonkeyPatch) -> No
     fourth = sessions.case_chart(Toy, 4)
     assert third is first and third.count == 3
     assert fourth is not first and fourth is not second and fourth.count == 4
+
+
+def test_a_chart_whose_class_has_changed_is_built_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    """python-statemachine resolved the callbacks when the chart was built: after a method is
+    replaced (as a test's patch does), only a new chart calls the new one."""
+    monkeypatch.setattr(sessions, "_ENDED", {})
+    built = sessions.case_chart(Toy, 1)
+    sessions.case_ended(built)
+    monkeypatch.setattr(Toy, "book_note", lambda self: setattr(self, "count", -1))
+    assert not built.as_built()
+    with pytest.raises(ValueError, match="has changed since this chart was built"):
+        built.restarted(1)
+    again = sessions.case_chart(Toy, 1)
+    assert again is not built
+    again.send("note")
+    assert again.count == -1
