@@ -135,16 +135,30 @@ def standard_config(options: Mapping[str, bool]) -> dict[str, Any]:
     return config
 
 
-@functools.cache
 def world_of(arrangement: str) -> World:
     """The arrangement observed on a real materialisation of the standard fixture."""
+    return _worlds()[arrangement]
+
+
+@functools.cache
+def _worlds() -> dict[str, World]:
+    """Every arrangement observed on one materialisation of the standard fixture, in turn: its swap
+    made, the world observed, the swap undone (a swap is its own inverse). A world holds no
+    timestamp, inode or directory name, so the swaps before leave no mark on it;
+    ``tests/test_writer_proofs_reads.py`` compares each with one observed on a fixture of its own."""
     config = standard_config({})
+    spellings = [root for roots in ROOT_CHOICES.values() for root in roots]
+    worlds: dict[str, World] = {}
     with fixtures.materialised(config["fixture"]) as directory:
-        swap = ARRANGEMENTS[arrangement]
-        if swap is not None:
-            fixtures.swap(directory, *swap)
-        spellings = [root for roots in ROOT_CHOICES.values() for root in roots]
-        return writer_proofs_driver.observe(directory, config, spellings)
+        for arrangement, swap in ARRANGEMENTS.items():
+            if swap is not None:
+                fixtures.swap(directory, *swap)
+            try:
+                worlds[arrangement] = writer_proofs_driver.observe(directory, config, spellings)
+            finally:
+                if swap is not None:
+                    fixtures.swap(directory, *swap)
+    return worlds
 
 
 # -- invariants ---------------------------------------------------------------------------------------

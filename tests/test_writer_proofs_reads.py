@@ -1,10 +1,14 @@
-"""The writer-proofs chart remembers its reads of worlds (``WriterProofsChart._read``): exactly.
+"""The writer-proofs explorer's worlds and the chart's memo of its reads of them are exact.
 
-The explorer hands every step of one letter the same ``World`` object, so a chart that remembered a
-read by the wrong key (the world alone, say, without the roots an ``initial`` names or the context
-an ``attest`` keeps) would give one letter's outcome to another. Here every exploration, at both
-alphabets and under each option, finds the same states, steps, outputs and violations with the memo
-as with every read made afresh; and the memo does save reads.
+The explorer observes every arrangement of the standard fixture on one materialisation, undoing
+each swap after its observation (``world_of``): each world is the one a fixture of its own shows.
+
+The chart remembers its reads of worlds (``WriterProofsChart._read``). The explorer hands every step
+of one letter the same ``World`` object, so a chart that remembered a read by the wrong key (the
+world alone, say, without the roots an ``initial`` names or the context an ``attest`` keeps) would
+give one letter's outcome to another. Here every exploration, at both alphabets and under each
+option, finds the same states, steps, outputs and violations with the memo as with every read made
+afresh; and the memo does save reads.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import pytest
 
 from inboxspec.checker.explore import Exploration, explore
 from inboxspec.conformance.compare import canonical
-from inboxspec.machines.writer_proofs import INTERFACE
+from inboxspec.machines import fixtures, writer_proofs_driver
+from inboxspec.machines.writer_proofs import ARRANGEMENTS, INTERFACE, ROOT_CHOICES, standard_config, world_of
 from inboxspec.model import writer_proofs
 from inboxspec.model.writer_proofs import WriterProofsChart
 
@@ -65,3 +70,16 @@ def test_the_memo_saves_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     result = explore("writer-proofs", {"alphabet": "full"})
     assert made and len(made) == len({(id(world), *rest) for world, *rest in made})  # each read once
     assert len(made) < result.transitions
+
+
+@pytest.mark.parametrize("arrangement", ARRANGEMENTS)
+def test_each_world_is_the_one_a_fixture_of_its_own_shows(arrangement: str) -> None:
+    """The explorer observes every arrangement on one fixture, undoing each swap (``world_of``)."""
+    config = standard_config({})
+    spellings = [root for roots in ROOT_CHOICES.values() for root in roots]
+    with fixtures.materialised(config["fixture"]) as directory:
+        swap = ARRANGEMENTS[arrangement]
+        if swap is not None:
+            fixtures.swap(directory, *swap)
+        alone = writer_proofs_driver.observe(directory, config, spellings)
+    assert world_of(arrangement) == alone
