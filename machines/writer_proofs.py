@@ -11,9 +11,9 @@ Worlds
     a declared root) and a home whose locator records them, plus spare variants that one
     ``swap_paths`` moves into place: a changed install of each root, a broken declared install, a
     locator listing its writers in another order, a pending renewal, no locator, a raised floor.
-    Each arrangement is materialised once and observed on the real filesystem (through the driver's
-    ``observe``), so every explored trace replays as a conformance case on real files
-    (``concretize`` emits the swaps).
+    Each arrangement is brought about once, on one materialisation of the fixture, and observed on
+    the real filesystem (through the driver's ``observe``; ``world_of``), so every explored trace
+    replays as a conformance case on real files (``concretize`` emits the swaps).
 
 Bounds (``--bound NAME=VALUE``)
     ``alphabet``  ``lean`` (default) or ``full``. ``lean`` (:data:`LEAN`) is the events with the
