@@ -76,7 +76,6 @@ class ModelChart(StateChart[ChartType]):
         type(self).__init__(self, *args, **kwargs)
         return self  # type: ignore[return-value]
 
-
     def as_built(self) -> bool:
         """Whether the chart's classes define what they did when it was built. python-statemachine
         resolved each callback to a method then; a method replaced later (a test's patch) is called
