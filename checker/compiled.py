@@ -33,7 +33,7 @@ from statemachine import Event, State, StateChart
 from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
-from inboxspec.model.chart import selection_source
+from inboxspec.model.chart import ModelChart, selection_source
 
 
 @functools.lru_cache(maxsize=4096)  # generated texts are few: a bound, not a budget
@@ -61,8 +61,9 @@ class _BareChart(StateChart["_BareChart"]):
     only = State(initial=True, final=True)
 
 
-# What python-statemachine itself puts on a chart class: never chart data.
-_ENGINE_ATTRIBUTES = frozenset(vars(_BareChart)) | frozenset(dir(StateChart))
+# What python-statemachine itself puts on a chart class, and what every model chart's base adds to
+# it (``ModelChart.restarted`` and its kin): never chart data.
+_ENGINE_ATTRIBUTES = frozenset(vars(_BareChart)) | frozenset(dir(StateChart)) | frozenset(vars(ModelChart))
 _DEFINITION_TYPES = (State, Event, Transition, TransitionList)
 
 

@@ -77,7 +77,7 @@ def case_chart(chart: type[Chart], *args: Any, **kwargs: Any) -> Chart:
         except IndexError:  # another thread took the last one meanwhile
             pass
         else:
-            if kept.as_built():  # else its class has changed since (a test's patch): build one anew
+            if kept.why_not_restartable() is None:  # else (a test's patch, say) build one anew
                 return kept.restarted(*args, **kwargs)  # type: ignore[no-any-return]
     return chart(*args, **kwargs)
 
@@ -85,5 +85,6 @@ def case_chart(chart: type[Chart], *args: Any, **kwargs: Any) -> Chart:
 def case_ended(chart: ModelChart[Any]) -> None:
     """``chart``'s case has ended, and nothing reads the chart any more: a later case may restart it."""
     ended = _ENDED.setdefault(type(chart), [])
-    if len(ended) < _ENDED_KEPT:
+    # A chart ended twice would be handed to two cases.
+    if len(ended) < _ENDED_KEPT and not any(kept is chart for kept in ended):
         ended.append(chart)

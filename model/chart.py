@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from statemachine import State, StateChart
+from statemachine.graph import iterate_states_and_transitions
 from statemachine.transition_list import TransitionList
 
 ChartType = TypeVar("ChartType", bound="ModelChart[Any]")
@@ -43,12 +44,13 @@ class ModelChart(StateChart[ChartType]):
         builds the chart: it resolves every callback to this instance's methods, the most part of a
         chart's cost (about a millisecond); the attributes it sets are remembered, as the chart's
         machinery. On a restart (``restarted``), the constructor has set the data anew; the resolved
-        callbacks are the methods the chart's classes still define (``as_built``), so they hold, and
-        only the control state and the engine are new."""
+        callbacks are the methods the chart's classes still define (``can_restart``), so they hold,
+        and only the control state and the engine are new."""
         if not self._restarting:
             data = frozenset(vars(self))
             super().__init__()
             self._definition = _definition(type(self))
+            self._restart_hazard = _restart_hazard(self, data)
             self._machinery = frozenset(vars(self)) - data | {"_machinery"}
             return
         del self._restarting
@@ -66,28 +68,67 @@ class ModelChart(StateChart[ChartType]):
         ``tests/test_chart_restart.py`` replays every bundled case on a restarted chart and on a new
         one, and compares every output.
 
-        Refused when the chart's classes have changed since it was built (``as_built``): its
-        callbacks would still call the methods they had."""
-        if not self.as_built():
-            raise ValueError(f"{type(self).__name__} has changed since this chart was built: build one anew")
+        Refused (ValueError) when ``can_restart`` says why not."""
+        why = self.why_not_restartable()
+        if why is not None:
+            raise ValueError(f"{type(self).__name__} cannot be restarted: {why}; build one anew")
         for name in set(vars(self)) - self._machinery:
             delattr(self, name)
         self._restarting = True
         type(self).__init__(self, *args, **kwargs)
         return self  # type: ignore[return-value]
 
-    def as_built(self) -> bool:
-        """Whether the chart's classes define what they did when it was built. python-statemachine
-        resolved each callback to a method then; a method replaced later (a test's patch) is called
-        by a new chart only."""
-        return _definition(type(self)) == self._definition
+    def why_not_restartable(self) -> str | None:
+        """Why a restart would not give the chart built afresh, or None. Two reasons, checked when the
+        chart was built (``_restart_hazard``): a callback that python-statemachine bound to the
+        chart's data, and entry or exit callbacks, which run while the library builds the chart, so
+        that what they set is taken for its machinery. And one checked now: a class of the chart that
+        defines anything else than it did when the chart was built (a test's patch), since the
+        library resolved each callback to a method then."""
+        if self._restart_hazard is not None:
+            return self._restart_hazard
+        if _definition(type(self)) != self._definition:
+            return "its classes have changed since it was built"
+        return None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """python-statemachine's state, less the definition kept for ``why_not_restartable``: it holds
+        the classes' own namespaces, which neither pickle nor copy. An unpickled or copied chart is
+        built when python-statemachine resolves its callbacks again (``__setstate__``)."""
+        state: dict[str, Any] = super().__getstate__()  # type: ignore[no-untyped-call]
+        state.pop("_definition", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._definition = _definition(type(self))
+
+
+# Where the classes that python-statemachine and Python itself give every chart come from: the
+# others are the chart's own (``_definition``).
+_LIBRARY_MODULES = frozenset({"statemachine", "builtins", "typing"})
 
 
 def _definition(chart: type[Any]) -> tuple[dict[str, Any], ...]:
-    """What a chart's own classes define, from the chart's class to ``ModelChart``: the names and
-    the objects they name (methods compare by identity)."""
+    """What a chart's own classes define (every class of its MRO but python-statemachine's, Python's
+    and ``typing``'s): the names and the objects they name (methods compare by identity)."""
     return tuple(dict(vars(klass)) for klass in chart.__mro__
-                 if isinstance(klass, type) and issubclass(klass, ModelChart))
+                 if klass.__module__.partition(".")[0] not in _LIBRARY_MODULES)
+
+
+def _restart_hazard(chart: ModelChart[Any], data: frozenset[str]) -> str | None:
+    """Why ``chart``, just built with the attributes ``data`` set before python-statemachine built it,
+    cannot be restarted exactly (``ModelChart.why_not_restartable``), or None."""
+    for state in chart.states_map.values():
+        for spec in (*state.enter, *state.exit):
+            if not spec.is_convention or hasattr(type(chart), spec.attr_name):
+                return f"state {state.id} has entry or exit callbacks"
+    for visited in (*iterate_states_and_transitions(chart.states), chart):
+        for spec in visited._specs:
+            name = spec.attr_name if isinstance(spec.attr_name, str) else None
+            if name is not None and name in data:
+                return f"its callback {name!r} names data, which python-statemachine bound when it was built"
+    return None
 
 
 def stay(states: Sequence[State], **kwargs: Any) -> TransitionList:

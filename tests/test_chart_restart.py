@@ -12,7 +12,7 @@ The model's case runners restart the chart an ended case left (``machines/sessio
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from statemachine import State
@@ -36,7 +36,7 @@ def test_every_case_replays_alike_on_a_restarted_chart(machine: str, monkeypatch
         restarts += 1
         return original(self, *args, **kwargs)
 
-    # Patched first: a chart built before the patch is not restarted after it (``as_built``).
+    # Patched first: a chart built before the patch is not restarted after it (``why_not_restartable``).
     monkeypatch.setattr(ModelChart, "restarted", counted)
     monkeypatch.setattr(sessions, "_ENDED", {})
     built_afresh = []
@@ -99,6 +99,7 @@ def test_a_chart_is_in_one_case_at_a_time(monkeypatch: pytest.MonkeyPatch) -> No
     second = sessions.case_chart(Toy, 2)  # the first is still in its case: a new chart
     assert second is not first
     sessions.case_ended(first)
+    sessions.case_ended(first)  # ended twice, kept once
     third = sessions.case_chart(Toy, 3)
     fourth = sessions.case_chart(Toy, 4)
     assert third is first and third.count == 3
@@ -112,10 +113,93 @@ def test_a_chart_whose_class_has_changed_is_built_anew(monkeypatch: pytest.Monke
     built = sessions.case_chart(Toy, 1)
     sessions.case_ended(built)
     monkeypatch.setattr(Toy, "book_note", lambda self: setattr(self, "count", -1))
-    assert not built.as_built()
-    with pytest.raises(ValueError, match="has changed since this chart was built"):
+    assert built.why_not_restartable() == "its classes have changed since it was built"
+    with pytest.raises(ValueError, match="cannot be restarted: its classes have changed"):
         built.restarted(1)
     again = sessions.case_chart(Toy, 1)
     assert again is not built
     again.send("note")
     assert again.count == -1
+
+
+class Mixin:
+    def book_mixed(self) -> None:
+        self.mixed = "as built"
+
+
+class Mixed(Mixin, ModelChart["Mixed"]):
+    only = State(initial=True)
+    mix = only.to.itself(internal=True, on="book_mixed")
+
+
+def test_a_changed_mixin_is_a_changed_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every class of the chart's own counts, not only the ``ModelChart`` ones."""
+    built = Mixed()
+    assert built.why_not_restartable() is None
+    monkeypatch.setattr(Mixin, "book_mixed", lambda self: None)
+    assert built.why_not_restartable() == "its classes have changed since it was built"
+
+
+class Entered(ModelChart["Entered"]):
+    low = State(initial=True, enter="book_entry")
+    high = State(final=True)
+    rise = low.to(high, on="book_rise")
+
+    def __init__(self, marking: bool = False) -> None:
+        self.marking = marking
+        super().__init__()
+
+    def book_entry(self) -> None:
+        if self.marking:
+            self.marked = True  # set while python-statemachine builds the chart
+
+    def book_rise(self) -> None:
+        pass
+
+
+class Guarded(ModelChart["Guarded"]):
+    low = State(initial=True)
+    high = State(final=True)
+    rise = low.to(high, cond="allowed", on="book_rise") | low.to.itself(internal=True, on="book_rise")
+
+    def __init__(self, allowed: Any = lambda: True) -> None:
+        self.allowed = allowed  # a callable datum that python-statemachine binds as the guard
+        super().__init__()
+
+    def book_rise(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("chart", "why"), [
+    (Entered, "state low has entry or exit callbacks"),
+    (Guarded, "its callback 'allowed' names data"),
+])
+def test_a_chart_a_restart_could_not_reset_is_never_restarted(
+        chart: type[ModelChart[Any]], why: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an entry action sets while the library builds the chart looks like the library's own,
+    and a callback bound to a datum stays bound to the first: such charts are built anew."""
+    monkeypatch.setattr(sessions, "_ENDED", {})
+    built = sessions.case_chart(chart)
+    assert (built.why_not_restartable() or "").startswith(why)
+    with pytest.raises(ValueError, match="cannot be restarted"):
+        built.restarted()
+    sessions.case_ended(built)
+    assert sessions.case_chart(chart) is not built
+
+
+@pytest.mark.parametrize("machine", machines.names())
+def test_a_model_chart_pickles_and_copies(machine: str) -> None:
+    """The definition kept for ``why_not_restartable`` does not travel: a copy is built anew. (The
+    host's chart does not pickle, as before: its sessions' parts hold data of classes made at run
+    time, ``model/compose.py``.)"""
+    import copy
+    import pickle
+
+    chart = cast(ModelChart[Any], machines.get(machine).chart())
+    copies = [copy.deepcopy(chart)]
+    if machine != "host":
+        copies.append(pickle.loads(pickle.dumps(chart)))
+    for copied in copies:
+        assert copied.why_not_restartable() is None
+        assert copied.current_state_value == chart.current_state_value
+        assert copied.restarted() is copied
