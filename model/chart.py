@@ -1,5 +1,6 @@
-"""What every model chart shares: python-statemachine's behaviour flags, pinned, ``stay``, and
-the selection rule that fires a chart's event as generated code (``selection_source``).
+"""What every model chart shares: python-statemachine's behaviour flags, pinned, ``stay``, the
+selection rule that fires a chart's event as generated code (``selection_source``), and a restart
+that gives a case a chart another case left, as built afresh (``ModelChart.restarted``).
 
 The flags are pinned here once, not left to the library's defaults, because each
 changes what a chart means:
@@ -44,8 +45,8 @@ class ModelChart(StateChart[ChartType]):
         builds the chart: it resolves every callback to this instance's methods, the most part of a
         chart's cost (about a millisecond); the attributes it sets are remembered, as the chart's
         machinery. On a restart (``restarted``), the constructor has set the data anew; the resolved
-        callbacks are the methods the chart's classes still define (``can_restart``), so they hold,
-        and only the control state and the engine are new."""
+        callbacks are the methods the chart's classes still define (``why_not_restartable``), so they
+        hold, and only the control state and the engine are new."""
         if not self._restarting:
             data = frozenset(vars(self))
             super().__init__()
@@ -68,7 +69,7 @@ class ModelChart(StateChart[ChartType]):
         ``tests/test_chart_restart.py`` replays every bundled case on a restarted chart and on a new
         one, and compares every output.
 
-        Refused (ValueError) when ``can_restart`` says why not."""
+        Refused (ValueError) when ``why_not_restartable`` says why not."""
         why = self.why_not_restartable()
         if why is not None:
             raise ValueError(f"{type(self).__name__} cannot be restarted: {why}; build one anew")
