@@ -29,11 +29,9 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
-from statemachine import Event, State, StateChart
-from statemachine.transition import Transition
-from statemachine.transition_list import TransitionList
+from statemachine import StateChart
 
-from inboxspec.model.chart import ModelChart, selection_source
+from inboxspec.model.chart import data_class, selection_source
 
 
 @functools.lru_cache(maxsize=4096)  # generated texts are few: a bound, not a budget
@@ -57,14 +55,6 @@ class ChartNotCompilable(Exception):
     """The chart uses a python-statemachine feature the compiled view does not support."""
 
 
-class _BareChart(StateChart["_BareChart"]):
-    only = State(initial=True, final=True)
-
-
-# What python-statemachine itself puts on a chart class, and what every model chart's base adds to
-# it (``ModelChart.restarted`` and its kin): never chart data.
-_ENGINE_ATTRIBUTES = frozenset(vars(_BareChart)) | frozenset(dir(StateChart)) | frozenset(vars(ModelChart))
-_DEFINITION_TYPES = (State, Event, Transition, TransitionList)
 
 
 @dataclass(frozen=True)
@@ -170,18 +160,7 @@ class CompiledChart:
         StateChart.__setattr__ (which only guards against shadowing a state
         name, and costs a third of the time).
         """
-        carried: dict[str, Any] = {}
-        for klass in reversed(self.chart.__mro__):
-            if not (isinstance(klass, type) and issubclass(klass, StateChart)) or klass is StateChart:
-                continue
-            for name, value in vars(klass).items():
-                # Dunder methods (``__init__`` above all) belong to the engine, not to the data.
-                if (name.startswith("__") or name in _ENGINE_ATTRIBUTES
-                        or isinstance(value, _DEFINITION_TYPES)):
-                    continue
-                carried[name] = value
-        holder = type(f"{self.chart.__name__}Data", (), carried)
-        return holder()
+        return data_class(self.chart, f"{self.chart.__name__}Data")()
 
     def bind(self, event: str, kwargs: Mapping[str, Any]) -> dict[str, Callable[[Any], CompiledTransition]]:
         """Per source state, one generated function that fires ``event`` with these arguments.

@@ -656,10 +656,7 @@ def explore_alike(jobs: Sequence[Job]) -> list[Exploration]:
     """The explorations of ``jobs``, which explore one machine at one bounds and differ in their
     options alone: the first records its steps, and the others take from that record each step
     they need not fire again (``checker/option_steps.py``); one job is explored as ever."""
-    if len(jobs) == 1:
-        (name, bounds, options), invariants = jobs[0]
-        return [explore(name, bounds, options, invariants=invariants)]
-    record = StepRecord()
+    record = StepRecord() if len(jobs) > 1 else None
     (name, bounds, options), invariants = jobs[0]
     found = [explore(name, bounds, options, invariants=invariants, record=record)]
     for (name, bounds, options), invariants in jobs[1:]:
@@ -695,9 +692,9 @@ class Explorations:
     time, in the order listed, the largest first; a machine's option explorations
     follow its default one in its family, taking its steps, ``alike_families``), so
     that independent explorations run on all cores while the caller does other
-    work; ``get`` then waits for the one it
-    asks for, and raises ``WorkerLost`` if the worker exploring it ended first
-    (the OOM killer, say) instead of waiting forever. Workers are forked, so
+    work; ``get`` then waits for the one it asks for, and raises ``WorkerLost`` if
+    the worker exploring it ended first (the OOM killer, say) instead of waiting
+    forever. Workers are forked, so
     they see the registry as the caller has it (a temporary registry in a
     test included); where fork is not available, or with one worker, each
     exploration runs in the caller when it is first asked for. ``start`` forks

@@ -20,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from statemachine import State, StateChart
+from statemachine import Event, State, StateChart
 from statemachine.graph import iterate_states_and_transitions
+from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
 ChartType = TypeVar("ChartType", bound="ModelChart[Any]")
@@ -130,6 +131,38 @@ def _restart_hazard(chart: ModelChart[Any], data: frozenset[str]) -> str | None:
             if name is not None and name in data:
                 return f"its callback {name!r} names data, which python-statemachine bound when it was built"
     return None
+
+
+class _Bare(ModelChart["_Bare"]):
+    """A chart with nothing of its own: its class holds what python-statemachine puts on every chart
+    class (``ENGINE_ATTRIBUTES``)."""
+
+    only = State(initial=True, final=True)
+
+
+# What python-statemachine puts on a chart class and instance, and what ``ModelChart`` adds: never
+# the chart's data (``data_class``; ``model/compose.py``'s parts' templates).
+ENGINE_ATTRIBUTES = frozenset(dir(StateChart)) | frozenset(vars(ModelChart)) | frozenset(vars(_Bare))
+_DEFINITION_TYPES = (State, Event, Transition, TransitionList)
+
+
+def data_class(chart: type[StateChart[Any]], name: str) -> type:
+    """A plain class named ``name`` carrying what the chart's class body (and those of its chart base
+    classes) define: methods, properties and class constants, but not the states, events and
+    transitions, nor the engine's attributes. An instance holds one chart's data without the engine:
+    the explorer fires the chart's own methods on it (``checker/compiled.py``), and so does a
+    composed chart's part (``model/compose.py``)."""
+    carried: dict[str, Any] = {}
+    for klass in reversed(chart.__mro__):
+        if not (isinstance(klass, type) and issubclass(klass, StateChart)) or klass is StateChart:
+            continue
+        for attribute, value in vars(klass).items():
+            # Dunder methods (``__init__`` above all) belong to the engine, not to the data.
+            if (attribute.startswith("__") or attribute in ENGINE_ATTRIBUTES
+                    or isinstance(value, _DEFINITION_TYPES)):
+                continue
+            carried[attribute] = value
+    return type(name, (), carried)
 
 
 def stay(states: Sequence[State], **kwargs: Any) -> TransitionList:

@@ -27,23 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from statemachine import Event, State, StateChart
-from statemachine.transition import Transition
-from statemachine.transition_list import TransitionList
+from statemachine import StateChart
 
-from .chart import ModelChart, selection_source
-
-
-class _Bare(ModelChart["_Bare"]):
-    only = State(initial=True)
-    nothing = only.to.itself(internal=True, on="nop")
-
-    def nop(self) -> None:
-        pass
-
-
-_ENGINE = frozenset(dir(StateChart)) | frozenset(vars(ModelChart)) | frozenset(vars(_Bare))
-_DEFINITIONS = (State, Event, Transition, TransitionList)
+from .chart import ENGINE_ATTRIBUTES, data_class, selection_source
 
 
 class NoTransition(Exception):
@@ -104,21 +90,13 @@ class Part:
         template = {
             name: value
             for name, value in vars(real).items()
-            if name not in _ENGINE
+            if name not in ENGINE_ATTRIBUTES
             and name not in states
             and not name.startswith("_")
             and name not in ("model", "history_values", "state_field", "start_configuration_values")
         }
-        carried: dict[str, Any] = {}
-        for klass in reversed(chart.__mro__):
-            if not (isinstance(klass, type) and issubclass(klass, StateChart)) or klass is StateChart:
-                continue
-            for name, value in vars(klass).items():
-                if name.startswith("__") or name in _ENGINE or isinstance(value, _DEFINITIONS):
-                    continue
-                carried[name] = value
         # The class of a part's data: the chart's methods and class constants, without the engine.
-        self.holder = type(f"{chart.__name__}Part", (), carried)
+        self.holder = data_class(chart, f"{chart.__name__}Part")
         self._template = template
         # ``fire``'s generated functions, by (state, event, names of the arguments).
         self._firings: dict[tuple[str, str, tuple[str, ...]], Callable[[Any, dict[str, Any]], str]] = {}
