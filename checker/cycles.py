@@ -29,7 +29,7 @@ allowed path back, all inside the component.
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 # One recorded step of an allowed subgraph: (target state number, letter index, marks). A
@@ -126,14 +126,26 @@ def find_lassos(successors: Sequence[Sequence[Edge]], tree: Sequence[tuple[int, 
     """``find_lasso`` for each of ``masks`` (properties that share the allowed subgraph), on one
     components pass: the components depend on the subgraph alone, not on the marks."""
     component = strongly_connected_components(successors)
-    return [_lasso(successors, tree, component, mask) for mask in masks]
+    marked = marks_inside_components(successors, component)
+    return [_lasso(successors, tree, component, marked, mask) for mask in masks]
+
+
+def marks_inside_components(successors: Sequence[Sequence[Edge]], component: Sequence[int]) -> dict[int, int]:
+    """Per component, the union of the marks of the steps inside it (from a state of the component
+    to a state of the same component), for the components that hold a marked step: one pass over
+    the edges for every mask (the host's subgraph has about a million of them, and three masks)."""
+    marked: dict[int, int] = {}
+    for source, edges in enumerate(successors):
+        inside = component[source]
+        for target, _letter, marks in edges:
+            if marks and component[target] == inside:
+                marked[inside] = marked.get(inside, 0) | marks
+    return marked
 
 
 def _lasso(successors: Sequence[Sequence[Edge]], tree: Sequence[tuple[int, int] | None],
-           component: Sequence[int], mask: int) -> LassoPath | None:
-    bad_components = {component[source] for source, edges in enumerate(successors)
-                      for target, _letter, marks in edges
-                      if marks & mask and component[target] == component[source]}
+           component: Sequence[int], marked: Mapping[int, int], mask: int) -> LassoPath | None:
+    bad_components = {inside for inside, marks in marked.items() if marks & mask}
     if not bad_components:
         return None
     start = next(s for s in range(len(successors)) if component[s] in bad_components)

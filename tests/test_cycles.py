@@ -25,7 +25,13 @@ from statemachine import State
 
 from inboxspec import machines
 from inboxspec.check import run_check
-from inboxspec.checker.cycles import Edge, find_lasso, find_lassos, strongly_connected_components
+from inboxspec.checker.cycles import (
+    Edge,
+    find_lasso,
+    find_lassos,
+    marks_inside_components,
+    strongly_connected_components,
+)
 from inboxspec.checker.explore import Lasso, explore
 from inboxspec.checker.findings import check_forever
 from inboxspec.checker.traces import describe_lasso, to_itf_lasso
@@ -344,3 +350,24 @@ def test_properties_that_share_a_subgraph_find_the_lassos_they_find_alone() -> N
             alone = [[(target, letter, bool(marks >> bit & 1)) for target, letter, marks in edges]
                      for edges in shared]
             assert path == find_lasso(alone, tree)
+
+
+def test_the_marks_inside_each_component_are_those_a_naive_search_finds() -> None:
+    """``marks_inside_components``, which every mask's lasso reads: per component, the union of the
+    marks of the steps that stay inside it, found here from each state's naive reach instead."""
+    rng = random.Random(29)
+    for _ in range(300):
+        count = rng.randint(1, 14)
+        graph: list[list[Edge]] = [[(rng.randrange(count), 0, rng.choice((0, 0, 1, 2, 4, 6)))
+                                    for _ in range(rng.randint(0, 3))] for _ in range(count)]
+        component = strongly_connected_components(graph)
+        naive = _naive_components(graph)
+        expected: dict[int, int] = {}
+        for source, edges in enumerate(graph):
+            for target, _letter, marks in edges:
+                if marks and target in naive[source]:
+                    expected[component[source]] = expected.get(component[source], 0) | marks
+        assert marks_inside_components(graph, component) == expected
+        tree: list[tuple[int, int] | None] = [None, *((rng.randrange(s), 0) for s in range(1, count))]
+        for mask, path in zip((1, 2, 4), find_lassos(graph, tree, (1, 2, 4)), strict=True):
+            assert (path is None) == (not any(marks & mask for marks in expected.values()))

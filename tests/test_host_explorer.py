@@ -305,8 +305,9 @@ def test_records_are_read_from_the_output_asked_about() -> None:
 
 
 def test_nothing_lost_counts_the_state_it_is_asked_about() -> None:
-    # ``_nothing_lost`` keeps the count in flight of the last ``pre`` it read: asked about steps
-    # from one state and then another, in turns, it must count each step's own state.
+    # Each snapshot keeps its count in flight (``Snapshot.in_flight``): asked about steps from one
+    # state and then another, in turns, ``_nothing_lost`` must count each step's own states; and a
+    # message sent, or told a terminal receipt, once more than the step's output says is lost.
     explorer, data, _actions, fire, states = _walk({"reminders": "1", "hand": "1"}, 300)
     steps = []
     for pre in states:
@@ -317,7 +318,20 @@ def test_nothing_lost_counts_the_state_it_is_asked_about() -> None:
     turns = [step for pair in zip(steps, reversed(steps), strict=True) for step in pair]
     bounds = explorer.parse_bounds({"reminders": "1", "hand": "1"})
     assert all(host._nothing_lost(pre, post, out, bounds) for pre, post, out in turns)
-    assert sum(host._in_flight(a[0]) != host._in_flight(b[0]) for a, b in itertools.pairwise(turns)) > 100
+    assert sum(a[0].in_flight != b[0].in_flight for a, b in itertools.pairwise(turns)) > 100
+    doubled: collections.Counter[str] = collections.Counter()
+    for pre, post, out in turns:
+        for record in out.get("events", ()):
+            kind = record["type"]
+            if (kind == "send" and record["send_error"] is None) or (
+                    kind == "receipt" and record["state"] in host.TERMINAL):
+                assert not host._nothing_lost(pre, post, {**out, "events": [*out["events"], record]}, bounds)
+                doubled[kind] += 1
+            if kind == "send" and record["send_error"] is None:
+                # The same message said to be refused at the station while the state holds it.
+                refused = [{**r, "send_error": "queue_full"} if r is record else r for r in out["events"]]
+                assert not host._nothing_lost(pre, post, {**out, "events": refused}, bounds)
+    assert doubled["send"] > 10 and doubled["receipt"] > 10, doubled
 
 
 def test_letters_travel_between_processes() -> None:
