@@ -244,11 +244,18 @@ class _SnapshotFields(NamedTuple):
 class Snapshot(HashedOnce, _SnapshotFields):
     """The host's state (see Snapshot above); the search looks each one up several times."""
 
-    @functools.cached_property
+    @property
     def in_flight(self) -> int:
         """Messages sent and not yet read or told a terminal receipt, over every session
-        (HOST-INV-3): worked out once per snapshot, which the search fires each letter from."""
-        return sum(s.in_flight for s in self.sessions)
+        (HOST-INV-3): worked out once per snapshot, which the search fires each letter from.
+
+        Kept by hand, not by ``functools.cached_property``, which takes a lock at each first read
+        on Python 3.11, and most snapshots that ``_nothing_lost`` reads are read once."""
+        kept: dict[str, int] = self.__dict__
+        count = kept.get("_in_flight")
+        if count is None:
+            count = kept["_in_flight"] = sum(s.in_flight for s in self.sessions)
+        return count
 
 
 class _Loading(NamedTuple):
