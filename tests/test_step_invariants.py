@@ -104,3 +104,20 @@ def test_idle_subscriptions_refuses_a_notice_not_outstanding(idle_steps: tuple[B
                 {**out, "notices": [{**notices[0], "subscription": 99}, *notices[1:]]}]  # never outstanding
 
     assert _refused("idle-subscriptions", "notices_only_for_outstanding", bounds, steps, noticed_wrongly) > 20
+
+
+def test_idle_subscriptions_refuses_more_priors_than_kept(idle_steps: tuple[Bounds, list[Step]]) -> None:
+    """``priors_within_bound`` reads the rows of the state reached: one more row for a target that
+    has as many as the bound keeps breaks it, whatever the output."""
+    bounds, steps = idle_steps
+    holds = _holds("idle-subscriptions", "priors_within_bound")
+    limit = bounds["priors_kept"] + 1
+    broken = 0
+    for pre, post, out in steps:
+        for target in {row.target for row in post.outstanding}:
+            rows = [row for row in post.outstanding if row.target == target]
+            if len(rows) == limit:
+                crowded = post._replace(outstanding=(*post.outstanding, rows[0]._replace(subscription=99)))
+                assert holds(pre, post, out, bounds) and not holds(pre, crowded, out, bounds)
+                broken += 1
+    assert broken > 20
