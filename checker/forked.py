@@ -3,7 +3,8 @@
 They are forked, not spawned: they see the registry as the parent has it (a
 test's temporary registry included), and the shards agree on every hash (one
 hash seed). A forked process also inherits what its parent did to its signals,
-and that must not reach it: each calls :func:`take_default_termination` first.
+and that must not reach it: each calls :func:`take_default_termination` first,
+and its parent holds those signals off until then (:func:`held_for_fork`).
 
 Why. The sharded search ends its shards with SIGTERM and then joins them. A
 Python handler the parent installed (a command's, a test harness's, or
@@ -37,6 +38,7 @@ worker has ended: a writer-proofs exploration's fixture directory among them.
 from __future__ import annotations
 
 import collections
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.context
@@ -45,7 +47,7 @@ import os
 import signal
 import tempfile
 import threading
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
 
@@ -71,10 +73,34 @@ def take_default_termination(also: Iterable[signal.Signals] = ()) -> None:
     Both halves are inherited: the handler, and the signal mask of the thread that forked (a
     parent may hold SIGTERM off around a fork, as ``benchmarks/mutation_score.py`` does).
     """
-    signums = {signal.SIGTERM, *also}
+    signums = _ending_signals(also)
     for signum in signums:
         signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, signums)
+
+
+def _ending_signals(also: Iterable[signal.Signals]) -> set[signal.Signals]:
+    return {signal.SIGTERM, *also}
+
+
+@contextlib.contextmanager
+def held_for_fork(also: Iterable[signal.Signals] = ()) -> Iterator[None]:
+    """Holds SIGTERM and each of ``also`` off in this thread while it forks a process whose first
+    line is :func:`take_default_termination` with the same ``also``.
+
+    A signal that reaches a process just forked, before that first line, would meet the handlers
+    it inherited: Ctrl-C at a terminal, which reaches a whole process group, would raise
+    KeyboardInterrupt in a worker still starting and print its traceback under ``inboxspec check``
+    (``tests/test_forked_workers.py`` plants that moment). The child inherits the block with the
+    handlers, and its first line puts the defaults back and lifts the block, so a signal held
+    until then ends it at once and quietly; here, the block ends when the fork has returned and
+    this process meets a held signal as ever.
+    """
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _ending_signals(also))
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 Task = TypeVar("Task")
@@ -102,12 +128,16 @@ def _ending(process: multiprocessing.process.BaseProcess) -> str:
     return f"it exited with status {code}"
 
 
+# The signals a worker takes the default of, beside SIGTERM: Ctrl-C at a terminal and a hang-up.
+SERVED_SIGNALS: Final = (signal.SIGINT, signal.SIGHUP)
+
+
 def _serve(work: Callable[[Any], Any], connection: multiprocessing.connection.Connection,
            strays: Sequence[multiprocessing.connection.Connection], scratch: str) -> None:
     """A worker's life: each task the parent sends, worked and answered, until it sends None."""
     # Ctrl-C at a terminal and a hang-up reach the whole process group: a worker then ends at
     # once and quietly, and the parent, which handles them, cleans up after it.
-    take_default_termination(also=(signal.SIGINT, signal.SIGHUP))
+    take_default_termination(also=SERVED_SIGNALS)
     for stray in strays:  # the parent's ends of the pipes of the workers forked before this one
         stray.close()
     # What the tasks make with ``tempfile``, and programs they start, go where ``close`` removes it.
@@ -157,7 +187,9 @@ class Workers(Generic[Task, Answer]):
                 try:
                     process = context.Process(
                         target=_serve, args=(work, theirs, self._connections[:-1], self.scratch), daemon=True)
-                    process.start()
+                    # WARNING: the signals _serve's first line takes the defaults of.
+                    with held_for_fork(also=SERVED_SIGNALS):
+                        process.start()
                 finally:
                     theirs.close()  # so that this end reads the end of the pipe when the worker ends
                 self._processes.append(process)

@@ -102,7 +102,7 @@ from inboxspec.checker.explore import (
     state_level_invariants,
     young_collections_only,
 )
-from inboxspec.checker.forked import fork_context, take_default_termination
+from inboxspec.checker.forked import fork_context, held_for_fork, take_default_termination
 from inboxspec.machines.frame import (
     Action,
     Bounds,
@@ -510,7 +510,8 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
         _SEARCH = search
         try:
             for process in processes:
-                process.start()
+                with held_for_fork():  # WARNING: the signals _run_shard's first line takes the defaults of
+                    process.start()
         finally:
             _SEARCH = None  # the coordinator keeps no search of its own; the forked workers have theirs
         states, level = 1, 0

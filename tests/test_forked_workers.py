@@ -156,6 +156,47 @@ def test_workers_take_the_default_of_ending_signals_whatever_the_callers_handler
             signal.signal(signum, handler)
 
 
+@pytest.mark.parametrize("signum", ENDING_SIGNALS, ids=lambda signum: signum.name)
+def test_a_signal_at_a_workers_birth_ends_it_quietly(signum: signal.Signals, monkeypatch: pytest.MonkeyPatch,
+                                                      capfd: pytest.CaptureFixture[str],
+                                                      workers_made: list[Workers[int, Any]]) -> None:
+    """A signal that reaches a worker between its fork and its first line meets the handlers it
+    inherited: here ones that raise, as Python's own turns Ctrl-C into KeyboardInterrupt and its
+    traceback. The fork holds the ending signals off until that first line has put the defaults back
+    (``held_for_fork``), so the worker ends at once and quietly. The moment is planted: the first
+    line waits."""
+    first_line = forked.take_default_termination
+    reached = os.pipe()
+
+    def late(also: Any = ()) -> None:
+        os.write(reached[1], b"x")
+        time.sleep(1.0)
+        first_line(also)
+
+    def raises(received: int, _frame: object) -> None:
+        raise RuntimeError(f"a handler inherited from the parent ran on signal {received}")
+
+    monkeypatch.setattr(forked, "take_default_termination", late)
+    previous = {ending: signal.signal(ending, raises) for ending in ENDING_SIGNALS}
+    try:
+        workers = Workers(square_or_fail, [("a", 2)], 1)
+    finally:
+        for ending, handler in previous.items():
+            signal.signal(ending, handler)
+    workers_made.append(workers)
+    os.close(reached[1])
+    assert os.read(reached[0], 1) == b"x"  # the worker is in the moment before its first line
+    os.close(reached[0])
+    (process,) = workers._processes
+    assert process.pid is not None
+    os.kill(process.pid, signum)
+    process.join(timeout=BOUND_SECONDS)
+    assert process.exitcode == -signum
+    with pytest.raises(WorkerLost):
+        within_bound(lambda: workers.answer("a"))
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def unpicklable(_task: int) -> Any:
     return lambda: None
 

@@ -19,6 +19,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -26,7 +28,7 @@ import pytest
 
 from inboxspec import machines
 from inboxspec.checker import explore as explore_module
-from inboxspec.checker import parallel
+from inboxspec.checker import forked, parallel
 from inboxspec.checker.cycles import Edge, LassoPath, find_lassos
 from inboxspec.checker.explore import (
     Configuration,
@@ -237,6 +239,50 @@ def test_a_worker_that_cannot_start_leaves_none_running(monkeypatch: pytest.Monk
     with pytest.raises(OSError, match="planted: no more processes"):
         explore_on_workers("wake-gate", None, None, 2)
     assert len(started) == 1 and multiprocessing.active_children() == []
+
+
+def test_a_signal_at_a_shards_birth_ends_it_quietly(monkeypatch: pytest.MonkeyPatch,
+                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    """As a worker's (tests/test_forked_workers.py): a TERM between a shard's fork and its first line
+    would meet a handler its caller installed (here one that raises, printing a traceback); the fork
+    holds the TERM off until that line has put the default back (``held_for_fork``). The moment is
+    planted: the first line waits."""
+    first_line = forked.take_default_termination
+    reader, writer = os.pipe()
+
+    def late(also: Any = ()) -> None:
+        os.write(writer, os.getpid().to_bytes(4, "big"))
+        time.sleep(1.0)
+        first_line(also)
+
+    def raises(received: int, _frame: object) -> None:
+        raise RuntimeError(f"a handler inherited from the caller ran on signal {received}")
+
+    monkeypatch.setattr(parallel, "take_default_termination", late)
+    outcome: list[BaseException | None] = []
+
+    def search() -> None:
+        try:
+            explore_on_workers("wake-gate", None, None, 2)
+            outcome.append(None)
+        except BaseException as error:
+            outcome.append(error)
+
+    previous = signal.signal(signal.SIGTERM, raises)
+    try:
+        thread = threading.Thread(target=search, daemon=True)
+        thread.start()
+        shard = int.from_bytes(os.read(reader, 4), "big")  # a shard in the moment before its first line
+        os.kill(shard, signal.SIGTERM)
+        thread.join(60)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        os.close(reader)
+        os.close(writer)
+    assert len(outcome) == 1 and isinstance(outcome[0], ShardingError), outcome
+    assert f"{-signal.SIGTERM}" in str(outcome[0])  # the shard's exit code: ended by the TERM itself
+    assert "Traceback" not in capfd.readouterr().err
+    assert multiprocessing.active_children() == []
 
 
 # A search whose first worker fails as the search ends. Once the coordinator has read the failure,
