@@ -2,35 +2,79 @@
 
 Every tool looks machines up here at call time, so a test can register a
 machine of its own for the duration of a test (``monkeypatch.setitem``).
-Adding a machine is one line in ``REGISTRY`` (docs/adding-a-machine.md).
+Adding a machine is one line in ``MODULES`` (docs/adding-a-machine.md); a
+machine's module is imported when a tool first reads its entry (``Registry``).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+import importlib
+from collections.abc import Iterable, Iterator, MutableMapping
 
-from inboxspec.machines import (
-    host,
-    idle_subscriptions,
-    inbox_refresh,
-    peer_delivery,
-    wake_gate,
-    writer_proofs,
-)
 from inboxspec.machines.frame import Machine
 
-REGISTRY: dict[str, Machine] = {
-    entry.name: entry
-    for entry in (
-        wake_gate.MACHINE,
-        peer_delivery.MACHINE,
-        idle_subscriptions.MACHINE,
-        writer_proofs.MACHINE,
-        inbox_refresh.MACHINE,
-        host.MACHINE,
-    )
+# Each machine's module, by the machine's name: the module's ``MACHINE``.
+# WARNING: a name here is its module's MACHINE.name; tests/test_registry.py checks that they agree.
+MODULES: dict[str, str] = {
+    "wake-gate": "inboxspec.machines.wake_gate",
+    "peer-delivery": "inboxspec.machines.peer_delivery",
+    "idle-subscriptions": "inboxspec.machines.idle_subscriptions",
+    "writer-proofs": "inboxspec.machines.writer_proofs",
+    "inbox-refresh": "inboxspec.machines.inbox_refresh",
+    "host": "inboxspec.machines.host",
 }
+
+
+class Registry(MutableMapping[str, Machine]):
+    """The machines by name, each module imported when its machine is first read.
+
+    ``inboxspec conform --machine NAME``, the reference adapter and the test suite's adapters start
+    a process per run; importing every machine (its model, its reference, the host's composition)
+    cost each of them a third of its start-up, for machines it never reads. Names, membership and
+    iteration import nothing; reading a machine imports its module. Otherwise it is a dict: a test
+    may set or delete an entry (``monkeypatch.setitem``), or put a plain dict in its place."""
+
+    def __init__(self, modules: dict[str, str]) -> None:
+        self._modules = dict(modules)  # names not read yet, and their modules
+        self._machines: dict[str, Machine] = {}
+        self._order = list(modules)  # the names, in registration order
+
+    def __getitem__(self, name: str) -> Machine:
+        machine = self._machines.get(name)
+        if machine is None:
+            module = self._modules[name]  # KeyError: not registered
+            machine = importlib.import_module(module).MACHINE
+            if machine.name != name:
+                raise RuntimeError(f"{module} registers {machine.name!r} under the name {name!r}")
+            self._machines[name] = machine
+            del self._modules[name]
+        return machine
+
+    def __setitem__(self, name: str, machine: Machine) -> None:
+        self._modules.pop(name, None)
+        self._machines[name] = machine
+        if name not in self._order:
+            self._order.append(name)
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self._modules.pop(name, None)
+        self._machines.pop(name, None)
+        self._order.remove(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._machines or name in self._modules
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._order))
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+
+REGISTRY: MutableMapping[str, Machine] = Registry(MODULES)
 
 
 class UnknownMachine(ValueError):

@@ -11,6 +11,8 @@ import json
 import pickle
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +151,67 @@ def test_registered_machine_is_complete(name: str, item: str) -> None:
 def test_checklist_doc_matches_this_test() -> None:
     tags = re.findall(r"^\d+\. \*\*\[([a-z-]+)\]\*\*", CHECKLIST.read_text(encoding="utf-8"), re.MULTILINE)
     assert tags and sorted(tags) == sorted(CHECKS) and len(tags) == len(set(tags))
+
+
+def test_each_registered_name_is_its_modules_machine() -> None:
+    assert [machines.get(name).name for name in machines.MODULES] == list(machines.MODULES)
+    assert machines.names() == sorted(machines.MODULES)
+
+
+def test_a_module_registered_under_another_name_is_refused() -> None:
+    registry = machines.Registry({"not-the-wake-gate": machines.MODULES["wake-gate"]})
+    assert "not-the-wake-gate" in registry
+    with pytest.raises(RuntimeError, match="registers 'wake-gate' under the name 'not-the-wake-gate'"):
+        registry["not-the-wake-gate"]
+
+
+def test_the_registry_is_a_mapping_that_reads_a_machine_when_asked() -> None:
+    registry = machines.Registry(machines.MODULES)
+    wake_gate = machines.get("wake-gate")
+    assert list(registry) == list(machines.MODULES) and len(registry) == len(machines.MODULES)
+    assert registry["wake-gate"] is wake_gate
+    registry["toy"] = wake_gate
+    registry["host"] = wake_gate  # replaces an entry not read yet
+    assert registry["host"] is wake_gate and list(registry)[-1] == "toy"
+    del registry["toy"], registry["peer-delivery"]
+    assert "toy" not in registry and "peer-delivery" not in registry
+    assert len(registry) == len(machines.MODULES) - 1
+    with pytest.raises(KeyError):
+        registry["peer-delivery"]
+    with pytest.raises(KeyError):
+        del registry["toy"]
+
+
+# What a process that reads one machine imports: the machines' modules it imported, printed.
+ONE_MACHINE = """
+import json, sys
+from inboxspec import machines
+machines.get(sys.argv[1])
+print(json.dumps(sorted(m for m in machines.MODULES.values() if m in sys.modules)))
+"""
+
+CONFORM_ONE_MACHINE = """
+import contextlib, io, json, sys
+from inboxspec.cli import main
+from inboxspec import machines
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["conform", "--adapter", sys.argv[1], "--machine", "wake-gate",
+                 "--run", "wake-gate/defaults"])
+print(json.dumps([code, sorted(m for m in machines.MODULES.values() if m in sys.modules)]))
+"""
+
+
+def test_a_process_that_reads_one_machine_imports_that_machine_alone() -> None:
+    """``inboxspec conform --machine NAME`` and the adapters start a process per run: the other
+    machines' modules are not imported."""
+
+    def imported(script: str, *args: str) -> Any:
+        done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert imported(ONE_MACHINE, "wake-gate") == ["inboxspec.machines.wake_gate"]
+    assert imported(ONE_MACHINE, "writer-proofs") == ["inboxspec.machines.writer_proofs"]
+    adapter = f"{sys.executable} -m inboxspec.conformance.adapter"
+    assert imported(CONFORM_ONE_MACHINE, adapter) == [0, ["inboxspec.machines.wake_gate"]]
