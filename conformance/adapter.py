@@ -11,10 +11,9 @@ import io
 import json
 import sys
 import traceback
-from importlib.metadata import version
 from typing import Any, TextIO
 
-from inboxspec import machines
+from inboxspec import __version__, machines
 
 
 def _errored(request: object, message: str) -> dict[str, Any]:
@@ -53,7 +52,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any] | None:
         return {
             "ready": True,
             "version": 1,
-            "implementation": {"name": "inboxspec-reference", "version": version("inboxspec"),
+            "implementation": {"name": "inboxspec-reference", "version": __version__,
                                "language": "python"},
             "machines": machines.names(),
             "features": {m.name: list(m.features) for m in machines.all_machines()},
