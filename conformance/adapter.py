@@ -11,9 +11,10 @@ import io
 import json
 import sys
 import traceback
+from importlib.metadata import version
 from typing import Any, TextIO
 
-from inboxspec import __version__, machines
+from inboxspec import machines
 
 
 def _errored(request: object, message: str) -> dict[str, Any]:
@@ -52,7 +53,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any] | None:
         return {
             "ready": True,
             "version": 1,
-            "implementation": {"name": "inboxspec-reference", "version": __version__,
+            "implementation": {"name": "inboxspec-reference", "version": version("inboxspec"),
                                "language": "python"},
             "machines": machines.names(),
             "features": {m.name: list(m.features) for m in machines.all_machines()},

@@ -41,8 +41,8 @@ def test_wheel_ships_every_data_file(wheel_of_this_tree: Path) -> None:
 
 @pytest.mark.slow
 def test_the_wheels_version_is_the_packages(wheel_of_this_tree: Path) -> None:
-    """One definition: the package's ``__version__``, which the reference adapter reports without
-    reading its installed metadata (a fifth of an adapter's start-up), is the distribution's."""
+    """One definition: the distribution's version is the package's ``__version__`` (``inboxspec
+    --version``), which pyproject.toml reads instead of stating one of its own."""
     archive = zipfile.ZipFile(wheel_of_this_tree)
     (metadata,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
     versions = [line.split(":", 1)[1].strip() for line in archive.read(metadata).decode().splitlines()
