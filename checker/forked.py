@@ -177,10 +177,12 @@ class Workers(Generic[Task, Answer]):
         self._processes: list[multiprocessing.process.BaseProcess] = []
         self._connections: list[multiprocessing.connection.Connection] = []
         self._closing = False
+        self._threads: list[threading.Thread] = []  # those started
         self.scratch = tempfile.mkdtemp(prefix="inboxspec-workers-")  # mode 0700
-        self._threads: list[threading.Thread] = []
-        context = fork_context()
+        # Whatever stops the start here (a fork that fails, Ctrl-C at ``inboxspec check``'s start)
+        # leaves no worker, thread or directory of this object: ``close`` ends what was started.
         try:
+            context = fork_context()
             for _ in range(count):
                 mine, theirs = context.Pipe()
                 self._connections.append(mine)
@@ -190,16 +192,16 @@ class Workers(Generic[Task, Answer]):
                     # WARNING: the signals _serve's first line takes the defaults of.
                     with held_for_fork(also=SERVED_SIGNALS):
                         process.start()
+                        self._processes.append(process)  # before a signal held off meets this process
                 finally:
                     theirs.close()  # so that this end reads the end of the pipe when the worker ends
-                self._processes.append(process)
+            for index in range(count):
+                thread = threading.Thread(target=self._feed, args=(index,), daemon=True)
+                thread.start()
+                self._threads.append(thread)
         except BaseException:
-            self.close()  # a worker that cannot be forked leaves none of the others running
+            self.close()
             raise
-        self._threads = [threading.Thread(target=self._feed, args=(index,), daemon=True)
-                         for index in range(count)]
-        for thread in self._threads:
-            thread.start()
 
     def __contains__(self, key: object) -> bool:
         return key in self._given

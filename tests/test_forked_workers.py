@@ -9,6 +9,7 @@ regression fails the test instead of hanging the session.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
 import tempfile
@@ -320,6 +321,31 @@ def test_a_worker_that_cannot_be_forked_leaves_none_of_the_others(monkeypatch: p
     with pytest.raises(OSError, match="no more processes"):
         Workers(square_or_fail, [("a", 1), ("b", 2)], 2)
     assert len(started) == 1 and not started[0].is_alive()
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_interrupt_while_the_workers_start_leaves_nothing_behind(monkeypatch: pytest.MonkeyPatch,
+                                                                     tmp_path: Path) -> None:
+    """Ctrl-C at ``inboxspec check``'s start can land after the workers are forked, while their
+    threads start: the workers are ended, the thread started joined and the temporary directory
+    removed before the interrupt reaches the caller (a check ended so left its directory behind)."""
+    start = threading.Thread.start
+    started: list[threading.Thread] = []
+
+    def second_is_interrupted(thread: threading.Thread) -> None:
+        if started:
+            raise KeyboardInterrupt
+        start(thread)
+        started.append(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", second_is_interrupted)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    before = set(multiprocessing.active_children())
+    with pytest.raises(KeyboardInterrupt):
+        Workers(square_or_fail, [("a", 1), ("b", 2)], 2)
+    monkeypatch.undo()
+    assert len(started) == 1 and not started[0].is_alive()
+    assert set(multiprocessing.active_children()) == before
     assert os.listdir(tmp_path) == []
 
 
