@@ -31,9 +31,10 @@ class Registry(MutableMapping[str, Machine]):
 
     ``inboxspec conform --machine NAME``, the reference adapter and the test suite's adapters start
     a process per run; importing every machine (its model, its reference, the host's composition)
-    cost each of them a third of its start-up, for machines it never reads. Names, membership and
-    iteration import nothing; reading a machine imports its module. Otherwise it is a dict: a test
-    may set or delete an entry (``monkeypatch.setitem``), or put a plain dict in its place."""
+    cost a one-case run about a fifth of its processor time, for machines it never reads. Names,
+    membership and iteration import nothing; reading a machine imports its module. Otherwise it is
+    a dict: a test may set or delete an entry (``monkeypatch.setitem``), or put a plain dict in its
+    place."""
 
     def __init__(self, modules: dict[str, str]) -> None:
         self._modules = dict(modules)  # names not read yet, and their modules
