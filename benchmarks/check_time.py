@@ -14,7 +14,7 @@ this prints:
 
 The figures of the last run are printed in full, the wall times of all of them side by side.
 The check runs in this process, as ``inboxspec check`` runs it, with the memos it makes and
-starts (``started_check``).
+starts (``started_check``), and its temporary directories where the command makes them.
 
 Usage: python benchmarks/check_time.py [--machine NAME ...] [--workers N] [--runs N] [--json]
 The issue's five machines: ``--machine wake-gate --machine peer-delivery --machine
@@ -37,6 +37,7 @@ from inboxspec import machines
 from inboxspec.check import check_configurations, run_check, started_check
 from inboxspec.checker.explore import available_cores
 from inboxspec.conformance.progress import Progress
+from inboxspec.temporary import temporary_directories_in_memory
 
 
 class _Recorder(Progress):
@@ -143,7 +144,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="every run's figures as JSON")
     args = parser.parse_args()
     load_before = os.getloadavg()
-    runs = [one_run(args.machine, args.workers) for _ in range(args.runs)]
+    with temporary_directories_in_memory():  # as the command makes them (cli/temporary.py)
+        runs = [one_run(args.machine, args.workers) for _ in range(args.runs)]
     load_after = os.getloadavg()
     if args.json:
         print(json.dumps({"runs": runs, "load_average_before": load_before,
