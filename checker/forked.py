@@ -178,6 +178,12 @@ class Workers(Generic[Task, Answer]):
         self._connections: list[multiprocessing.connection.Connection] = []
         self._closing = False
         self._threads: list[threading.Thread] = []  # those started
+        # Held while a thread waits for a worker's end or asks whether it has ended: multiprocessing
+        # reaps a child with waitpid, and of two threads reaping one child at once, the one that
+        # finds it reaped already (ECHILD) before the other has noted its exit status takes it for
+        # alive. ``close`` would then KILL a pid that may be another process's by then, and a lost
+        # worker's WorkerLost would say that it still ran (tests/test_forked_workers.py).
+        self._reaping = threading.Lock()
         self.scratch = tempfile.mkdtemp(prefix="inboxspec-workers-")  # mode 0700
         # Whatever stops the start here (a fork that fails, Ctrl-C at ``inboxspec check``'s start)
         # leaves no worker, thread or directory of this object: ``close`` ends what was started.
@@ -231,7 +237,8 @@ class Workers(Generic[Task, Answer]):
         with self._changed:
             if self._closing:  # ``close`` ended it, and joins it itself
                 return
-        ending = _ending(self._processes[index])
+        with self._reaping:
+            ending = _ending(self._processes[index])
         with self._changed:
             if task is not None and task[0] not in self._answers:
                 self._answers[task[0]] = (False, WorkerLost(f"its worker ended before it answered: {ending}"))
@@ -259,15 +266,16 @@ class Workers(Generic[Task, Answer]):
         with self._changed:
             self._closing = True
             self._queue.clear()
-        for process in self._processes:
-            if process.is_alive():
-                process.terminate()
-        for process in self._processes:
-            process.join(timeout=END_GRACE_SECONDS)
-            if process.is_alive():
-                process.kill()
-                process.join()
-        for thread in self._threads:
+        with self._reaping:
+            for process in self._processes:
+                if process.is_alive():
+                    process.terminate()
+            for process in self._processes:
+                process.join(timeout=END_GRACE_SECONDS)
+                if process.is_alive():
+                    process.kill()
+                    process.join()
+        for thread in self._threads:  # after the reaping: a feeder thread may be waiting to reap
             thread.join()
         for connection in self._connections:
             connection.close()

@@ -131,6 +131,46 @@ def test_a_worker_killed_from_outside_while_another_works_is_reported(
     assert sorted(outcomes, key=str) == [-3, "its worker ended before it answered: it was ended by SIGKILL"]
 
 
+def test_close_does_not_reap_a_lost_worker_while_its_feeder_waits_for_its_end(
+        monkeypatch: pytest.MonkeyPatch, workers_made: list[Workers[int, int]]) -> None:
+    """A worker that dies is reaped by its feeder thread (``_lose``), which then says how it ended;
+    ``close``, called meanwhile, waits for that instead of reaping the same child at the same time
+    (``Workers._reaping``). The feeder's wait is stretched so that ``close`` comes in the middle of it."""
+    feeder_waiting = threading.Event()
+    waiting_now: list[threading.Thread] = []  # the thread in _ending, while it is
+    overlaps: list[str] = []
+    ending = forked._ending
+
+    def slow_ending(process: multiprocessing.process.BaseProcess) -> str:
+        waiting_now.append(threading.current_thread())
+        feeder_waiting.set()
+        try:
+            time.sleep(0.5)  # long enough for close() to reap the child too, were it let
+            return ending(process)
+        finally:
+            waiting_now.clear()
+
+    def watched(name: str) -> Callable[..., Any]:
+        method = getattr(multiprocessing.process.BaseProcess, name)
+
+        def call(process: multiprocessing.process.BaseProcess, *args: Any, **kwargs: Any) -> Any:
+            if waiting_now and threading.current_thread() not in waiting_now:
+                overlaps.append(name)
+            return method(process, *args, **kwargs)
+        return call
+
+    monkeypatch.setattr(forked, "_ending", slow_ending)
+    for name in ("is_alive", "join", "kill", "terminate"):
+        monkeypatch.setattr(multiprocessing.process.BaseProcess, name, watched(name))
+    workers = Workers(die_on_minus_one, [("killer", -1)], 1)
+    workers_made.append(workers)
+    assert feeder_waiting.wait(BOUND_SECONDS)
+    workers.close()
+    assert overlaps == []
+    with pytest.raises(WorkerLost, match="its worker ended before it answered: it was ended by SIGKILL"):
+        within_bound(lambda: workers.answer("killer"))
+
+
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
