@@ -166,11 +166,13 @@ def chart_data(explorer: Explorer, chart: CompiledChart, bounds: Bounds, options
     """A blank data object of ``chart`` with the explorer's constants set: the one a search fires its
     steps on, or a twin of it to read with ``vars`` (``constants_of``).
 
-    WARNING: never read ``vars`` (or ``__dict__``) of the data a search fires on. CPython keeps an
-    object's attributes inline until something asks for its ``__dict__``, and from then on in a dict
-    of their own, where every attribute the chart's guards and actions read or write costs more:
-    reading the constants of the search's own data made peer delivery's recording exploration 12%
-    slower (``tests/test_option_steps.py`` checks that a search leaves its data without a dict).
+    WARNING: the search never reads ``vars`` (or ``__dict__``) of the data it fires on. CPython 3.11
+    keeps an object's attributes inline until something asks for its ``__dict__``, and from then on
+    in a dict of their own, where every attribute the chart's guards and actions read or write costs
+    more: reading the constants of the search's own data made peer delivery's recording exploration
+    12% slower (``tests/test_option_steps.py`` checks that no search does). A machine's ``load`` may
+    still choose to (inbox refresh's data has more attributes than CPython keeps inline, so it
+    writes them with one ``vars(data).update``, which measured faster than setting each).
     """
     data = chart.blank()
     explorer.constants(data, bounds, options)

@@ -178,11 +178,13 @@ class Workers(Generic[Task, Answer]):
         self._connections: list[multiprocessing.connection.Connection] = []
         self._closing = False
         self._threads: list[threading.Thread] = []  # those started
-        # Held while a thread waits for a worker's end or asks whether it has ended: multiprocessing
-        # reaps a child with waitpid, and of two threads reaping one child at once, the one that
-        # finds it reaped already (ECHILD) before the other has noted its exit status takes it for
-        # alive. ``close`` would then KILL a pid that may be another process's by then, and a lost
-        # worker's WorkerLost would say that it still ran (tests/test_forked_workers.py).
+        # Held while one of this object's threads waits for a worker's end or asks whether it has
+        # ended: multiprocessing reaps a child with waitpid, and of two threads reaping one child at
+        # once, the one that finds it reaped already (ECHILD) before the other has noted its exit
+        # status takes it for alive. ``close`` would then KILL a pid that may be another process's
+        # by then, and a lost worker's WorkerLost would say that it still ran
+        # (tests/test_forked_workers.py). multiprocessing's own sweep of ended children, at each
+        # process another object starts, is beyond this lock.
         self._reaping = threading.Lock()
         self.scratch = tempfile.mkdtemp(prefix="inboxspec-workers-")  # mode 0700
         # Whatever stops the start here (a fork that fails, Ctrl-C at ``inboxspec check``'s start)

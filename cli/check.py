@@ -26,6 +26,7 @@ from inboxspec.conformance.compare import first_difference
 from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
 from inboxspec.conformance.progress import Progress
 from inboxspec.spec import index as spec_index
+from inboxspec.temporary import temporary_directories_in_memory
 
 
 @dataclass
@@ -269,7 +270,8 @@ def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None =
     try:
         # Drawn on stderr, and only when it is a terminal (Progress), so that --json on stdout stays
         # clean; erased before the report.
-        with raising_on_signals(), Progress({}) as shown:
+        # Its fixture and worker directories in memory, unless the user chose where (cli/temporary.py).
+        with raising_on_signals(), Progress({}) as shown, temporary_directories_in_memory():
             result = run_check(only, workers, progress=shown)
     except RunInterrupted as stop:
         # Raised through run_check's finally blocks: its workers and fixture directories are gone.

@@ -19,7 +19,6 @@ from typing import NoReturn
 
 from inboxspec import __version__
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
-from inboxspec.temporary import temporary_directories_in_memory
 
 
 def _cases_lint(args: argparse.Namespace) -> int:
@@ -130,9 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _report_unusable(str(error), "--json" in options)
             print(f"{error.usage}{error}", file=sys.stderr)
             return 2
-        # Fixture and worker directories in memory, unless the user chose where (cli/temporary.py).
-        with temporary_directories_in_memory():
-            code: int = args.func(args)
+        code: int = args.func(args)
         return code
     except KeyboardInterrupt:
         # Ctrl-C outside a conformance run (which handles it itself): a message, not a traceback.

@@ -1,6 +1,7 @@
-"""Every command makes its temporary directories in memory when the user chose no place for them
-(``cli/temporary.py``): in a writable tmpfs that no other user can move them out of, and nowhere
-else; TMPDIR, TEMP, TMP or a ``tempfile.tempdir`` set beforehand is always the place."""
+"""``inboxspec check`` makes its temporary directories in memory when the user chose no place for
+them (``cli/temporary.py``): in a writable tmpfs mount point that no other user can move them out
+of, and nowhere else; TMPDIR, TEMP, TMP or a ``tempfile.tempdir`` set beforehand is always the
+place, and ``conform`` leaves them where ``tempfile`` puts them."""
 
 from __future__ import annotations
 
@@ -8,17 +9,11 @@ import argparse
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from inboxspec import cli, temporary
-
-
-def _mounts(tmp_path: Path, *lines: str) -> str:
-    table = tmp_path / "mounts"
-    table.write_text("".join(f"{line}\n" for line in lines))
-    return str(table)
-
+from inboxspec import check, cli, machines, temporary
 
 free_bytes = temporary.free_bytes  # as the module has it, before a test replaces it
 
@@ -32,42 +27,85 @@ def point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return str(directory)
 
 
+def _device(path: str) -> str:
+    device = os.lstat(path).st_dev
+    return f"{os.major(device)}:{os.minor(device)}"
+
+
+def _line(point: str, filesystem: str = "tmpfs", options: str = "rw,relatime", device: str = "") -> str:
+    """A line of /proc/self/mountinfo mounting ``filesystem`` on ``point`` (its own device by default)."""
+    return f"25 24 {device or _device(point)} / {point} {options} shared:7 - {filesystem} {filesystem} rw"
+
+
+def _table(tmp_path: Path, *lines: str) -> str:
+    table = tmp_path / "mountinfo"
+    table.write_text("".join(f"{line}\n" for line in lines))
+    return str(table)
+
+
 def test_a_writable_tmpfs_mount_point_is_the_memory_directory(tmp_path: Path, point: str) -> None:
-    table = _mounts(tmp_path, "sysfs /sys sysfs rw 0 0", f"tmpfs {point} tmpfs rw,nosuid 0 0")
+    table = _table(tmp_path, "23 27 0:22 / /sys rw,relatime - sysfs sysfs rw", _line(point))
     assert temporary.memory_directory(point, table) == point
     # The mount a path reaches is the last one on it.
-    assert temporary.memory_directory(
-        point, _mounts(tmp_path, f"/dev/vda {point} ext4 rw 0 0", f"tmpfs {point} tmpfs rw 0 0")) == point
+    table = _table(tmp_path, _line(point, "ext4", device="254:0"), _line(point))
+    assert temporary.memory_directory(point, table) == point
 
 
 @pytest.mark.parametrize("lines", [
-    pytest.param(("/dev/vda / ext4 rw 0 0",), id="not mounted on its own"),
-    pytest.param(("/dev/vda {point} ext4 rw,relatime 0 0",), id="a disk"),
-    pytest.param(("tmpfs {point} tmpfs ro,nosuid 0 0",), id="read-only"),
-    pytest.param(("tmpfs {point} tmpfs rw 0 0", "/dev/vda {point} ext4 rw 0 0"), id="a disk mounted over it"),
-    pytest.param(("tmpfs {point}/below tmpfs rw 0 0",), id="only a directory below it"),
+    pytest.param(lambda p: ["27 1 254:0 / / rw,relatime - ext4 /dev/vda rw"], id="not mounted on its own"),
+    pytest.param(lambda p: [_line(p, "ext4")], id="a disk"),
+    pytest.param(lambda p: [_line(p, options="ro,nosuid")], id="read-only"),
+    pytest.param(lambda p: [_line(p), _line(p, "ext4")], id="a disk mounted over it"),
+    pytest.param(lambda p: [_line(p, device="0:9999")], id="hidden by a mount over a parent"),
+    pytest.param(lambda p: [_line(p).replace(" - tmpfs tmpfs rw", "")], id="a line without its type"),
+    pytest.param(lambda p: [_line(f"{p}/below", device="0:23")], id="only a directory below it"),
 ])
-def test_anything_else_is_not(tmp_path: Path, point: str, lines: tuple[str, ...]) -> None:
-    table = _mounts(tmp_path, *(line.format(point=point) for line in lines))
-    assert temporary.memory_directory(point, table) is None
+def test_anything_else_is_not(tmp_path: Path, point: str, lines: Any) -> None:
+    assert temporary.memory_directory(point, _table(tmp_path, *lines(point))) is None
 
 
-def test_a_directory_others_could_move_our_directories_out_of_is_not(tmp_path: Path, point: str) -> None:
-    table = _mounts(tmp_path, f"tmpfs {point} tmpfs rw 0 0")
-    os.chmod(point, 0o777)
+@pytest.mark.parametrize(("mode", "taken"), [(0o700, True), (0o755, True), (0o1777, True), (0o1770, True),
+                                             (0o777, False), (0o770, False), (0o730, False), (0o702, False)])
+def test_a_directory_others_could_move_our_directories_out_of_is_not(
+        tmp_path: Path, point: str, mode: int, taken: bool) -> None:
+    table = _table(tmp_path, _line(point))
+    os.chmod(point, mode)
+    assert temporary.memory_directory(point, table) == (point if taken else None)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory to another user needs root")
+def test_a_directory_of_another_user_is_not_even_when_sticky(tmp_path: Path, point: str) -> None:
+    table = _table(tmp_path, _line(point))
+    os.chmod(point, 0o1777)
+    os.chown(point, 4242, -1)  # its owner may move what is in it
     assert temporary.memory_directory(point, table) is None
-    os.chmod(point, 0o1777)  # sticky, as /tmp and /dev/shm are: only the owner moves an entry
+    os.chown(point, 0, -1)
     assert temporary.memory_directory(point, table) == point
 
 
 def test_a_link_or_a_file_in_its_place_or_no_mount_table_is_not(tmp_path: Path, point: str) -> None:
     link = tmp_path / "link"
     link.symlink_to(point)
-    assert temporary.memory_directory(str(link), _mounts(tmp_path, f"tmpfs {link} tmpfs rw 0 0")) is None
+    table = _table(tmp_path, _line(point).replace(f" {point} ", f" {link} "))
+    assert temporary.memory_directory(str(link), table) is None
     plain = tmp_path / "plain"
     plain.write_text("")
-    assert temporary.memory_directory(str(plain), _mounts(tmp_path, f"tmpfs {plain} tmpfs rw 0 0")) is None
+    assert temporary.memory_directory(str(plain), _table(tmp_path, _line(str(plain)))) is None
     assert temporary.memory_directory(point, str(tmp_path / "no-such-table")) is None
+
+
+def test_a_small_one_is_not(tmp_path: Path, point: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    table = _table(tmp_path, _line(point))
+    assert temporary.memory_directory(point, table) == point
+    monkeypatch.setattr(temporary, "free_bytes", lambda directory: temporary.MIN_FREE_BYTES - 1)
+    assert temporary.memory_directory(point, table) is None
+    assert 0 < free_bytes(point) == os.statvfs(point).f_bavail * os.statvfs(point).f_frsize
+    assert free_bytes(str(Path(point) / "no-such-directory")) == 0
+
+
+def test_this_machines_own_table_reads() -> None:
+    """The real table parses: /dev/shm is either taken or not, and never raises."""
+    assert temporary.memory_directory() in (temporary.MEMORY_DIRECTORY, None)
 
 
 @pytest.fixture
@@ -107,23 +145,21 @@ def test_a_place_the_user_chose_stays_the_place(unchosen: str, monkeypatch: pyte
     assert tempfile.tempdir == str(chosen)
 
 
-def test_every_command_runs_with_them_in_memory(unchosen: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_runs_with_them_in_memory_and_other_commands_do_not(
+        unchosen: str, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[str] = []
+
+    def run_check(*args: Any, **kwargs: Any) -> Any:
+        seen.append(tempfile.gettempdir())
+        raise machines.UnknownMachine("no-such-machine")  # check's own exit 2, after the directory is seen
 
     def lint(args: argparse.Namespace) -> int:
         seen.append(tempfile.gettempdir())
         return 0
 
+    monkeypatch.setattr(check, "run_check", run_check)
     monkeypatch.setattr(cli, "_cases_lint", lint)
-    assert cli.main(["cases", "lint"]) == 0
-    assert seen == [unchosen]
+    assert cli.main(["check"]) == 2
     assert tempfile.tempdir is None
-
-
-def test_a_small_one_is_not(tmp_path: Path, point: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    table = _mounts(tmp_path, f"tmpfs {point} tmpfs rw 0 0")
-    assert temporary.memory_directory(point, table) == point
-    monkeypatch.setattr(temporary, "free_bytes", lambda directory: temporary.MIN_FREE_BYTES - 1)
-    assert temporary.memory_directory(point, table) is None
-    assert 0 < free_bytes(point) == os.statvfs(point).f_bavail * os.statvfs(point).f_frsize
-    assert free_bytes(str(Path(point) / "no-such-directory")) == 0
+    assert cli.main(["cases", "lint"]) == 0
+    assert seen[0] == unchosen and seen[1] != unchosen
