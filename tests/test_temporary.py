@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -163,3 +165,30 @@ def test_check_runs_with_them_in_memory_and_other_commands_do_not(
     assert tempfile.tempdir is None
     assert cli.main(["cases", "lint"]) == 0
     assert seen[0] == unchosen and seen[1] != unchosen
+
+
+LAID_OUT = """
+import atexit, sys
+from inboxspec.cli import main
+from inboxspec.machines import fixtures
+lay_out = fixtures.FixtureRoot.lay_out
+made = []
+def noting(self, *args, **kwargs):
+    made.append(lay_out(self, *args, **kwargs))
+    return made[-1]
+fixtures.FixtureRoot.lay_out = noting
+code = main(["check", "--machine", "writer-proofs"])
+atexit.register(lambda: print("\\n".join(made)))  # the last said: after the fixtures' own clean-up
+sys.exit(code)
+"""
+
+
+@pytest.mark.skipif(temporary.memory_directory() is None, reason="no memory filesystem at /dev/shm here")
+def test_a_check_with_no_place_chosen_lays_its_fixtures_out_in_memory_and_leaves_none(tmp_path: Path) -> None:
+    env = {name: value for name, value in os.environ.items() if name not in temporary.CHOSEN_BY}
+    done = subprocess.run([sys.executable, "-c", LAID_OUT], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    made = [Path(line) for line in done.stdout.splitlines() if line.startswith("/")]
+    assert made and all(path.is_relative_to(temporary.MEMORY_DIRECTORY) for path in made)
+    assert not [path for path in made if path.exists() or path.parent.exists()]
