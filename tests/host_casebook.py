@@ -151,6 +151,8 @@ case("turns", "reminder-limit", "With reminder_limit 1 a second waiting reminder
      woken() + [schedule("s1", 100), schedule("s1", 200), advance(100), schedule("s1", 200)])
 case("turns", "reminder-limit-counts-each-waiting-reminder-once", "Under reminder_limit 2 one waiting reminder leaves room for a second, and two waiting reminders reject a third with reminder_limit",
      ["HOST-TURN-3"], config(reminder_limit=2), woken() + [schedule("s1", 100), schedule("s1", 200), schedule("s1", 300)])
+case("turns", "reminder-limit-counts-a-due-reminder-until-it-joins", "Under reminder_limit 1 a reminder already due still counts until an advance, to the same reading, makes it mail",
+     ["HOST-TURN-3", "HOST-TIME-1"], config(reminder_limit=1), woken() + [schedule("s1", 0), schedule("s1", 100), advance(0), schedule("s1", 100)])
 case("turns", "reminder-limit-zero", "With reminder_limit 0 no reminder can be scheduled",
      ["HOST-TURN-3"], config(reminder_limit=0), woken() + [schedule("s1", 100)])
 case("turns", "reminder-past-the-safe-range", "A reminder that would fall due past 2^53 - 1 ms is rejected with invalid_delay",
@@ -244,6 +246,10 @@ case("notices", "advance-answers-session-by-session", "An advance goes session b
 case("notices", "lines-at-next-turn-are-not-pending", "Under pending_counts_as_held a line waiting for the next turn is not pending: the target is still idle",
      ["HOST-OPT-3", "HOST-OPT-4", "HOST-IDLE-1"],
      config(ACCEPT, options={"harness_lines_at_next_turn": True, "pending_counts_as_held": True}),
+     woken("s1") + woken("s2") + [subscribe("s1", "s2"), send("s2", "s1", "note"), end("s2", "done"), advance(750)])
+
+case("notices", "pending-lines-count-as-held", "Under pending_counts_as_held a harness line waiting as pending mail counts: the target is not idle",
+     ["HOST-OPT-4", "HOST-LINE-1", "HOST-IDLE-1"], config(ACCEPT, options={"pending_counts_as_held": True}),
      woken("s1") + woken("s2") + [subscribe("s1", "s2"), send("s2", "s1", "note"), end("s2", "done"), advance(750)])
 
 # The environment (HOST-ENV-*, HOST-TIME-*)
