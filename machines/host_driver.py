@@ -165,4 +165,9 @@ def fuzz(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             name, value = rng.choice(_FAULTS)
             step = {"event": step["event"], "args": {**step.get("args", {}), name: value}}
         steps.append(step)
+    # The limits of HOST-TURN-1 and HOST-TURN-3 in some cases, drawn last so that a seed's other
+    # draws (its config, its steps) stay what they were before the limits were drawn at all.
+    for key, choices in (("turn_action_limit", (1, 2, 3)), ("reminder_limit", (0, 1, 2))):
+        if rng.random() < 0.3:
+            config[key] = rng.choice(choices)
     return config, steps

@@ -9,6 +9,7 @@ valid input, and pin a sample of the recorded outputs against the prose of
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
@@ -215,3 +216,20 @@ def test_host_features_are_the_host_options_only() -> None:
             wanted = [f"option:{k}" for k, v in own.items() if v is True] if valid else []
             assert case.get("features", []) == wanted
             assert set(wanted) <= host_options
+
+
+def test_the_fuzz_draws_the_turn_limits_and_meets_their_rejections() -> None:
+    """``conform --fuzz`` on the host sets ``turn_action_limit`` and ``reminder_limit`` in some cases
+    (HOST-TURN-1, HOST-TURN-3), and its steps meet both rejections: a port that ignores either, or
+    counts only the reminders whose due time is still ahead, is then caught by the fuzz too."""
+    from inboxspec.machines import host_driver
+
+    errors: set[Any] = set()
+    limited = {"turn_action_limit": 0, "reminder_limit": 0}
+    for seed in range(300):
+        config, steps = host_driver.fuzz(random.Random(seed))
+        for key in limited:
+            limited[key] += key in config
+        errors |= {output.get("error") for output in host_driver.run_case(config, steps).get("outputs", [])}
+    assert all(limited.values()), limited
+    assert {"turn_limit", "reminder_limit"} <= errors
