@@ -114,6 +114,10 @@ class WorkerLost(RuntimeError):
     """A forked worker ended before it answered for a task (or the task was waiting when one did)."""
 
 
+class ScratchUnavailable(OSError):
+    """The workers' temporary directory could not be made (a full or unwritable temporary directory)."""
+
+
 def _ending(process: multiprocessing.process.BaseProcess) -> str:
     """How a worker that has ended, ended: for the message of :class:`WorkerLost`."""
     process.join(timeout=END_GRACE_SECONDS)
@@ -186,7 +190,11 @@ class Workers(Generic[Task, Answer]):
         # (tests/test_forked_workers.py). multiprocessing's own sweep of ended children, at each
         # process another object starts, is beyond this lock.
         self._reaping = threading.Lock()
-        self.scratch = tempfile.mkdtemp(prefix="inboxspec-workers-")  # mode 0700
+        try:
+            self.scratch = tempfile.mkdtemp(prefix="inboxspec-workers-")  # mode 0700
+        except OSError as error:
+            raise ScratchUnavailable(f"the workers' temporary directory could not be made in "
+                                     f"{tempfile.gettempdir()!r}: {error}") from None
         # Whatever stops the start here (a fork that fails, Ctrl-C at ``inboxspec check``'s start)
         # leaves no worker, thread or directory of this object: ``close`` ends what was started.
         try:

@@ -18,13 +18,14 @@ from typing import Any
 from inboxspec import machines
 from inboxspec.checker import spec_sections
 from inboxspec.checker.explore import Configuration, Explorations, available_cores, check_explorations
-from inboxspec.checker.forked import WorkerLost
+from inboxspec.checker.forked import ScratchUnavailable, WorkerLost
 from inboxspec.checker.refine import RefinementLost, Refinements
 from inboxspec.checker.traces import Replays
 from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference
 from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
 from inboxspec.conformance.progress import Progress
+from inboxspec.machines.fixtures import FixtureError
 from inboxspec.spec import index as spec_index
 from inboxspec.temporary import temporary_directories_in_memory
 
@@ -279,6 +280,9 @@ def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None =
     except machines.UnknownMachine as error:
         print(f"inboxspec check: {error}", file=sys.stderr)
         return 2
+    except (FixtureError, ScratchUnavailable) as error:
+        # A full or unwritable temporary directory (the bundled cases' fixtures are linted first).
+        return _unusable(f"its temporary directories could not be made: {error}", as_json, 2)
     except WorkerLost as error:
         # An exploration or a refinement that never finished proves nothing either way.
         what = "a refinement" if isinstance(error, RefinementLost) else "an exploration"

@@ -6,6 +6,7 @@ place, and ``conform`` leaves them where ``tempfile`` puts them."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from inboxspec import check, cli, machines, temporary
+from inboxspec.machines import fixtures
 
 free_bytes = temporary.free_bytes  # as the module has it, before a test replaces it
 
@@ -192,3 +194,35 @@ def test_a_check_with_no_place_chosen_lays_its_fixtures_out_in_memory_and_leaves
     made = [Path(line) for line in done.stdout.splitlines() if line.startswith("/")]
     assert made and all(path.is_relative_to(temporary.MEMORY_DIRECTORY) for path in made)
     assert not [path for path in made if path.exists() or path.parent.exists()]
+
+
+def _no_space(*args: Any, **kwargs: Any) -> Any:
+    raise OSError(28, "No space left on device")
+
+
+def _no_fixture(*args: Any, **kwargs: Any) -> Any:
+    raise fixtures.FixtureError("cannot create a fixture directory: [Errno 28] No space left on device")
+
+
+@pytest.mark.parametrize(("where", "failing"), [
+    pytest.param("tempfile.mkdtemp", _no_space, id="the workers' directory"),
+    pytest.param("lay_out", _no_fixture, id="a fixture directory"),
+])
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_check_whose_temporary_directories_cannot_be_made_is_unusable(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: str, failing: Any,
+        as_json: bool) -> None:
+    """A full or unwritable temporary directory (a shared /dev/shm that another user filled, say)
+    ends the check with exit 2 and one line saying so, never a traceback."""
+    if where == "lay_out":
+        monkeypatch.setattr(fixtures.FixtureRoot, "lay_out", failing)
+    else:
+        monkeypatch.setattr(tempfile, "mkdtemp", failing)
+    code = cli.main(["check", "--machine", "writer-proofs", *(["--json"] if as_json else [])])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "Traceback" not in out + err
+    assert "inboxspec check: its temporary directories could not be made: " in err
+    assert "No space left on device" in err
+    if as_json:
+        assert "could not be made" in json.loads(out)["unusable"]
