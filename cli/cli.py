@@ -2,10 +2,10 @@
 
 Exit codes, for every subcommand: 0 clean, 1 a check failed, 2 the command
 could not run (bad arguments, unreadable input, unusable adapter, a lost
-exploration worker, temporary directories that cannot be made); ``check`` and ``conform`` ended by SIGINT, SIGTERM or
-SIGHUP exit 128 plus its number. Under ``--json`` a bad argument is reported
-as JSON too (``{"ok": false, "unusable": ...}``), so that a pipeline reading
-the report always has one.
+exploration worker, temporary directories that cannot be made); ``check``
+and ``conform`` ended by SIGINT, SIGTERM or SIGHUP exit 128 plus its number.
+Under ``--json`` a bad argument is reported as JSON too (``{"ok": false,
+"unusable": ...}``), so that a pipeline reading the report always has one.
 """
 
 from __future__ import annotations
