@@ -10,12 +10,19 @@ stages alternating within a sample so that load on the machine hits them alike):
   (``checker/compiled.py``'s generated function);
 - ``+ store``: and the state reached stored as a snapshot (``Explorer.store``);
 - ``explore``: the whole search (``explore``): the stages above, the seen-set, the
-  invariants, coverage and, for a machine with forever-properties, the cycle pass.
+  invariants, coverage and, for a machine with forever-properties, the cycle pass;
+- ``search alone``: the whole search again, each step's outcome (the transition fired,
+  the snapshot reached, the output) replayed in order from a first search instead of
+  taken: everything but the steps. Not cumulative: it is what ``explore`` spends beside
+  ``+ store``.
 
 Each is printed as transitions per processor second and as its share of the whole
 search. ``+ fire`` less ``load`` is the time of the model charts' own methods, which
 the explorer must run (it explores the charts themselves, not a copy): the rate the
-search could reach if everything else were free is the rate of ``+ fire``.
+search could reach if everything else were free is the rate of ``+ fire``; the rate it
+could reach if the steps were free is the rate of ``search alone``. A machine whose search
+alone runs below a target rate cannot reach it by faster steps (the host, at about 190k
+transitions per processor second against 300k).
 
 Usage: python benchmarks/explorer_floor.py [--samples N] [--machine NAME ...]
 """
@@ -27,8 +34,11 @@ import statistics
 import time
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 from inboxspec import machines
+from inboxspec.checker import explore as explore_module
+from inboxspec.checker.compiled import take_step
 from inboxspec.checker.explore import edges, explore, set_up
 
 
@@ -59,7 +69,37 @@ def _stages(name: str) -> dict[str, Callable[[], int]]:
     def explored() -> int:
         return explore(name).transitions
 
-    return {"load": loaded, "+ fire": fired, "+ store": stored, "explore": explored}
+    outcomes: list[tuple[Any, Any, Any]] = []
+    with _steps(recorded_into=outcomes):
+        first = explore(name)
+
+    def searched_alone() -> int:
+        with _steps(replayed_from=outcomes):
+            again = explore(name)
+        assert (again.states, again.transitions) == (first.states, first.transitions)
+        return again.transitions
+
+    return {"load": loaded, "+ fire": fired, "+ store": stored, "explore": explored,
+            "search alone": searched_alone}
+
+
+def _steps(recorded_into: list[Any] | None = None, replayed_from: list[Any] | None = None) -> Any:
+    """While it is entered, the search's every step (``explore``'s ``take_step``) is recorded, in the
+    order taken, into ``recorded_into``; or taken from ``replayed_from``, so recorded, and not fired.
+    (A search takes its steps in one order, given the same machine, bounds and options.)"""
+    if replayed_from is not None:
+        outcome = iter(replayed_from).__next__
+
+        def step(data: Any, pre: Any, fire: Any, load: Any, store: Any) -> tuple[Any, Any, Any]:
+            return outcome()  # type: ignore[no-any-return]
+    else:
+        assert recorded_into is not None
+
+        def step(data: Any, pre: Any, fire: Any, load: Any, store: Any) -> tuple[Any, Any, Any]:
+            result = take_step(data, pre, fire, load, store)
+            recorded_into.append(result)
+            return result
+    return mock.patch.object(explore_module, "take_step", step)
 
 
 def _cpu(run: Callable[[], Any]) -> tuple[float, Any]:
@@ -78,8 +118,8 @@ def main() -> int:
     names = args.machine or [n for n in machines.names() if n != "host"]
     print("processor time per stage of an explored step, cumulative (medians of "
           f"{args.samples} samples); rates in transitions per processor second")
-    print(f"   {'machine':<20}{'transitions':>12}" + "".join(f"{stage:>18}" for stage in
-                                                         ("load", "+ fire", "+ store", "explore")))
+    print(f"   {'machine':<20}{'transitions':>12}" + "".join(
+        f"{stage:>18}" for stage in ("load", "+ fire", "+ store", "explore", "search alone")))
     for name in names:
         stages = _stages(name)
         seconds: dict[str, list[float]] = {stage: [] for stage in stages}
