@@ -247,7 +247,6 @@ case("notices", "lines-at-next-turn-are-not-pending", "Under pending_counts_as_h
      ["HOST-OPT-3", "HOST-OPT-4", "HOST-IDLE-1"],
      config(ACCEPT, options={"harness_lines_at_next_turn": True, "pending_counts_as_held": True}),
      woken("s1") + woken("s2") + [subscribe("s1", "s2"), send("s2", "s1", "note"), end("s2", "done"), advance(750)])
-
 case("notices", "pending-lines-count-as-held", "Under pending_counts_as_held a harness line waiting as pending mail counts: the target is not idle",
      ["HOST-OPT-4", "HOST-LINE-1", "HOST-IDLE-1"], config(ACCEPT, options={"pending_counts_as_held": True}),
      woken("s1") + woken("s2") + [subscribe("s1", "s2"), send("s2", "s1", "note"), end("s2", "done"), advance(750)])
