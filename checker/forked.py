@@ -193,8 +193,8 @@ class Workers(Generic[Task, Answer]):
         try:
             self.scratch = tempfile.mkdtemp(prefix="inboxspec-workers-")  # mode 0700
         except OSError as error:
-            raise ScratchUnavailable(f"the workers' temporary directory could not be made in "
-                                     f"{tempfile.gettempdir()!r}: {error}") from None
+            # The error names the directory, or every one tried (gettempdir's own, where none is usable).
+            raise ScratchUnavailable(f"the workers' temporary directory could not be made: {error}") from None
         # Whatever stops the start here (a fork that fails, Ctrl-C at ``inboxspec check``'s start)
         # leaves no worker, thread or directory of this object: ``close`` ends what was started.
         try:

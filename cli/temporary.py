@@ -93,12 +93,14 @@ def unchosen_memory_directory() -> str | None:
 
 
 @contextlib.contextmanager
-def temporary_directories_in_memory() -> Iterator[str]:
+def temporary_directories_in_memory() -> Iterator[str | None]:
     """While it runs, ``tempfile`` makes its directories in :func:`memory_directory` when the user
-    has chosen none; yields the directory they are made in (``tempfile.gettempdir()``)."""
+    has chosen none; yields that directory, or None where ``tempfile`` chooses as ever. (It never
+    asks ``tempfile.gettempdir()``, which raises where no directory is usable: the check reports
+    that where it first makes one, as its other temporary-directory failures.)"""
     memory = unchosen_memory_directory()
     if memory is None:
-        yield tempfile.gettempdir()
+        yield None
         return
     tempfile.tempdir = memory
     try:

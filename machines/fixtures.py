@@ -65,6 +65,12 @@ PLACEHOLDER_BYTES = 4096  # what one {fixture} counts for: PATH_MAX, the longest
 MAX_PATH_BYTES = 1024  # an entry's path or a link's target, UTF-8
 MAX_COMPONENT_BYTES = 255  # one name (NAME_MAX)
 MAX_DEPTH = 32  # components of an entry's path
+# The longest real path of the private root that fixture directories live in (UTF-8 bytes), so that
+# a fixture directory's path with an entry's path (or a link's target holding the directory's path)
+# after it stays well within PATH_MAX (4096): a longer TMPDIR made the writer proofs' reference
+# measure its own fixtures as unreadable, which a check reported as failures. Written out in
+# spec/conformance-protocol.md (PROTO-FIX-1).
+MAX_ROOT_BYTES = 2048
 SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
 # The requirements that need an entry with the setuid, setgid or sticky bit: WRITER-MEAS-5 says a
 # writer root holding one is `unsafe-runtime`. Only a case citing one of them may set these bits.
@@ -585,12 +591,17 @@ class FixtureRoot:
             try:
                 created = os.path.realpath(tempfile.mkdtemp(prefix="inboxspec-fixture-"))
             except OSError as error:
-                raise FixtureError(f"cannot create a fixture directory in {tempfile.gettempdir()!r}: "
-                                   f"{error}") from None
+                # The error names the directory, or every one tried (gettempdir's, where none is usable).
+                raise FixtureError(f"cannot create a fixture directory: {error}") from None
             if needs_json_escaping(created):
                 remove(Path(created))
                 raise FixtureError(f"fixture directories would live in {created!r}, a path that needs "
                                    "escaping inside a JSON string; set TMPDIR to a plain path")
+            if len(created.encode("utf-8", "surrogateescape")) > MAX_ROOT_BYTES:
+                remove(Path(created))
+                raise FixtureError(f"fixture directories would live in a path longer than {MAX_ROOT_BYTES} "
+                                   f"bytes ({created[:60]!r}...), where a fixture's paths could pass the "
+                                   "system's limit; set TMPDIR to a shorter path")
             fd = _open_directory(created, None)
             try:
                 os.fchmod(fd, ROOT_MODE)  # mkdtemp's mode already; set whatever the umask

@@ -21,6 +21,7 @@ from inboxspec.checker.explore import Explorations, available_cores
 from inboxspec.cli import main
 from inboxspec.conformance import process_tree
 from inboxspec.conformance.casefiles import lint, registered_case_dirs
+from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
 from inboxspec.conformance.progress import ERASE_LINE, SHOW_AFTER_S
 from inboxspec.impl import wake_gate as impl
 from inboxspec.model.wake_gate import WakeGateChart
@@ -151,3 +152,43 @@ def test_check_on_a_terminal_shows_its_progress_and_a_piped_check_shows_none() -
                            capture_output=True, text=True, timeout=300)
     assert piped.returncode == 0 and piped.stderr == ""
     assert "\r" not in piped.stdout and "\x1b" not in piped.stdout
+
+
+class _SignalsItselfWhenCollected:
+    """An object whose finalizer sends this process SIGTERM and then runs on: the handler raises in
+    the finalizer, where Python drops exceptions (as in python-statemachine's engines' __del__)."""
+
+    def __del__(self) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(10_000):  # bytecode for the handler to run in
+            pass
+
+
+def test_an_interrupt_dropped_in_a_finalizer_is_raised_again_at_once(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A signal landing in a finalizer ended nothing: the check went on and said ok with exit 0
+    (``raising_on_signals``). It is sent again when Python drops it, and lands in the run itself."""
+    reached: list[bool] = []
+    hook = sys.unraisablehook
+    with pytest.raises(RunInterrupted) as raised, raising_on_signals():
+        dropped = _SignalsItselfWhenCollected()
+        del dropped
+        deadline = time.monotonic() + 5  # far longer than RESEND_AFTER_S
+        while time.monotonic() < deadline:
+            pass
+        reached.append(True)
+    assert raised.value.signal_name == "SIGTERM" and raised.value.exit_code == 143
+    assert reached == []  # raised in the run at once, not at the end of it
+    assert "Exception ignored" not in capsys.readouterr().err
+    assert sys.unraisablehook is hook
+
+
+def test_an_interrupt_swallowed_on_its_way_is_raised_when_the_run_ends() -> None:
+    with pytest.raises(RunInterrupted, match="SIGTERM"), raising_on_signals():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                pass
+        except RunInterrupted:
+            pass  # as an over-broad handler in code the run calls might

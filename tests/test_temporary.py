@@ -141,11 +141,11 @@ def test_a_place_the_user_chose_stays_the_place(unchosen: str, monkeypatch: pyte
     chosen.mkdir()
     monkeypatch.setenv(variable, str(chosen))
     with temporary.temporary_directories_in_memory() as directory:
-        assert directory == tempfile.gettempdir() == str(chosen)
+        assert directory is None and tempfile.gettempdir() == str(chosen)
     monkeypatch.delenv(variable)
     tempfile.tempdir = str(chosen)  # as a program that embeds inboxspec may set it
     with temporary.temporary_directories_in_memory() as directory:
-        assert directory == tempfile.gettempdir() == str(chosen)
+        assert directory is None and tempfile.gettempdir() == str(chosen)
     assert tempfile.tempdir == str(chosen)
 
 
@@ -200,12 +200,17 @@ def _no_space(*args: Any, **kwargs: Any) -> Any:
     raise OSError(28, "No space left on device")
 
 
+def _none_usable(*args: Any, **kwargs: Any) -> Any:
+    raise FileNotFoundError(2, "No usable temporary directory found in ['/tmp', '/var/tmp', '/usr/tmp']")
+
+
 def _no_fixture(*args: Any, **kwargs: Any) -> Any:
     raise fixtures.FixtureError("cannot create a fixture directory: [Errno 28] No space left on device")
 
 
 @pytest.mark.parametrize(("where", "failing"), [
     pytest.param("tempfile.mkdtemp", _no_space, id="the workers' directory"),
+    pytest.param("tempfile.gettempdir", _none_usable, id="no usable directory"),
     pytest.param("lay_out", _no_fixture, id="a fixture directory"),
 ])
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
@@ -217,12 +222,32 @@ def test_a_check_whose_temporary_directories_cannot_be_made_is_unusable(
     if where == "lay_out":
         monkeypatch.setattr(fixtures.FixtureRoot, "lay_out", failing)
     else:
-        monkeypatch.setattr(tempfile, "mkdtemp", failing)
+        monkeypatch.setattr(tempfile, where.split(".")[1], failing)
     code = cli.main(["check", "--machine", "writer-proofs", *(["--json"] if as_json else [])])
     out, err = capsys.readouterr()
     assert code == 2
     assert "Traceback" not in out + err
     assert "inboxspec check: its temporary directories could not be made: " in err
-    assert "No space left on device" in err
+    said = "No usable temporary directory" if where == "tempfile.gettempdir" else "No space left on device"
+    assert said in err
     if as_json:
         assert "could not be made" in json.loads(out)["unusable"]
+
+
+def test_a_check_whose_fixtures_would_live_in_too_long_a_path_is_unusable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A private root longer than ``MAX_ROOT_BYTES`` (a TMPDIR of 4,008 characters made the writer
+    proofs' reference measure its own fixtures as unreadable: a false FAILED, or a traceback) is
+    refused before a fixture is laid out, and the refused root is removed."""
+    deep = tmp_path
+    while len(str(deep).encode()) <= fixtures.MAX_ROOT_BYTES:
+        deep = deep / ("d" * 200)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    with pytest.raises(fixtures.FixtureError, match=f"longer than {fixtures.MAX_ROOT_BYTES} bytes"):
+        fixtures.FixtureRoot().lay_out({"entries": []})
+    assert list(deep.iterdir()) == []
+    assert cli.main(["check", "--machine", "writer-proofs"]) == 2
+    assert "its temporary directories could not be made: fixture directories would live in a path longer" \
+        in capsys.readouterr().err
+    assert list(deep.iterdir()) == []
