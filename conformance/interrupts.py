@@ -136,7 +136,8 @@ def raising_on_signals() -> Iterator[None]:
         finally:
             sys.unraisablehook = previous_hook
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous_alarm)
+            if previous_alarm is not None:  # None: installed from C, which Python cannot put back
+                signal.signal(signal.SIGALRM, previous_alarm)
         # Raised and caught on its way (an over-broad handler), or dropped and not raised again yet.
         if arrived or lost:
             raise RunInterrupted(signal.Signals((arrived or lost)[0]).name)
