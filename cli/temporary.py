@@ -86,19 +86,14 @@ def free_bytes(directory: str) -> int:
     return usage.f_bavail * usage.f_frsize
 
 
-def unchosen_memory_directory() -> str | None:
-    """:func:`memory_directory`, when the user chose no place for temporary directories."""
-    chosen = tempfile.tempdir is not None or any(os.environ.get(name) for name in CHOSEN_BY)
-    return None if chosen else memory_directory()
-
-
 @contextlib.contextmanager
 def temporary_directories_in_memory() -> Iterator[str | None]:
     """While it runs, ``tempfile`` makes its directories in :func:`memory_directory` when the user
     has chosen none; yields that directory, or None where ``tempfile`` chooses as ever. (It never
     asks ``tempfile.gettempdir()``, which raises where no directory is usable: the check reports
     that where it first makes one, as its other temporary-directory failures.)"""
-    memory = unchosen_memory_directory()
+    chosen = tempfile.tempdir is not None or any(os.environ.get(name) for name in CHOSEN_BY)
+    memory = None if chosen else memory_directory()
     if memory is None:
         yield None
         return

@@ -92,6 +92,10 @@ def interruptible() -> Iterator[None]:
         yield
 
 
+# How long after Python drops an interrupt it is raised again (``raising_on_signals``).
+RESEND_AFTER_S = 0.01
+
+
 @contextlib.contextmanager
 def raising_on_signals() -> Iterator[None]:
     """The first interrupting signal raises :class:`RunInterrupted` where it lands; later ones are
@@ -142,6 +146,3 @@ def raising_on_signals() -> Iterator[None]:
         if arrived or lost:
             raise RunInterrupted(signal.Signals((arrived or lost)[0]).name)
 
-
-# How long after Python drops an interrupt it is raised again (``raising_on_signals``).
-RESEND_AFTER_S = 0.01

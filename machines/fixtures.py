@@ -65,12 +65,6 @@ PLACEHOLDER_BYTES = 4096  # what one {fixture} counts for: PATH_MAX, the longest
 MAX_PATH_BYTES = 1024  # an entry's path or a link's target, UTF-8
 MAX_COMPONENT_BYTES = 255  # one name (NAME_MAX)
 MAX_DEPTH = 32  # components of an entry's path
-# The longest real path of the private root that fixture directories live in (UTF-8 bytes), so that
-# a fixture directory's path with an entry's path (or a link's target holding the directory's path)
-# after it stays well within PATH_MAX (4096): a longer TMPDIR made the writer proofs' reference
-# measure its own fixtures as unreadable, which a check reported as failures. Written out in
-# spec/conformance-protocol.md (PROTO-FIX-1).
-MAX_ROOT_BYTES = 2048
 SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
 # The requirements that need an entry with the setuid, setgid or sticky bit: WRITER-MEAS-5 says a
 # writer root holding one is `unsafe-runtime`. Only a case citing one of them may set these bits.
@@ -573,6 +567,14 @@ def undo(machine: str, steps: Sequence[Mapping[str, Any]]) -> Callable[[str], No
 
 
 # -- the private root of a run's fixtures --------------------------------------------------------------
+
+
+# The longest real path of the private root that fixture directories live in (UTF-8 bytes), so that
+# a fixture directory's path with an entry's path (or a link's target holding the directory's path)
+# after it stays well within PATH_MAX (4096): a longer TMPDIR made the writer proofs' reference
+# measure its own fixtures as unreadable, which a check reported as failures. Written out in
+# spec/conformance-protocol.md (PROTO-FIX-1).
+MAX_ROOT_BYTES = 2048
 
 
 @dataclass
