@@ -13,7 +13,7 @@ from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.explore import Explorations
-from inboxspec.checker.traces import concrete_steps, describe, describe_lasso, to_case
+from inboxspec.checker.traces import NoReferenceOutputs, concrete_steps, describe, describe_lasso, to_case
 from inboxspec.machines.frame import forever_properties
 
 
@@ -28,17 +28,19 @@ class FindingResult:
     holds_with_option: bool
     trace: list[str]
     case: dict[str, Any] | None
+    # Why the trace could not be made a case (the reference gave it no outputs), or None.
+    case_problem: str | None = None
 
     @property
     def ok(self) -> bool:
-        return self.fails_by_default and self.holds_with_option
+        return self.fails_by_default and self.holds_with_option and self.case_problem is None
 
     def as_json(self) -> dict[str, Any]:
         return {"machine": self.machine, "finding": self.finding, "property": self.invariant,
                 "requirements": list(self.requirements), "option": self.option,
                 "fails_by_default": self.fails_by_default,
                 "holds_with_option": self.holds_with_option, "ok": self.ok,
-                "shortest_trace": self.trace, "as_case": self.case}
+                "shortest_trace": self.trace, "as_case": self.case, "case_problem": self.case_problem}
 
 
 def check_findings(explorations: Explorations | None = None) -> list[FindingResult]:
@@ -55,18 +57,22 @@ def check_findings(explorations: Explorations | None = None) -> list[FindingResu
                 raise RuntimeError(f"{name}: the exploration with {invariant.option} did not check "
                                    f"{invariant.name}, the property its finding {invariant.finding} is about")
             trace = default.violations.get(invariant.name)
-            case = None
+            case = case_problem = None
             if trace is not None:
                 steps = concrete_steps(explorer, trace)
-                case = to_case(name, f"{name}/finding-{invariant.finding.lower()}",
-                               f"The shortest trace that breaks {invariant.name} under the seed default",
-                               list(invariant.requirements), explorer.config(default.bounds, {}),
-                               steps)
+                try:
+                    case = to_case(name, f"{name}/finding-{invariant.finding.lower()}",
+                                   f"The shortest trace that breaks {invariant.name} under the seed default",
+                                   list(invariant.requirements), explorer.config(default.bounds, {}),
+                                   steps)
+                except NoReferenceOutputs as error:
+                    case_problem = str(error)
             results.append(FindingResult(
                 name, invariant.finding, invariant.name, invariant.requirements, invariant.option,
                 fails_by_default=trace is not None,
                 holds_with_option=invariant.name not in fixed.violations,
-                trace=describe(trace, explorer.variables) if trace else [], case=case))
+                trace=describe(trace, explorer.variables) if trace else [], case=case,
+                case_problem=case_problem))
     return results
 
 

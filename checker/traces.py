@@ -16,7 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inboxspec import machines
+from inboxspec.checker.forked import ScratchUnavailable
 from inboxspec.conformance.compare import canonical
+from inboxspec.machines.fixtures import FixtureError
 from inboxspec.machines.frame import Explorer, Step
 from inboxspec.machines.interface import json_key, rememberable
 
@@ -66,12 +68,36 @@ def concrete_steps(explorer: Explorer, trace: list[Step]) -> list[dict[str, Any]
     return explorer.concretize([(pre, a, post) for pre, a, post, _ in trace])
 
 
+# How much of an exception's message a report shows (``described_error``).
+SHOWN_ERROR_CHARS = 300
+
+
+def described_error(error: BaseException) -> str:
+    """``error`` as one bounded line: its type, then the start of its message."""
+    try:
+        text = " ".join(str(error).split())
+    except Exception:  # an exception whose message cannot be made is shown by its type
+        text = ""
+    if len(text) > SHOWN_ERROR_CHARS:
+        text = text[:SHOWN_ERROR_CHARS] + "..."
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+class NoReferenceOutputs(ValueError):
+    """The reference gave no outputs for a trace (``to_case``): it rejected the config, or raised."""
+
+
 class Replays:
     """Case runs remembered for one run of ``check``: each (machine, config, steps) runs once
     on the reference and once on the model, however many checks replay it (the case files,
     then the generated cases regenerated to compare with them). A result is shared between
     the callers that ask for it: read it, never change it. Inputs that ``json_key`` cannot
-    tell apart exactly are run every time."""
+    tell apart exactly are run every time.
+
+    A side that raises gives ``{"raised": <the exception in one line>}``, a result with no
+    outputs: the case it replays fails (``first_difference`` shows it), as a port's would
+    that answered so, instead of the whole check ending in a traceback. Only a fixture that
+    cannot be laid out is raised on: the check could not be made at all."""
 
     def __init__(self) -> None:
         self._runs: dict[tuple[str, str, Any], dict[str, Any]] = {}
@@ -90,14 +116,26 @@ class Replays:
         runner = entry.run_case if side == "reference" else entry.run_model_case
         inputs = json_key([config, list(steps)])
         if inputs is None:
-            return runner(config, steps)
+            return run_side(runner, config, steps)
         key = (side, machine, inputs)
         if key not in self._runs:
-            result = runner(config, steps)
+            result = run_side(runner, config, steps)
             if not rememberable([config, list(steps)]):  # see json_key's WARNING
                 return result
             self._runs[key] = result
         return self._runs[key]
+
+
+def run_side(runner: Any, config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``runner(config, steps)``, the reference's or the model's run of a case; ``{"raised": ...}``
+    when it raises (see ``Replays``)."""
+    try:
+        result: dict[str, Any] = runner(config, steps)
+    except (FixtureError, ScratchUnavailable):
+        raise
+    except Exception as error:  # the reference or the model is wrong on these steps (see Replays)
+        return {"raised": described_error(error)}
+    return result
 
 
 def to_case(machine: str, case_id: str, description_text: str, requirements: list[str],
@@ -106,7 +144,8 @@ def to_case(machine: str, case_id: str, description_text: str, requirements: lis
     """A case whose expectations are the reference implementation's outputs."""
     result = (replays or Replays()).reference(machine, config, steps)
     if "outputs" not in result:
-        raise ValueError(f"the reference rejects the config {config}: {result}")
+        raise NoReferenceOutputs(f"{case_id}: the reference gives no outputs for config "
+                                 f"{canonical(config)[:200]}: {canonical(result)[:400]}")
     case: dict[str, Any] = {"id": case_id, "description": description_text,
                             "requirements": requirements}
     if features:
@@ -120,7 +159,9 @@ def to_case(machine: str, case_id: str, description_text: str, requirements: lis
 def model_disagreements(machine: str, case: dict[str, Any], replays: Replays | None = None) -> list[int]:
     """Indices of steps where the model chart's output differs from the case's."""
     inputs = [{k: v for k, v in s.items() if k in ("event", "args")} for s in case["steps"]]
-    modelled = (replays or Replays()).model(machine, case["config"], inputs)["outputs"]
+    modelled = (replays or Replays()).model(machine, case["config"], inputs).get("outputs")
+    if not isinstance(modelled, list):  # the model raised or rejected the config: no step agrees
+        return list(range(len(inputs)))
     return [i for i, (step, got) in enumerate(zip(case["steps"], modelled, strict=True))
             if canonical(step["expect"]) != canonical(got)]
 

@@ -192,7 +192,9 @@ def run_model_checks(memo: Explorations | None = None, replays: Replays | None =
     shown.set_phase("checking the findings")
     findings = check_findings(memo)
     problems += [f"{f.finding}: property {f.invariant} "
-                 f"{'holds by default' if not f.fails_by_default else 'fails with ' + f.option}"
+                 + ("holds by default" if not f.fails_by_default
+                    else f"fails with {f.option}" if not f.holds_with_option
+                    else f"fails by default, but its trace is no case: {f.case_problem}")
                  for f in findings if not f.ok]
     shown.set_phase("checking the forever-properties")
     cycles = check_forever(memo)

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from inboxspec.impl import wake_gate as impl
 from inboxspec.model.wake_gate import WakeGateChart
 from tests.session_shared import SharedExplorations
 from tests.test_conform_progress import run_on_a_terminal
+from tests.test_refine import raising_on_the_third_step
 
 
 def test_check_is_green_and_reports_every_part(explorations: SharedExplorations) -> None:
@@ -64,6 +66,25 @@ def test_a_changed_model_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> Non
     assert report["ok"] is False
     assert report["machines"]["wake-gate"]["model_failed"] > 0
     assert any("manifest" in p or "disagree" in p for p in report["explorer"]["problems"])
+
+
+def test_a_reference_that_raises_fails_the_check_in_every_part_without_a_traceback(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # The refinement runs on a forked worker (two cores or more), which the planted reference reaches.
+    entry = machines.get("wake-gate")
+    raising = replace(entry, run_case=raising_on_the_third_step(entry.run_case))
+    monkeypatch.setitem(machines.REGISTRY, "wake-gate", raising)
+    assert main(["check", "--machine", "wake-gate"]) == 1
+    output = capsys.readouterr().out
+    raised = '{"raised": "ReferenceFault: planted over two lines xxx'
+    lines = output.splitlines()
+    assert any(line.startswith("FAIL wake-gate/") and raised in line for line in lines)  # a case
+    assert any(line.startswith("explorer: WAKE-F") and "its trace is no case" in line for line in lines)
+    generated = "explorer: wake-gate: wake-gate/generated/"
+    assert any(line.startswith(generated) and raised in line for line in lines)
+    assert any(line.startswith("explorer: wake-gate: model and reference disagree") and raised in line
+               for line in lines)  # the refinement
+    assert lines[-1] == "check: FAILED" and "Traceback" not in output
 
 
 def test_check_of_one_machine_reports_that_machine_alone(capsys: pytest.CaptureFixture[str]) -> None:

@@ -36,3 +36,42 @@ def test_a_wrong_reference_is_still_a_disagreement(monkeypatch: pytest.MonkeyPat
     result = refine("host", 3, bounds=SMALL)
     assert result.mismatch[0] == "tick" and result.mismatch[-1].startswith("reference")
     assert '"streak": 1' in result.mismatch[-1] and '"streak": 0' in result.mismatch[-2]
+
+
+class ReferenceFault(RuntimeError):
+    """What the planted reference raises."""
+
+
+def raising_on_the_third_step(run_case: Any) -> Any:
+    def run(config: Any, steps: Any) -> dict[str, Any]:
+        if len(steps) >= 3:
+            raise ReferenceFault("planted\nover two lines " + "x" * 1000)
+        return run_case(config, steps)  # type: ignore[no-any-return]
+    return run
+
+
+def test_a_reference_that_raises_is_a_disagreement_shown_in_one_bounded_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    entry = machines.get("wake-gate")
+    raising = replace(entry, run_case=raising_on_the_third_step(entry.run_case))
+    monkeypatch.setitem(machines.REGISTRY, "wake-gate", raising)
+    result = refine("wake-gate", 3)
+    assert len(result.mismatch) == 3 + 2 + 1  # three letters, the steps, the model's output, the raise
+    assert result.mismatch[-2].startswith("model {")
+    shown = result.mismatch[-1]
+    assert shown.startswith('reference {"raised": "ReferenceFault: planted over two lines xxx')
+    assert "\n" not in shown
+    assert shown.endswith('..."}') and len(shown) < 400
+
+
+def test_a_fixture_that_cannot_be_laid_out_is_not_a_disagreement(monkeypatch: pytest.MonkeyPatch) -> None:
+    from inboxspec.machines.fixtures import FixtureError
+
+    entry = machines.get("wake-gate")
+
+    def no_space(config: Any, steps: Any) -> dict[str, Any]:
+        raise FixtureError("fixture could not be laid out: [Errno 28] No space left on device")
+
+    monkeypatch.setitem(machines.REGISTRY, "wake-gate", replace(entry, run_case=no_space))
+    with pytest.raises(FixtureError):
+        refine("wake-gate", 1)
