@@ -253,13 +253,18 @@ class _Shard:
 
     def wait(self, channel: Any) -> Any:
         """The next message on ``channel``; the worker ends when the coordinator is gone (killed,
-        say), instead of waiting for it forever."""
+        say), instead of waiting for it forever.
+
+        It ends with ``os._exit``, not by unwinding: an unwinding worker reports its end on the
+        results queue and then, at exit, waits for its queues' feeder threads to write into pipes
+        that nobody reads any more (a coordinator ended by SIGTERM left both workers so, for good:
+        ``tests/test_parallel.py``)."""
         while True:
             try:
                 return channel.get(timeout=POLL_SECONDS)
             except queue.Empty:
                 if os.getppid() != self.search.coordinator:
-                    raise SystemExit(1) from None
+                    os._exit(1)
 
     def check_owner(self, snapshot: Snapshot) -> None:
         owner = owner_of(snapshot, self.search.workers)

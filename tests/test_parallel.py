@@ -389,3 +389,44 @@ def test_explore_takes_a_worker_count(capsys: pytest.CaptureFixture[str]) -> Non
     assert "positive whole number" in capsys.readouterr().err
     assert default_workers("peer-delivery") == 1  # 12,822 states at the default bounds: small
     assert default_workers("peer-delivery", {"held_cap": "3"}) == available_cores()
+
+
+def _with_token(token: str) -> list[int]:
+    """The live processes whose environment carries ``token``: a search and the workers it forked."""
+    from inboxspec.conformance import process_tree
+
+    return [info.pid for info in process_tree.all_processes().values()
+            if info.state != "Z" and process_tree.has_token(info.pid, "INBOXSPEC_SEARCH_PROBE", token)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=lambda s: s.name)
+def test_workers_end_soon_after_their_coordinator_is_gone(signum: signal.Signals) -> None:
+    """A search ended mid-level by a signal that runs none of its clean-up (a KILL; a TERM to a
+    process that takes its default) leaves no worker behind: each sees its coordinator gone
+    within ``POLL_SECONDS`` and ends. Unwinding instead, a worker waited at exit for its queues'
+    feeder threads to write into pipes nobody read, for good."""
+    token = os.urandom(8).hex()
+    program = ("import signal, sys; signal.signal(signal.SIGTERM, signal.SIG_DFL); "
+               "from inboxspec.checker.parallel import explore_on_workers; "
+               "explore_on_workers('host', None, None, 2)")
+    environment = {**os.environ, "INBOXSPEC_SEARCH_PROBE": token}
+    search = subprocess.Popen([sys.executable, "-c", program], env=environment, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_with_token(token)) < 3 and time.monotonic() < deadline:  # the search and two workers
+            time.sleep(0.1)
+        assert len(_with_token(token)) == 3, "the search never started its workers"
+        time.sleep(2)  # into the search: its workers are sending each other successors
+        search.send_signal(signum)
+        search.wait(timeout=10)
+        deadline = time.monotonic() + parallel.POLL_SECONDS + 10
+        while _with_token(token) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _with_token(token) == []
+    finally:
+        search.kill()
+        search.wait()
+        for pid in _with_token(token):
+            os.kill(pid, signal.SIGKILL)
