@@ -2,8 +2,9 @@
 
 Exit codes, for every subcommand: 0 clean, 1 a check failed, 2 the command
 could not run (bad arguments, unreadable input, unusable adapter, a lost
-exploration worker, temporary directories that cannot be made); ``check``
-and ``conform`` ended by SIGINT, SIGTERM or SIGHUP exit 128 plus its number.
+exploration worker, temporary directories that cannot be made); a command
+ended by SIGINT, SIGTERM or SIGHUP exits 128 plus its number, with nothing it
+started left running.
 Under ``--json`` a bad argument is reported as JSON too (``{"ok": false,
 "unusable": ...}``), so that a pipeline reading the report always has one.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from inboxspec import __version__
+from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 
 
@@ -91,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="processes for the explorations (default: every core this process may use)")
     check.add_argument("--machine", action="append", default=[], metavar="NAME",
                        help="check only this machine (repeatable; default: every machine)")
-    check.set_defaults(func=_check)
+    check.set_defaults(func=_check, handles_signals=True)
 
     cases = commands.add_parser("cases", help="work with conformance case files")
     cases_commands = cases.add_subparsers(dest="cases_command", required=True)
@@ -129,8 +131,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             _report_unusable(str(error), "--json" in options)
             print(f"{error.usage}{error}", file=sys.stderr)
             return 2
-        code: int = args.func(args)
+        if getattr(args, "handles_signals", False):  # check, conform and matrix end their own work
+            code: int = args.func(args)
+            return code
+        # Every other command's clean-up is its finally blocks (an exploration's workers, a fixture
+        # directory), which a signal's default action would skip: it raises instead.
+        with raising_on_signals():
+            code = args.func(args)
         return code
+    except RunInterrupted as stop:
+        message = f"ended by {stop.signal_name} before it finished"
+        _report_unusable(message, "--json" in options, interrupted=stop.signal_name)
+        print(f"inboxspec: {message}", file=sys.stderr)
+        return stop.exit_code
     except KeyboardInterrupt:
         # Ctrl-C outside a conformance run (which handles it itself): a message, not a traceback.
         _report_unusable("interrupted by SIGINT", "--json" in options, interrupted="SIGINT")

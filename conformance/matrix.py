@@ -15,7 +15,11 @@ is in ``WAKE-LANE``). A case counts in every area it cites, once per area.
 
 Each adapter runs on its own, one after the other, through the same runner
 as ``conform`` (so every protocol check applies). An adapter that cannot
-start gets a column that says so; the others still run.
+start gets a column that says so; the others still run. SIGINT, SIGTERM or
+SIGHUP ends the matrix as it ends ``conform`` (PROTO-SIG-1: the adapter's
+processes and fixture directories gone, 128 plus the signal's number), and no
+later adapter starts; since a table of the adapters that ran so far would be
+read as the whole, none is printed or written.
 
 ``--into FILE`` replaces the block between :data:`BEGIN` and :data:`END` in
 FILE with the Markdown (the README's matrix is made this way), and
@@ -36,6 +40,8 @@ from typing import Any
 
 from inboxspec.conformance.casefiles import CaseFileError, load_cases
 from inboxspec.conformance.compare import escape_for_display
+from inboxspec.conformance.interrupts import RunInterrupted, received
+from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 from inboxspec.conformance.reportfile import write_atomically
 from inboxspec.conformance.runner import (
     ERROR,
@@ -50,6 +56,7 @@ from inboxspec.conformance.runner import (
     _registered_machines,
     add_run_options,
     conform,
+    contained_runs,
 )
 
 # The columns of a cell, in the order a cell lists them.
@@ -238,6 +245,8 @@ def run_matrix(commands: Sequence[str], args: argparse.Namespace) -> Matrix:
         except UnusableRun as error:
             run.unusable = str(error)
         runs.append(run)
+        if received() is not None:
+            break  # a signal ends the matrix: no later adapter starts (``_command`` reports it)
     return build_matrix(runs)
 
 
@@ -253,11 +262,23 @@ def _command(args: argparse.Namespace) -> int:
     if args.check and args.into is None:
         print("inboxspec matrix: --check compares the block of --into FILE; give --into", file=sys.stderr)
         return 2
-    try:
-        matrix = run_matrix(args.adapter, args)
-    except (UnusableRun, CaseFileError) as error:
-        print(f"inboxspec matrix: {error}", file=sys.stderr)
-        return 2
+    matrix: Matrix | None = None
+    interrupted: str | None = None
+    with contained_runs():
+        try:
+            matrix = run_matrix(args.adapter, args)
+        except RunInterrupted as interruption:  # while an adapter started
+            interrupted = interruption.signal_name
+        except (UnusableRun, CaseFileError) as error:
+            print(f"inboxspec matrix: {error}", file=sys.stderr)
+            return 2
+        interrupted = interrupted or received()  # read inside: the block's end forgets it
+    if interrupted is not None:
+        # A matrix of the adapters that ran so far would be read as the whole: none is printed or written.
+        print(f"inboxspec matrix: interrupted by {interrupted}: no matrix printed or written; the "
+              "adapters' processes and the fixture directories are gone", file=sys.stderr)
+        return interrupt_exit_code(interrupted)
+    assert matrix is not None  # run_matrix returned: only a signal leaves it unset
     markdown = as_markdown(matrix)
     print(markdown, end="")
     code = matrix.exit_code
@@ -298,4 +319,5 @@ def add_matrix_parser(commands: Any) -> None:
                         help="replace the generated matrix block in FILE (the README's)")
     parser.add_argument("--check", action="store_true",
                         help="with --into: only compare; exit 1 when the block is stale")
-    parser.set_defaults(func=_command)
+    # It handles the interrupting signals itself (contained_runs), so the command line leaves them be.
+    parser.set_defaults(func=_command, handles_signals=True)

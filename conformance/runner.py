@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import dataclasses
 import fnmatch
 import json
@@ -569,11 +570,26 @@ def unusable_report(message: str, problems: Sequence[str] | None = None,
     return {"ok": False, "unusable": message, "problems": list(problems or [message]), **marks}
 
 
-def _command(args: argparse.Namespace) -> int:
+@contextlib.contextmanager
+def contained_runs() -> Iterator[None]:
+    """What runs of adapters are made inside (``conform``'s, ``matrix``'s): what an adapter says
+    printed safely, orphans of its tree found (the runner a child subreaper), the interrupting
+    signals recorded for the runs' wait points to raise (PROTO-SIG-1), and, however the block
+    ends, every process an adapter started ended and every fixture directory removed
+    (PROTO-PROC-1, PROTO-FIX-1)."""
     _safe_output()
     # Orphans of the adapter's tree are re-parented to the runner, where they are found (PROTO-PROC-1).
     process_tree.become_subreaper()
     with interruptible():
+        try:
+            yield
+        finally:
+            kill_all()
+            _FIXTURES.close()
+
+
+def _command(args: argparse.Namespace) -> int:
+    with contained_runs():
         try:
             return _run_command(args)
         except RunInterrupted as interruption:  # before any case ran: during start, say
@@ -589,10 +605,6 @@ def _command(args: argparse.Namespace) -> int:
                 print(json.dumps(unusable_report(message), indent=2))
             print(f"inboxspec conform: {message}", file=sys.stderr)
             return 2
-        finally:
-            # Whatever ended the run, nothing it started outlives it (PROTO-PROC-1, PROTO-FIX-1).
-            kill_all()
-            _FIXTURES.close()
 
 
 def _run_command(args: argparse.Namespace) -> int:
@@ -727,7 +739,8 @@ def add_conform_parser(commands: Any) -> None:
     parser.add_argument("--junit", type=Path, default=None, metavar="FILE",
                         help="also write the run as JUnit XML to FILE, on every exit (replaced "
                              "atomically; an unusable run writes its reason as an error)")
-    parser.set_defaults(func=_command)
+    # It handles the interrupting signals itself (contained_runs), so the command line leaves them be.
+    parser.set_defaults(func=_command, handles_signals=True)
 
 
 def _shown(text: str) -> str:

@@ -202,6 +202,41 @@ def test_no_process_of_the_adapter_survives(scenario: str, tmp_path: Path) -> No
     assert run.fixture_dirs() == []
 
 
+@pytest.mark.parametrize("scenario", ("SIGTERM", "SIGHUP"))
+def test_a_signal_ends_the_matrix_with_nothing_left_running_and_nothing_written(
+        scenario: str, tmp_path: Path) -> None:
+    """PROTO-SIG-1 and PROTO-PROC-1 for ``matrix``, which runs adapters as ``conform`` does: the
+    adapter's tree and its fixture directories gone, 128 plus the signal, no later adapter started,
+    and no partial table printed, written or put into its file. It used to die at once, leaving
+    the adapter's children and the hanging case's fixture directory behind."""
+    run = Run(tmp_path)
+    hanging = tmp_path / "hanging"
+    first = run.hostile(*EVERY_LEFTOVER, f"--trigger={WRITER_TRIGGER}", "--on-trigger=hang",
+                        f"--hanging={hanging}")
+    second_record = tmp_path / "second-record"
+    second = f"{sys.executable} {HOSTILE} --record {second_record}"
+    into = tmp_path / "matrix.md"
+    into.write_text("before\n<!-- begin: inboxspec matrix (generated; do not edit by hand) -->\n"
+                    "<!-- end: inboxspec matrix -->\n")
+    written = into.read_bytes()
+    argv = [sys.executable, "-m", "inboxspec", "matrix", "--adapter", first, "--adapter", second,
+            "--machine", "writer-proofs", "--timeout", "60", "--window", "1",
+            "--json", str(tmp_path / "matrix.json"), "--markdown", str(tmp_path / "matrix-copy.md"),
+            "--into", str(into)]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run.env)
+    _wait_for(hanging, 60)
+    assert run.fixture_dirs(), "the hanging case has its fixture directory"
+    process.send_signal(getattr(signal, scenario))
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 128 + getattr(signal, scenario), stderr
+    assert f"interrupted by {scenario}: no matrix printed or written" in stderr and "Traceback" not in stderr
+    assert stdout == "" and into.read_bytes() == written
+    assert not (tmp_path / "matrix.json").exists() and not (tmp_path / "matrix-copy.md").exists()
+    assert not second_record.exists(), "the second adapter never starts"
+    assert run.survivors() == []
+    assert run.fixture_dirs() == []
+
+
 def test_children_that_closed_their_stdio_are_gone_after_the_run(tmp_path: Path) -> None:
     """PROTO-PROC-1 (defect 8): a child with its stdio on /dev/null is invisible to the pipes."""
     run = Run(tmp_path)

@@ -430,3 +430,34 @@ def test_workers_end_soon_after_their_coordinator_is_gone(signum: signal.Signals
         search.wait()
         for pid in _with_token(token):
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_signal_ends_explore_on_workers_with_nothing_left_running(signum: signal.Signals) -> None:
+    """``inboxspec explore`` ended by SIGTERM or SIGHUP: 128 plus the signal, the ``--json`` report
+    says so, and its workers are gone by the time it exits (its coordinator ends them on the way out;
+    it used to die at once, its workers orphaned)."""
+    token = os.urandom(8).hex()
+    environment = {**os.environ, "INBOXSPEC_SEARCH_PROBE": token}
+    argv = [sys.executable, "-m", "inboxspec", "explore", "host", "--workers", "2", "--json"]
+    command = subprocess.Popen(argv, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_with_token(token)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(_with_token(token)) == 3, "explore never started its workers"
+        command.send_signal(signum)
+        stdout, stderr = command.communicate(timeout=30)
+        assert command.returncode == 128 + signum
+        assert json.loads(stdout) == {"ok": False, "unusable": f"ended by {signum.name} before it finished",
+                                      "problems": [f"ended by {signum.name} before it finished"],
+                                      "interrupted": signum.name}
+        assert "Traceback" not in stderr
+        assert _with_token(token) == []
+    finally:
+        command.kill()
+        command.communicate()
+        for pid in _with_token(token):
+            os.kill(pid, signal.SIGKILL)
