@@ -10,6 +10,8 @@ from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.explore import default_workers, explore
+from inboxspec.checker.forked import WorkerLost
+from inboxspec.checker.parallel import ShardingError
 from inboxspec.checker.traces import (
     concrete_steps,
     describe,
@@ -41,14 +43,43 @@ def _options(values: list[str]) -> dict[str, bool]:
     return parsed
 
 
+# The most worker processes a command line may ask for: more than any machine here has cores, and
+# few enough that forking them and their queues' threads fits an ordinary process limit (asked
+# for 300, the search could not fork; for 2,000, not start its threads).
+MAX_WORKERS = 64
+
+
 def positive_count(raw: str) -> int:
+    """A worker count of the command line: a whole number from 1 to ``MAX_WORKERS``."""
     try:
-        value = int(raw)
+        value = int(raw) if raw.strip().isascii() else 0
     except ValueError:
         value = 0
-    if value < 1:  # a worker count: argparse reports the message with the usage, exit 2
-        raise argparse.ArgumentTypeError(f"a positive whole number, not {raw!r}")
+    if not 1 <= value <= MAX_WORKERS:  # argparse reports the message with the usage, exit 2
+        raise argparse.ArgumentTypeError(f"a whole number from 1 to {MAX_WORKERS}, not {raw!r}")
     return value
+
+
+def _unusable(command: str, message: str, as_json: bool) -> int:
+    """A command that could not run: its message on stderr and, under ``--json``, the report that
+    says so on stdout (as every command's bad argument gives); exit 2."""
+    if as_json:
+        from inboxspec.conformance.runner import unusable_report
+
+        print(json.dumps(unusable_report(message), indent=2))
+    print(f"inboxspec {command}: {message}", file=sys.stderr)
+    return 2
+
+
+def _output_file(raw: str | None, option: str) -> Path | None:
+    """The file an ``--emit-*`` option names, checked before the exploration: ValueError when it
+    is empty, names a directory, or lies in a directory that does not exist."""
+    if raw is None:
+        return None
+    path = Path(raw)
+    if not raw or path.is_dir() or not path.parent.is_dir():
+        raise ValueError(f"{option} needs a file in a directory that exists, not {raw!r}")
+    return path
 
 
 def _progress(states: int, depth: int, seconds: float) -> None:
@@ -60,12 +91,19 @@ def _explore(args: argparse.Namespace) -> int:
     try:
         options = _options(args.option)
         bounds = _pairs(args.bound, "--bound")
+        if args.write_manifest and (args.bound or options):
+            raise ValueError("--write-manifest records the default bounds and options only")
+        if args.invariant == "":
+            raise ValueError("--invariant needs a property's name")
+        emit_case = _output_file(args.emit_case, "--emit-case")
+        emit_itf = _output_file(args.emit_itf, "--emit-itf")
         workers = args.workers or default_workers(args.machine, bounds)
         result = explore(args.machine, bounds, options, workers=workers,
                          progress=None if args.json or not sys.stderr.isatty() else _progress)
     except ValueError as error:
-        print(f"inboxspec explore: {error}", file=sys.stderr)
-        return 2
+        return _unusable("explore", str(error), args.json)
+    except (WorkerLost, ShardingError) as error:  # a worker that died or could not start
+        return _unusable("explore", f"the exploration could not be made: {error}", args.json)
     if not args.json and sys.stderr.isatty():
         print(file=sys.stderr)
     explorer = machines.get(args.machine).explorer
@@ -73,10 +111,6 @@ def _explore(args: argparse.Namespace) -> int:
     if args.write_manifest:
         from inboxspec.checker.manifest import write_manifest
 
-        if args.bound or options:
-            print("inboxspec explore: --write-manifest records the default bounds and options only",
-                  file=sys.stderr)
-            return 2
         write_manifest(args.machine)
         summary["wrote_manifest"] = str(machines.get(args.machine).manifest)
     expected = {i.name for i in explorer.invariants
@@ -97,10 +131,9 @@ def _explore(args: argparse.Namespace) -> int:
     failed = {**{name: trace for name, trace in result.violations.items()},
               **{name: [*lasso.prefix, *lasso.loop] for name, lasso in result.lassos.items()}}
     chosen: str | None = args.invariant or next(iter(unexpected or sorted(failed)), None)
-    if (args.emit_case or args.emit_itf) and (chosen is None or chosen not in failed):
-        print(f"inboxspec explore: no violation of {chosen!r} to emit", file=sys.stderr)
-        return 2
-    if args.emit_case and chosen is not None:
+    if (emit_case or emit_itf) and (chosen is None or chosen not in failed):
+        return _unusable("explore", f"no violation of {chosen!r} to emit", args.json)
+    if emit_case and chosen is not None:
         requirements = (forever[chosen].requirements if chosen in result.lassos
                         else next(i for i in explorer.invariants if i.name == chosen).requirements)
         # A lasso becomes a case as its prefix and one turn of its loop.
@@ -109,11 +142,12 @@ def _explore(args: argparse.Namespace) -> int:
                        list(requirements), explorer.config(result.bounds, options),
                        concrete_steps(explorer, failed[chosen]),
                        features=[f"option:{o}" for o, on in options.items() if on] or None)
-        Path(args.emit_case).write_text(json.dumps({"machine": args.machine, "cases": [case]}, indent=2)
-                                        + "\n", encoding="utf-8")
+        written = _written(emit_case, json.dumps({"machine": args.machine, "cases": [case]}, indent=2))
+        if written is not None:
+            return _unusable("explore", written, args.json)
         summary["emitted_case"] = args.emit_case
         summary["model_disagrees_with_reference_at_steps"] = model_disagreements(args.machine, case)
-    if args.emit_itf and chosen is not None:
+    if emit_itf and chosen is not None:
         if chosen in result.lassos:
             lasso = result.lassos[chosen]
             itf = to_itf_lasso(args.machine, explorer.variables, lasso.prefix, lasso.loop, chosen,
@@ -121,7 +155,9 @@ def _explore(args: argparse.Namespace) -> int:
         else:
             itf = to_itf(args.machine, explorer.variables, result.violations[chosen], chosen,
                          explorer.initial(result.bounds))
-        Path(args.emit_itf).write_text(json.dumps(itf, indent=2) + "\n", encoding="utf-8")
+        written = _written(emit_itf, json.dumps(itf, indent=2))
+        if written is not None:
+            return _unusable("explore", written, args.json)
         summary["emitted_itf"] = args.emit_itf
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -153,6 +189,17 @@ def _explore(args: argparse.Namespace) -> int:
             print("note: the model's outputs differ from the reference's at steps "
                   f"{summary['model_disagrees_with_reference_at_steps']}; the case expects the reference's")
     return 1 if unexpected else 0
+
+
+def _written(path: Path, text: str) -> str | None:
+    """Write ``text`` and a newline to ``path``; None, or why it could not be written. Written as
+    opened, not replaced by a rename: the name may be a device or a link the user means
+    (``/dev/stdout``, ``/dev/null``)."""
+    try:
+        path.write_text(text + "\n", encoding="utf-8")
+    except OSError as error:
+        return f"cannot write {path}: {error}"
+    return None
 
 
 def _findings(args: argparse.Namespace) -> int:
@@ -193,8 +240,7 @@ def _refine(args: argparse.Namespace) -> int:
     try:
         result = refine(args.machine, args.depth, _options(args.option))
     except ValueError as error:
-        print(f"inboxspec refine: {error}", file=sys.stderr)
-        return 2
+        return _unusable("refine", str(error), args.json)
     report: dict[str, Any] = vars(result)
     if args.json:
         print(json.dumps(report, indent=2))

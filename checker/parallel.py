@@ -516,7 +516,10 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
         try:
             for process in processes:
                 with held_for_fork():  # WARNING: the signals _run_shard's first line takes the defaults of
-                    process.start()
+                    try:
+                        process.start()
+                    except OSError as error:  # out of processes or memory: the search cannot be made
+                        raise ShardingError(f"sharded search: a worker could not start: {error}") from None
         finally:
             _SEARCH = None  # the coordinator keeps no search of its own; the forked workers have theirs
         states, level = 1, 0

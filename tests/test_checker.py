@@ -224,3 +224,40 @@ def test_generated_functions_share_their_compiled_text_and_nothing_else() -> Non
     after = compiled._compiled.cache_info()
     assert (one(1), ten(1)) == (2, 11)
     assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+
+
+@pytest.mark.parametrize("arguments", [
+    *BAD_EXPLORE_ARGUMENTS,
+    ["--emit-case", ""],
+    ["--emit-case", "/no/such/directory/case.json"],
+    ["--emit-itf", "/"],
+    ["--invariant", ""],
+    ["--write-manifest", "--bound", "max_streak=2"],
+])
+def test_a_bad_explore_argument_still_writes_the_json_report(arguments: list[str],
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Under --json a pipeline reads a report whatever went wrong (the command line's promise), and
+    a file that cannot be written is refused before the exploration, not by a traceback after it."""
+    assert main(["explore", "wake-gate", *arguments, "--json"]) == 2
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert report["ok"] is False and report["unusable"] and err.startswith("inboxspec explore: ")
+    assert "Traceback" not in err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, where every write fails")
+@pytest.mark.parametrize("option", ["--emit-case", "--emit-itf"])
+def test_an_emitted_trace_that_cannot_be_written_is_a_message(option: str,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A write that fails after the exploration (here with ENOSPC): exit 2 and the report, not a traceback."""
+    assert main(["explore", "wake-gate", option, "/dev/full", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["unusable"].startswith("cannot write /dev/full:") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("arguments", [["--depth", "9"], ["--option", "x"], ["--option", "nosuch=true"]])
+def test_a_bad_refine_argument_still_writes_the_json_report(arguments: list[str],
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["refine", "wake-gate", *arguments, "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["ok"] is False and err.startswith("inboxspec refine: ")

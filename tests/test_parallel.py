@@ -29,6 +29,7 @@ import pytest
 from inboxspec import machines
 from inboxspec.checker import explore as explore_module
 from inboxspec.checker import forked, parallel
+from inboxspec.checker.commands import MAX_WORKERS
 from inboxspec.checker.cycles import Edge, LassoPath, find_lassos
 from inboxspec.checker.explore import (
     Configuration,
@@ -81,9 +82,16 @@ def test_a_pool_of_workers_explores_what_the_caller_would() -> None:
     assert machines.get("wake-gate")  # the registry is untouched
 
 
-def test_check_takes_a_worker_count(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "--workers", "0"]) == 2
-    assert "positive whole number" in capsys.readouterr().err
+@pytest.mark.parametrize("count", ["0", "-1", "65", "300", "99999999999999999999", "x", "١٠", ""])
+@pytest.mark.parametrize("command", [["check"], ["explore", "writer-proofs"]])
+def test_a_worker_count_is_a_whole_number_from_1_to_the_most(command: list[str], count: str,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Past ``MAX_WORKERS``, the search could not fork its workers or start their threads: a
+    traceback, after seconds of trying."""
+    assert main([*command, "--workers", count, "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert f"a whole number from 1 to {MAX_WORKERS}, not {count!r}" in err
+    assert json.loads(out)["ok"] is False
 
 
 CycleInputs = list[tuple[list[list[Edge]], list[tuple[int, int] | None], list[int]]]
@@ -236,9 +244,23 @@ def test_a_worker_that_cannot_start_leaves_none_running(monkeypatch: pytest.Monk
         start(process)
 
     monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", second_fails)
-    with pytest.raises(OSError, match="planted: no more processes"):
+    with pytest.raises(ShardingError, match="a worker could not start: planted: no more processes"):
         explore_on_workers("wake-gate", None, None, 2)
     assert len(started) == 1 and multiprocessing.active_children() == []
+
+
+def test_explore_whose_workers_cannot_start_cannot_run(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Out of processes: exit 2 and the --json report, not a traceback."""
+    def no_fork(process: multiprocessing.context.ForkProcess) -> None:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", no_fork)
+    assert main(["explore", "wake-gate", "--workers", "2", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["unusable"].startswith("the exploration could not be made: sharded search: "
+                                                  "a worker could not start: [Errno 11]")
+    assert "Traceback" not in err and multiprocessing.active_children() == []
 
 
 def test_a_signal_at_a_shards_birth_ends_it_quietly(monkeypatch: pytest.MonkeyPatch,
@@ -385,8 +407,8 @@ def test_rank_level_numbers_a_level_by_key_across_workers() -> None:
 
 
 def test_explore_takes_a_worker_count(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["explore", "writer-proofs", "--workers", "x"]) == 2
-    assert "positive whole number" in capsys.readouterr().err
+    assert main(["explore", "writer-proofs", "--workers", str(MAX_WORKERS), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["distinct_states"] > 0
     assert default_workers("peer-delivery") == 1  # 12,822 states at the default bounds: small
     assert default_workers("peer-delivery", {"held_cap": "3"}) == available_cores()
 
