@@ -262,6 +262,10 @@ def _command(args: argparse.Namespace) -> int:
     if args.check and args.into is None:
         print("inboxspec matrix: --check compares the block of --into FILE; give --into", file=sys.stderr)
         return 2
+    if args.into is not None and not args.into.is_file():  # a FIFO would hang its read, after every run
+        print(f"inboxspec matrix: --into needs an existing regular file, not {str(args.into)!r}",
+              file=sys.stderr)
+        return 2
     matrix: Matrix | None = None
     interrupted: str | None = None
     with contained_runs():
@@ -286,7 +290,8 @@ def _command(args: argparse.Namespace) -> int:
         if args.markdown is not None:
             write_atomically(args.markdown, markdown.encode("utf-8"))
         if args.json is not None:
-            text = json.dumps(matrix.as_json(), indent=2, ensure_ascii=False) + "\n"
+            # ASCII: an adapter's name may hold a lone surrogate, which no UTF-8 file can (PROTO-VAL-4).
+            text = json.dumps(matrix.as_json(), indent=2, ensure_ascii=True) + "\n"
             write_atomically(args.json, text.encode("utf-8"))
         if args.into is not None:
             current = args.into.read_text(encoding="utf-8")
@@ -297,7 +302,9 @@ def _command(args: argparse.Namespace) -> int:
                           "command without --check", file=sys.stderr)
                     return max(code, 1)
             elif wanted != current:
-                write_atomically(args.into, wanted.encode("utf-8"))
+                # The file keeps its permission bits; a link there is replaced, not written through,
+                # as for every file the runner writes (conformance/reportfile.py).
+                write_atomically(args.into, wanted.encode("utf-8"), mode=args.into.stat().st_mode & 0o7777)
     except (OSError, ValueError, UnicodeDecodeError) as error:
         print(f"inboxspec matrix: cannot write the matrix: {error}", file=sys.stderr)
         return 2
@@ -316,7 +323,9 @@ def add_matrix_parser(commands: Any) -> None:
     parser.add_argument("--json", type=Path, default=None, metavar="FILE",
                         help="also write the matrix as JSON to FILE")
     parser.add_argument("--into", type=Path, default=None, metavar="FILE",
-                        help="replace the generated matrix block in FILE (the README's)")
+                        help="replace the generated matrix block in FILE (the README's): an existing "
+                             "regular file, which keeps its permissions; a link at FILE is replaced "
+                             "by the file, not written through")
     parser.add_argument("--check", action="store_true",
                         help="with --into: only compare; exit 1 when the block is stale")
     # It handles the interrupting signals itself (contained_runs), so the command line leaves them be.

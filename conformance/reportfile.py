@@ -16,13 +16,14 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` in one rename; no partial file is ever left.
 
     The temporary file lies in the destination's directory so that the rename
     stays on one filesystem. A symbolic link at the destination is replaced,
-    not followed. Raises OSError when the directory cannot be written or the
-    destination is a directory.
+    not followed. The file gets the permission bits ``mode`` (those of the file
+    it replaces, say), or an ordinary file's under the umask. Raises OSError
+    when the directory cannot be written or the destination is a directory.
     """
     directory = path.parent
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
@@ -32,9 +33,11 @@ def write_atomically(path: Path, data: bytes) -> None:
             stream.flush()
             os.fsync(stream.fileno())
         # mkstemp creates the file private (0600); a report is an ordinary file.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -178,6 +178,55 @@ def test_a_failing_and_an_unstartable_adapter_each_get_their_column(tmp_path: Pa
     assert "unusable" in result.stdout and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
+def test_an_adapter_named_with_a_lone_surrogate_still_gets_its_json_file(tmp_path: Path) -> None:
+    """PROTO-VAL-4: any text an adapter sent is written without failing; the JSON file is ASCII,
+    with the surrogate escaped as JSON escapes it (as UTF-8 it could not be written at all)."""
+    result = run_matrix([sys.executable, "-m", "inboxspec", "matrix", "--machine", "wake-gate",
+                         "--adapter", f"{MIXED} 'name=evil\\ud800'", "--json", str(tmp_path / "m.json"),
+                         "--markdown", str(tmp_path / "m.md")])
+    assert result.returncode == 0, result.stderr
+    raw = (tmp_path / "m.json").read_bytes()
+    assert raw.isascii() and json.loads(raw)["adapters"][0]["implementation"]["name"] == "evil\ud800"
+    assert "evil" in (tmp_path / "m.md").read_text(encoding="utf-8")
+
+
+def _into(tmp_path: Path) -> Path:
+    target = tmp_path / "target.md"
+    target.write_text(f"kept above\n{BEGIN}\nold\n{END}\nkept below\n", encoding="utf-8")
+    return target
+
+
+@pytest.mark.slow
+def test_into_keeps_the_files_permissions_and_replaces_a_link_not_its_target(tmp_path: Path) -> None:
+    target = _into(tmp_path)
+    target.chmod(0o600)
+    link = tmp_path / "link.md"
+    link.symlink_to(target)
+    argv = [sys.executable, "-m", "inboxspec", "matrix", "--machine", "wake-gate", "--adapter", MIXED]
+    assert run_matrix([*argv, "--into", str(target)]).returncode == 0
+    assert target.stat().st_mode & 0o7777 == 0o600 and "old" not in target.read_text(encoding="utf-8")
+    stale = _into(tmp_path).read_bytes()  # the target's block stale again
+    assert run_matrix([*argv, "--into", str(link)]).returncode == 0
+    assert not link.is_symlink() and link.stat().st_mode & 0o7777 == 0o600  # a link is not written through
+    assert target.read_bytes() == stale and b"old" not in link.read_bytes()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "missing"])
+def test_into_that_is_no_regular_file_is_refused_before_any_adapter_runs(kind: str, tmp_path: Path) -> None:
+    """A FIFO used to hang the command for good, after every adapter had run."""
+    into = tmp_path / "into"
+    if kind == "fifo":
+        os.mkfifo(into)
+    elif kind == "directory":
+        into.mkdir()
+    started = tmp_path / "started"
+    result = run_matrix([sys.executable, "-m", "inboxspec", "matrix", "--machine", "wake-gate",
+                         "--adapter", f"sh -c 'touch {started}; exec {MIXED}'", "--into", str(into)])
+    assert result.returncode == 2 and "--into needs an existing regular file" in result.stderr
+    assert not started.exists()
+
+
 @pytest.mark.parametrize("option", [("--timeout", "nan"), ("--timeout", "inf"), ("--start-timeout", "1e300"),
                                     ("--timeout", "-1"), ("--max-line-bytes", "0"), ("--adapter", 'node "x')])
 def test_odd_argument_values_are_argument_errors(option: tuple[str, str]) -> None:

@@ -3,8 +3,10 @@
 It answers like the reference adapter, except for cases whose id matches a
 glob given on the command line: ``fail=GLOB`` changes the last character of
 the first text in the case's outputs (or adds a key when there is none),
-``error=GLOB`` answers ``errored``, ``skip=GLOB`` answers ``skipped``, and
-``delay=SECONDS`` waits that long before each reply.
+``error=GLOB`` answers ``errored``, ``skip=GLOB`` answers ``skipped``,
+``delay=SECONDS`` waits that long before each reply, and ``name=TEXT`` reports
+TEXT, its backslash escapes decoded (``\ud800``, a lone surrogate), as the
+implementation's name.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from inboxspec.conformance.adapter import handle
 
 rules: dict[str, list[str]] = {"fail": [], "error": [], "skip": []}
 delay = 0.0
+name: str | None = None
 for argument in sys.argv[1:]:
     kind, _, value = argument.partition("=")
     if kind == "delay":
         delay = float(value)
+    elif kind == "name":
+        name = value.encode("ascii").decode("unicode_escape")
     else:
         rules[kind].append(value)
 
@@ -50,6 +55,8 @@ for line in sys.stdin:
     reply = handle(request)
     if reply is None:
         continue
+    if request.get("cmd") == "start" and name is not None:
+        reply["implementation"]["name"] = name
     if request.get("cmd") == "run":
         case_id = request["case"]["id"]
         if matches("error", case_id):
