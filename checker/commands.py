@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.checker.explore import default_workers, explore
+from inboxspec.checker.explore import MAX_STATES, default_workers, explore
 from inboxspec.checker.forked import WorkerLost
 from inboxspec.checker.parallel import ShardingError
 from inboxspec.checker.traces import (
@@ -49,15 +50,24 @@ def _options(values: list[str]) -> dict[str, bool]:
 MAX_WORKERS = 64
 
 
-def positive_count(raw: str) -> int:
-    """A worker count of the command line: a whole number from 1 to ``MAX_WORKERS``."""
-    try:
-        value = int(raw) if raw.strip().isascii() else 0
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_WORKERS:  # argparse reports the message with the usage, exit 2
-        raise argparse.ArgumentTypeError(f"a whole number from 1 to {MAX_WORKERS}, not {raw!r}")
-    return value
+def whole_number(least: int, most: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number written in ASCII digits, from ``least`` to ``most`` (no
+    most: unbounded); argparse reports anything else with the usage, exit 2."""
+    span = f"from {least} to {most}" if most is not None else f"of {least} or more"
+
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw) if raw.strip().isascii() else least - 1
+        except ValueError:
+            value = least - 1
+        if value < least or (most is not None and value > most):
+            raise argparse.ArgumentTypeError(f"a whole number {span}, not {raw!r}")
+        return value
+
+    return parse
+
+
+worker_count = whole_number(1, MAX_WORKERS)
 
 
 def _unusable(command: str, message: str, as_json: bool) -> int:
@@ -99,7 +109,8 @@ def _explore(args: argparse.Namespace) -> int:
         emit_itf = _output_file(args.emit_itf, "--emit-itf")
         workers = args.workers or default_workers(args.machine, bounds)
         result = explore(args.machine, bounds, options, workers=workers,
-                         progress=None if args.json or not sys.stderr.isatty() else _progress)
+                         progress=None if args.json or not sys.stderr.isatty() else _progress,
+                         max_states=args.max_states)
     except ValueError as error:
         return _unusable("explore", str(error), args.json)
     except (WorkerLost, ShardingError) as error:  # a worker that died or could not start
@@ -282,9 +293,13 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
     explore_parser.add_argument("--emit-itf", metavar="FILE", help="write the trace as ITF JSON")
     explore_parser.add_argument("--write-manifest", action="store_true",
                                 help="record this default exploration as the machine's manifest")
-    explore_parser.add_argument("--workers", type=positive_count, default=None, metavar="N",
+    explore_parser.add_argument("--workers", type=worker_count, default=None, metavar="N",
                                 help="processes for the search (default: 1 when the manifest records fewer "
                                      "than 50,000 states at these bounds, every usable core otherwise)")
+    explore_parser.add_argument("--max-states", type=whole_number(1), default=MAX_STATES, metavar="N",
+                                help=f"stop, exit 2, past N distinct states (default: {MAX_STATES:,}; a "
+                                     "bound too large for an exhaustive search would otherwise grow "
+                                     "until memory runs out)")
     explore_parser.add_argument("--json", action="store_true")
     explore_parser.set_defaults(func=_explore)
 

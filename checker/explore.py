@@ -149,6 +149,22 @@ def default_workers(name: str, bounds: Mapping[str, str] | None = None) -> int:
     return available_cores()
 
 
+# The most letters an alphabet may have: the largest here, writer proofs' full alphabet, has 56.
+# Each letter is bound to a generated function per control state before the search starts, so a
+# bound that multiplies letters (a peer delivery held_cap of a million) otherwise takes gigabytes
+# before the first state.
+MAX_LETTERS = 1_000
+
+
+def checked_alphabet(explorer: Explorer, name: str, bounds: Bounds) -> list[Action]:
+    """The machine's alphabet at ``bounds``; ValueError past ``MAX_LETTERS`` letters."""
+    actions = list(explorer.alphabet(bounds))
+    if len(actions) > MAX_LETTERS:
+        raise ValueError(f"the {name} alphabet at these bounds has {len(actions):,} letters, more than "
+                         f"{MAX_LETTERS:,}: beyond an exhaustive search")
+    return actions
+
+
 def set_up(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bool] | None
            ) -> tuple[Explorer, Bounds, dict[str, bool], CompiledChart, Any, list[Action]]:
     """What every search of a machine starts from, serial or on workers: its explorer description,
@@ -159,7 +175,7 @@ def set_up(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bo
     chosen = parse_options(explorer, name, options)
     chart = CompiledChart(machines.get(name).chart)
     data = chart_data(explorer, chart, parsed, chosen)
-    return explorer, parsed, chosen, chart, data, list(explorer.alphabet(parsed))
+    return explorer, parsed, chosen, chart, data, checked_alphabet(explorer, name, parsed)
 
 
 def chart_data(explorer: Explorer, chart: CompiledChart, bounds: Bounds, options: Mapping[str, bool]) -> Any:
@@ -192,10 +208,27 @@ def checked_invariants(explorer: Explorer, machine: str, names: Collection[str] 
     return tuple(inv for inv in explorer.invariants if inv.name in names)
 
 
+# The most distinct states an exploration visits before it stops with ExplorationTooLarge, unless
+# the caller allows more (``inboxspec explore --max-states``). The largest documented exploration,
+# the host on three sessions, visits 313,304; a bound given by mistake (a wake gate's max_streak of
+# a million, an idle subscription's TTL of 10**30 ms) otherwise grows until memory runs out.
+# WARNING: the README states it and MAX_LETTERS; tests/test_checker.py compares them.
+MAX_STATES = 1_000_000
+
+
+class ExplorationTooLarge(ValueError):
+    """An exploration met more distinct states than its ``max_states``."""
+
+    def __init__(self, name: str, max_states: int) -> None:
+        super().__init__(f"the {name} exploration passed {max_states:,} distinct states at these bounds "
+                         f"and stopped (allow more with --max-states)")
+
+
 def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping[str, bool] | None = None,
             progress: Progress | None = None, workers: int = 1,
             invariants: Collection[str] | None = None, *,
-            record: StepRecord | None = None, reuse: StepRecord | None = None) -> Exploration:
+            record: StepRecord | None = None, reuse: StepRecord | None = None,
+            max_states: int = MAX_STATES) -> Exploration:
     """Every reachable state within the bounds, breadth-first; on ``workers`` processes when
     more than one and processes can be forked (``checker/parallel.py``: the same result,
     lassos included). ``invariants``, when given, names the only invariants checked: the states,
@@ -204,7 +237,9 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
 
     ``record``, an empty ``StepRecord``, is filled with every step taken; ``reuse``, one filled so
     at the same bounds, gives the steps that need not be fired again (``checker/option_steps.py``:
-    the same result, in less time). Both are for one process: with ``workers`` they are refused."""
+    the same result, in less time). Both are for one process: with ``workers`` they are refused.
+
+    Past ``max_states`` distinct states it stops with :class:`ExplorationTooLarge`."""
     if record is not None and reuse is not None:
         raise ValueError("an exploration records its steps or takes them from a record, not both")
     if workers > 1 and can_fork():
@@ -212,7 +247,8 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
             raise ValueError("a step record is kept in one process: explore with one worker")
         from inboxspec.checker.parallel import explore_on_workers
 
-        parallel: Exploration = explore_on_workers(name, bounds, options, workers, progress, invariants)
+        parallel: Exploration = explore_on_workers(name, bounds, options, workers, progress, invariants,
+                                                   max_states=max_states)
         return parallel
     explorer, parsed, chosen, chart, data, actions = set_up(name, bounds, options)
     checked = checked_invariants(explorer, name, invariants, chosen)
@@ -392,6 +428,8 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                         record_violations(failed, (pre, action, post, output))
                 if not seen:
                     parent[post] = (pre, index)
+                    if len(parent) > max_states:
+                        raise ExplorationTooLarge(name, max_states)
                     deepest = next_depth
                     append((post, next_depth))
                     if keeping_graph:

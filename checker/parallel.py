@@ -89,7 +89,9 @@ from inboxspec.checker import forked
 from inboxspec.checker.compiled import take_step
 from inboxspec.checker.cycles import Edge
 from inboxspec.checker.explore import (
+    MAX_STATES,
     Exploration,
+    ExplorationTooLarge,
     Progress,
     checked_invariants,
     forever_groups,
@@ -491,7 +493,8 @@ def _receive(results: Any, processes: Sequence[Any], kind: str) -> tuple[int, An
 
 def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bool] | None,
                        workers: int, progress: Progress | None = None,
-                       invariants: Collection[str] | None = None) -> Exploration:
+                       invariants: Collection[str] | None = None, *,
+                       max_states: int = MAX_STATES) -> Exploration:
     """The same :class:`~inboxspec.checker.explore.Exploration` as ``explore``, on ``workers`` processes."""
     global _SEARCH
     explorer, parsed, chosen, chart, data, actions = set_up(name, bounds, options)
@@ -536,6 +539,8 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
             for me, control in enumerate(search.controls):
                 control.put(("numbers", array("q", numbers[me]), new > 0))
             states += new
+            if states > max_states:
+                raise ExplorationTooLarge(name, max_states)  # the finally below ends the workers
             if not new:
                 break
             level += 1

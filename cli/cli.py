@@ -85,11 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"inboxspec {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    from inboxspec.checker.commands import positive_count
+    from inboxspec.checker.commands import worker_count
 
     check = commands.add_parser("check", help="run every bundled case and check (the main job)")
     check.add_argument("--json", action="store_true", help="machine-readable report")
-    check.add_argument("--workers", type=positive_count, default=None, metavar="N",
+    check.add_argument("--workers", type=worker_count, default=None, metavar="N",
                        help="processes for the explorations (default: every core this process may use)")
     check.add_argument("--machine", action="append", default=[], metavar="NAME",
                        help="check only this machine (repeatable; default: every machine)")

@@ -243,6 +243,13 @@ INVARIANTS: tuple[Invariant, ...] = (
 )
 
 
+# The largest held_cap, box_cap and number of senders explored: the states grow combinatorially
+# with each (held_cap 2 gives 12,822 states; 3, more than 200,000) and the alphabet linearly (two
+# letters per held position), so past this a bound given by mistake is refused at once instead of
+# filling memory (the explorer's MAX_STATES stops the rest).
+MAX_BOUND = 6
+
+
 class PeerDeliveryExplorer:
     variables: tuple[str, ...] = PeerState._fields
     default_bounds: Mapping[str, str] = {"held_cap": "2", "box_cap": "1", "senders": "a,b"}
@@ -267,6 +274,9 @@ class PeerDeliveryExplorer:
         senders = tuple(s for s in merged["senders"].split(",") if s)
         if held_cap < 1 or box_cap < 0 or not senders or len(set(senders)) != len(senders):
             raise ValueError("peer-delivery bounds: held_cap >= 1, box_cap >= 0, distinct senders")
+        if max(held_cap, box_cap, len(senders)) > MAX_BOUND:
+            raise ValueError(f"peer-delivery caps and senders above {MAX_BOUND} are beyond an "
+                             f"exhaustive search")
         return {"held_cap": held_cap, "box_cap": box_cap, "senders": senders}
 
     def alphabet(self, bounds: Bounds) -> Sequence[Action]:

@@ -261,3 +261,45 @@ def test_a_bad_refine_argument_still_writes_the_json_report(arguments: list[str]
     assert main(["refine", "wake-gate", *arguments, "--json"]) == 2
     out, err = capsys.readouterr()
     assert json.loads(out)["ok"] is False and err.startswith("inboxspec refine: ")
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_an_exploration_past_its_most_states_stops_with_a_message(workers: str,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A bound too large for an exhaustive search (here a wake gate's max_streak of a million, which
+    grew by 13 MB a second) stops at --max-states: exit 2, the report, no worker left."""
+    import multiprocessing
+
+    arguments = ["explore", "wake-gate", "--bound", "max_streak=1000000", "--max-states", "2000",
+                 "--workers", workers, "--json"]
+    assert main(arguments) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["unusable"] == ("the wake-gate exploration passed 2,000 distinct states at "
+                                           "these bounds and stopped (allow more with --max-states)")
+    assert "Traceback" not in err and multiprocessing.active_children() == []
+    assert explore("wake-gate", max_states=240).states == 240  # the default exploration: exactly 240
+    with pytest.raises(ValueError, match="passed 239 distinct states"):
+        explore("wake-gate", max_states=239)
+
+
+@pytest.mark.parametrize(("machine", "bound"), [
+    ("wake-gate", "floors=" + ",".join(str(floor) for floor in range(600))),  # 1,210 letters
+    ("peer-delivery", "held_cap=7"),
+    ("peer-delivery", "senders=" + ",".join(f"s{n}" for n in range(7))),
+])
+def test_a_bound_that_multiplies_letters_is_refused_before_the_search(
+        machine: str, bound: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A peer delivery held_cap of a million took 2 GB before the first state."""
+    assert main(["explore", machine, "--bound", bound, "--json"]) == 2
+    assert "beyond an exhaustive search" in json.loads(capsys.readouterr().out)["unusable"]
+    name, _, value = bound.partition("=")
+    with pytest.raises(ValueError, match="beyond an exhaustive search"):
+        refine(machine, 1, bounds={name: value})
+
+
+def test_the_readme_states_the_explorations_limits() -> None:
+    from inboxspec.checker.explore import MAX_LETTERS, MAX_STATES
+
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8").split())
+    assert (f"A search stops, exit 2, past {MAX_STATES:,} distinct states (`--max-states N` allows more), "
+            f"and an alphabet of more than {MAX_LETTERS:,} letters is refused") in readme
