@@ -246,12 +246,20 @@ def _findings(args: argparse.Namespace) -> int:
 
 
 def _refine(args: argparse.Namespace) -> int:
-    from inboxspec.checker.refine import refine
+    from inboxspec.checker.refine import Refinement, refine
 
+    def shown(so_far: Refinement) -> None:
+        print(f"\r  {so_far.sequences:,} sequences, {so_far.steps:,} steps compared", end="",
+              file=sys.stderr, flush=True)
+
+    drawn = not args.json and sys.stderr.isatty()
     try:
-        result = refine(args.machine, args.depth, _options(args.option))
+        result = refine(args.machine, args.depth, _options(args.option), progress=shown if drawn else None)
     except ValueError as error:
         return _unusable("refine", str(error), args.json)
+    finally:
+        if drawn:
+            print(file=sys.stderr)
     report: dict[str, Any] = vars(result)
     if args.json:
         print(json.dumps(report, indent=2))

@@ -23,7 +23,8 @@ shows happens only at a real disagreement.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,7 @@ from inboxspec.conformance.compare import canonical
 from inboxspec.machines.frame import MAX_REFINE_DEPTH, Action
 
 MAX_DEPTH = MAX_REFINE_DEPTH
+PROGRESS_EVERY_S = 0.25
 
 
 @dataclass
@@ -49,7 +51,11 @@ class Refinement:
 
 
 def refine(name: str, depth: int, options: Mapping[str, bool] | None = None,
-           bounds: Mapping[str, str] | None = None) -> Refinement:
+           bounds: Mapping[str, str] | None = None,
+           progress: Callable[[Refinement], None] | None = None) -> Refinement:
+    """Every sequence of up to ``depth`` letters, compared; ``progress``, when given, is called with
+    the refinement so far about four times a second (``inboxspec refine`` draws it on a terminal:
+    a deep refinement runs for minutes)."""
     if not 0 < depth <= MAX_DEPTH:
         raise ValueError(f"depth must be between 1 and {MAX_DEPTH}")
     entry = machines.get(name)
@@ -65,9 +71,14 @@ def refine(name: str, depth: int, options: Mapping[str, bool] | None = None,
     config = explorer.config(parsed, chosen)
     path: list[tuple[Any, Action, Any]] = []
 
+    last_report = [time.monotonic()]
+
     def visit(snapshot: Any, remaining: int) -> bool:
         if remaining == 0:
             result.sequences += 1
+            if progress is not None and time.monotonic() - last_report[0] > PROGRESS_EVERY_S:
+                last_report[0] = time.monotonic()
+                progress(result)
             return True
         for index, action in enumerate(actions):
             if not action.offered(snapshot):

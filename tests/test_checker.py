@@ -303,3 +303,19 @@ def test_the_readme_states_the_explorations_limits() -> None:
     readme = " ".join((Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8").split())
     assert (f"A search stops, exit 2, past {MAX_STATES:,} distinct states (`--max-states N` allows more), "
             f"and an alphabet of more than {MAX_LETTERS:,} letters is refused") in readme
+
+
+@pytest.mark.slow
+def test_refine_on_a_terminal_shows_how_far_it_has_got_and_a_piped_one_shows_nothing() -> None:
+    """A deep refinement runs for minutes: on a terminal its counts are redrawn on stderr as it goes."""
+    from tests.test_conform_progress import run_on_a_terminal
+
+    code, stdout, terminal = run_on_a_terminal("wake-gate", "--depth", "4", command="refine")
+    assert code == 0 and stdout.startswith("wake-gate: 50,625 sequences of 4 letters"), stdout
+    drawn = [line for line in terminal.replace("\r\n", "\n").split("\r") if line.strip()]
+    counts = [int(line.split()[0].replace(",", "")) for line in drawn]
+    assert counts and counts == sorted(counts) and counts[-1] <= 50_625, terminal
+    assert all(line.rstrip("\n").endswith("steps compared") for line in drawn)
+    piped = subprocess.run([sys.executable, "-m", "inboxspec", "refine", "wake-gate", "--depth", "2"],
+                           capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0 and piped.stderr == ""
