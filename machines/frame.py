@@ -21,6 +21,7 @@ Adding a machine is new files plus one entry in the registry; the checklist is
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -302,6 +303,18 @@ def merged_bounds(machine: str, defaults: Mapping[str, str], raw: Mapping[str, s
     if unknown:
         raise ValueError(f"unknown {machine} bound(s): {', '.join(unknown)}; known: {', '.join(defaults)}")
     return {**defaults, **raw}
+
+
+_BOUND_INTEGER = re.compile(r"-?[0-9]+")
+
+
+def bound_integer(raw: str) -> int:
+    """An integer bound's value as the command line writes it: ASCII digits, an optional minus, and
+    nothing else (``int`` would also take ``1_0``, `` 3 `` and other scripts' digits); ValueError
+    otherwise."""
+    if not _BOUND_INTEGER.fullmatch(raw):
+        raise ValueError(f"invalid integer {raw!r}")
+    return int(raw)
 
 
 def with_options(config: dict[str, Any], options: Mapping[str, bool]) -> dict[str, Any]:

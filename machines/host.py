@@ -613,7 +613,7 @@ class HostExplorer:
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
         merged = frame.merged_bounds("host", self.default_bounds, raw)
         try:
-            parsed = {name: int(value) for name, value in merged.items()}
+            parsed = {name: frame.bound_integer(value) for name, value in merged.items()}
         except ValueError as error:
             raise ValueError(f"host bounds are integers: {error}") from error
         if not 2 <= parsed["sessions"] <= len(ADDRESSES):

@@ -251,7 +251,7 @@ class IdleSubscriptionsExplorer:
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
         merged = frame.merged_bounds("idle-subscriptions", self.default_bounds, raw)
         try:
-            parsed = {k: int(v) for k, v in merged.items()}
+            parsed = {k: frame.bound_integer(v) for k, v in merged.items()}
         except ValueError as error:
             raise ValueError(f"idle-subscriptions bounds are integers: {error}") from error
         if any(v < 0 for v in parsed.values()) or parsed["ttl_ms"] < 1 or parsed["held_backoff_ms"] < 1:

@@ -321,7 +321,7 @@ class InboxRefreshExplorer:
             raise ValueError(f"inbox-refresh jobs are names from {', '.join(CATALOGUE)}; "
                              f"got {merged['jobs']!r}")
         try:
-            horizon = int(merged["horizon_ms"])
+            horizon = frame.bound_integer(merged["horizon_ms"])
         except ValueError as error:
             raise ValueError(f"horizon_ms is an integer: {error}") from error
         if horizon < 0:

@@ -268,7 +268,8 @@ class PeerDeliveryExplorer:
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
         merged = frame.merged_bounds("peer-delivery", self.default_bounds, raw)
         try:
-            held_cap, box_cap = int(merged["held_cap"]), int(merged["box_cap"])
+            held_cap = frame.bound_integer(merged["held_cap"])
+            box_cap = frame.bound_integer(merged["box_cap"])
         except ValueError as error:
             raise ValueError(f"peer-delivery caps are integers: {error}") from error
         senders = tuple(s for s in merged["senders"].split(",") if s)

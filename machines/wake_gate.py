@@ -165,10 +165,10 @@ class WakeGateExplorer:
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
         merged = frame.merged_bounds("wake-gate", self.default_bounds, raw)
         try:
-            cap = int(merged["max_streak"])
-            floors = tuple(int(v) for v in merged["floors"].split(","))
-            streaks = (tuple(int(v) for v in merged["streaks"].split(",")) if merged["streaks"]
-                       else (0, cap + 1))
+            cap = frame.bound_integer(merged["max_streak"])
+            floors = tuple(frame.bound_integer(v) for v in merged["floors"].split(","))
+            streaks = (tuple(frame.bound_integer(v) for v in merged["streaks"].split(","))
+                       if merged["streaks"] else (0, cap + 1))
         except ValueError as error:
             raise ValueError(f"wake-gate bounds are integers: {error}") from error
         if cap < 0 or any(v < 0 for v in floors + streaks) or not floors:

@@ -319,3 +319,16 @@ def test_refine_on_a_terminal_shows_how_far_it_has_got_and_a_piped_one_shows_not
     piped = subprocess.run([sys.executable, "-m", "inboxspec", "refine", "wake-gate", "--depth", "2"],
                            capture_output=True, text=True, timeout=120)
     assert piped.returncode == 0 and piped.stderr == ""
+
+
+@pytest.mark.parametrize("value", ["١٠", "1_0", " 3 ", "3 ", "+3", "3.0", "", "0x10"])
+@pytest.mark.parametrize(("machine", "name"), [
+    ("wake-gate", "max_streak"), ("wake-gate", "floors"), ("peer-delivery", "held_cap"),
+    ("idle-subscriptions", "ttl_ms"), ("inbox-refresh", "horizon_ms"), ("host", "box_cap"),
+])
+def test_an_integer_bound_is_ascii_digits_alone(machine: str, name: str, value: str) -> None:
+    """``int`` takes other scripts' digits, underscores and spaces; a bound does not (frame.bound_integer)."""
+    explorer = machines.get(machine).explorer
+    with pytest.raises(ValueError, match="integer"):
+        explorer.parse_bounds({name: value})
+    assert explorer.parse_bounds({name: "1"})[name] in (1, (1,))
