@@ -56,18 +56,21 @@ the forever-properties are inherited by the fork. A worker that fails, dies
 or is sent a state it does not own ends the search with ``ShardingError``.
 
 Cost
-    Measured on two cores (``benchmarks/explorer_workers.py``), the host's
-    default exploration (124,508 states) took 43.3 s in one process and
-    24.2 s on two workers, 1.79 times the rate, on an otherwise idle machine;
-    peer delivery's (12,822 states) 1.48 times. The workers' processor time
-    together is about 10% above one process's (routing, the batches, the level
-    merges, the coordinator's share). The critical path (per level the busiest
-    worker, then the coordinator: ``Exploration.critical_cpu_seconds``) gives
-    the ratio without the machine's other load (1.76 for the host then); the
-    levels are large and even, so waiting on the busier worker costs under 2%,
-    and the cycle pass runs in one process, as in the serial search. On a busy
-    machine the wall ratio falls towards 1: Linux shares the cores between
-    sessions, not processes.
+    Measured on two cores (``benchmarks/explorer_workers.py``). When a host
+    step cost about 40 µs, the host's default exploration (124,508 states)
+    took 43.3 s in one process and 24.2 s on two workers, 1.79 times the rate
+    on an otherwise idle machine. Its steps now cost about 15 µs, and the
+    sharding's own costs are a larger share: 16.3 s of processor time in one
+    process, against 10.3 to 10.8 s per worker on two (each worker's
+    expansion 9.7 s, taking in the others' successors 0.8 s: routing,
+    pickling and unpickling the batches, each worker's own memos of the host's
+    views, and a busier memory). The critical path (per level the busiest
+    worker, then the coordinator: ``Exploration.critical_cpu_seconds``), which
+    gives the ratio without the machine's other load, is 11.1 to 11.5 s: 1.40
+    to 1.43 times one process. The levels are large and even, so waiting on the
+    busier worker costs little, and the cycle pass runs in one process, as in
+    the serial search. On a busy machine the wall ratio falls towards 1, or
+    below: Linux shares the cores between sessions, not processes.
 
 ``tests/test_parallel.py`` compares 1, 2 and 3 workers with one process on
 every machine, and shows planted faults in the sharding caught.
