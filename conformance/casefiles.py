@@ -141,32 +141,37 @@ def _kind(mode: int) -> str:
 
 def read_case_bytes(path: Path) -> bytes:
     """The bytes of one case file, refusing anything but a regular file of at most
-    MAX_CASE_FILE_BYTES (PROTO-CASES-2) before reading a byte of it: ``lstat`` first, then an
-    ``open`` that follows no link and never blocks (a FIFO), and ``fstat`` of what was opened."""
+    MAX_CASE_FILE_BYTES (PROTO-CASES-2) before reading a byte of it (``read_regular_file``)."""
+    return read_regular_file(path, "a case file", MAX_CASE_FILE_BYTES)
+
+
+def read_regular_file(path: Path, what: str, limit: int) -> bytes:
+    """The bytes of ``path``, refusing anything but a regular file of at most ``limit`` bytes before
+    reading a byte of it: ``lstat`` first, then an ``open`` that follows no link and never blocks (a
+    FIFO), and ``fstat`` of what was opened. CaseFileError names ``what`` the file should have been."""
     try:
         info = os.lstat(path)
         if not stat.S_ISREG(info.st_mode):
-            raise CaseFileError(f"{path}: {_kind(info.st_mode)}; a case file must be a regular file")
-        if info.st_size > MAX_CASE_FILE_BYTES:
-            raise CaseFileError(f"{path}: {info.st_size} bytes; a case file holds at most "
-                                f"{MAX_CASE_FILE_BYTES}")
+            raise CaseFileError(f"{path}: {_kind(info.st_mode)}; {what} must be a regular file")
+        if info.st_size > limit:
+            raise CaseFileError(f"{path}: {info.st_size} bytes; {what} holds at most {limit}")
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
         raise CaseFileError(f"{path}: not readable: {error}") from None
     try:
         opened = os.fstat(fd)
         if not stat.S_ISREG(opened.st_mode):
-            raise CaseFileError(f"{path}: {_kind(opened.st_mode)}; a case file must be a regular file")
+            raise CaseFileError(f"{path}: {_kind(opened.st_mode)}; {what} must be a regular file")
         chunks: list[bytes] = []
         size = 0
-        while size <= MAX_CASE_FILE_BYTES:
+        while size <= limit:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-        if size > MAX_CASE_FILE_BYTES:
-            raise CaseFileError(f"{path}: grew past {MAX_CASE_FILE_BYTES} bytes while it was read")
+        if size > limit:
+            raise CaseFileError(f"{path}: grew past {limit} bytes while it was read")
         return b"".join(chunks)
     except OSError as error:
         raise CaseFileError(f"{path}: not readable: {error}") from None

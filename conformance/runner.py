@@ -41,7 +41,7 @@ import fastjsonschema
 
 from inboxspec.conformance import process_tree
 from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess, kill_all, split_command
-from inboxspec.conformance.casefiles import Case, CaseFileError, load_cases
+from inboxspec.conformance.casefiles import Case, CaseFileError, load_cases, read_regular_file
 from inboxspec.conformance.compare import Difference, find_difference
 from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTimeout, may_change, undo
 from inboxspec.conformance.interrupts import RunInterrupted, interruptible, raise_if_interrupted, received
@@ -137,12 +137,18 @@ class Selection:
         return any(fnmatch.fnmatchcase(case.id, g) for g in self.expected_failures)
 
 
+# The largest skip file read: a line per case of every machine is far less.
+MAX_SKIP_FILE_BYTES = 1024 * 1024
+
+
 def read_skip_file(path: Path) -> list[str]:
+    """A skip file's globs: a regular file of UTF-8 text, at most MAX_SKIP_FILE_BYTES, read as case
+    files are (a FIFO hung the runner in ``open``, past every signal; ``/dev/zero`` filled memory)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise UnusableRun(f"cannot read skip file {path}: {error}") from error
-    return [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]
+        text = read_regular_file(path, "a skip file", MAX_SKIP_FILE_BYTES).decode("utf-8")
+    except (CaseFileError, UnicodeDecodeError) as error:
+        raise UnusableRun(f"cannot read skip file {path}: {error}") from None
+    return [line.split("#", 1)[0].strip() for line in text.splitlines() if line.split("#", 1)[0].strip()]
 
 
 class Session:
@@ -719,7 +725,8 @@ def add_conform_parser(commands: Any) -> None:
                      "default: every machine)",
         without_feature_help="treat this feature as unsupported: its cases are skipped")
     parser.add_argument("--skip-file", action="append", type=Path, default=[],
-                        help="known failures, one id glob a line; each must still fail")
+                        help="known failures, one id glob a line; each must still fail (a regular "
+                             "file of UTF-8 text, not a link, at most 1 MiB)")
     parser.add_argument("--require", action="append", default=[], metavar="MACHINE",
                         help="fail as unusable (exit 2) unless some case of MACHINE was executed "
                              "(repeatable)")

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases
+from inboxspec.conformance.runner import MAX_SKIP_FILE_BYTES
 
 pytestmark = pytest.mark.slow
 
@@ -155,6 +156,29 @@ def test_skip_file_entries_must_still_fail(tmp_path: Path) -> None:
                               "--run", "wake-gate/announce-*")
     assert code == 1 and report is not None
     assert outcome(report, TRIGGER_ID)["outcome"] == "unexpected-pass"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "link", "huge", "not-utf8", "directory"])
+def test_a_skip_file_that_is_no_small_regular_text_file_is_refused_at_once(kind: str, tmp_path: Path) -> None:
+    """A FIFO hung the runner in ``open``, past every signal; /dev/zero filled memory."""
+    skip_file = tmp_path / "skips"
+    if kind == "fifo":
+        os.mkfifo(skip_file)
+    elif kind == "device":
+        skip_file.symlink_to("/dev/zero")
+    elif kind == "link":
+        (tmp_path / "real").write_text("wake-gate/defaults\n")
+        skip_file.symlink_to(tmp_path / "real")
+    elif kind == "huge":
+        skip_file.write_bytes(b"#" * (MAX_SKIP_FILE_BYTES + 1))
+    elif kind == "not-utf8":
+        skip_file.write_bytes(b"wake-gate/\xff\n")
+    else:
+        skip_file.mkdir()
+    code, report, output = conform("--adapter", REFERENCE, "--skip-file", str(skip_file), *WAKE_GATE,
+                                   timeout=30)
+    assert code == 2 and report is not None and "cannot read skip file" in report["unusable"], output
+    assert "Traceback" not in output
 
 
 def test_selection_by_glob_and_feature() -> None:
