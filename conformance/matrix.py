@@ -304,7 +304,7 @@ def _command(args: argparse.Namespace) -> int:
             elif wanted != current:
                 # The file keeps its permission bits; a link there is replaced, not written through,
                 # as for every file the runner writes (conformance/reportfile.py).
-                write_atomically(args.into, wanted.encode("utf-8"), mode=args.into.stat().st_mode & 0o7777)
+                write_atomically(args.into, wanted.encode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError) as error:
         print(f"inboxspec matrix: cannot write the matrix: {error}", file=sys.stderr)
         return 2

@@ -169,6 +169,46 @@ def test_a_symlink_at_the_destination_is_replaced_not_followed(tmp_path: Path) -
     assert not link.is_symlink() and link.read_bytes() == b"<testsuites/>"
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory", "socket"])
+def test_a_destination_that_is_no_file_or_link_is_refused_not_replaced(kind: str, tmp_path: Path) -> None:
+    """Run as root, ``--junit /dev/null`` replaced the system's /dev/null with a report."""
+    import socket
+    import stat
+
+    destination = tmp_path / "report.xml"
+    if kind == "fifo":
+        os.mkfifo(destination)
+    elif kind == "device":
+        if os.geteuid() != 0:
+            pytest.skip("making a device node needs root (CI has it)")
+        os.mknod(destination, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a /dev/null of its own
+    elif kind == "directory":
+        destination.mkdir()
+    else:
+        with socket.socket(socket.AF_UNIX) as listener:
+            listener.bind(str(destination))
+    before = os.lstat(destination)
+    with pytest.raises(OSError, match=r"not a regular file"):
+        write_atomically(destination, b"<testsuites/>")
+    after = os.lstat(destination)
+    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.xml"]
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o444])
+def test_a_replaced_report_keeps_its_permission_bits(mode: int, tmp_path: Path) -> None:
+    destination = tmp_path / "report.xml"
+    destination.write_text("old")
+    destination.chmod(mode)
+    write_atomically(destination, b"new")
+    assert destination.read_bytes() == b"new" and destination.stat().st_mode & 0o7777 == mode
+    fresh = tmp_path / "new.xml"
+    write_atomically(fresh, b"x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert fresh.stat().st_mode & 0o7777 == 0o666 & ~umask
+
+
 # -- the JUnit file against the JSON report ----------------------------------------------------
 
 def by_machine(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
