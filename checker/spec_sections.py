@@ -12,24 +12,79 @@ its spec from the registry and the tree (``spec/machine_files.py``).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from inboxspec import machines
+from inboxspec.conformance.reportfile import write_atomically
 from inboxspec.spec import interface_tables, machine_files
 
-MARKER = re.compile(
-    r"(<!-- BEGIN GENERATED: (?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)",
-    re.DOTALL,
-)
+# Every marker, a section's BEGIN (ending its line) or its END: a document is read in one pass over
+# them (``marked_sections``), so that a marker without its partner is found, not skipped, and many
+# markers cost no more than their text (a pattern pairing each BEGIN with its END rescanned the rest of
+# the document for each: 32,000 lone BEGIN markers took minutes).
+MARKER = re.compile(r"<!-- (?P<kind>BEGIN|END) GENERATED: (?P<name>[a-z0-9-]+) -->")
+
+# The largest spec document read; the largest here is well under a tenth of it.
+MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
 class Drift:
     document: Path
     section: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """One generated section of a document: its name, and where its body starts and ends."""
+
+    name: str
+    start: int  # just past its BEGIN marker's line
+    end: int  # where its END marker starts
+
+    def body(self, text: str) -> str:
+        return text[self.start:self.end]
+
+
+class BrokenMarkers(ValueError):
+    """A document's generated-section markers do not pair up: a BEGIN without its END, an END
+    without its BEGIN, a section inside another, a name twice, or a BEGIN not alone at its line's end."""
+
+
+class UnreadableDocument(ValueError):
+    """A spec document that is not a regular UTF-8 text file of at most MAX_DOCUMENT_BYTES."""
+
+
+def marked_sections(text: str) -> list[Section]:
+    """The generated sections of ``text``, in order; BrokenMarkers when the markers do not pair up."""
+    found: list[Section] = []
+    names: set[str] = set()
+    open_name: str | None = None
+    start = 0
+    for match in MARKER.finditer(text):
+        name = match["name"]
+        if match["kind"] == "BEGIN":
+            if open_name is not None:
+                raise BrokenMarkers(f"BEGIN {name} inside section {open_name}, which has no END before it")
+            if not text.startswith("\n", match.end()):
+                raise BrokenMarkers(f"BEGIN {name} is not alone at the end of its line")
+            if name in names:
+                raise BrokenMarkers(f"section {name} appears twice")
+            open_name, start = name, match.end() + 1
+        else:
+            if open_name != name:
+                raise BrokenMarkers(f"END {name} without its BEGIN"
+                                    + (f" (inside section {open_name})" if open_name else ""))
+            found.append(Section(name, start, match.start()))
+            names.add(name)
+            open_name = None
+    if open_name is not None:
+        raise BrokenMarkers(f"BEGIN {open_name} has no END")
+    return found
 
 
 def transition_table(name: str) -> str:
@@ -79,11 +134,24 @@ def port_interface_copies() -> dict[Path, str]:
 
 
 def render(text: str, generated: dict[str, str]) -> str:
-    def replace(match: re.Match[str]) -> str:
-        body = generated.get(match["name"], match["body"])
-        return match.group(1) + body + match.group(4)
+    """``text`` with the body of each generated section it marks replaced (BrokenMarkers, see
+    ``marked_sections``); a section ``generated`` does not name keeps its body."""
+    pieces, at = [], 0
+    for section in marked_sections(text):
+        pieces += [text[at:section.start], generated.get(section.name, section.body(text))]
+        at = section.end
+    return "".join([*pieces, text[at:]])
 
-    return MARKER.sub(replace, text)
+
+def read_document(document: Path) -> str:
+    """A spec document's text, read as case files are (a regular file, no link followed, at most
+    MAX_DOCUMENT_BYTES, UTF-8): a FIFO hung ``spec generate``, /dev/zero filled its memory."""
+    from inboxspec.conformance.casefiles import CaseFileError, read_regular_file
+
+    try:
+        return read_regular_file(document, "a spec document", MAX_DOCUMENT_BYTES).decode("utf-8")
+    except (CaseFileError, UnicodeDecodeError) as error:
+        raise UnreadableDocument(f"{document}: {error}") from None
 
 
 def generate(directory: Path | None = None, *, write: bool,
@@ -96,22 +164,27 @@ def generate(directory: Path | None = None, *, write: bool,
     drifts: list[Drift] = []
     entries = machines.all_machines()
     if directory is not None:
-        entries = [e for e in entries if (directory / e.spec.name).exists()]
+        entries = [e for e in entries if os.path.lexists(directory / e.spec.name)]
+        if not entries:
+            raise UnreadableDocument(f"{directory}: holds no machine's spec document (such as "
+                                     f"{machines.all_machines()[0].spec.name})")
     with machines.only(e.name for e in entries):
         # Only the machines whose documents are written are explored for their findings.
         generated = sections(findings)
     documents = [entry.spec if directory is None else directory / entry.spec.name for entry in entries]
     for document in sorted(documents):
-        text = document.read_text(encoding="utf-8")
+        text = read_document(document)
+        try:
+            marked = marked_sections(text)
+        except BrokenMarkers as error:  # not rewritten: which text is the section's is unknown
+            drifts.append(Drift(document, f"generated-section markers: {error}"))
+            continue
         new = render(text, generated)
         if new != text:
-            drifts.extend(
-                Drift(document, m["name"])
-                for m in MARKER.finditer(text)
-                if m["body"] != generated.get(m["name"], m["body"])
-            )
+            drifts.extend(Drift(document, m.name) for m in marked
+                          if m.body(text) != generated.get(m.name, m.body(text)))
             if write:
-                document.write_text(new, encoding="utf-8")
+                write_atomically(document, new.encode("utf-8"))
     if directory is None:
         for copy, text in sorted(port_interface_copies().items()):
             if not copy.is_file() or copy.read_text(encoding="utf-8") != text:

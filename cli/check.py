@@ -148,8 +148,11 @@ def _run_check(memo: Explorations, progress: Progress, refinements: Refinements)
         tallies[machine].requirements = len(spec_index.requirements(machine))
     model_checks, findings = run_model_checks(memo, replays, progress, refinements)
     progress.set_phase("comparing the spec's generated sections")
-    drift = [f"{d.document.name}: {d.section}"
-             for d in spec_sections.generate(write=False, findings=findings)]
+    try:
+        drift = [f"{d.document.name}: {d.section}"
+                 for d in spec_sections.generate(write=False, findings=findings)]
+    except spec_sections.UnreadableDocument as error:  # a bundled document that cannot be read
+        drift = [str(error)]
     ok = report.ok and not drift and not model_checks["problems"] and all(
         t.failed == 0 and t.model_failed == 0 and t.cases > 0 for t in tallies.values()
     )

@@ -44,9 +44,13 @@ def _cases_lint(args: argparse.Namespace) -> int:
 
 
 def _spec_generate(args: argparse.Namespace) -> int:
-    from inboxspec.checker.spec_sections import generate
+    from inboxspec.checker.spec_sections import UnreadableDocument, generate
 
-    drifts = generate(args.spec_dir, write=not args.check)
+    try:
+        drifts = generate(args.spec_dir, write=not args.check)
+    except (UnreadableDocument, OSError) as error:
+        print(f"inboxspec spec: {error}", file=sys.stderr)
+        return 2
     for drift in drifts:
         verb = "drifted" if args.check else "regenerated"
         print(f"{drift.document.name}: {drift.section} {verb}")

@@ -20,7 +20,7 @@ import pytest
 
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart
-from inboxspec.checker.spec_sections import MARKER
+from inboxspec.checker.spec_sections import marked_sections
 from inboxspec.conformance.casefiles import load_cases
 from inboxspec.conformance.compare import canonical
 from inboxspec.machines.frame import Machine
@@ -101,7 +101,7 @@ def check_generated(entry: Machine) -> None:
 
 
 def check_drift(entry: Machine) -> None:
-    sections = {m["name"] for m in MARKER.finditer(entry.spec.read_text(encoding="utf-8"))}
+    sections = {m.name for m in marked_sections(entry.spec.read_text(encoding="utf-8"))}
     expected = {f"{entry.name}-{part}" for part in ("diagram", "table", "findings", "files")}
     if entry.interface is not None:  # its Interface tables, generated from the interface data
         expected |= set(interface_tables.sections(entry.interface))
