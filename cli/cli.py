@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -124,6 +125,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line: the exit code of the command ``argv`` names (see the module)."""
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # a failed write of buffered output shows here, not at the interpreter's exit
+    except OSError as error:
+        # A file no command could write or read past its own handling, most often its report itself
+        # (a closed pipe, a full disk): a reader has nothing whole, so it could not run (2), not a
+        # traceback and exit 1, which reads as a failed check.
+        print(f"inboxspec: {error}", file=sys.stderr)
+        _settle_stdout()
+        return 2
+    return code
+
+
+def _settle_stdout() -> None:
+    """Flush standard output, or, when it takes no more, point it at /dev/null, so that nothing left
+    in its buffer fails again as the interpreter exits."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):  # no descriptor (a test's captured stream): nothing flushes it
+            pass
+
+
+def _run(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     # Pre-scanned, since the arguments may not parse: everything before a lone `--`.
     options = arguments[: arguments.index("--")] if "--" in arguments else arguments

@@ -1,0 +1,39 @@
+"""A report that cannot be written (a full disk, a reader that went away) is exit 2 with one line on
+stderr: it was a traceback and exit 1, which a pipeline reads as a failed check."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+COMMANDS = {
+    "cases lint": ["cases", "lint", "--json"],
+    "explore": ["explore", "wake-gate", "--json"],
+    "conform": ["conform", "--adapter", f"{sys.executable} -m inboxspec.conformance.adapter",
+                "--machine", "wake-gate", "--run", "wake-gate/defaults", "--json"],
+}
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, where every write fails")
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_report_to_a_full_disk_is_a_message_and_exit_2(command: str) -> None:
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "inboxspec", *COMMANDS[command]], stdout=full,
+                                stderr=subprocess.PIPE, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.endswith("inboxspec: [Errno 28] No space left on device\n")
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_report_to_a_reader_that_went_away_is_a_message_and_exit_2(command: str) -> None:
+    process = subprocess.Popen([sys.executable, "-m", "inboxspec", *COMMANDS[command]],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    process.stdout.close()  # before it writes a byte: its first write meets a pipe with no reader
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 2, stderr
+    assert "Broken pipe" in stderr and "Traceback" not in stderr
