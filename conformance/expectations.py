@@ -32,8 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inboxspec.conformance.casefiles import CaseFileError, read_case_file
+from inboxspec.conformance import interface_lint
+from inboxspec.conformance.casefiles import CaseFileError, case_problems, read_case_bytes, read_case_file
 from inboxspec.conformance.compare import first_difference
+from inboxspec.conformance.reportfile import write_atomically
 
 # The layouts a bundled case file is written in: (indent, ensure_ascii).
 LAYOUTS = ((2, False), (2, True), (1, False), (1, True))
@@ -78,11 +80,20 @@ def rewrite(path: Path) -> Rewrite:
     from inboxspec import machines
 
     try:
-        text = path.read_text(encoding="utf-8")
+        # Read as the linter reads it first (a regular file of bounded size, plain JSON of bounded
+        # depth, the case schema), so that the plain parse of its text below meets nothing worse.
+        loaded = list(read_case_file(path))
+        text = read_case_bytes(path).decode("utf-8")
         data = json.loads(text)
-        cases = {case.id: case for case in read_case_file(path)}
-    except (OSError, ValueError, CaseFileError) as error:
+    except (ValueError, CaseFileError) as error:
         raise ExpectationError(f"cannot read it: {error}") from None
+    if data["machine"] not in machines.REGISTRY:
+        raise ExpectationError(f"unknown machine {data['machine']!r}")
+    found = case_problems(loaded) + interface_lint.problems(loaded)
+    if found:  # an unknown event, say: the reference would refuse it with a traceback
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise ExpectationError(f"it does not pass `inboxspec cases lint`: {found[0]}{more}")
+    cases = {case.id: case for case in loaded}
     indent, ensure_ascii = layout(text, data)
     entry = machines.get(data["machine"])
     result = Rewrite(path)
@@ -128,7 +139,7 @@ def command(args: argparse.Namespace) -> int:
         if result.changed and args.check:
             code = max(code, 1)
         elif result.changed:
-            path.write_text(result.text, encoding="utf-8")
+            write_atomically(path, result.text.encode("utf-8"))
         print(f"{path}: {len(result.changed)} case(s) {verb}; "
               f"{result.model_checked} checked against the model")
     return code

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 from inboxspec import machines
 from inboxspec.cli import main
 from inboxspec.conformance import expectations
-from inboxspec.conformance.casefiles import bundled_cases_dir
+from inboxspec.conformance.casefiles import MAX_CASE_FILE_BYTES, bundled_cases_dir
 
 SOURCE = bundled_cases_dir() / "wake-gate" / "cadence.json"
 
@@ -85,3 +86,34 @@ def test_every_bundled_file_is_in_a_layout_the_command_writes_back() -> None:
     for path in files:
         text = path.read_text(encoding="utf-8")
         expectations.layout(text, json.loads(text))  # raises for a layout it would reformat
+
+
+def _hostile(kind: str, tmp_path: Path) -> Path:
+    path = tmp_path / "hostile.json"
+    data = json.loads(SOURCE.read_text(encoding="utf-8"))
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "link-to-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "too-large":
+        path.write_bytes(b" " * (MAX_CASE_FILE_BYTES + 1))
+    elif kind == "deep":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "unknown-machine":
+        path.write_text(json.dumps({**data, "machine": "nosuch"}, indent=2) + "\n")
+    else:  # an event the wake gate does not have
+        data["cases"][0]["steps"][0]["event"] = "nosuch"
+        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-to-zero", "too-large", "deep", "unknown-machine",
+                                  "unknown-event"])
+def test_a_file_that_cannot_be_read_or_linted_is_refused_with_a_line(
+        kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each was a traceback (exit 1), a hang, or memory without bound: the file was read and parsed
+    before the case reader's checks, and its cases were never linted."""
+    path = _hostile(kind, tmp_path)
+    assert main(["cases", "expect", "--check", str(path)]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith(f"{path}: ") and "Traceback" not in out
