@@ -339,7 +339,8 @@ def _short(message: str) -> str:
 
 def load_cases(directories: Iterable[Path]) -> list[Case]:
     """Every case under ``directories``, or CaseFileError listing every problem that
-    ``cases lint`` reports for them, except coverage (a selection need not cover the spec)."""
+    ``cases lint`` reports for them, except coverage (a selection need not cover the spec) and
+    departures from the interface data, which ``conform`` checks on the cases it sends."""
     cases: list[Case] = []
     problems: list[str] = []
     for path in case_files(directories):

@@ -39,7 +39,7 @@ from typing import Any
 
 import fastjsonschema
 
-from inboxspec.conformance import process_tree
+from inboxspec.conformance import interface_lint, process_tree
 from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess, kill_all, split_command
 from inboxspec.conformance.casefiles import Case, CaseFileError, load_cases, read_regular_file
 from inboxspec.conformance.compare import Difference, find_difference
@@ -464,9 +464,15 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
             start_timeout: float, max_line_bytes: int, progress: bool,
             window: int = DEFAULT_WINDOW, coverage: Coverage | None = None) -> RunReport:
     began = time.monotonic()
+    chosen = [c for c in cases if selection.wants(c)]
+    # PROTO-CASES-1: what `cases lint` rejects is not run. The loader has checked all else it
+    # checks; a case's departures from its machine's interface data (an unknown event, an argument
+    # the event does not take) are checked here, for the cases this run sends alone.
+    problems = interface_lint.problems(chosen)
+    if problems:
+        raise CaseFileError(problems[0], problems)
     session = Session(command, start_timeout, max_line_bytes)
     session.start()
-    chosen = [c for c in cases if selection.wants(c)]
     coverage = coverage or Coverage()
     results: dict[int, CaseResult] = {}
     work: list[tuple[int, Case]] = []

@@ -181,6 +181,25 @@ def test_a_skip_file_that_is_no_small_regular_text_file_is_refused_at_once(kind:
     assert "Traceback" not in output
 
 
+@pytest.mark.parametrize("change", ["extra-argument", "unknown-event"])
+def test_a_case_the_interface_lint_rejects_is_not_run(change: str, tmp_path: Path) -> None:
+    """PROTO-CASES-1: it ran, and failed as the adapter's fault (exit 1); now the run is unusable
+    (exit 2) with lint's message, and no adapter starts."""
+    data = json.loads((bundled_cases_dir() / "wake-gate" / "cadence.json").read_text(encoding="utf-8"))
+    step = data["cases"][0]["steps"][0]
+    if change == "extra-argument":
+        step["args"]["bogus_arg"] = 1
+    else:
+        step["event"] = "nosuch"
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "cadence.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+    started = tmp_path / "started"
+    adapter = f"sh -c 'touch {started}; exec {REFERENCE}'"
+    code, report, output = conform("--adapter", adapter, "--cases", str(tmp_path / "cases"))
+    assert code == 2 and report is not None and "interface" in report["unusable"], output
+    assert not started.exists()
+
+
 def test_selection_by_glob_and_feature() -> None:
     _, report, _ = conform("--adapter", REFERENCE, "--run", "wake-gate/f[0-9]-*",
                            "--skip", "*/f4-*")
