@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -266,3 +267,18 @@ def test_bundled_writer_proofs_files_repeat_no_fixture() -> None:
                   for c in json.loads(path.read_text())["cases"]
                   if "fixture" in c["config"] and "$fixture" not in c["config"]["fixture"]]
         assert len(inline) == len(set(inline)), path
+
+
+def test_lint_exits_1_for_a_file_it_rejects_and_the_runner_2(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """PROTO-FIX-2: a case's config holding fixture_dir is refused by both; lint reports a problem
+    (exit 1, a check that failed), the runner cannot run (exit 2)."""
+    from inboxspec.cli import main
+
+    case = wp_case("one", TREE)
+    case["config"] = {**case["config"], "fixture_dir": "/tmp/x"}
+    path = write_file(tmp_path, {"machine": "writer-proofs", "cases": [case]})
+    assert main(["cases", "lint", str(path.parent)]) == 1
+    assert "fixture_dir" in capsys.readouterr().out
+    adapter = f"{sys.executable} -m inboxspec.conformance.adapter"
+    assert main(["conform", "--adapter", adapter, "--cases", str(path.parent)]) == 2
