@@ -42,7 +42,13 @@ import fastjsonschema
 
 from inboxspec.conformance import interface_lint, process_tree
 from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess, kill_all, split_command
-from inboxspec.conformance.casefiles import Case, CaseFileError, load_cases, read_regular_file
+from inboxspec.conformance.casefiles import (
+    Case,
+    CaseFileError,
+    bundled_cases_dir,
+    load_cases,
+    read_regular_file,
+)
 from inboxspec.conformance.compare import Difference, find_difference
 from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTimeout, may_change, undo
 from inboxspec.conformance.interrupts import RunInterrupted, interruptible, raise_if_interrupted, received
@@ -511,17 +517,16 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
 
 
 def _not_bundled(cases: list[Case]) -> list[Case]:
-    """The cases whose files lie outside every registered machine's own case directory."""
-    from inboxspec import machines
-
-    homes = [os.path.realpath(m.cases) for m in machines.all_machines()]
+    """The cases whose files lie outside the package's own case directory (``bundled_cases_dir``;
+    read without importing a machine's module, which a run of one machine must not)."""
+    home = os.path.realpath(bundled_cases_dir())
     bundled: dict[str, bool] = {}  # per directory of a case file
     foreign = []
     for case in cases:
         directory = os.path.dirname(case.source)
         if directory not in bundled:
             real = os.path.realpath(directory)
-            bundled[directory] = any(real == home or real.startswith(home + os.sep) for home in homes)
+            bundled[directory] = real == home or real.startswith(home + os.sep)
         if not bundled[directory]:
             foreign.append(case)
     return foreign
