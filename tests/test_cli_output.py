@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 COMMANDS = {
-    "cases lint": ["cases", "lint", "--json"],
     "explore": ["explore", "wake-gate", "--json"],
     "conform": ["conform", "--adapter", f"{sys.executable} -m inboxspec.conformance.adapter",
                 "--machine", "wake-gate", "--run", "wake-gate/defaults", "--json"],
