@@ -67,7 +67,8 @@ Cost
     views, and a busier memory). The critical path (per level the busiest
     worker, then the coordinator: ``Exploration.critical_cpu_seconds``), which
     gives the ratio without the machine's other load, is 11.1 to 11.5 s: 1.40
-    to 1.43 times one process. The levels are large and even, so waiting on the
+    to 1.47 times one process (1.42 times by the wall clock on a quiet
+    machine). The levels are large and even, so waiting on the
     busier worker costs little, and the cycle pass runs in one process, as in
     the serial search. On a busy machine the wall ratio falls towards 1, or
     below: Linux shares the cores between sessions, not processes.
