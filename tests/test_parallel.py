@@ -438,7 +438,9 @@ def test_workers_end_soon_after_their_coordinator_is_gone() -> None:
         while len(_with_token(token)) < 3 and time.monotonic() < deadline:  # the search and two workers
             time.sleep(0.1)
         assert len(_with_token(token)) == 3, "the search never started its workers"
-        time.sleep(2)  # into the search: its workers are sending each other successors
+        # Into the search, its workers sending each other successors: at 1 s the unwinding workers
+        # still ended, and the test passed without the fix.
+        time.sleep(2)
         search.send_signal(signal.SIGKILL)
         search.wait(timeout=10)
         deadline = time.monotonic() + parallel.POLL_SECONDS + 10
