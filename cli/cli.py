@@ -155,14 +155,16 @@ def _settle_stdout() -> None:
 
 def _run(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    # Pre-scanned, since the arguments may not parse: everything before a lone `--`.
+    # Pre-scanned, since the arguments may not parse: everything before a lone `--`. Whether a JSON
+    # report is asked for on stdout: `matrix --json FILE` names a file instead, which its command writes.
     options = arguments[: arguments.index("--")] if "--" in arguments else arguments
+    as_json = "--json" in options and "matrix" not in options[:1]
     try:
         parser = build_parser()
         try:
             args = parser.parse_args(arguments)
         except UsageError as error:
-            _report_unusable(str(error), "--json" in options)
+            _report_unusable(str(error), as_json)
             print(f"{error.usage}{error}", file=sys.stderr)
             return 2
         if getattr(args, "handles_signals", False):  # check, conform and matrix end their own work
@@ -175,12 +177,12 @@ def _run(argv: Sequence[str] | None) -> int:
         return code
     except RunInterrupted as stop:
         message = f"ended by {stop.signal_name} before it finished"
-        _report_unusable(message, "--json" in options, interrupted=stop.signal_name)
+        _report_unusable(message, as_json, interrupted=stop.signal_name)
         print(f"inboxspec: {message}", file=sys.stderr)
         return stop.exit_code
     except KeyboardInterrupt:
         # Ctrl-C outside a conformance run (which handles it itself): a message, not a traceback.
-        _report_unusable("interrupted by SIGINT", "--json" in options, interrupted="SIGINT")
+        _report_unusable("interrupted by SIGINT", as_json, interrupted="SIGINT")
         print("inboxspec: interrupted by SIGINT", file=sys.stderr)
         return interrupt_exit_code("SIGINT")
 

@@ -236,3 +236,13 @@ def test_odd_argument_values_are_argument_errors(option: tuple[str, str]) -> Non
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr and option[0] in result.stderr
+
+
+def test_a_bad_matrix_argument_prints_no_json_on_stdout(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """``matrix --json FILE`` names a file: a refused argument is a message, not a JSON report on stdout."""
+    from inboxspec.cli import main
+
+    assert main(["matrix", "--json", str(tmp_path / "m.json"), "--timeout", "nan"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "--timeout" in err and not (tmp_path / "m.json").exists()
