@@ -756,7 +756,7 @@ def add_conform_parser(commands: Any) -> None:
         without_feature_help="treat this feature as unsupported: its cases are skipped")
     parser.add_argument("--skip-file", action="append", type=Path, default=[],
                         help="known failures, one id glob a line; each must still fail (a regular "
-                             "file of UTF-8 text, not a link, at most 1 MiB)")
+                             f"file of UTF-8 text, not a link, at most {MAX_SKIP_FILE_BYTES:,} bytes)")
     parser.add_argument("--require", action="append", default=[], metavar="MACHINE",
                         help="fail as unusable (exit 2) unless some case of MACHINE was executed "
                              "(repeatable)")

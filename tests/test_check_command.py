@@ -99,10 +99,15 @@ def test_check_of_an_unknown_machine_cannot_run(capsys: pytest.CaptureFixture[st
     assert "unknown machine" in capsys.readouterr().err
 
 
-def _with_token(token: str) -> list[int]:
-    """The live processes whose environment carries ``token`` (the check and the workers it forked)."""
+# The environment variable whose token marks the processes of one command a test starts.
+PROBE = "INBOXSPEC_CHECK_PROBE"
+
+
+def with_token(token: str) -> list[int]:
+    """The live processes whose environment carries ``token`` under PROBE (a command and the
+    workers it forked)."""
     return [info.pid for info in process_tree.all_processes().values()
-            if info.state != "Z" and process_tree.has_token(info.pid, "INBOXSPEC_CHECK_PROBE", token)]
+            if info.state != "Z" and process_tree.has_token(info.pid, PROBE, token)]
 
 
 @pytest.mark.slow
@@ -117,15 +122,15 @@ def test_a_signal_ends_the_check_with_nothing_left_running(signum: signal.Signal
     exploration workers and their temporary files gone (a worker used to go on until its exploration
     ended)."""
     token = secrets.token_hex(8)
-    environment = {**os.environ, "INBOXSPEC_CHECK_PROBE": token, "TMPDIR": str(tmp_path)}
+    environment = {**os.environ, PROBE: token, "TMPDIR": str(tmp_path)}
     argv = [sys.executable, "-m", "inboxspec", "check", "--machine", "host", "--workers", "2"]
     check = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment,
                              start_new_session=True)
     try:
         deadline = time.monotonic() + 60
-        while len(_with_token(token)) < 3 and time.monotonic() < deadline:  # the check and two workers
+        while len(with_token(token)) < 3 and time.monotonic() < deadline:  # the check and two workers
             time.sleep(0.1)
-        assert len(_with_token(token)) >= 3, "the check never started its workers"
+        assert len(with_token(token)) >= 3, "the check never started its workers"
         if to_the_group:
             os.killpg(check.pid, signum)
         else:
@@ -134,11 +139,11 @@ def test_a_signal_ends_the_check_with_nothing_left_running(signum: signal.Signal
         assert check.returncode == 128 + signum
         assert f"ended by {signum.name} before it finished" in err
         assert "Traceback" not in err
-        assert _with_token(token) == []
+        assert with_token(token) == []
         assert [entry for entry in os.listdir(tmp_path) if entry.startswith("inboxspec-")] == []
     finally:
         check.kill()
-        for pid in _with_token(token):
+        for pid in with_token(token):
             os.kill(pid, signal.SIGKILL)
 
 

@@ -42,6 +42,7 @@ from inboxspec.checker.explore import (
 from inboxspec.checker.parallel import ShardingError, explore_on_workers
 from inboxspec.cli import main
 from inboxspec.machines.frame import Machine, Snapshot, forever_properties
+from tests.test_check_command import PROBE, with_token
 from tests.test_cycles import ping_pong
 
 __all__ = ["ping_pong"]  # a fixture, used below
@@ -412,12 +413,12 @@ def test_explore_takes_a_worker_count(capsys: pytest.CaptureFixture[str]) -> Non
     assert default_workers("peer-delivery", {"held_cap": "3"}) == available_cores()
 
 
-def _with_token(token: str) -> list[int]:
-    """The live processes whose environment carries ``token``: a search and the workers it forked."""
-    from inboxspec.conformance import process_tree
-
-    return [info.pid for info in process_tree.all_processes().values()
-            if info.state != "Z" and process_tree.has_token(info.pid, "INBOXSPEC_SEARCH_PROBE", token)]
+def _three_processes(token: str, what: str) -> None:
+    """Wait until ``what`` and the two workers it forks carry ``token`` (with_token)."""
+    deadline = time.monotonic() + 60
+    while len(with_token(token)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(with_token(token)) == 3, f"{what} never started its workers"
 
 
 @pytest.mark.slow
@@ -430,27 +431,24 @@ def test_workers_end_soon_after_their_coordinator_is_gone() -> None:
     program = ("import signal, sys; signal.signal(signal.SIGTERM, signal.SIG_DFL); "
                "from inboxspec.checker.parallel import explore_on_workers; "
                "explore_on_workers('host', None, None, 2)")
-    environment = {**os.environ, "INBOXSPEC_SEARCH_PROBE": token}
+    environment = {**os.environ, PROBE: token}
     search = subprocess.Popen([sys.executable, "-c", program], env=environment, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        while len(_with_token(token)) < 3 and time.monotonic() < deadline:  # the search and two workers
-            time.sleep(0.1)
-        assert len(_with_token(token)) == 3, "the search never started its workers"
+        _three_processes(token, "the search")
         # Into the search, its workers sending each other successors: at 1 s the unwinding workers
         # still ended, and the test passed without the fix.
         time.sleep(2)
         search.send_signal(signal.SIGKILL)
         search.wait(timeout=10)
         deadline = time.monotonic() + parallel.POLL_SECONDS + 10
-        while _with_token(token) and time.monotonic() < deadline:
+        while with_token(token) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _with_token(token) == []
+        assert with_token(token) == []
     finally:
         search.kill()
         search.wait()
-        for pid in _with_token(token):
+        for pid in with_token(token):
             os.kill(pid, signal.SIGKILL)
 
 
@@ -461,15 +459,12 @@ def test_a_signal_ends_explore_on_workers_with_nothing_left_running(signum: sign
     says so, and its workers are gone by the time it exits (its coordinator ends them on the way out;
     it used to die at once, its workers orphaned)."""
     token = os.urandom(8).hex()
-    environment = {**os.environ, "INBOXSPEC_SEARCH_PROBE": token}
+    environment = {**os.environ, PROBE: token}
     argv = [sys.executable, "-m", "inboxspec", "explore", "host", "--workers", "2", "--json"]
     command = subprocess.Popen(argv, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        while len(_with_token(token)) < 3 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert len(_with_token(token)) == 3, "explore never started its workers"
+        _three_processes(token, "explore")
         command.send_signal(signum)
         stdout, stderr = command.communicate(timeout=30)
         assert command.returncode == 128 + signum
@@ -477,9 +472,9 @@ def test_a_signal_ends_explore_on_workers_with_nothing_left_running(signum: sign
                                       "problems": [f"ended by {signum.name} before it finished"],
                                       "interrupted": signum.name}
         assert "Traceback" not in stderr
-        assert _with_token(token) == []
+        assert with_token(token) == []
     finally:
         command.kill()
         command.communicate()
-        for pid in _with_token(token):
+        for pid in with_token(token):
             os.kill(pid, signal.SIGKILL)
