@@ -16,6 +16,8 @@ runs (PROTO-FIX-3, PROTO-FIX-4), each problem named with its JSON path.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 import re
@@ -104,6 +106,22 @@ def schema() -> dict[str, Any]:
     text = resources.files("inboxspec.conformance").joinpath("schemas/case-file.schema.json")
     loaded: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
     return loaded
+
+
+@functools.cache
+def _case_file_validator() -> jsonschema.Draft202012Validator:
+    """The case-file schema's validator, made once: the schema is the package's own file."""
+    return jsonschema.Draft202012Validator(schema())
+
+
+# The SHA-256 digests of the case files whose text the schema accepted in this process. Schema
+# validation is more than half of loading a directory of cases, and a process that runs the suite
+# several times (``conform matrix``, a test session) reads the same files again: a file whose bytes
+# hash to a remembered digest parses to the same JSON, which the schema accepts again. Only files
+# the schema accepted are remembered (a refused one is refused afresh, each problem reported), and
+# at most MAX_REMEMBERED_CLEAN_FILES of them: past that the memory starts empty again.
+_SCHEMA_CLEAN: set[bytes] = set()
+MAX_REMEMBERED_CLEAN_FILES = 4096
 
 
 def _json_names(directory: Path) -> list[Path]:
@@ -211,11 +229,16 @@ def read_case_file(path: Path) -> Iterator[Case]:
         raise CaseFileError(f"{path}: not plain JSON: {error}") from error
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CaseFileError(f"{path}: not readable JSON: {error}") from error
-    validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
-    if errors:
-        problems = [f"{path}: schema: at {error.json_path}: {_short(error.message)}" for error in errors]
-        raise CaseFileError(problems[0], problems)
+    digest = hashlib.sha256(raw_bytes).digest()
+    if digest not in _SCHEMA_CLEAN:
+        errors = sorted(_case_file_validator().iter_errors(data),
+                        key=lambda e: [str(p) for p in e.absolute_path])
+        if errors:
+            problems = [f"{path}: schema: at {error.json_path}: {_short(error.message)}" for error in errors]
+            raise CaseFileError(problems[0], problems)
+        if len(_SCHEMA_CLEAN) >= MAX_REMEMBERED_CLEAN_FILES:
+            _SCHEMA_CLEAN.clear()
+        _SCHEMA_CLEAN.add(digest)
     configs = _resolved_configs(path, data)
     machine = data["machine"]
     for raw, config in zip(data["cases"], configs, strict=True):

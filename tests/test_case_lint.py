@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from inboxspec.conformance.casefiles import bundled_cases_dir, lint, read_case_file, share_fixtures
+from inboxspec.conformance import casefiles
+from inboxspec.conformance.casefiles import (
+    CaseFileError,
+    bundled_cases_dir,
+    lint,
+    read_case_file,
+    share_fixtures,
+)
 
 GOOD_CASE: dict[str, Any] = {
     "id": "wake-gate/lint-probe",
@@ -58,6 +65,33 @@ def test_every_schema_error_is_reported_with_its_json_path(tmp_path: Path) -> No
     assert any("$.cases[1]: Additional properties are not allowed ('unknown_key'" in p
                for p in problems), problems
     assert all(p.startswith(str(tmp_path / "probe.json")) for p in problems[:2])
+
+
+def test_a_file_the_schema_accepted_is_not_validated_again_and_a_changed_one_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schema's verdict is remembered by the file's bytes: the same bytes (under any name) are
+    validated once in a process, changed bytes under the same name afresh, and a refused file is
+    refused each time it is read, every problem reported."""
+    validated: list[Any] = []
+    validator = casefiles._case_file_validator()
+
+    class Counting:
+        def iter_errors(self, data: Any) -> Any:
+            validated.append(data)
+            return validator.iter_errors(data)
+
+    monkeypatch.setattr(casefiles, "_SCHEMA_CLEAN", set())
+    monkeypatch.setattr(casefiles, "_case_file_validator", Counting)
+    probe = write(tmp_path, mutated(description="A probe case read twice")) / "probe.json"
+    twin = tmp_path / "twin.json"
+    twin.write_bytes(probe.read_bytes())
+    assert [len(list(read_case_file(path))) for path in (probe, probe, twin)] == [1, 1, 1]
+    assert len(validated) == 1
+    write(tmp_path, mutated(steps=[{"event": "announce_refusal"}]))  # the same name, no expect
+    for _ in range(2):
+        with pytest.raises(CaseFileError, match="'expect' is a required property"):
+            list(read_case_file(probe))
+    assert len(validated) == 3
 
 
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999"])
