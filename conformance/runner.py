@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import fastjsonschema
 
@@ -74,7 +74,11 @@ EXPECTED_FAIL, UNEXPECTED_PASS = "expected-fail", "unexpected-pass"
 
 
 class UnusableRun(Exception):
-    """The run cannot proceed at all (exit code 2)."""
+    """The run cannot proceed at all (exit code 2): ``problems`` lists why, the message first."""
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems = list(problems) or [message]
 
 
 def _protocol_validator(name: str) -> Callable[[Any], Any]:
@@ -148,14 +152,41 @@ class Selection:
 MAX_SKIP_FILE_BYTES = 1024 * 1024
 
 
-def read_skip_file(path: Path) -> list[str]:
+class SkipEntry(NamedTuple):
+    """One glob of a skip file, with where it was written (for the message that refuses it)."""
+
+    path: Path
+    line: int
+    glob: str
+
+
+def read_skip_file(path: Path) -> list[SkipEntry]:
     """A skip file's globs: a regular file of UTF-8 text, at most MAX_SKIP_FILE_BYTES, read as case
     files are (a FIFO hung the runner in ``open``, past every signal; ``/dev/zero`` filled memory)."""
     try:
         text = read_regular_file(path, "a skip file", MAX_SKIP_FILE_BYTES).decode("utf-8")
     except (CaseFileError, UnicodeDecodeError) as error:
         raise UnusableRun(f"cannot read skip file {path}: {error}") from None
-    return [line.split("#", 1)[0].strip() for line in text.splitlines() if line.split("#", 1)[0].strip()]
+    return [SkipEntry(path, number, glob) for number, line in enumerate(text.splitlines(), 1)
+            if (glob := line.split("#", 1)[0].strip())]
+
+
+def unmatched_skip_entries(entries: Sequence[SkipEntry], cases: Sequence[Case],
+                           machines_of_run: Iterable[str]) -> list[str]:
+    """A problem per skip-file entry that matches the id of none of ``cases`` (those the run loaded,
+    before ``--run``, ``--skip`` and the features select among them): a typo, a case renamed or
+    removed, or a byte that does not show (a byte-order mark). Such an entry would stay in the list
+    for ever, marking nothing, so the run is refused instead. An entry whose text before its first
+    ``/`` names a registered machine that this run does not cover (``--machine``) is another run's,
+    and is not checked."""
+    from inboxspec import machines
+
+    others = set(machines.names()) - set(machines_of_run)
+    ids = [case.id for case in cases]
+    return [f"skip file {entry.path}: line {entry.line}: {entry.glob!r} matches no case of this run"
+            for entry in entries
+            if entry.glob.split("/", 1)[0] not in others
+            and not any(fnmatch.fnmatchcase(case_id, entry.glob) for case_id in ids)]
 
 
 class Session:
@@ -672,18 +703,23 @@ def _run_command(args: argparse.Namespace) -> int:
             cases = load_cases(args.cases or [t.cases for t in targets])
             if args.machine:
                 cases = [case for case in cases if case.machine in args.machine]
+            entries = [entry for path in args.skip_file for entry in read_skip_file(path)]
+            unmatched = unmatched_skip_entries(entries, cases, [t.name for t in targets])
+            if unmatched:
+                raise UnusableRun(unmatched[0], unmatched)
             selection = Selection(run=args.run, skip=args.skip, features=args.feature,
                                   without_features=args.without_feature,
-                                  expected_failures=[g for f in args.skip_file
-                                                     for g in read_skip_file(f)])
+                                  expected_failures=[entry.glob for entry in entries])
             report = conform(args.adapter, cases, selection, timeout=args.timeout,
                              start_timeout=args.start_timeout, max_line_bytes=args.max_line_bytes,
                              progress=progress, window=args.window, coverage=coverage)
     except (UnusableRun, CaseFileError) as error:
-        problems = error.problems if isinstance(error, CaseFileError) else [str(error)]
+        problems = error.problems
         if args.json:
             print(json.dumps(unusable_report(str(error), problems), indent=2))
         print(f"inboxspec conform: {error}", file=sys.stderr)
+        for problem in problems[1:]:
+            print(f"inboxspec conform: {problem}", file=sys.stderr)
         _write_junit_report(args, None, problems)
         return 2
     if report.interrupted is None and received() is not None:

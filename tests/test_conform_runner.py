@@ -158,6 +158,30 @@ def test_skip_file_entries_must_still_fail(tmp_path: Path) -> None:
     assert outcome(report, TRIGGER_ID)["outcome"] == "unexpected-pass"
 
 
+def test_a_skip_file_entry_that_matches_no_case_refuses_the_run_before_an_adapter_starts(
+        tmp_path: Path) -> None:
+    """A typo, or a byte-order mark that does not show, left an entry that marked nothing, for
+    ever. An entry naming another machine's cases belongs to another run under ``--machine``, but
+    not in a run of every machine."""
+    skip_file = tmp_path / "known-failures.txt"
+    skip_file.write_bytes(f"\ufeff{TRIGGER_ID}\n# a comment\nwake-gate/defualts\nwake-gate/default*\n"
+                          "peer-delivery/no-such-case\n".encode())
+    never_starts = "/nonexistent/adapter"
+    code, report, output = conform("--adapter", never_starts, "--skip-file", str(skip_file), *WAKE_GATE,
+                                   timeout=30)
+    assert code == 2 and report is not None, output
+    assert report["problems"] == [
+        f"skip file {skip_file}: line 1: '\\ufeff{TRIGGER_ID}' matches no case of this run",  # shown
+        f"skip file {skip_file}: line 3: 'wake-gate/defualts' matches no case of this run",
+    ]
+    assert "cannot start" not in output and "Traceback" not in output
+    skip_file.write_text("peer-delivery/no-such-case\n")
+    code, report, _ = conform("--adapter", never_starts, "--skip-file", str(skip_file), timeout=30)
+    assert code == 2 and report is not None
+    assert report["problems"] == [f"skip file {skip_file}: line 1: 'peer-delivery/no-such-case' "
+                                  "matches no case of this run"]
+
+
 @pytest.mark.parametrize("kind", ["fifo", "device", "link", "huge", "not-utf8", "directory"])
 def test_a_skip_file_that_is_no_small_regular_text_file_is_refused_at_once(kind: str, tmp_path: Path) -> None:
     """A FIFO hung the runner in ``open``, past every signal; /dev/zero filled memory."""
