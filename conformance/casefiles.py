@@ -137,12 +137,21 @@ def _json_names(directory: Path) -> list[Path]:
 
 
 def case_files(directories: Iterable[Path]) -> list[Path]:
+    """The case files under each of ``directories`` (a case directory, or one case file). A name
+    that is a symlink is refused, as a link inside a case directory is: a downloaded directory that
+    is a link to ``/etc`` would otherwise have its JSON files read, and quoted in the problems."""
     files: list[Path] = []
     for directory in directories:
-        if not os.path.lexists(directory):
-            raise CaseFileError(f"{directory}: no such case directory")
         try:
-            files.extend(_json_names(directory) if directory.is_dir() else [directory])
+            info = os.lstat(directory)
+        except FileNotFoundError:
+            raise CaseFileError(f"{directory}: no such case directory") from None
+        except OSError as error:
+            raise CaseFileError(f"{directory}: cannot list case files: {error}") from None
+        if stat.S_ISLNK(info.st_mode):
+            raise CaseFileError(f"{directory}: a symlink; name the case directory or file it points to")
+        try:
+            files.extend(_json_names(directory) if stat.S_ISDIR(info.st_mode) else [directory])
         except OSError as error:
             raise CaseFileError(f"{directory}: cannot list case files: {error}") from error
     return files

@@ -339,6 +339,25 @@ def test_defect_10_case_directories_hold_only_regular_case_files(tmp_path: Path)
     assert all(str(directory / name) in lint.stdout + lint.stderr for name in kinds)
 
 
+def test_a_case_directory_or_file_named_through_a_symlink_is_refused_unread(tmp_path: Path) -> None:
+    """A downloaded case directory that is a link to /etc had its JSON files read, and their text
+    quoted in the problems; a link given for one case file is refused as a link inside a directory
+    is. Both for ``conform --cases`` and ``cases lint``, without a traceback."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.json").write_text('{"machine": "wake-gate", "cases": "the secret"}')
+    for name, target in (("cases", outside), ("one.json", outside / "secret.json")):
+        link = tmp_path / name
+        link.symlink_to(target)
+        code, report, output = conform(tmp_path, REFERENCE, "--cases", str(link))
+        assert code == 2 and report is not None, output
+        assert report["problems"] == [f"{link}: a symlink; name the case directory or file it points to"]
+        lint = subprocess.run([sys.executable, "-m", "inboxspec", "cases", "lint", str(link)],
+                              capture_output=True, text=True, timeout=60)
+        assert lint.returncode == 2 and f"{link}: a symlink" in lint.stdout + lint.stderr  # as a missing one
+        assert "the secret" not in output + lint.stdout + lint.stderr and "Traceback" not in lint.stderr
+
+
 @pytest.mark.parametrize("name", ["zero.json", "pipe.json", "folder.json", "link-to-file.json", "huge.json"])
 def test_defect_10_read_case_bytes_refuses_without_reading(tmp_path: Path, name: str) -> None:
     _special_case_files(tmp_path / "cases")
