@@ -39,7 +39,9 @@ Alphabet
 Bounds (``--bound NAME=VALUE``)
     ``jobs``        the cycle of scripted jobs, comma-separated names from
                     ``CATALOGUE`` (default: result,cleanup); the n-th launch
-                    runs the (n mod length)-th.
+                    runs the (n mod length)-th. A name may repeat: the cycle is
+                    the list as given (``result,result,cleanup`` launches two
+                    results between cleanups).
     ``horizon_ms``  the explored window of time (default 60000).
     The small-scope argument: the spacing lets one launch start every 30 s,
     and every guard compares the clock with the spacing, the back-off, a due
