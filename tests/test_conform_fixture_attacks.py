@@ -28,7 +28,12 @@ from typing import Any
 
 import pytest
 
-from inboxspec.conformance.casefiles import CaseFileError, read_case_bytes
+from inboxspec.conformance.casefiles import (
+    MAX_CASE_FILE_BYTES,
+    MAX_RUN_CASE_BYTES,
+    CaseFileError,
+    read_case_bytes,
+)
 from inboxspec.conformance.fixtures import FixtureError, FixturePool, materialise, swap
 from inboxspec.machines import fixtures as machine_fixtures
 
@@ -356,6 +361,29 @@ def test_a_case_directory_or_file_named_through_a_symlink_is_refused_unread(tmp_
                               capture_output=True, text=True, timeout=60)
         assert lint.returncode == 2 and f"{link}: a symlink" in lint.stdout + lint.stderr  # as a missing one
         assert "the secret" not in output + lint.stdout + lint.stderr and "Traceback" not in lint.stderr
+
+
+def test_case_files_past_the_run_s_total_are_refused_before_one_is_read(tmp_path: Path) -> None:
+    """PROTO-CASES-2: three files, each under the per-file limit, hold more than a run loads
+    together; parsed, they would take about fifty times that in memory."""
+    directory = tmp_path / "cases"
+    directory.mkdir()
+    each = MAX_RUN_CASE_BYTES // 3 + 1
+    assert each <= MAX_CASE_FILE_BYTES
+    for name in ("a.json", "b.json", "c.json"):
+        with open(directory / name, "wb") as sparse:  # no disk used; never read
+            sparse.truncate(each)
+    expected = (f"the case files hold {3 * each} bytes together; a run loads at most "
+                f"{MAX_RUN_CASE_BYTES} (PROTO-CASES-2)")
+    code, report, output = conform(tmp_path, REFERENCE, "--cases", str(directory))
+    assert code == 2 and report is not None and report["problems"] == [expected], output
+    lint = subprocess.run([sys.executable, "-m", "inboxspec", "cases", "lint", str(directory)],
+                          capture_output=True, text=True, timeout=60)
+    assert lint.returncode == 2 and expected in lint.stderr and "Traceback" not in lint.stderr
+    (directory / "c.json").unlink()  # under the total: each file is read, and refused as not JSON
+    code, report, output = conform(tmp_path, REFERENCE, "--cases", str(directory))
+    assert code == 2 and report is not None and len(report["problems"]) == 2, output
+    assert all("not readable JSON" in problem for problem in report["problems"]), report["problems"]
 
 
 @pytest.mark.parametrize("name", ["zero.json", "pipe.json", "folder.json", "link-to-file.json", "huge.json"])
