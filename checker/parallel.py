@@ -9,7 +9,12 @@ Ownership
     successors to a message), and it sends each such successor to its owner
     once in the whole search (it remembers what it sent), however many of its
     states reach it. Before a successor is sent, its equal parts are made one
-    object (``shared``), so that a batch pickles each part once. The workers
+    object (``shared``), and each worker pickles what it sends another with one
+    pickler for the whole search (``Packer``), whose memo persists: a part sent
+    once goes again as a reference of a few bytes, and the owner's unpickler
+    for that sender (``Unpacker``) gives back the object it made the first
+    time. The host's two-session states share about 2,000 distinct session
+    views, so most of a batch is references. The workers
     are forked from one process, so they agree on every hash (one hash seed);
     spawned workers would not, which is why this search runs only where
     processes can be forked, and an owner checks each state it is sent.
@@ -79,7 +84,9 @@ every machine, and shows planted faults in the sharding caught.
 
 from __future__ import annotations
 
+import io
 import os
+import pickle
 import queue
 import time
 import traceback
@@ -167,7 +174,8 @@ def shared(snapshot: Snapshot, pieces: dict[tuple[Any, ...], tuple[Any, ...]]) -
     Snapshots share most of their parts (the host's 17,801 states at ``subscriptions=0`` have
     35,602 session views, 346 of them distinct), but equal parts built apart are distinct
     objects, which a batch would pickle each time. Made one object, a part is pickled once per
-    batch (pickle keeps what it has written) and unpickled once, and the owner keeps one copy.
+    channel (``Packer``'s memo keeps what it has written) and unpickled once, and the owner keeps
+    one copy.
     Only plain and named tuples are rebuilt (``tuple.__new__`` with the same class gives an
     equal value of the same type); anything else is left as it is. Equal parts are taken to be
     interchangeable, as equal snapshots are by every seen-set.
@@ -190,6 +198,42 @@ def _shared(node: Any, pieces: dict[tuple[Any, ...], tuple[Any, ...]], depth: in
     if depth == 0 or not _rebuildable(node):
         return node
     return pieces.setdefault(node, node)
+
+
+class Packer:
+    """The batches one worker sends another, pickled by one pickler for the whole search: its memo
+    is kept from batch to batch, so a part it has pickled before (the same object: ``shared`` makes
+    equal parts one) goes as a reference of a few bytes, not again. The memo holds each object it
+    has pickled, so an object's identity is never reused for another.
+
+    WARNING: each packed message must be unpacked, in the order packed, by the one ``Unpacker`` of
+    this direction (the receiver's for this sender): the references are to what went before."""
+
+    def __init__(self) -> None:
+        self._buffer = io.BytesIO()
+        self._pickler = pickle.Pickler(self._buffer, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def packed(self, batch: Any) -> bytes:
+        self._buffer.seek(0)
+        self._buffer.truncate()
+        self._pickler.dump(batch)
+        return self._buffer.getvalue()
+
+
+class Unpacker:
+    """What one ``Packer`` packed, unpacked in the same order: a part sent before is the very
+    object unpacked then (its hash and the views' worked-out counts kept with it)."""
+
+    def __init__(self) -> None:
+        self._buffer = io.BytesIO()
+        self._unpickler = pickle.Unpickler(self._buffer)
+
+    def unpacked(self, packed: bytes) -> Any:
+        self._buffer.seek(0)
+        self._buffer.truncate()
+        self._buffer.write(packed)
+        self._buffer.seek(0)
+        return self._unpickler.load()
 
 
 def handle(position: int, owner: int, workers: int) -> int:
@@ -256,6 +300,9 @@ class _Shard:
         self.memo: dict[tuple[int, ...], Any] = {}
         self.marks = letter_marks(search.forever, search.groups, search.actions, search.bounds)
         self.letters = self._letters()
+        # Per other worker: what packs the batches sent to it, and what unpacks those it sends.
+        self.packers = [Packer() for _ in range(search.workers)]
+        self.unpackers = [Unpacker() for _ in range(search.workers)]
 
     def wait(self, channel: Any) -> Any:
         """The next message on ``channel``; the worker ends when the coordinator is gone (killed,
@@ -320,6 +367,7 @@ class _Shard:
         workers, width = search.workers, len(search.actions)
         data, load, store = search.data, search.load, search.store
         seen, sent, sent_count, inboxes = self.seen, self.sent, self.sent_count, search.inboxes
+        packers = self.packers
         pieces = self.pieces
         covered, coverage = self.covered, self.coverage
         edge_source, edge_target, edge_letter, edge_allowed, edge_marked = self.edges
@@ -365,7 +413,7 @@ class _Shard:
                         batch = batches[owner]
                         batch.append((kept, key))
                         if len(batch) >= BATCH:
-                            inboxes[owner].put((me, batch, False))
+                            inboxes[owner].put((me, packers[owner].packed(batch), False))
                             batches[owner] = []
                     else:
                         target = sent_target
@@ -384,7 +432,7 @@ class _Shard:
                         edge_marked.append(marked)
         for owner in range(workers):
             if owner != me:
-                inboxes[owner].put((me, batches[owner], True))
+                inboxes[owner].put((me, self.packers[owner].packed(batches[owner]), True))
         self.fired += fired_letters
         return candidates, keys, posts
 
@@ -396,7 +444,8 @@ class _Shard:
         inbox = search.inboxes[me]
         waiting = workers - 1
         while waiting:
-            sender, batch, last = self.wait(inbox)
+            sender, packed, last = self.wait(inbox)
+            batch = self.unpackers[sender].unpacked(packed)
             answers = self.received[sender]
             for post, key in batch:
                 if owner_of(post, workers) != me:

@@ -194,6 +194,20 @@ def _own_shard() -> int:
     return int(name.rsplit("-", 1)[1]) if name.startswith("inboxspec-shard-") else 0
 
 
+def test_a_part_sent_before_goes_as_a_reference_and_comes_back_as_the_same_object() -> None:
+    """One channel's pickler and unpickler keep their memos from batch to batch (``Packer``): the
+    second batch that holds a part already sent is a fraction of the first, and unpacks, in order,
+    to equal batches whose shared part is the one object unpacked before."""
+    packer, unpacker = parallel.Packer(), parallel.Unpacker()
+    view = tuple(f"field {n}" for n in range(50))
+    first, second = [(("one", view), 7)], [(("two", view), 8)]
+    packed = [packer.packed(first), packer.packed(second)]
+    assert len(packed[1]) * 5 < len(packed[0])
+    again = [unpacker.unpacked(message) for message in packed]
+    assert again == [first, second]
+    assert again[1][0][0][1] is again[0][0][0][1]
+
+
 def test_workers_that_disagree_on_an_owner_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each worker computes every owner one place further than the one before it (as spawned workers
     would, each with its own hash seed): the first state routed is refused by the worker it reaches."""
