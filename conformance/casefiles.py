@@ -39,7 +39,8 @@ from inboxspec.spec import index as spec_index
 SHOULD = re.compile(r"\bshould\b", re.IGNORECASE)
 # WARNING: written out in spec/conformance-protocol.md (PROTO-CASES-2); change both together.
 MAX_CASE_FILE_BYTES = 16 * 1024 * 1024
-# The most bytes of case files that one load reads together (PROTO-CASES-2). Parsed, a case file
+# WARNING: written out in spec/conformance-protocol.md (PROTO-CASES-2) too; change both together.
+# The most bytes of case files that one load reads together. Parsed, a case file
 # takes up to about fifty times its size in memory, so without it a directory of many files each
 # under the limit above filled memory. The bundled suite holds about 7.5 MB.
 MAX_RUN_CASE_BYTES = 32 * 1024 * 1024

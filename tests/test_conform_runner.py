@@ -5,6 +5,7 @@ Each test names the requirements of spec/conformance-protocol.md it shows.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import shutil
@@ -14,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases
-from inboxspec.conformance.runner import MAX_SKIP_FILE_BYTES
+from inboxspec.conformance.runner import MAX_SKIP_FILE_BYTES, glob_matcher
 
 pytestmark = pytest.mark.slow
 
@@ -180,6 +183,13 @@ def test_a_skip_file_entry_that_matches_no_case_refuses_the_run_before_an_adapte
     assert code == 2 and report is not None
     assert report["problems"] == [f"skip file {skip_file}: line 1: 'peer-delivery/no-such-case' "
                                   "matches no case of this run"]
+
+
+@given(st.lists(st.text("ab*?[]!-/"), max_size=4), st.text("ab[]!-/"))
+def test_a_skip_file_s_globs_match_as_fnmatch_matches(globs: list[str], case_id: str) -> None:
+    """Globs without a wildcard are looked up in a set (a skip file of 40,000 ids took 18 s to
+    match against the suite's cases, a glob at a time): the same verdict as fnmatch's."""
+    assert glob_matcher(globs)(case_id) == any(fnmatch.fnmatchcase(case_id, glob) for glob in globs)
 
 
 @pytest.mark.parametrize("kind", ["fifo", "device", "link", "huge", "not-utf8", "directory"])
