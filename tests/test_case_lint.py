@@ -181,6 +181,16 @@ def test_every_schema_is_valid_under_its_declared_draft() -> None:
         jsonschema.validators.validator_for(schema).check_schema(schema)
 
 
+def test_the_protocol_states_the_case_file_limits() -> None:
+    """PROTO-CASES-2 gives both limits in bytes: the runner's constants are what it says."""
+    spec = " ".join((Path(__file__).parent.parent / "spec" / "conformance-protocol.md")
+                    .read_text(encoding="utf-8").split())
+    assert (f"A case file MUST be a regular file of at most 16 MiB ({casefiles.MAX_CASE_FILE_BYTES:,} "
+            "bytes)") in spec
+    assert (f"The case files of one run hold at most 32 MiB ({casefiles.MAX_RUN_CASE_BYTES:,} bytes) "
+            "together") in spec
+
+
 def test_requirements_without_an_rfc2119_keyword_are_reported() -> None:
     from inboxspec.spec.index import keyword_problems, machine_spec_text, spec_text
 
