@@ -56,6 +56,7 @@ from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTim
 from inboxspec.conformance.interrupts import RunInterrupted, interruptible, raise_if_interrupted, received
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 from inboxspec.conformance.progress import Progress
+from inboxspec.machines.frame import bound_integer
 
 PROTOCOL_VERSION = 1
 DEFAULT_TIMEOUT_S = 10.0
@@ -704,6 +705,8 @@ def _run_command(args: argparse.Namespace) -> int:
     try:
         targets = _registered_machines(args.require, args.machine)
         progress = True  # Progress draws on stderr, and only when it is a terminal: --json stays clean
+        if args.seed is not None and args.fuzz is None:
+            raise UnusableRun("--seed seeds the random cases of --fuzz; without --fuzz it would do nothing")
         if args.fuzz is not None:
             from inboxspec.conformance.fuzz import conform_fuzz
 
@@ -847,22 +850,28 @@ def _shown(text: str) -> str:
 
 
 def _integer(text: str) -> int:
+    """ASCII digits with an optional minus, as ``explore``'s bounds (``int`` would also take ``1_0``,
+    `` 12`` and other scripts' digits)."""
     try:
-        return int(text)
+        return bound_integer(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {_shown(text)}") from None
 
 
 def _seconds(text: str) -> float:
     """A number of seconds: finite, above 0, at most MAX_SECONDS (``nan``, ``inf``, ``1e300`` are not)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {_shown(text)}") from None
+    if not _DECIMAL.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {_shown(text)}")
+    value = float(text)
     if not math.isfinite(value) or not 0 < value <= MAX_SECONDS:
         raise argparse.ArgumentTypeError(f"must be a number of seconds above 0 and at most "
                                          f"{MAX_SECONDS:g}, not {_shown(text)}")
     return value
+
+
+# A number of seconds as the command line writes it: ASCII digits, a decimal point, an exponent
+# (``float`` would also take ``1_0``, `` 2 `` and other scripts' digits).
+_DECIMAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
 def _adapter_command(text: str) -> str:

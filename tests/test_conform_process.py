@@ -393,6 +393,11 @@ BAD_ARGUMENTS = {
     "seed-negative": (["--seed", "-1"], "--seed"),
     "min-executed-5000-digits": (["--min-executed", "9" * 5000], "--min-executed"),
     "fuzz-zero": (["--fuzz", "0"], "--fuzz"),
+    # Digits of another script, an underscore and spaces (int and float take them all).
+    "seed-other-digits": (["--fuzz", "1", "--seed", " \u0661\u0662"], "--seed"),
+    "fuzz-underscore": (["--fuzz", "1_0"], "--fuzz"),
+    "timeout-spaced": (["--timeout", " 2 "], "--timeout"),
+    "seed-without-fuzz": (["--seed", "5"], "without --fuzz it would do nothing"),
     "unknown-option": (["--bogus"], "unrecognized arguments"),
 }
 BAD_ADAPTERS = {
