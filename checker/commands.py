@@ -22,7 +22,7 @@ from inboxspec.checker.traces import (
     to_itf,
     to_itf_lasso,
 )
-from inboxspec.machines.frame import forever_properties
+from inboxspec.machines.frame import bound_integer, forever_properties
 
 
 def _pairs(values: list[str], what: str) -> dict[str, str]:
@@ -57,7 +57,7 @@ def whole_number(least: int, most: int | None = None) -> Callable[[str], int]:
 
     def parse(raw: str) -> int:
         try:
-            value = int(raw) if raw.strip().isascii() else least - 1
+            value = bound_integer(raw)  # ASCII digits alone: not 1_0, not ' 3 ', not another script's
         except ValueError:
             value = least - 1
         if value < least or (most is not None and value > most):
@@ -217,9 +217,10 @@ def _findings(args: argparse.Namespace) -> int:
     from inboxspec.checker.explore import check_explorations
     from inboxspec.checker.findings import check_findings, check_forever
 
-    memo = check_explorations()
-    results = check_findings(memo)
-    cycles = check_forever(memo)
+    with machines.only(args.machine or machines.names()):
+        memo = check_explorations()
+        results = check_findings(memo)
+        cycles = check_forever(memo)
     if args.json:
         # Findings' invariants first, then the forever-properties (their lassos), each marked by "kind".
         print(json.dumps([{"kind": "invariant", **r.as_json()} for r in results]
@@ -312,12 +313,14 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
     explore_parser.set_defaults(func=_explore)
 
     findings = commands.add_parser("findings", help="each finding: fails by default, holds with its option")
+    findings.add_argument("--machine", action="append", choices=machines.names(), default=None,
+                          help="the findings of this machine only (repeatable; default: every machine)")
     findings.add_argument("--json", action="store_true")
     findings.set_defaults(func=_findings)
 
     refine_parser = commands.add_parser("refine", help="model and reference agree on every short sequence")
     refine_parser.add_argument("machine", choices=machines.names())
-    refine_parser.add_argument("--depth", type=int, default=4)
+    refine_parser.add_argument("--depth", type=whole_number(1), default=4)
     refine_parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     refine_parser.add_argument("--json", action="store_true")
     refine_parser.set_defaults(func=_refine)

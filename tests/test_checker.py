@@ -91,6 +91,18 @@ def test_findings_fail_by_default_and_hold_with_their_options() -> None:
     assert all(r.ok and r.trace for r in results)
 
 
+def test_the_findings_command_takes_one_machine(capsys: pytest.CaptureFixture[str]) -> None:
+    """``findings --machine`` (spec/host.md sends the design reviewer there for the host's): that
+    machine's findings and forever-properties alone; an unknown machine is a usage error."""
+    assert main(["findings", "--machine", "wake-gate", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {entry["machine"] for entry in listed} == {"wake-gate"}
+    assert {entry["finding"] for entry in listed if entry["kind"] == "invariant"} == {
+        "WAKE-F1", "WAKE-F2", "WAKE-F3", "WAKE-F4"}
+    assert main(["findings", "--machine", "no-such-machine"]) == 2
+    assert "invalid choice: 'no-such-machine'" in capsys.readouterr().err
+
+
 def test_injected_model_bug_becomes_a_case_that_separates_implementations(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     # The injected bug: a self-wake exactly one floor later counts as rapid.

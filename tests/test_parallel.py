@@ -83,7 +83,8 @@ def test_a_pool_of_workers_explores_what_the_caller_would() -> None:
     assert machines.get("wake-gate")  # the registry is untouched
 
 
-@pytest.mark.parametrize("count", ["0", "-1", "65", "300", "99999999999999999999", "x", "١٠", ""])
+@pytest.mark.parametrize("count", ["0", "-1", "65", "300", "99999999999999999999", "x", "١٠", "", " 2",
+                                   "1_0"])
 @pytest.mark.parametrize("command", [["check"], ["explore", "writer-proofs"]])
 def test_a_worker_count_is_a_whole_number_from_1_to_the_most(command: list[str], count: str,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
