@@ -165,6 +165,18 @@ def checked_alphabet(explorer: Explorer, name: str, bounds: Bounds) -> list[Acti
     return actions
 
 
+def refuse_unbuildable(name: str, bounds: Bounds, options: Mapping[str, bool]) -> None:
+    """ValueError when the reference answers ``config_error`` to the configuration that ``bounds``
+    and ``options`` make (``Explorer.config``): a search of it would speak of a machine that no
+    port may build (the host's two harness-line options at once, or a floor past the largest
+    integer a port must hold), and a case emitted from it would have no outputs to expect."""
+    entry = machines.get(name)
+    answer = entry.run_case(entry.explorer.config(bounds, options), [])
+    if "config_error" in answer:
+        raise ValueError(f"the reference refuses the {name} configuration these bounds and options make "
+                         f"({answer['config_error']}): explore and refine only machines a port may build")
+
+
 def set_up(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bool] | None
            ) -> tuple[Explorer, Bounds, dict[str, bool], CompiledChart, Any, list[Action]]:
     """What every search of a machine starts from, serial or on workers: its explorer description,
@@ -173,6 +185,7 @@ def set_up(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bo
     explorer = machines.get(name).explorer
     parsed = explorer.parse_bounds(bounds or {})
     chosen = parse_options(explorer, name, options)
+    refuse_unbuildable(name, parsed, chosen)
     chart = CompiledChart(machines.get(name).chart)
     data = chart_data(explorer, chart, parsed, chosen)
     return explorer, parsed, chosen, chart, data, checked_alphabet(explorer, name, parsed)

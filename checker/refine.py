@@ -30,7 +30,7 @@ from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart
-from inboxspec.checker.explore import checked_alphabet, parse_options
+from inboxspec.checker.explore import checked_alphabet, parse_options, refuse_unbuildable
 from inboxspec.checker.forked import WorkerLost, Workers, can_fork
 from inboxspec.checker.traces import run_side
 from inboxspec.conformance.compare import canonical
@@ -62,6 +62,7 @@ def refine(name: str, depth: int, options: Mapping[str, bool] | None = None,
     explorer = entry.explorer
     parsed = explorer.parse_bounds(bounds or {})
     chosen = parse_options(explorer, name, options)
+    refuse_unbuildable(name, parsed, chosen)
     actions = checked_alphabet(explorer, name, parsed)
     chart = CompiledChart(entry.chart)
     bound = [chart.bind(a.event, a.kwargs) for a in actions]

@@ -276,6 +276,28 @@ def test_a_bad_refine_argument_still_writes_the_json_report(arguments: list[str]
     assert json.loads(out)["ok"] is False and err.startswith("inboxspec refine: ")
 
 
+BOTH_HARNESS_OPTIONS = ["--option", "harness_lines_as_agent_mail=true",
+                        "--option", "harness_lines_at_next_turn=true"]
+
+
+@pytest.mark.parametrize("arguments", [
+    ["explore", "host", *BOTH_HARNESS_OPTIONS],  # HOST-OPT: the two MUST NOT both be on
+    ["explore", "host", "--bound", "floor_ms=9007199254740992", "--emit-case", "{tmp}/case.json"],
+    ["explore", "host", "--bound", "max_streak=99999999999999999999999"],
+    ["refine", "host", *BOTH_HARNESS_OPTIONS, "--depth", "1"],
+])
+def test_bounds_and_options_that_make_a_configuration_the_reference_refuses_are_refused(
+        arguments: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Explored, they reported properties of a machine no port may build (both harness-line options:
+    "forever-properties holding"), refine blamed the model, and --emit-case ended in a traceback."""
+    assert main([*(a.replace("{tmp}", str(tmp_path)) for a in arguments), "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["unusable"] == ("the reference refuses the host configuration these bounds and "
+                                           "options make (invalid_config): explore and refine only machines "
+                                           "a port may build")
+    assert "Traceback" not in err and not (tmp_path / "case.json").exists()
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_an_exploration_past_its_most_states_stops_with_a_message(workers: str,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
