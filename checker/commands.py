@@ -31,6 +31,8 @@ def _pairs(values: list[str], what: str) -> dict[str, str]:
         name, equals, raw = value.partition("=")
         if not equals or not name:
             raise ValueError(f"{what} must look like NAME=VALUE, not {value!r}")
+        if name in pairs:
+            raise ValueError(f"{what} {name} is given twice")
         pairs[name] = raw
     return pairs
 
@@ -103,8 +105,14 @@ def _explore(args: argparse.Namespace) -> int:
         bounds = _pairs(args.bound, "--bound")
         if args.write_manifest and (args.bound or options):
             raise ValueError("--write-manifest records the default bounds and options only")
-        if args.invariant == "":
-            raise ValueError("--invariant needs a property's name")
+        if args.invariant is not None:
+            explorer = machines.get(args.machine).explorer
+            known = [*(i.name for i in explorer.invariants), *(p.name for p in forever_properties(explorer))]
+            if args.invariant not in known:
+                raise ValueError(f"--invariant names one of the {args.machine} properties "
+                                 f"({', '.join(known)}), not {args.invariant!r}")
+            if not (args.emit_case or args.emit_itf):
+                raise ValueError("--invariant chooses the violation that --emit-case or --emit-itf writes")
         emit_case = _output_file(args.emit_case, "--emit-case")
         emit_itf = _output_file(args.emit_itf, "--emit-itf")
         workers = args.workers or default_workers(args.machine, bounds)
@@ -143,7 +151,8 @@ def _explore(args: argparse.Namespace) -> int:
               **{name: [*lasso.prefix, *lasso.loop] for name, lasso in result.lassos.items()}}
     chosen: str | None = args.invariant or next(iter(unexpected or sorted(failed)), None)
     if (emit_case or emit_itf) and (chosen is None or chosen not in failed):
-        return _unusable("explore", f"no violation of {chosen!r} to emit", args.json)
+        return _unusable("explore", "no property failed: no violation to emit" if chosen is None
+                         else f"{chosen} holds: no violation of it to emit", args.json)
     if emit_case and chosen is not None:
         requirements = (forever[chosen].requirements if chosen in result.lassos
                         else next(i for i in explorer.invariants if i.name == chosen).requirements)

@@ -578,6 +578,11 @@ def _session_data(data: Any, address: str) -> tuple[Any, ...]:
     )
 
 
+# The bounds that choose among letters rather than count (see the bounds above): a larger value
+# would explore what the largest does, while the summary printed it.
+_LARGEST_CHOICE = {"hand": 1, "reminders": 1, "subscriptions": 2, "forgeries": 2}
+
+
 class HostExplorer:
     variables: tuple[str, ...] = Snapshot._fields
     default_bounds: Mapping[str, str] = {
@@ -620,6 +625,10 @@ class HostExplorer:
             raise ValueError(f"the host explores 2 to {len(ADDRESSES)} sessions")
         if parsed["held_cap"] < 1 or parsed["floor_ms"] < 1 or min(parsed.values()) < 0:
             raise ValueError("host bounds are non-negative, with held_cap and floor_ms at least 1")
+        for name, most in _LARGEST_CHOICE.items():
+            if parsed[name] > most:
+                raise ValueError(f"the host's {name} bound chooses among letters, from 0 to {most}; "
+                                 f"{parsed[name]} would explore what {most} does")
         return {**parsed, "addresses": ADDRESSES[: parsed["sessions"]]}
 
     def _config(self, bounds: Bounds) -> dict[str, Any]:

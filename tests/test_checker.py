@@ -8,12 +8,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from statemachine import State, StateChart
 
 from inboxspec import machines
+from inboxspec.checker import commands as checker_commands
+from inboxspec.checker import explore as explore_module
 from inboxspec.checker.compiled import ChartNotCompilable, CompiledChart
 from inboxspec.checker.explore import Explorations, edges, explore
 from inboxspec.checker.findings import check_findings
@@ -237,6 +239,33 @@ def test_generated_functions_share_their_compiled_text_and_nothing_else() -> Non
     after = compiled._compiled.cache_info()
     assert (one(1), ten(1)) == (2, 11)
     assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["wake-gate", "--bound", "max_streak=3", "--bound", "max_streak=4"],
+     "--bound max_streak is given twice"),
+    (["wake-gate", "--option", "reject_empty_batch=true", "--option", "reject_empty_batch=false"],
+     "--option reject_empty_batch is given twice"),
+    (["wake-gate", "--invariant", "nope", "--emit-case", "{tmp}/case.json"], "properties ("),
+    (["wake-gate", "--invariant", "no_ping_pong_forever"], "--invariant chooses the violation that"),
+    (["host", "--bound", "hand=7"], "the host's hand bound chooses among letters, from 0 to 1; 7 would"),
+    (["host", "--bound", "forgeries=3"], "the host's forgeries bound chooses among letters, from 0 to 2"),
+])
+def test_explore_refuses_what_it_would_ignore_before_it_searches(
+        arguments: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repeated pair took its last value, an unknown --invariant was found out only after the
+    search (when nothing it could name failed, as "no violation of None"), --invariant without a
+    trace to write did nothing, and the host's hand=7 explored what hand=1 does while its summary
+    printed 7. Each is refused at once, exit 2."""
+    def no_search(*args: Any, **kwargs: Any) -> NoReturn:
+        raise AssertionError("explored")
+
+    monkeypatch.setattr(checker_commands, "explore", no_search)
+    monkeypatch.setattr(explore_module, "explore", no_search)
+    assert main(["explore", *(a.replace("{tmp}", str(tmp_path)) for a in arguments), "--json"]) == 2
+    assert message in json.loads(capsys.readouterr().out)["unusable"]
+    assert not (tmp_path / "case.json").exists()
 
 
 @pytest.mark.parametrize("arguments", [
