@@ -827,10 +827,11 @@ def add_conform_parser(commands: Any) -> None:
     parser.add_argument("--min-executed", type=_positive_int, default=1, metavar="N",
                         help="fail as unusable (exit 2) unless at least N cases were executed "
                              "(default %(default)s: a run that executed nothing is never a pass)")
-    parser.add_argument("--fuzz", type=_positive_int, default=None, metavar="N",
-                        help="instead of the bundled cases, send N random cases per machine, "
-                             "expected outputs from the reference; failures are shrunk and "
-                             "printed as case files")
+    parser.add_argument("--fuzz", type=_fuzz_count, default=None, metavar="N",
+                        help="instead of the bundled cases, send N random cases per machine "
+                             f"(at most {MAX_FUZZ_CASES:,}; run more seeds for more), expected "
+                             "outputs from the reference; failures are shrunk and printed as "
+                             "case files")
     parser.add_argument("--seed", type=_natural_int, default=None,
                         help="seed of --fuzz (default: a fresh one drawn at random and printed); "
                              "a seed gives the same cases")
@@ -886,6 +887,20 @@ def _positive_int(text: str) -> int:
     value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+# WARNING: written out in spec/conformance-protocol.md (PROTO-CLI-1); change both together.
+# The most random cases per machine one fuzz run sends: each is kept with its result to the end of
+# the run (a host case and its outputs take about 28 kB), so --fuzz 1000000 asked for 28 GB.
+MAX_FUZZ_CASES = 10_000
+
+
+def _fuzz_count(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_FUZZ_CASES:
+        raise argparse.ArgumentTypeError(f"at most {MAX_FUZZ_CASES:,} random cases per machine a run "
+                                         "(run more seeds for more)")
     return value
 
 

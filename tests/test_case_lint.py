@@ -181,14 +181,18 @@ def test_every_schema_is_valid_under_its_declared_draft() -> None:
         jsonschema.validators.validator_for(schema).check_schema(schema)
 
 
-def test_the_protocol_states_the_case_file_limits() -> None:
-    """PROTO-CASES-2 gives both limits in bytes: the runner's constants are what it says."""
+def test_the_protocol_states_the_runner_s_limits() -> None:
+    """PROTO-CASES-2 gives both case-file limits in bytes, and PROTO-CLI-1 the most random cases:
+    the runner's constants are what they say."""
+    from inboxspec.conformance.runner import MAX_FUZZ_CASES
+
     spec = " ".join((Path(__file__).parent.parent / "spec" / "conformance-protocol.md")
                     .read_text(encoding="utf-8").split())
     assert (f"A case file MUST be a regular file of at most 16 MiB ({casefiles.MAX_CASE_FILE_BYTES:,} "
             "bytes)") in spec
     assert (f"The case files of one run hold at most 32 MiB ({casefiles.MAX_RUN_CASE_BYTES:,} bytes) "
             "together") in spec
+    assert f"(`--fuzz` at most {MAX_FUZZ_CASES:,}: each random case is kept" in spec
 
 
 def test_requirements_without_an_rfc2119_keyword_are_reported() -> None:

@@ -393,6 +393,7 @@ BAD_ARGUMENTS = {
     "seed-negative": (["--seed", "-1"], "--seed"),
     "min-executed-5000-digits": (["--min-executed", "9" * 5000], "--min-executed"),
     "fuzz-zero": (["--fuzz", "0"], "--fuzz"),
+    "fuzz-past-the-most": (["--fuzz", "10001"], "at most 10,000 random cases per machine"),
     # Digits of another script, an underscore and spaces (int and float take them all).
     "seed-other-digits": (["--fuzz", "1", "--seed", " \u0661\u0662"], "--seed"),
     "fuzz-underscore": (["--fuzz", "1_0"], "--fuzz"),
