@@ -36,6 +36,7 @@ from inboxspec.conformance import interface_lint
 from inboxspec.conformance.casefiles import CaseFileError, case_problems, read_case_bytes, read_case_file
 from inboxspec.conformance.compare import first_difference
 from inboxspec.conformance.reportfile import write_atomically
+from inboxspec.machines.sessions import OutputsTooLarge
 
 # The layouts a bundled case file is written in: (indent, ensure_ascii).
 LAYOUTS = ((2, False), (2, True), (1, False), (1, True))
@@ -100,7 +101,10 @@ def rewrite(path: Path) -> Rewrite:
     disagreements: list[str] = []
     for raw in data["cases"]:
         case = cases[raw["id"]]
-        actual = entry.run_case(case.config, case.inputs)
+        try:
+            actual = entry.run_case(case.config, case.inputs)
+        except OutputsTooLarge as error:
+            raise ExpectationError(f"{case.id}: {error}") from None
         if not _has_error_step(actual):
             result.model_checked += 1
             modelled = entry.run_model_case(case.config, case.inputs)

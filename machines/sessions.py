@@ -8,6 +8,7 @@ rejected, are written once here.
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
@@ -29,7 +30,37 @@ def run_reference_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, A
         target = build(config)
     except rejects as error:
         return {"config_error": error.code}
-    return {"outputs": [apply_step(target, step) for step in steps]}
+    return {"outputs": bounded_outputs(steps, lambda step: apply_step(target, step))}
+
+
+# WARNING: written out in spec/conformance-protocol.md (PROTO-RUN-5); change both together.
+# The most JSON one case's outputs come to in the reference. Outputs repeat what the state holds at
+# every step (the host's every address, peer delivery's held senders), so a case file of a few
+# megabytes (two addresses of a million characters, then ten thousand ticks) asked the reference
+# adapter for 20 GB; past this the case is refused instead, as the reference's own error. Eight
+# times the runner's default reply bound: no reply the runner would take by default comes near it.
+MAX_CASE_OUTPUT_BYTES = 64 * 1024 * 1024
+
+
+class OutputsTooLarge(Exception):
+    """A case whose outputs pass MAX_CASE_OUTPUT_BYTES of JSON in the reference (PROTO-RUN-5)."""
+
+
+def bounded_outputs(steps: Sequence[Mapping[str, Any]],
+                    apply_step: Callable[[Mapping[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each step's output, in order; OutputsTooLarge as soon as they pass MAX_CASE_OUTPUT_BYTES of
+    JSON together, before the next step runs."""
+    outputs = []
+    size = 0
+    for number, step in enumerate(steps, 1):
+        output = apply_step(step)
+        size += len(json.dumps(output, default=repr))
+        if size > MAX_CASE_OUTPUT_BYTES:
+            raise OutputsTooLarge(f"the outputs of this case pass {MAX_CASE_OUTPUT_BYTES:,} bytes of JSON "
+                                  f"at step {number} of {len(steps)}: beyond what the suite compares "
+                                  "(PROTO-RUN-5)")
+        outputs.append(output)
+    return outputs
 
 
 class ModelSession(ABC, Generic[Chart]):

@@ -208,7 +208,7 @@ def run_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> d
             proofs = build(config, directory)
         except WriterProofsError as error:
             return {"config_error": error.code}
-        return {"outputs": [apply_step(proofs, step, directory) for step in steps]}
+        return {"outputs": sessions.bounded_outputs(steps, lambda step: apply_step(proofs, step, directory))}
 
 
 # -- the model on real fixtures: the filesystem observed as a World -------------------------------

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases
 from inboxspec.conformance.runner import MAX_SKIP_FILE_BYTES, glob_matcher
+from inboxspec.machines import sessions
 
 pytestmark = pytest.mark.slow
 
@@ -159,6 +160,48 @@ def test_skip_file_entries_must_still_fail(tmp_path: Path) -> None:
                               "--run", "wake-gate/announce-*")
     assert code == 1 and report is not None
     assert outcome(report, TRIGGER_ID)["outcome"] == "unexpected-pass"
+
+
+def test_a_case_whose_outputs_pass_the_bound_is_stopped_at_that_step(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-RUN-5: the reference runs no step after the one whose output passes the bound; the
+    bound itself is within it."""
+    ran: list[int] = []
+
+    def apply_step(step: Any) -> dict[str, Any]:
+        ran.append(step["n"])
+        return {"text": "x" * 88}  # 100 bytes of JSON
+
+    monkeypatch.setattr(sessions, "MAX_CASE_OUTPUT_BYTES", 300)
+    assert len(sessions.bounded_outputs([{"n": n} for n in range(3)], apply_step)) == 3
+    ran.clear()
+    with pytest.raises(sessions.OutputsTooLarge, match="pass 300 bytes of JSON at step 4 of 9"):
+        sessions.bounded_outputs([{"n": n} for n in range(9)], apply_step)
+    assert ran == [0, 1, 2, 3]
+
+
+def test_a_small_case_that_asks_for_gigabytes_of_outputs_is_an_error_not_a_swollen_adapter(
+        tmp_path: Path) -> None:
+    """Every host output repeats every address: two addresses of a million characters and a few
+    hundred ticks, a 2 MB file, asked the reference adapter for a gigabyte (the attack's 10,000
+    ticks: 20 GB, until memory ran out). Now the case errors at the step past the bound, and
+    ``cases expect`` refuses the file."""
+    long_names = ["a" * 10**6, "b" * 10**6]
+    tick = {"event": "tick", "args": {}, "expect": {"events": [], "sessions": {}}}
+    case = {"id": "host/amplified", "description": "Two long addresses repeated by every output",
+            "requirements": ["HOST-IF-2"], "config": {"sessions": long_names}, "steps": [tick] * 500}
+    file = {"machine": "host", "cases": [case]}
+    (tmp_path / "amplified.json").write_text(json.dumps(file, indent=1) + "\n")
+    code, report, output = conform("--adapter", REFERENCE, "--cases", str(tmp_path), timeout=120)
+    assert code == 1 and report is not None, output
+    result = outcome(report, "host/amplified")
+    assert result["outcome"] == "error", result
+    assert "pass 67,108,864 bytes of JSON at step" in result["detail"], result
+    expect = subprocess.run([sys.executable, "-m", "inboxspec", "cases", "expect",
+                             str(tmp_path / "amplified.json")], capture_output=True, text=True, timeout=120)
+    assert expect.returncode == 2 and "host/amplified: the outputs of this case pass 67,108,864 bytes" in (
+        expect.stdout), expect.stdout + expect.stderr
+    assert "Traceback" not in expect.stderr
 
 
 def test_a_skip_file_entry_that_matches_no_case_refuses_the_run_before_an_adapter_starts(
