@@ -13,6 +13,7 @@ from inboxspec import machines
 from inboxspec.checker.explore import MAX_STATES, default_workers, explore
 from inboxspec.checker.forked import WorkerLost
 from inboxspec.checker.parallel import ShardingError
+from inboxspec.checker.refine import MAX_STEPS as REFINE_MAX_STEPS
 from inboxspec.checker.traces import (
     concrete_steps,
     describe,
@@ -264,7 +265,8 @@ def _refine(args: argparse.Namespace) -> int:
 
     drawn = not args.json and sys.stderr.isatty()
     try:
-        result = refine(args.machine, args.depth, _options(args.option), progress=shown if drawn else None)
+        result = refine(args.machine, args.depth, _options(args.option), progress=shown if drawn else None,
+                        max_steps=args.max_steps)
     except ValueError as error:
         return _unusable("refine", str(error), args.json)
     finally:
@@ -330,6 +332,9 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
     refine_parser = commands.add_parser("refine", help="model and reference agree on every short sequence")
     refine_parser.add_argument("machine", choices=machines.names())
     refine_parser.add_argument("--depth", type=whole_number(1), default=4)
+    refine_parser.add_argument("--max-steps", type=whole_number(1), default=REFINE_MAX_STEPS, metavar="N",
+                               help=f"stop, exit 2, past N steps compared (default: {REFINE_MAX_STEPS:,}; "
+                                    "the sequences grow as the alphabet to the depth)")
     refine_parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     refine_parser.add_argument("--json", action="store_true")
     refine_parser.set_defaults(func=_refine)

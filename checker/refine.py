@@ -38,6 +38,19 @@ from inboxspec.machines.frame import MAX_REFINE_DEPTH, Action
 
 MAX_DEPTH = MAX_REFINE_DEPTH
 PROGRESS_EVERY_S = 0.25
+# The most steps a refinement compares unless asked for more (``refine --max-steps``): the sequences
+# grow as the alphabet to the depth, and each step replays its sequence on the reference, so a depth
+# the limit allows can still run for days (the host's depth 8). Peer delivery's depth 4, the command
+# line's default, compares about 420,000; the check's depth 3, at most 17,000 on any machine.
+MAX_STEPS = 1_000_000
+
+
+class RefinementTooLarge(ValueError):
+    """A refinement passed its ``max_steps`` steps compared."""
+
+    def __init__(self, name: str, depth: int, max_steps: int) -> None:
+        super().__init__(f"the {name} refinement to depth {depth} passed {max_steps:,} steps compared and "
+                         f"stopped (allow more with --max-steps, or refine less deep)")
 
 
 @dataclass
@@ -52,10 +65,12 @@ class Refinement:
 
 def refine(name: str, depth: int, options: Mapping[str, bool] | None = None,
            bounds: Mapping[str, str] | None = None,
-           progress: Callable[[Refinement], None] | None = None) -> Refinement:
+           progress: Callable[[Refinement], None] | None = None, *,
+           max_steps: int = MAX_STEPS) -> Refinement:
     """Every sequence of up to ``depth`` letters, compared; ``progress``, when given, is called with
     the refinement so far about four times a second (``inboxspec refine`` draws it on a terminal:
-    a deep refinement runs for minutes)."""
+    a deep refinement runs for minutes). Past ``max_steps`` steps compared it stops with
+    :class:`RefinementTooLarge`."""
     if not 0 < depth <= MAX_DEPTH:
         raise ValueError(f"depth must be between 1 and {MAX_DEPTH}")
     entry = machines.get(name)
@@ -91,6 +106,8 @@ def refine(name: str, depth: int, options: Mapping[str, bool] | None = None,
             if action.event not in explorer.unobservable_events:
                 steps = explorer.concretize(path)
                 result.steps += 1
+                if result.steps > max_steps:
+                    raise RefinementTooLarge(name, depth, max_steps)
                 # A reference that raises answers {"raised": ...}, which no model output equals.
                 replayed = run_side(entry.run_case, config, steps)
                 actual = replayed.get("outputs", [replayed])[-1]

@@ -297,6 +297,17 @@ def test_an_emitted_trace_that_cannot_be_written_is_a_message(option: str,
     assert json.loads(out)["unusable"].startswith("cannot write /dev/full:") and "Traceback" not in err
 
 
+def test_a_refinement_past_its_most_steps_stops_with_a_message(capsys: pytest.CaptureFixture[str]) -> None:
+    """The host's depth 8 is within the depth limit and would run for days: a refinement stops past
+    --max-steps (a million by default), exit 2; the wake gate's depth 3 compares 2,892 steps."""
+    assert main(["refine", "wake-gate", "--depth", "3", "--max-steps", "2891", "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["unusable"] == (
+        "the wake-gate refinement to depth 3 passed 2,891 steps compared and stopped (allow more with "
+        "--max-steps, or refine less deep)")
+    assert main(["refine", "wake-gate", "--depth", "3", "--max-steps", "2892", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["steps"] == 2892
+
+
 @pytest.mark.parametrize("arguments", [["--depth", "9"], ["--option", "x"], ["--option", "nosuch=true"]])
 def test_a_bad_refine_argument_still_writes_the_json_report(arguments: list[str],
                                                            capsys: pytest.CaptureFixture[str]) -> None:
@@ -363,10 +374,12 @@ def test_a_bound_that_multiplies_letters_is_refused_before_the_search(
 
 def test_the_readme_states_the_explorations_limits() -> None:
     from inboxspec.checker.explore import MAX_LETTERS, MAX_STATES
+    from inboxspec.checker.refine import MAX_STEPS as REFINE_MAX_STEPS
 
     readme = " ".join((Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8").split())
     assert (f"A search stops, exit 2, past {MAX_STATES:,} distinct states (`--max-states N` allows more), "
             f"and an alphabet of more than {MAX_LETTERS:,} letters is refused") in readme
+    assert f"A refinement stops, exit 2, past {REFINE_MAX_STEPS:,} steps compared" in readme
 
 
 class _Terminal(io.StringIO):
