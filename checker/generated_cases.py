@@ -17,7 +17,6 @@ effect shows in the next observable step, which has its own.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -26,7 +25,7 @@ from inboxspec import machines
 from inboxspec.checker.compiled import CompiledTransition
 from inboxspec.checker.explore import Explorations, compiled_chart
 from inboxspec.checker.traces import NoReferenceOutputs, Replays, concrete_steps, model_disagreements, to_case
-from inboxspec.conformance.casefiles import share_fixtures, write_or_compare
+from inboxspec.conformance.casefiles import case_file_text, share_fixtures, write_or_compare
 from inboxspec.machines.frame import Step, coverage_explorations
 
 REQUIREMENT_ID = re.compile(r"\b[A-Z]+-[A-Z]+-\d+\b")
@@ -113,7 +112,7 @@ def generate(name: str, explorations: Explorations | None = None,
 
 def render(file: dict[str, Any]) -> str:
     # A fixture that several cases repeat is written once and referenced (PROTO-FIX-4).
-    return json.dumps(share_fixtures(file), indent=2, ensure_ascii=False) + "\n"
+    return case_file_text(share_fixtures(file))
 
 
 def write_or_check(write: bool, explorations: Explorations | None = None,

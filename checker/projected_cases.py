@@ -22,7 +22,6 @@ spec/host.md ("Projected cases").
 from __future__ import annotations
 
 import inspect
-import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.conformance.casefiles import Case, read_case_file, write_or_compare
+from inboxspec.conformance.casefiles import Case, case_file_text, read_case_file, write_or_compare
 from inboxspec.impl import host as host_module
 from inboxspec.impl.host import Host
 from inboxspec.impl.wake_gate import Message
@@ -165,8 +164,18 @@ def recording(host: Host) -> Iterator[dict[tuple[str, str], list[dict[str, Any]]
             setattr(host_module, name, function)
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "session"
+_ID_PART = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+
+def session_id_parts(addresses: Sequence[str]) -> dict[str, str]:
+    """Each session's part of its projected cases' ids: its address, when every address of the case
+    can stand in an id as it is (lowercase ASCII letters, digits and dashes: the case-file schema's);
+    otherwise ``session-N``, N its place in config order from 1, for every session of the case.
+    Either way no two sessions share a part. (Folding an address into an id made ``é``, a lone
+    surrogate and ``Session!`` all ``session``, and ``e`` plus a combining accent ``e``.)"""
+    if all(_ID_PART.fullmatch(address) for address in addresses):
+        return {address: address for address in addresses}
+    return {address: f"session-{number}" for number, address in enumerate(addresses, 1)}
 
 
 def project(case: Case) -> list[dict[str, Any]]:
@@ -185,6 +194,7 @@ def project_steps(slug: str, host_config: Mapping[str, Any],
         for step in inputs:
             host_driver.apply_step(host, step)
     projected = []
+    id_parts = session_id_parts(list(host.sessions))
     for part in PARTS:
         if not _registered(part.machine):
             continue
@@ -201,7 +211,7 @@ def project_steps(slug: str, host_config: Mapping[str, Any],
             for step in steps:
                 requirements += [r for r in part.events[step["event"]] if r not in requirements]
             projected_case: dict[str, Any] = {
-                "id": f"{part.machine}/host/{slug}/{_slug(address)}",
+                "id": f"{part.machine}/host/{slug}/{id_parts[address]}",
                 "description": f"Session {address} of host case {slug} replays the host's calls"
                                " with exact outputs",
                 "requirements": requirements,
@@ -238,7 +248,7 @@ def generate() -> dict[Path, str]:
                 machine = projected["id"].split("/", 1)[0]
                 target = machines.get(machine).cases / HOST / path.name
                 files.setdefault(target, {"machine": machine, "cases": []})["cases"].append(projected)
-    return {path: json.dumps(content, indent=2, ensure_ascii=False) + "\n" for path, content in files.items()}
+    return {path: case_file_text(content) for path, content in files.items()}
 
 
 def write_or_check(write: bool) -> list[str]:

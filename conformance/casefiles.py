@@ -34,6 +34,7 @@ from inboxspec import machines
 from inboxspec.conformance import interface_lint
 from inboxspec.conformance.fixtures import SPECIAL_BITS_REQUIREMENTS, remembered_fixture_problems
 from inboxspec.conformance.plainjson import NotPlainJSON, parse_plain_json
+from inboxspec.conformance.reportfile import write_atomically
 from inboxspec.spec import index as spec_index
 
 SHOULD = re.compile(r"\bshould\b", re.IGNORECASE)
@@ -339,15 +340,29 @@ def _resolved_configs(path: Path, data: dict[str, Any]) -> list[dict[str, Any]]:
     return configs
 
 
+# json.loads joins a surrogate pair into one character, so a surrogate left in a text is lone.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def case_file_text(data: Any, indent: int = 2, ensure_ascii: bool = False) -> str:
+    """A case file's text as every writer of case files writes it (``cases generate``, ``cases
+    project``, ``cases expect``, the casebooks): JSON at ``indent``, one trailing newline, and a lone
+    surrogate (a text may hold one, PROTO-VAL-4, but UTF-8 cannot) written as its JSON escape
+    whichever ``ensure_ascii`` is (written as itself, it made ``cases project`` fail half-way)."""
+    text = json.dumps(data, indent=indent, ensure_ascii=ensure_ascii) + "\n"
+    return text if ensure_ascii else _LONE_SURROGATE.sub(lambda lone: f"\\u{ord(lone[0]):04x}", text)
+
+
 def write_or_compare(path: Path, text: str, write: bool) -> bool:
     """A case file made by a generator (``cases generate``, ``cases project``): with ``write``,
-    ``path`` becomes ``text``; without, it is left alone. Whether it differed (or was missing)."""
+    ``path`` becomes ``text`` at once (``write_atomically``: a failure leaves the old file, never
+    half a new one); without, it is left alone. Whether it differed (or was missing)."""
     current = path.read_text(encoding="utf-8") if path.exists() else None
     if current == text:
         return False
     if write:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_atomically(path, text.encode("utf-8"))
     return True
 
 

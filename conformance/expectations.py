@@ -27,21 +27,24 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from inboxspec.conformance import interface_lint
-from inboxspec.conformance.casefiles import CaseFileError, case_problems, read_case_bytes, read_case_file
+from inboxspec.conformance.casefiles import (
+    CaseFileError,
+    case_file_text,
+    case_problems,
+    read_case_bytes,
+    read_case_file,
+)
 from inboxspec.conformance.compare import first_difference
 from inboxspec.conformance.reportfile import write_atomically
 from inboxspec.machines.sessions import OutputsTooLarge
 
 # The layouts a bundled case file is written in: (indent, ensure_ascii).
 LAYOUTS = ((2, False), (2, True), (1, False), (1, True))
-# json.loads joins a surrogate pair into one character, so a surrogate left in a text is lone.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ExpectationError(ValueError):
@@ -57,16 +60,10 @@ class Rewrite:
     text: str = ""  # the new file text
 
 
-def _dumps(data: Any, indent: int, ensure_ascii: bool) -> str:
-    """The file text; a lone surrogate (which UTF-8 cannot hold) is written escaped either way."""
-    text = json.dumps(data, indent=indent, ensure_ascii=ensure_ascii) + "\n"
-    return text if ensure_ascii else _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
-
-
 def layout(text: str, data: Any) -> tuple[int, bool]:
     """The (indent, ensure_ascii) that writes ``data`` back as ``text``, byte for byte."""
     for indent, ensure_ascii in LAYOUTS:
-        if _dumps(data, indent, ensure_ascii) == text:
+        if case_file_text(data, indent, ensure_ascii) == text:
             return indent, ensure_ascii
     raise ExpectationError("its JSON layout is not one this command writes back unchanged "
                            "(indent 1 or 2, one trailing newline); refusing to reformat it")
@@ -124,7 +121,7 @@ def rewrite(path: Path) -> Rewrite:
                 step["expect"] = output
     if disagreements:
         raise ExpectationError("nothing written:\n  " + "\n  ".join(disagreements))
-    result.text = _dumps(data, indent, ensure_ascii)
+    result.text = case_file_text(data, indent, ensure_ascii)
     return result
 
 

@@ -107,6 +107,9 @@ case("watcher", "user-input-wakes-at-the-next-tick", "A typed line waits as user
      ["HOST-WAKE-4", "HOST-WAKE-1", "HOST-WAKE-2", "HOST-INV-2"], {}, [typed("s2", "please look"), TICK, TICK])
 case("watcher", "config-order-and-both-wake", "One tick visits the sessions in config order and wakes each idle one with mail",
      ["HOST-WAKE-1", "HOST-WAKE-2", "HOST-IF-1"], {"sessions": ["b", "a"]}, [typed("a"), typed("b"), TICK])
+case("watcher", "addresses-are-compared-as-written", "Addresses are compared as written: a composed accent and its decomposed form are two sessions, and so is each lone surrogate",
+     ["HOST-IF-1", "HOST-WAKE-1"], {"sessions": ["\u00e9", "e\u0301", "\ud800", "\udc00"]},
+     [typed("e\u0301"), TICK, typed("\udc00"), TICK])
 case("watcher", "typed-line-during-a-turn-waits", "A line typed during a turn waits pending and wakes the session after the turn ends",
      ["HOST-WAKE-4", "HOST-WAKE-1", "HOST-TURN-2"], {}, woken() + [typed("s1", "more"), TICK, end("s1"), TICK])
 case("watcher", "peer-mail-wakes-as-counted-chatter", "Delivered peer mail wakes its recipient as counted chatter and raises the streak",

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from inboxspec import machines
 from inboxspec.checker import projected_cases
@@ -27,14 +30,24 @@ GENERATED = {path: json.loads(text) for path, text in projected_cases.generate()
 HOST_CASES = [case for path in projected_cases.host_case_files() for case in read_case_file(path)]
 
 
-def _projected(machine: str, host_case: str, session: str) -> list[dict[str, Any]]:
-    wanted = f"{machine}/host/{host_case.removeprefix('host/')}/{session}"
+def _projected(machine: str, host_case: str, session: str, sessions: list[str]) -> list[dict[str, Any]]:
+    part = projected_cases.session_id_parts(sessions)[session]
+    wanted = f"{machine}/host/{host_case.removeprefix('host/')}/{part}"
     for content in GENERATED.values():
         for case in content["cases"]:
             if case["id"] == wanted:
                 steps: list[dict[str, Any]] = case["steps"]
                 return steps
     return []
+
+
+@given(st.lists(st.text(max_size=6), min_size=2, max_size=8, unique=True))
+def test_each_session_of_a_case_has_its_own_id_part(addresses: list[str]) -> None:
+    """Whatever the addresses (an accent composed and decomposed, lone surrogates, capitals),
+    the projected cases of two sessions never share an id, and each id is one the schema takes."""
+    parts = projected_cases.session_id_parts(addresses)
+    assert len(set(parts.values())) == len(addresses)
+    assert all(re.fullmatch(r"[a-z0-9][a-z0-9-]*", part) for part in parts.values())
 
 
 def test_the_projections_are_current() -> None:
@@ -53,18 +66,20 @@ def test_the_projections_show_what_the_host_case_shows(case: Any) -> None:
     if case.expect_config_error is not None:
         return
     records = [e for step in case.steps for e in step["expect"].get("events", [])]
-    for session in case.config.get("sessions", ["s1", "s2"]):
-        decisions = [s["expect"] for s in _projected("wake-gate", case.id, session) if s["event"] == "decide"]
+    sessions = case.config.get("sessions", ["s1", "s2"])
+    for session in sessions:
+        decisions = [s["expect"] for s in _projected("wake-gate", case.id, session, sessions)
+                     if s["event"] == "decide"]
         assert [(d["lane"], d["wake"]) for d in decisions] == [
             (r["lane"], r["type"] == "wake") for r in records
             if r["type"] in ("wake", "refusal") and r["session"] == session]
         receipts = [(r["ticket"], r["state"], r["cause"], r["reason"])
-                    for s in _projected("peer-delivery", case.id, session)
+                    for s in _projected("peer-delivery", case.id, session, sessions)
                     for r in s["expect"].get("receipts", [])]
         assert receipts == [(r["ticket"], r["state"], r["cause"], r["reason"])
                             for r in records if r["type"] == "receipt" and r["recipient"] == session]
         answers = [(a["to"], a["subscription"], a["kind"])
-                   for s in _projected("idle-subscriptions", case.id, session)
+                   for s in _projected("idle-subscriptions", case.id, session, sessions)
                    for a in s["expect"].get("sent", [])]
         assert answers == [(r["to"], r["subscription"], r["kind"])
                            for r in records if r["type"] == "answer" and r["from"] == session]

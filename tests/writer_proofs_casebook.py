@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inboxspec.conformance.casefiles import share_fixtures
+from inboxspec.conformance.casefiles import case_file_text, share_fixtures
 from inboxspec.machines.writer_proofs_driver import run_case
 
 FOLDER = Path(__file__).resolve().parent.parent / "conformance" / "cases" / "writer-proofs"
@@ -482,7 +482,7 @@ def build() -> dict[str, dict[str, Any]]:
 def write_case_file(path: Path, content: dict[str, Any]) -> None:
     """Write a built case file; fixtures that several cases repeat are written once and referenced
     (PROTO-FIX-4). Every writer-proofs casebook writes through this."""
-    path.write_text(json.dumps(share_fixtures(content), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(case_file_text(share_fixtures(content), indent=1), encoding="utf-8")
 
 
 def main() -> int:
