@@ -61,22 +61,23 @@ the forever-properties are inherited by the fork. A worker that fails, dies
 or is sent a state it does not own ends the search with ``ShardingError``.
 
 Cost
-    Measured on two cores (``benchmarks/explorer_workers.py``). When a host
-    step cost about 40 µs, the host's default exploration (124,508 states)
-    took 43.3 s in one process and 24.2 s on two workers, 1.79 times the rate
-    on an otherwise idle machine. Its steps now cost about 15 µs, and the
-    sharding's own costs are a larger share: 16.3 s of processor time in one
-    process, against 10.3 to 10.8 s per worker on two (each worker's
-    expansion 9.7 s, taking in the others' successors 0.8 s: routing,
-    pickling and unpickling the batches, each worker's own memos of the host's
-    views, and a busier memory). The critical path (per level the busiest
-    worker, then the coordinator: ``Exploration.critical_cpu_seconds``), which
-    gives the ratio without the machine's other load, is 11.1 to 11.5 s: 1.40
-    to 1.47 times one process (1.42 times by the wall clock on a quiet
-    machine). The levels are large and even, so waiting on the
-    busier worker costs little, and the cycle pass runs in one process, as in
-    the serial search. On a busy machine the wall ratio falls towards 1, or
-    below: Linux shares the cores between sessions, not processes.
+    Measured on two cores (``benchmarks/explorer_workers.py``, medians of three
+    samples on a quiet machine). The host's default exploration (124,508
+    states): 17.4 s of processor time in one process; on two workers 9.6 s
+    each and 0.7 s in the coordinator, 10.7 s by the wall clock, 1.65 times
+    one process (1.68 times along the critical path: per level the busiest
+    worker, the busiest worker's last phase, and the coordinator's, which
+    gives the ratio without the machine's other load). What the pair does
+    beyond one process (about 19 %): routing, each worker's own memos of the
+    host's views (a state that both workers reach has its views worked out
+    twice), and the batches. The batches were most of it (1.42 times) until
+    each channel kept one pickler and one unpickler for the whole search
+    (``Packer``): a state's views were pickled and unpickled again in every
+    batch, and arrived as new objects whose hashes and counts were worked out
+    anew. The levels are large and even, so waiting on the busier worker costs
+    little, and the cycle pass runs in one process, as in the serial search.
+    On a busy machine the wall ratio falls towards 1, or below: Linux shares
+    the cores between sessions, not processes.
 
 ``tests/test_parallel.py`` compares 1, 2 and 3 workers with one process on
 every machine, and shows planted faults in the sharding caught.
