@@ -284,11 +284,15 @@ class Interface:
                 "required": [k.name for k in self.config_keys if k.required],
                 "additionalProperties": False,
             }}},
-            "properties": {"steps": {"type": "array", "items": {
-                "type": "object",
-                "properties": {"event": {"enum": list(self.events)}},
-                "allOf": step_rules,
-            }}},
+            "properties": {
+                # A machine has one config error (``config.error``): any other code no port may answer.
+                "expect_config_error": {"const": self.config_error},
+                "steps": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"event": {"enum": list(self.events)}},
+                    "allOf": step_rules,
+                }},
+            },
         }
 
 

@@ -123,6 +123,17 @@ def test_config_keys_are_checked_unless_the_case_expects_config_error(tmp_path: 
     assert problems(tmp_path, machine, rejected) == []
 
 
+@pytest.mark.parametrize("machine", MACHINES)
+def test_an_expected_config_error_is_the_machine_s_one_code(tmp_path: Path, machine: str) -> None:
+    """A case expecting a config error no port may answer (the attack on host inputs: "not_a_code")
+    reached a correct port as a failure; lint names it now."""
+    rejected = {**case(machine, "config-error", PROBES[machine]["step"], {"no_such_key": 1}),
+                "steps": [], "expect_config_error": "not_a_code"}
+    found = problems(tmp_path, machine, rejected)
+    assert len(found) == 1 and "at $.cases[1].expect_config_error:" in found[0], found
+    assert "'invalid_config' was expected" in found[0], found
+
+
 def test_an_unknown_option_is_reported(tmp_path: Path) -> None:
     bad_option = {"options": {"wake_always": True}}
     probe = case("wake-gate", "option", PROBES["wake-gate"]["step"], bad_option)
