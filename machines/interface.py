@@ -262,6 +262,8 @@ class Interface:
                 valid_args["allOf"] = alone
             valid_expect = _exact_fields(self.output_fields(event.name, error=False))
             error_expect = _exact_fields(self.output_fields(event.name, error=True))
+            # An error is one of the machine's codes (``errors``): any other no port may answer.
+            error_expect["properties"]["error"] = {"enum": [code for code, _meaning in self.errors]}
             step_rules.append({
                 "if": {"properties": {"event": {"const": event.name}}, "required": ["event"]},
                 "then": {

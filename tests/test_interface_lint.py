@@ -134,6 +134,17 @@ def test_an_expected_config_error_is_the_machine_s_one_code(tmp_path: Path, mach
     assert "'invalid_config' was expected" in found[0], found
 
 
+@pytest.mark.parametrize("machine", MACHINES)
+def test_an_expected_error_is_one_of_the_machine_s_codes(tmp_path: Path, machine: str) -> None:
+    """An error no port may answer ("totally_bogus", from the attack on host inputs) reached a
+    correct port as a failure; lint names it now, and the machine's own codes still pass."""
+    bogus = {**PROBES[machine]["step"], "expect": {**PROBES[machine]["error"], "error": "totally_bogus"}}
+    found = problems(tmp_path, machine, case(machine, "bogus-error", bogus))
+    assert len(found) == 1 and "at $.cases[1].steps[0].expect.error:" in found[0], found
+    own = {**PROBES[machine]["step"], "expect": PROBES[machine]["error"]}
+    assert problems(tmp_path, machine, case(machine, "own-error", own)) == []
+
+
 def test_an_unknown_option_is_reported(tmp_path: Path) -> None:
     bad_option = {"options": {"wake_always": True}}
     probe = case("wake-gate", "option", PROBES["wake-gate"]["step"], bad_option)
