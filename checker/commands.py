@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.checker.explore import MAX_STATES, default_workers, explore
+from inboxspec.checker.explore import MAX_STATES, checked_invariants, default_workers, explore
 from inboxspec.checker.forked import WorkerLost
 from inboxspec.checker.parallel import ShardingError
 from inboxspec.checker.refine import MAX_STEPS as REFINE_MAX_STEPS
@@ -112,6 +112,11 @@ def _explore(args: argparse.Namespace) -> int:
             if args.invariant not in known:
                 raise ValueError(f"--invariant names one of the {args.machine} properties "
                                  f"({', '.join(known)}), not {args.invariant!r}")
+            # The properties an option on replaces are not checked under it (Invariant.replaced_by).
+            checked = {i.name for i in checked_invariants(explorer, args.machine, None, options)}
+            if args.invariant in {i.name for i in explorer.invariants} - checked:
+                raise ValueError(f"{args.invariant} is replaced by the options on, and not checked "
+                                 "under them: no violation of it to emit")
             if not (args.emit_case or args.emit_itf):
                 raise ValueError("--invariant chooses the violation that --emit-case or --emit-itf writes")
         emit_case = _output_file(args.emit_case, "--emit-case")

@@ -13,8 +13,11 @@ Ownership
     pickler for the whole search (``Packer``), whose memo persists: a part sent
     once goes again as a reference of a few bytes, and the owner's unpickler
     for that sender (``Unpacker``) gives back the object it made the first
-    time. The host's two-session states share about 2,000 distinct session
-    views, so most of a batch is references. The workers
+    time. The host's default exploration has 1,980 distinct session views
+    (``HostExplorer.load``) in 124,508 states, so most of a batch is
+    references. Each memo holds what its pickler wrote or its unpickler made
+    until the search ends: the three-session run peaked at 630 MB in its
+    largest process, against 641 MB before the memos. The workers
     are forked from one process, so they agree on every hash (one hash seed);
     spawned workers would not, which is why this search runs only where
     processes can be forked, and an owner checks each state it is sent.
@@ -61,16 +64,17 @@ the forever-properties are inherited by the fork. A worker that fails, dies
 or is sent a state it does not own ends the search with ``ShardingError``.
 
 Cost
-    Measured on two cores (``benchmarks/explorer_workers.py``, medians of three
-    samples on a quiet machine). The host's default exploration (124,508
-    states): 17.4 s of processor time in one process; on two workers 9.6 s
-    each and 0.7 s in the coordinator, 10.7 s by the wall clock, 1.65 times
-    one process (1.68 times along the critical path: per level the busiest
-    worker, the busiest worker's last phase, and the coordinator's, which
-    gives the ratio without the machine's other load). What the pair does
-    beyond one process (about 19 %): routing, each worker's own memos of the
-    host's views (a state that both workers reach has its views worked out
-    twice), and the batches. The batches were most of it (1.42 times) until
+    Measured on two cores (``benchmarks/explorer_workers.py``, three samples on
+    a quiet machine, medians). The host's default exploration (124,508
+    states): 17.4 s of processor time in one process; on two workers 19.7 s
+    in all (9.6 s a worker, 0.7 s in the coordinator), 10.7 s by the wall
+    clock and 10.4 s along the critical path (per level the busiest worker,
+    the busiest worker's last phase, and the coordinator's: the wall time
+    without the machine's other load). The benchmark's median ratios: 1.65
+    times one process by the wall clock, 1.68 along the critical path. What
+    the pair does beyond one process (2.3 s, 13 %): routing, each worker's own
+    memos of the host's views (a state that both workers reach has its views
+    worked out twice), and the batches. The batches were most of it (1.42 times) until
     each channel kept one pickler and one unpickler for the whole search
     (``Packer``): a state's views were pickled and unpickled again in every
     batch, and arrived as new objects whose hashes and counts were worked out

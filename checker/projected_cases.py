@@ -164,6 +164,8 @@ def recording(host: Host) -> Iterator[dict[tuple[str, str], list[dict[str, Any]]
             setattr(host_module, name, function)
 
 
+# WARNING: one part of a case id as conformance/schemas/case-file.schema.json's id pattern has it;
+# tests/test_projected_cases.py checks projected ids against that pattern.
 _ID_PART = re.compile(r"[a-z0-9][a-z0-9-]*")
 
 

@@ -37,8 +37,10 @@ def run_reference_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, A
 # The most JSON one case's outputs come to in the reference. Outputs repeat what the state holds at
 # every step (the host's every address, peer delivery's held senders), so a case file of a few
 # megabytes (two addresses of a million characters, then ten thousand ticks) asked the reference
-# adapter for 20 GB; past this the case is refused instead, as the reference's own error. Eight
-# times the runner's default reply bound: no reply the runner would take by default comes near it.
+# adapter for 20 GB; past this the case is refused instead, as the reference's own error. Well
+# above the runner's default reply bound (conformance/runner.py's DEFAULT_MAX_LINE_BYTES), so no
+# reply the runner takes by default comes near it. Measured as PROTO-RUN-5 says: each output as
+# compact JSON, every character past ASCII escaped, the lengths summed.
 MAX_CASE_OUTPUT_BYTES = 64 * 1024 * 1024
 
 
@@ -54,7 +56,7 @@ def bounded_outputs(steps: Sequence[Mapping[str, Any]],
     size = 0
     for number, step in enumerate(steps, 1):
         output = apply_step(step)
-        size += len(json.dumps(output, default=repr))
+        size += len(json.dumps(output, default=repr, separators=(",", ":")))
         if size > MAX_CASE_OUTPUT_BYTES:
             raise OutputsTooLarge(f"the outputs of this case pass {MAX_CASE_OUTPUT_BYTES:,} bytes of JSON "
                                   f"at step {number} of {len(steps)}: beyond what the suite compares "

@@ -248,6 +248,8 @@ def test_generated_functions_share_their_compiled_text_and_nothing_else() -> Non
      "--option reject_empty_batch is given twice"),
     (["wake-gate", "--invariant", "nope", "--emit-case", "{tmp}/case.json"], "properties ("),
     (["wake-gate", "--invariant", "no_ping_pong_forever"], "--invariant chooses the violation that"),
+    (["peer-delivery", "--option", "fair_eviction=true", "--invariant", "eviction_takes_the_oldest",
+      "--emit-case", "{tmp}/case.json"], "eviction_takes_the_oldest is replaced by the options on"),
     (["host", "--bound", "hand=7"], "the host's hand bound chooses among letters, from 0 to 1; 7 would"),
     (["host", "--bound", "forgeries=3"], "the host's forgeries bound chooses among letters, from 0 to 2"),
 ])

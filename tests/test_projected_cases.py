@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from inboxspec import machines
 from inboxspec.checker import projected_cases
+from inboxspec.conformance import casefiles
 from inboxspec.conformance.casefiles import read_case_file
 from inboxspec.impl.host import Host
 from inboxspec.machines import host_driver
@@ -41,13 +42,21 @@ def _projected(machine: str, host_case: str, session: str, sessions: list[str]) 
     return []
 
 
-@given(st.lists(st.text(max_size=6), min_size=2, max_size=8, unique=True))
+def _case_id_pattern() -> str:
+    schema = json.loads((Path(casefiles.__file__).parent / "schemas" / "case-file.schema.json").read_text())
+    pattern: str = schema["$defs"]["case"]["properties"]["id"]["pattern"]
+    return pattern
+
+
+@given(st.lists(st.one_of(st.text(max_size=6), st.sampled_from(["session-1", "session-2", "s1", "É"])),
+                min_size=2, max_size=8, unique=True))
 def test_each_session_of_a_case_has_its_own_id_part(addresses: list[str]) -> None:
-    """Whatever the addresses (an accent composed and decomposed, lone surrogates, capitals),
-    the projected cases of two sessions never share an id, and each id is one the schema takes."""
+    """Whatever the addresses (an accent composed and decomposed, lone surrogates, capitals, and
+    addresses that are already ``session-N``), the projected cases of two sessions never share an
+    id, and each id is one the case-file schema takes."""
     parts = projected_cases.session_id_parts(addresses)
     assert len(set(parts.values())) == len(addresses)
-    assert all(re.fullmatch(r"[a-z0-9][a-z0-9-]*", part) for part in parts.values())
+    assert all(re.fullmatch(_case_id_pattern(), f"wake-gate/host/probe/{part}") for part in parts.values())
 
 
 def test_the_projections_are_current() -> None:
