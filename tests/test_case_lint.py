@@ -181,6 +181,31 @@ def test_every_schema_is_valid_under_its_declared_draft() -> None:
         jsonschema.validators.validator_for(schema).check_schema(schema)
 
 
+def test_the_schema_memo_starts_empty_again_past_its_most_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    validated: list[Any] = []
+    validator = casefiles._case_file_validator()
+
+    class Counting:
+        def iter_errors(self, data: Any) -> Any:
+            validated.append(data)
+            return validator.iter_errors(data)
+
+    monkeypatch.setattr(casefiles, "_SCHEMA_CLEAN", set())
+    monkeypatch.setattr(casefiles, "MAX_REMEMBERED_CLEAN_FILES", 2)
+    monkeypatch.setattr(casefiles, "_case_file_validator", Counting)
+    paths = []
+    for n in range(3):
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        paths.append(write(folder, mutated(description=f"A probe case number {n}")) / "probe.json")
+    for path in [*paths, paths[2]]:
+        list(read_case_file(path))
+    assert len(validated) == 3 and len(casefiles._SCHEMA_CLEAN) <= 2  # the third read emptied the memo
+    list(read_case_file(paths[0]))
+    assert len(validated) == 4  # forgotten, so validated again
+
+
 def test_the_protocol_states_the_runner_s_limits() -> None:
     """PROTO-CASES-2 gives both case-file limits in bytes, and PROTO-CLI-1 the most random cases:
     the runner's constants are what they say."""

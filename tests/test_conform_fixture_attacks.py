@@ -380,6 +380,14 @@ def test_case_files_past_the_run_s_total_are_refused_before_one_is_read(tmp_path
     lint = subprocess.run([sys.executable, "-m", "inboxspec", "cases", "lint", str(directory)],
                           capture_output=True, text=True, timeout=60)
     assert lint.returncode == 2 and expected in lint.stderr and "Traceback" not in lint.stderr
+    (directory / "c.json").unlink()
+    (directory / "c.json").symlink_to(tmp_path / "outside.json")  # counted by lstat: a link, not its target
+    with open(tmp_path / "outside.json", "wb") as sparse:
+        sparse.truncate(each)
+    code, report, output = conform(tmp_path, REFERENCE, "--cases", str(directory))
+    assert code == 2 and report is not None, output
+    assert [p for p in report["problems"] if "a symlink" in p] and not [
+        p for p in report["problems"] if "together" in p], report["problems"]
     (directory / "c.json").unlink()  # under the total: each file is read, and refused as not JSON
     code, report, output = conform(tmp_path, REFERENCE, "--cases", str(directory))
     assert code == 2 and report is not None and len(report["problems"]) == 2, output
