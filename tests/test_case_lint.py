@@ -67,21 +67,27 @@ def test_every_schema_error_is_reported_with_its_json_path(tmp_path: Path) -> No
     assert all(p.startswith(str(tmp_path / "probe.json")) for p in problems[:2])
 
 
-def test_a_file_the_schema_accepted_is_not_validated_again_and_a_changed_one_is(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The schema's verdict is remembered by the file's bytes: the same bytes (under any name) are
-    validated once in a process, changed bytes under the same name afresh, and a refused file is
-    refused each time it is read, every problem reported."""
-    validated: list[Any] = []
+@pytest.fixture
+def validated(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The data the case-file schema validates from now on, in order, with an empty schema memo."""
+    seen: list[Any] = []
     validator = casefiles._case_file_validator()
 
     class Counting:
         def iter_errors(self, data: Any) -> Any:
-            validated.append(data)
+            seen.append(data)
             return validator.iter_errors(data)
 
     monkeypatch.setattr(casefiles, "_SCHEMA_CLEAN", set())
     monkeypatch.setattr(casefiles, "_case_file_validator", Counting)
+    return seen
+
+
+def test_a_file_the_schema_accepted_is_not_validated_again_and_a_changed_one_is(
+        tmp_path: Path, validated: list[Any]) -> None:
+    """The schema's verdict is remembered by the file's bytes: the same bytes (under any name) are
+    validated once in a process, changed bytes under the same name afresh, and a refused file is
+    refused each time it is read, every problem reported."""
     probe = write(tmp_path, mutated(description="A probe case read twice")) / "probe.json"
     twin = tmp_path / "twin.json"
     twin.write_bytes(probe.read_bytes())
@@ -182,18 +188,8 @@ def test_every_schema_is_valid_under_its_declared_draft() -> None:
 
 
 def test_the_schema_memo_starts_empty_again_past_its_most_files(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    validated: list[Any] = []
-    validator = casefiles._case_file_validator()
-
-    class Counting:
-        def iter_errors(self, data: Any) -> Any:
-            validated.append(data)
-            return validator.iter_errors(data)
-
-    monkeypatch.setattr(casefiles, "_SCHEMA_CLEAN", set())
+        tmp_path: Path, validated: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(casefiles, "MAX_REMEMBERED_CLEAN_FILES", 2)
-    monkeypatch.setattr(casefiles, "_case_file_validator", Counting)
     paths = []
     for n in range(3):
         folder = tmp_path / str(n)
