@@ -59,53 +59,52 @@ def strongly_connected_components(successors: Sequence[Sequence[Edge]]) -> list[
 
     Components are numbered in the order Tarjan completes them. ``successors[s]``
     lists the edges leaving state ``s``.
+
+    The depth-first path keeps, per state on it, an iterator over its edges: the inner ``for``
+    runs through a state's edges to states already visited (most of them: the host's subgraph has
+    about eight edges a state) without leaving the loop, and breaks out only to descend. A visited
+    state is on Tarjan's stack exactly while it has no component yet, so no flag is kept for it.
     """
     count = len(successors)
     unvisited = -1
     index = [unvisited] * count
     low = [0] * count
     component = [unvisited] * count
-    on_stack = [False] * count
     stack: list[int] = []
     next_index = 0
     components = 0
     for root in range(count):
         if index[root] != unvisited:
             continue
-        # Each frame: (state, position of the next edge to follow).
-        work: list[tuple[int, int]] = [(root, 0)]
         index[root] = low[root] = next_index
         next_index += 1
         stack.append(root)
-        on_stack[root] = True
-        while work:
-            state, position = work[-1]
-            edges = successors[state]
-            if position < len(edges):
-                work[-1] = (state, position + 1)
-                target = edges[position][0]
+        path = [root]  # the depth-first path, and per state on it the iterator over its edges
+        iterators = [iter(successors[root])]
+        while iterators:
+            state = path[-1]
+            for target, _letter, _marks in iterators[-1]:
                 if index[target] == unvisited:
                     index[target] = low[target] = next_index
                     next_index += 1
                     stack.append(target)
-                    on_stack[target] = True
-                    work.append((target, 0))
-                elif on_stack[target] and index[target] < low[state]:
+                    path.append(target)
+                    iterators.append(iter(successors[target]))
+                    break
+                if component[target] == unvisited and index[target] < low[state]:  # on the stack
                     low[state] = index[target]
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                if low[state] < low[parent]:
-                    low[parent] = low[state]
-            if low[state] == index[state]:
-                while True:
-                    member = stack.pop()
-                    on_stack[member] = False
-                    component[member] = components
-                    if member == state:
-                        break
-                components += 1
+            else:  # every edge of ``state`` followed: it is done
+                iterators.pop()
+                path.pop()
+                if path and low[state] < low[path[-1]]:
+                    low[path[-1]] = low[state]
+                if low[state] == index[state]:
+                    while True:
+                        member = stack.pop()
+                        component[member] = components
+                        if member == state:
+                            break
+                    components += 1
     return component
 
 

@@ -298,9 +298,11 @@ class _Shard:
         self.coverage: dict[tuple[str, str, int], tuple[int, tuple[Snapshot, int, Snapshot, Any]]] = {}
         self.covered: set[Any] = set()  # the chart's transitions met, by identity
         self.fired = 0
-        # The steps in some allowed subgraph: source number, target (number or handle), letter,
-        # the subgraphs it is in and the properties it is marked for (``letter_marks``).
-        self.edges = tuple(array("q") for _ in range(5))
+        # The steps in some allowed subgraph, in the order taken: target (number or handle), letter,
+        # the subgraphs it is in and the properties it is marked for (``letter_marks``); and their
+        # sources as runs: per state expanded with at least one such step, its number and how many.
+        self.edges = tuple(array("q") for _ in range(4))
+        self.runs = (array("q"), array("q"))
         self.active = [list(letter) for letter in search.by_letter]
         self.memo: dict[tuple[int, ...], Any] = {}
         self.marks = letter_marks(search.forever, search.groups, search.actions, search.bounds)
@@ -375,7 +377,8 @@ class _Shard:
         packers = self.packers
         pieces = self.pieces
         covered, coverage = self.covered, self.coverage
-        edge_source, edge_target, edge_letter, edge_allowed, edge_marked = self.edges
+        edge_target, edge_letter, edge_allowed, edge_marked = self.edges
+        run_source, run_length = self.runs
         # This level's candidates: the new states this worker owns, with the least key offered.
         candidates: dict[Snapshot, int] = {}
         keys: list[int] = []
@@ -385,6 +388,7 @@ class _Shard:
         fired_letters = 0
         for source, pre in self.frontier:
             first_key = source * width
+            recorded = len(edge_target)
             # WARNING: this loop takes a step as ``explore``'s does (take_step, Action.when,
             # the two generated checks, the generated marks); a change to one is a change to both.
             for index, action, when, fire, check_seen, check_new, step_marks in self.letters[pre[0]]:  # type: ignore[index]
@@ -430,11 +434,13 @@ class _Shard:
                 if step_marks is not None:
                     allowed, marked = step_marks(pre, action, post, output)
                     if allowed:
-                        edge_source.append(source)
                         edge_target.append(target)
                         edge_letter.append(index)
                         edge_allowed.append(allowed)
                         edge_marked.append(marked)
+            if len(edge_target) > recorded:
+                run_source.append(source)
+                run_length.append(len(edge_target) - recorded)
         for owner in range(workers):
             if owner != me:
                 inboxes[owner].put((me, self.packers[owner].packed(batches[owner]), True))
@@ -487,11 +493,16 @@ class _Shard:
         self.own_numbers.extend(by_slot)
         self.frontier = frontier
 
-    def resolve(self, target: int, answers: Sequence[Sequence[int]]) -> int:
-        if target >= 0:
-            return target
-        position, owner = divmod(-1 - target, self.search.workers)
-        return self.own_numbers[position] if owner == self.me else answers[owner][position]
+    def resolved(self, targets: Sequence[int], answers: Sequence[Sequence[int]]) -> array[int]:
+        """``targets`` with each handle (``handle``) replaced by its state's number: from this
+        worker's own numbers, or from ``answers[owner]`` for a state another worker owns."""
+        workers = self.search.workers
+        # By handle: -1 - handle(position, owner) is position * workers + owner.
+        by_handle: list[int] = [-1] * (workers * max(len(self.own_numbers), *map(len, answers)))
+        for owner in range(workers):
+            numbers = self.own_numbers if owner == self.me else answers[owner]
+            by_handle[owner:workers * len(numbers):workers] = numbers
+        return array("q", [t if t >= 0 else by_handle[-1 - t] for t in targets])
 
     def finish(self, began: float) -> None:
         """Answer every handle sent here, resolve this worker's recorded steps, report, then
@@ -500,17 +511,16 @@ class _Shard:
         no_answers: list[Sequence[int]] = [()] * search.workers
         for sender in range(search.workers):
             if sender != me:
-                search.inboxes[sender].put(
-                    (me, array("q", [self.resolve(t, no_answers) for t in self.received[sender]]), True))
+                search.inboxes[sender].put((me, self.resolved(self.received[sender], no_answers), True))
         answers: list[Sequence[int]] = [array("q")] * search.workers
         for _ in range(search.workers - 1):
             sender, numbers, _last = self.wait(search.inboxes[me])
             answers[sender] = numbers
-        source, target, letter, allowed, marked = self.edges
-        resolved = array("q", [self.resolve(t, answers) for t in target])
+        target, letter, allowed, marked = self.edges
         search.results.put(("done", me, {
             "fired": self.fired, "violations": self.violations, "coverage": self.coverage,
-            "tree": self.tree, "edges": (source, resolved, letter, allowed, marked),
+            "tree": self.tree, "edges": (self.resolved(target, answers), letter, allowed, marked),
+            "runs": self.runs,
             "cpu_seconds": time.process_time(), "finish_cpu_seconds": time.process_time() - began}))
         control = search.controls[me]
         while True:
@@ -621,22 +631,26 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
                     tree[number] = (source, letter)
         paths = {}
         if forever:
-            # A state's steps are all taken by its owner, in letter order: appended worker after
-            # worker, each state's list is in the order one process records it.
-            graphs: list[list[list[Edge]]] = [[[] for _ in range(states)] for _ in search.groups]
+            # A state's steps are all taken by its owner, in letter order, and recorded in a run of
+            # their own: each state's list is in the order one process records it.
+            empty: list[Edge] = []
+            graphs: list[list[list[Edge]]] = [[empty] * states for _ in search.groups]
             with young_collections_only():
                 for report in reports:
-                    sources, targets, letters, allowed, marked = report["edges"]
-                    edges = zip(targets, letters, marked, strict=True)
+                    targets, letters, allowed, marked = report["edges"]
+                    edges = list(zip(targets, letters, marked, strict=True))
+                    end = 0
                     if len(graphs) == 1:  # every recorded step is in the one subgraph
                         (graph,) = graphs
-                        for source, edge in zip(sources, edges, strict=True):
-                            graph[source].append(edge)
+                        for source, length in zip(*report["runs"], strict=True):
+                            graph[source] = edges[end:end + length]
+                            end += length
                         continue
-                    for source, edge, subgraphs in zip(sources, edges, allowed, strict=True):
+                    for source, length in zip(*report["runs"], strict=True):
+                        begin, end = end, end + length
+                        steps = list(zip(edges[begin:end], allowed[begin:end], strict=True))
                         for bit, graph in enumerate(graphs):
-                            if subgraphs >> bit & 1:
-                                graph[source].append(edge)
+                            graph[source] = [edge for edge, subgraphs in steps if subgraphs >> bit & 1]
                 # The cycle pass walks every state too: as in the serial search, no full collection.
                 paths = lasso_paths(forever, search.groups, graphs, tree)
         # The snapshots the traces pass through: each first step's source and its tree path,

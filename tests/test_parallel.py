@@ -190,6 +190,31 @@ def test_the_planted_ping_pong_shows_the_same_lasso_on_workers(ping_pong: Machin
     _same(explore_on_workers("toy-ping-pong", None, None, 2), explore("toy-ping-pong"))
 
 
+def _no_turn_end(pre: Any, action: Any, post: Any, out: Any, bounds: Any) -> bool:
+    return bool(action.event != "end_turn")
+
+
+def test_properties_on_two_subgraphs_give_the_cycle_pass_what_one_process_gives(
+        ping_pong: Machine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two forever-properties with different allowed subgraphs: each recorded step goes, on the
+    workers as in one process, to the subgraphs its bits name, in its state's order; the toy's
+    planted property fails through a turn's end, and the other (no turn ends, user input allowed)
+    through user input."""
+    (prop,) = ping_pong.explorer.forever
+    other = dataclasses.replace(prop, name="no_wakes_without_turn_ends_forever", every_step=_no_turn_end)
+    monkeypatch.setattr(ping_pong.explorer, "forever", (prop, other))
+    for options in ({"plant_ping_pong": True}, {}):
+        alone, graphs = _cycle_inputs(monkeypatch, functools.partial(explore, "toy-ping-pong", None, options))
+        assert len(graphs) == 2 and graphs[0][0] != graphs[1][0]
+        assert set(alone.lassos) == {"no_wakes_without_turn_ends_forever", *(
+            ["no_ping_pong_forever"] if options else [])}
+        for workers in (2, 3):
+            sharded, sharded_graphs = _cycle_inputs(
+                monkeypatch, functools.partial(explore_on_workers, "toy-ping-pong", None, options, workers))
+            _same(sharded, alone)
+            assert sharded_graphs == graphs
+
+
 def _own_shard() -> int:
     name = multiprocessing.current_process().name
     return int(name.rsplit("-", 1)[1]) if name.startswith("inboxspec-shard-") else 0
