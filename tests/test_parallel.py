@@ -200,7 +200,7 @@ def test_properties_on_two_subgraphs_give_the_cycle_pass_what_one_process_gives(
     workers as in one process, to the subgraphs its bits name, in its state's order; the toy's
     planted property fails through a turn's end, and the other (no turn ends, user input allowed)
     through user input."""
-    (prop,) = ping_pong.explorer.forever
+    (prop,) = forever_properties(ping_pong.explorer)
     other = dataclasses.replace(prop, name="no_wakes_without_turn_ends_forever", every_step=_no_turn_end)
     monkeypatch.setattr(ping_pong.explorer, "forever", (prop, other))
     for options in ({"plant_ping_pong": True}, {}):
