@@ -102,6 +102,52 @@ class Record:
 
 
 @dataclass(frozen=True)
+class OutputRecords:
+    """An output field that lists records of several kinds (the host's ``events``): per kind, in
+    the order of the vocabulary that names the kinds, the record's exact fields, its kind field
+    first."""
+
+    field: str
+    kind_field: str
+    shapes: Mapping[str, tuple[str, ...]]
+
+    @functools.cached_property
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema of the field: a list of records, each of a kind with exactly its fields."""
+        return {"type": "array", "items": {
+            "type": "object",
+            "required": [self.kind_field],
+            "properties": {self.kind_field: {"enum": list(self.shapes)}},
+            "allOf": [{"if": {"properties": {self.kind_field: {"const": kind}}},
+                       "then": {"required": list(fields),
+                                "properties": {name: True for name in fields},
+                                "additionalProperties": False}}
+                      for kind, fields in self.shapes.items()],
+        }}
+
+
+def _output_records(data: Mapping[str, Any], events: Mapping[str, Event]) -> OutputRecords | None:
+    raw = data.get("output_records")
+    if raw is None:
+        return None
+    machine, kinds = data["machine"], data["vocabularies"].get(raw["kinds"])
+    if not isinstance(kinds, list):
+        raise InterfaceError(f"{machine}: output_records names no list vocabulary {raw['kinds']!r}")
+    # WARNING: the kinds are written twice in the file (the vocabulary, and the shapes' names)
+    # because the vocabulary table prints them; they are checked equal here, order included.
+    if list(raw["shapes"]) != kinds:
+        raise InterfaceError(f"{machine}: output_records' shapes name {list(raw['shapes'])}, "
+                             f"not the vocabulary {raw['kinds']!r}: {kinds}")
+    for kind, fields in raw["shapes"].items():
+        if fields[0] != raw["kind_field"]:
+            raise InterfaceError(f"{machine}: the {kind!r} record's first field is not {raw['kind_field']!r}")
+    if not any(raw["field"] in event.outputs for event in events.values()):
+        raise InterfaceError(f"{machine}: output_records' field {raw['field']!r} is no event's output")
+    return OutputRecords(field=raw["field"], kind_field=raw["kind_field"],
+                         shapes={kind: tuple(fields) for kind, fields in raw["shapes"].items()})
+
+
+@dataclass(frozen=True)
 class Event:
     name: str
     pure: bool
@@ -156,6 +202,7 @@ class Interface:
     raw: Mapping[str, Any]  # the file as read
     parts: Mapping[str, str] = field(default_factory=dict)  # part name -> what it is
     records: Mapping[str, Record] = field(default_factory=dict)
+    output_records: OutputRecords | None = None
 
     def vocabulary(self, name: str) -> tuple[str, ...]:
         """A list vocabulary, in the file's order."""
@@ -246,7 +293,8 @@ class Interface:
         send any arguments: invalid-input cases send unknown names and wrong
         types on purpose. Every other step must name only the event's
         arguments, each of its type, and give every required one; every
-        expected output must name only the event's output fields.
+        expected output must name only the event's output fields, and each record in the field
+        of ``output_records`` must be of a known kind with exactly that kind's fields.
         """
         step_rules: list[dict[str, Any]] = []
         for event in self.events.values():
@@ -261,6 +309,8 @@ class Interface:
             if alone:
                 valid_args["allOf"] = alone
             valid_expect = _exact_fields(self.output_fields(event.name, error=False))
+            if self.output_records is not None and self.output_records.field in valid_expect["properties"]:
+                valid_expect["properties"][self.output_records.field] = self.output_records.schema
             error_expect = _exact_fields(self.output_fields(event.name, error=True))
             # An error is one of the machine's codes (``errors``): any other no port may answer.
             error_expect["properties"]["error"] = {"enum": [code for code, _meaning in self.errors]}
@@ -536,6 +586,7 @@ def parse(data: Any) -> Interface:
         raw=data,
         parts=parts,
         records=records,
+        output_records=_output_records(data, events),
     )
 
 

@@ -127,6 +127,14 @@ def outputs_table(interface: Interface) -> str:
     return "\n".join(rows) + "\n"
 
 
+def output_records_list(interface: Interface) -> str:
+    """Per kind of record in the output field that lists them, its exact fields."""
+    records = interface.output_records
+    assert records is not None
+    return "".join(f"- {_code(kind)}: `{{{', '.join(json.dumps(name) for name in fields)}}}`;\n"
+                   for kind, fields in records.shapes.items())
+
+
 def errors_table(interface: Interface) -> str:
     rows = ["| code | meaning |", "|---|---|"]
     rows += [f"| {_code(code)} | {meaning} |" for code, meaning in interface.errors]
@@ -153,9 +161,12 @@ def sections(interface: Interface) -> dict[str, str]:
     name = interface.machine
     parts = {f"{name}-interface-parts": parts_table(interface)} if interface.parts else {}
     records = {f"{name}-interface-records": records_table(interface)} if interface.records else {}
+    output_records = ({f"{name}-interface-output-records": output_records_list(interface)}
+                      if interface.output_records else {})
     return {
         **parts,
         **records,
+        **output_records,
         f"{name}-interface-config": config_table(interface),
         f"{name}-interface-events": events_table(interface),
         f"{name}-interface-outputs": outputs_table(interface),

@@ -48,6 +48,35 @@ def test_bad_interface_data_is_a_typed_error(change: Any, message: str) -> None:
         interface.parse(data)
 
 
+def _reorder_kinds(data: dict[str, Any]) -> None:
+    kinds = data["vocabularies"]["record_types"]
+    kinds[0], kinds[1] = kinds[1], kinds[0]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d["vocabularies"]["record_types"].append("nap"), "not the vocabulary 'record_types'"),
+    (_reorder_kinds, "not the vocabulary 'record_types'"),
+    (lambda d: d["output_records"].update(kinds="phases"), "not the vocabulary 'phases'"),
+    (lambda d: d["output_records"].update(kinds="nowhere"), "no list vocabulary 'nowhere'"),
+    (lambda d: d["output_records"]["shapes"]["wake"].reverse(), "'wake' record's first field is not 'type'"),
+    (lambda d: d["output_records"].update(field="records"), "field 'records' is no event's output"),
+])
+def test_bad_output_records_are_a_typed_error(change: Any, message: str) -> None:
+    """The record kinds are written twice in the host's data (the vocabulary and the shapes):
+    they must agree, order included, and the field must be an output."""
+    data = raw("host")
+    change(data)
+    with pytest.raises(interface.InterfaceError, match=message):
+        interface.parse(data)
+
+
+def test_the_record_list_follows_the_data() -> None:
+    data = raw("host")
+    data["output_records"]["shapes"]["reminder"].append("text")
+    after = interface_tables.sections(interface.parse(data))["host-interface-output-records"]
+    assert '- `reminder`: `{"type", "session", "due_ms", "text"}`;' in after.splitlines()
+
+
 def test_not_an_object_is_a_typed_error() -> None:
     bad: object
     for bad in (None, [], "x", 3):

@@ -150,3 +150,34 @@ def test_an_unknown_option_is_reported(tmp_path: Path) -> None:
     probe = case("wake-gate", "option", PROBES["wake-gate"]["step"], bad_option)
     found = problems(tmp_path, "wake-gate", probe)
     assert len(found) == 1 and "at $.cases[1].config.options:" in found[0], found
+
+
+def _host_case_with_records() -> tuple[dict[str, Any], int, int]:
+    """A bundled host case, and the position of a step and of a record in its expected events."""
+    bundled = Path(__file__).parent.parent / "conformance" / "cases" / "host" / "watcher.json"
+    for found in json.loads(bundled.read_text())["cases"]:
+        for step_index, step in enumerate(found["steps"]):
+            if step.get("expect", {}).get("events"):
+                return found, step_index, 0
+    raise AssertionError("no bundled host case expects a record")
+
+
+@pytest.mark.parametrize(("change", "complaint"), [
+    (lambda record: record.update(type="wake_up"), "is not one of"),
+    (lambda record: record.pop(sorted(set(record) - {"type"})[0]), "is a required property"),
+    (lambda record: record.update(note="extra"), "'note' was unexpected"),
+])
+def test_an_expected_host_record_has_a_known_type_and_exactly_its_fields(
+        tmp_path: Path, change: Any, complaint: str) -> None:
+    """HOST-IF-3 through the interface data's ``output_records``: a record no port may give (a
+    type outside ``record_types``, a field missing or added) reached a correct port as a failure;
+    lint names it now, at the record's path."""
+    good, step_index, record_index = _host_case_with_records()
+    changed = json.loads(json.dumps(good))
+    changed["id"], changed["description"] = good["id"] + "-changed", good["description"] + " (changed)"
+    change(changed["steps"][step_index]["expect"]["events"][record_index])
+    (tmp_path / "host.json").write_text(json.dumps({"machine": "host", "cases": [good, changed]}))
+    found = [p for p in lint([tmp_path]).problems if "interface:" in p]
+    assert len(found) == 1, found
+    assert f"at $.cases[1].steps[{step_index}].expect.events[{record_index}]" in found[0], found
+    assert complaint in found[0], found
