@@ -31,7 +31,7 @@ from typing import Any
 import jsonschema
 
 from inboxspec import machines
-from inboxspec.conformance import interface_lint
+from inboxspec.conformance import interface_lint, reference_lint
 from inboxspec.conformance.fixtures import SPECIAL_BITS_REQUIREMENTS, remembered_fixture_problems
 from inboxspec.conformance.plainjson import NotPlainJSON, parse_plain_json
 from inboxspec.conformance.reportfile import write_atomically
@@ -454,6 +454,7 @@ def lint(directories: Iterable[Path]) -> LintReport:
     report.cases, report.loaded = len(cases), cases
     report.problems.extend(case_problems(cases))
     report.problems.extend(interface_lint.problems(cases))
+    report.problems.extend(reference_lint.problems(cases))
     cited: dict[str, set[str]] = {}
     for case in cases:
         cited.setdefault(case.machine, set()).update(case.requirements)

@@ -181,3 +181,22 @@ def test_an_expected_host_record_has_a_known_type_and_exactly_its_fields(
     assert len(found) == 1, found
     assert f"at $.cases[1].steps[{step_index}].expect.events[{record_index}]" in found[0], found
     assert complaint in found[0], found
+
+
+def test_a_config_the_reference_refuses_is_named_unless_the_case_expects_it(tmp_path: Path) -> None:
+    """The host's two harness-line options at once: the interface data types the config clean,
+    but the reference refuses it (HOST-IF-1), so a case that expects ordinary outputs from it
+    reached every correct port as a failure; lint names it now, and the same config expecting
+    the config error with no steps lints clean."""
+    good, _step_index, _record_index = _host_case_with_records()
+    both = {"harness_lines_as_agent_mail": True, "harness_lines_at_next_turn": True}
+    refused = {**json.loads(json.dumps(good)), "id": good["id"] + "-refused",
+               "description": good["description"] + " (refused)"}
+    refused["config"] = {**refused["config"], "options": both}
+    expected = {**refused, "id": good["id"] + "-expected", "description": good["description"] + " (expected)",
+                "steps": [], "expect_config_error": "invalid_config"}
+    (tmp_path / "host.json").write_text(json.dumps({"machine": "host", "cases": [good, refused, expected]}))
+    found = [p for p in lint([tmp_path]).problems if "refuses" in p]
+    assert found == [f"{tmp_path / 'host.json'}: {refused['id']}: the reference refuses this config "
+                     f"(invalid_config), so no port may give the outputs its steps expect: expect the "
+                     f"config error with no steps, or change the config"], found

@@ -1,0 +1,44 @@
+"""``cases lint`` against the reference's own config check.
+
+The interface data types each config key (``conformance/interface_lint.py``), but some configs
+are refused for reasons only the machine knows: the host's two harness-line options at once, a
+floor past ``2^53 - 1``. A case whose config the reference refuses while its steps expect
+ordinary outputs is one that no port may pass: every correct port answers ``config_error``. So
+lint asks the reference to build each such case's machine (``Machine.run_case`` with no steps,
+which runs nothing) and names each case it refuses.
+
+Left to the run, not built here: a case that expects the config error (that is its point), a
+config the interface data already faults (lint names it there), and a config with a key the
+runner checks (a fixture, PROTO-FIX-*): building it would write the case's files, which
+``conform`` does only after its own checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from inboxspec import machines
+
+if TYPE_CHECKING:
+    from inboxspec.conformance.casefiles import Case
+
+
+def problems(cases: Iterable[Case]) -> list[str]:
+    """Every case with steps whose config the reference refuses, in file order."""
+    found: list[str] = []
+    for case in cases:
+        if case.machine not in machines.REGISTRY or case.expect_config_error is not None or not case.steps:
+            continue
+        entry = machines.get(case.machine)
+        interface = entry.interface
+        if interface is not None and (
+                interface.config_fault(case.config) is not None
+                or any(key.runner == "checks" and key.name in case.config for key in interface.config_keys)):
+            continue
+        answer = entry.run_case(case.config, [])
+        if "config_error" in answer:
+            found.append(f"{case.source}: {case.id}: the reference refuses this config "
+                         f"({answer['config_error']}), so no port may give the outputs its steps expect: "
+                         f"expect the config error with no steps, or change the config")
+    return found
