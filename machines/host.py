@@ -580,6 +580,8 @@ def _session_data(data: Any, address: str) -> tuple[Any, ...]:
 
 # The bounds that choose among letters rather than count (see the bounds above): a larger value
 # would explore what the largest does, while the summary printed it.
+# WARNING: the module docstring's Bounds section says what each value does ("1 adds", "2 lifts");
+# tests/test_host_explorer.py checks that its largest is the one here.
 _LARGEST_CHOICE = {"hand": 1, "reminders": 1, "subscriptions": 2, "forgeries": 2}
 
 

@@ -19,6 +19,7 @@ import copy
 import dataclasses
 import itertools
 import pickle
+import re
 from typing import Any
 
 import pytest
@@ -341,3 +342,16 @@ def test_letters_travel_between_processes() -> None:
     assert [a.label for a in copies] == [a.label for a in actions]
     assert any(a.when is not None for a in actions)
     assert all(c.offered(s) == a.offered(s) for s in states for a, c in zip(actions, copies, strict=True))
+
+
+def test_the_largest_choice_of_each_bound_is_the_one_its_description_gives() -> None:
+    """The Bounds section of the module's docstring says what each value of a choosing bound
+    does ("1 adds", "2 lifts", "0 removes"); ``_LARGEST_CHOICE`` refuses past the largest."""
+    doc = host.__doc__ or ""
+    bounds = doc[doc.index("Bounds (``--bound NAME=VALUE``)"):doc.index("Coverage explorations")]
+    for name, most in host._LARGEST_CHOICE.items():
+        start = bounds.index(f"``{name}`` (")
+        end = bounds.find("\n    ``", start + 1)
+        paragraph = bounds[start:end if end >= 0 else None]
+        described = [int(value) for value in re.findall(r"\b(\d) (?:adds|lifts|removes)\b", paragraph)]
+        assert described and max(described) == most, (name, paragraph)
