@@ -24,6 +24,17 @@ lowest-numbered state of all bad components is one of the nearest, and the
 breadth-first tree gives its shortest path), then a short loop from that state:
 the shortest allowed path to a marked step, the marked step, and the shortest
 allowed path back, all inside the component.
+
+Self-loops
+    The search does not record an allowed step from a state to itself that is
+    marked for no property (most of the host's recorded steps were such: a
+    rejected step leaves its state as it was). Leaving them out changes
+    nothing here: such a step joins no two states, so the components are the
+    same; the cycle it closes alone has no marked step, and a bad cycle through
+    it stays bad without it, so the bad components are the same; and a shortest
+    path never takes it, so neither are the lassos. A marked self-loop is
+    recorded: it is a bad cycle by itself. ``tests/test_cycles.py`` compares the
+    lassos of random graphs with and without their unmarked self-loops.
 """
 
 from __future__ import annotations

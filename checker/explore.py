@@ -450,10 +450,11 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                         for graph in successors:
                             graph.append([])
                 if step_marked is not None:
-                    # The step, in each allowed subgraph it is in, with its marks.
+                    # The step, in each allowed subgraph it is in, with its marks; an unmarked step
+                    # from a state to itself is not recorded (checker/cycles.py, "Self-loops").
                     allowed, marked = step_marked
-                    if allowed:
-                        post_number = number[post]
+                    post_number = number[post] if allowed else pre_number
+                    if marked or post_number != pre_number:
                         for bit, graph in enumerate(successors):
                             if allowed >> bit & 1:
                                 graph[pre_number].append((post_number, index, marked))

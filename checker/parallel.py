@@ -433,7 +433,8 @@ class _Shard:
                     self._violated(failed, key, (pre, index, post, output))
                 if step_marks is not None:
                     allowed, marked = step_marks(pre, action, post, output)
-                    if allowed:
+                    # As in ``explore``: an unmarked step from a state to itself is not recorded.
+                    if allowed and (marked or target != source):
                         edge_target.append(target)
                         edge_letter.append(index)
                         edge_allowed.append(allowed)

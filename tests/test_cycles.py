@@ -375,3 +375,22 @@ def test_the_marks_inside_each_component_are_those_a_naive_search_finds() -> Non
         tree: list[tuple[int, int] | None] = [None, *((rng.randrange(s), 0) for s in range(1, count))]
         for mask, path in zip((1, 2, 4), find_lassos(graph, tree, (1, 2, 4)), strict=True):
             assert (path is None) == (not any(marks & mask for marks in expected.values()))
+
+
+def test_unmarked_self_loops_change_no_lasso() -> None:
+    """The searches leave out an unmarked step from a state to itself (``checker/cycles.py``,
+    "Self-loops"): on random graphs with many self-loops, marked and not, every mask's lasso is
+    the same without the unmarked ones."""
+    rng = random.Random(23)
+    for _ in range(300):
+        count = rng.randint(1, 10)
+        graph: list[list[Edge]] = []
+        for state in range(count):
+            edges: list[Edge] = []
+            for letter in range(rng.randint(0, 5)):
+                target = state if rng.random() < 0.5 else rng.randrange(count)
+                edges.append((target, letter, rng.choice([0, 0, 0, 1, 2, 3])))
+            graph.append(edges)
+        tree: list[tuple[int, int] | None] = [None, *((rng.randrange(s), 0) for s in range(1, count))]
+        trimmed = [[e for e in edges if e[2] or e[0] != state] for state, edges in enumerate(graph)]
+        assert find_lassos(trimmed, tree, (1, 2)) == find_lassos(graph, tree, (1, 2))
