@@ -235,6 +235,18 @@ class SessionView(HashedOnce, _SessionFields):
         """Whether either idle half holds a subscription (an outstanding one or a subscriber)."""
         return bool(self.idle.outstanding or self.idle.subscribers)
 
+    @property
+    def subscription_ids(self) -> tuple[int, ...]:
+        """The subscription ids of the outstanding rows, then of the subscribers, in order: worked
+        out once per view (kept by hand, as ``Snapshot.in_flight`` says why)."""
+        kept: dict[str, tuple[int, ...]] = self.__dict__
+        ids = kept.get("_subscription_ids")
+        if ids is None:
+            idle = self.idle
+            ids = kept["_subscription_ids"] = (*(o.subscription for o in idle.outstanding),
+                                               *(r.subscription for r in idle.subscribers))
+        return ids
+
 
 class _SnapshotFields(NamedTuple):
     control: str
@@ -520,8 +532,12 @@ def _id_key(sessions: tuple[SessionView, ...]) -> tuple[Any, ...]:
 
 def _numbered(data: Any, sessions: tuple[SessionView, ...]) -> tuple[SessionView, ...]:
     """Subscription ids renumbered in order of appearance: the charts compare them only with each
-    other. Kept in ``data.numbered`` per sequence of views, and each view renumbered in
-    ``data.renumbered`` per view and new ids."""
+    other. Views whose ids are numbered so already are given back as they are: after every step
+    of the default exploration they were, since a step keeps the ids it loads and a new
+    subscription takes the next one. Else kept in ``data.numbered`` per sequence of views, and
+    each view renumbered in ``data.renumbered`` per view and new ids."""
+    if _in_order_of_appearance(sessions):
+        return sessions
     known = data.numbered.get(sessions)
     if known is not None:
         return known  # type: ignore[no-any-return]
@@ -541,6 +557,19 @@ def _numbered(data: Any, sessions: tuple[SessionView, ...]) -> tuple[SessionView
         numbered.append(renumbered)
     result = data.numbered[sessions] = tuple(numbered)
     return result
+
+
+def _in_order_of_appearance(sessions: tuple[SessionView, ...]) -> bool:
+    """Whether the views' subscription ids, read in order, first appear as 1, 2, 3 and so on: then
+    ``_numbered`` would number each id as itself."""
+    following = 1  # the id a new one must be: every id below it has appeared
+    for view in sessions:
+        for subscription in view.subscription_ids:
+            if subscription == following:
+                following += 1
+            elif not 1 <= subscription < following:
+                return False
+    return True
 
 
 def _renumbered(view: SessionView, new_ids: tuple[int, ...]) -> SessionView:

@@ -19,6 +19,7 @@ import copy
 import dataclasses
 import itertools
 import pickle
+import random
 import re
 from typing import Any
 
@@ -355,3 +356,41 @@ def test_the_largest_choice_of_each_bound_is_the_one_its_description_gives() -> 
         paragraph = bounds[start:end if end >= 0 else None]
         described = [int(value) for value in re.findall(r"\b(\d) (?:adds|lifts|removes)\b", paragraph)]
         assert described and max(described) == most, (name, paragraph)
+
+
+def test_subscription_ids_are_numbered_by_first_appearance_whatever_they_were() -> None:
+    """``_numbered`` against the rule written out here: each id becomes the order of its first
+    appearance over the views, outstanding rows before subscribers. Views whose ids already are
+    so come back as they are (``_in_order_of_appearance``); the ids here are drawn to be so half
+    the time, and to repeat, skip and run backwards the rest."""
+    _explorer, data, _actions, _fire, states = _walk({"subscriptions": "2", "sessions": "3"}, 600)
+    subscribed = sorted({v for s in states for v in s.sessions if v.subscribed}, key=repr)
+    assert len(subscribed) > 10
+    rng = random.Random(5)
+    in_order = 0
+    for _ in range(3000):
+        views = [rng.choice(subscribed) for _ in range(rng.randint(1, 3))]
+        counts = [len(v.subscription_ids) for v in views]
+        if rng.random() < 0.5:
+            drawn = [rng.randint(1, 4) for _ in range(sum(counts))]
+        else:  # in order of appearance: each id new (the next) or one seen before
+            drawn, following = [], 1
+            for _ in range(sum(counts)):
+                if following > 1 and rng.random() < 0.4:
+                    drawn.append(rng.randrange(1, following))
+                else:
+                    drawn.append(following)
+                    following += 1
+        chunks, start = [], 0
+        for count in counts:
+            chunks.append(tuple(drawn[start:start + count]))
+            start += count
+        sessions = tuple(host._renumbered(v, ids) for v, ids in zip(views, chunks, strict=True))
+        first: dict[int, int] = {}
+        for subscription in drawn:
+            first.setdefault(subscription, len(first) + 1)
+        expected = tuple(host._renumbered(v, tuple(first[i] for i in ids))
+                         for v, ids in zip(sessions, chunks, strict=True))
+        assert host._numbered(data, sessions) == expected, chunks
+        in_order += all(first[i] == i for i in drawn)
+    assert 1000 < in_order < 2500
