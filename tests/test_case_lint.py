@@ -203,9 +203,9 @@ def test_the_schema_memo_starts_empty_again_past_its_most_files(
 
 
 def test_the_protocol_states_the_runner_s_limits() -> None:
-    """PROTO-CASES-2 gives both case-file limits in bytes, and PROTO-CLI-1 the most random cases:
-    the runner's constants are what they say."""
-    from inboxspec.conformance.runner import MAX_FUZZ_CASES
+    """PROTO-CASES-2 gives both case-file limits in bytes, PROTO-CLI-1 the most random cases and
+    PROTO-CLI-2 the skip files' limits: the runner's constants are what they say."""
+    from inboxspec.conformance.runner import MAX_FUZZ_CASES, MAX_SKIP_FILE_BYTES, MAX_SKIP_WILDCARD_ENTRIES
 
     spec = " ".join((Path(__file__).parent.parent / "spec" / "conformance-protocol.md")
                     .read_text(encoding="utf-8").split())
@@ -214,6 +214,8 @@ def test_the_protocol_states_the_runner_s_limits() -> None:
     assert (f"The case files of one run hold at most 32 MiB ({casefiles.MAX_RUN_CASE_BYTES:,} bytes) "
             "together") in spec
     assert f"(`--fuzz` at most {MAX_FUZZ_CASES:,}: each random case is kept" in spec
+    assert f"of at most 1 MiB ({MAX_SKIP_FILE_BYTES:,} bytes), one case-id glob a line" in spec
+    assert f"at most {MAX_SKIP_WILDCARD_ENTRIES:,} entries with a wildcard" in spec
 
 
 def test_requirements_without_an_rfc2119_keyword_are_reported() -> None:

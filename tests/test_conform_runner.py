@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases
-from inboxspec.conformance.runner import MAX_SKIP_FILE_BYTES, glob_matcher
+from inboxspec.conformance.runner import MAX_SKIP_FILE_BYTES, MAX_SKIP_WILDCARD_ENTRIES, glob_matcher
 from inboxspec.machines import sessions
 
 pytestmark = pytest.mark.slow
@@ -688,3 +688,26 @@ def test_fixtures_are_materialised_for_each_request_and_removed(tmp_path: Path) 
     assert len(seen) == 4 and len({s["dir"] for s in seen}) == 4
     assert all(s["real"] and {"cli", "home"} <= set(s["files"]) for s in seen)
     assert not any(Path(s["dir"]).exists() for s in seen)
+
+
+def test_skip_files_with_too_many_wildcard_entries_are_refused_before_an_adapter_starts(
+        tmp_path: Path) -> None:
+    """PROTO-CLI-2: 56,000 entries with a wildcard took 8 s to refuse, one by one, and entries that
+    each match one case about a minute to accept; past MAX_SKIP_WILDCARD_ENTRIES, over all the skip
+    files, the run is refused at once. Ids without a wildcard are not counted."""
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_text("".join(f"wake-gate/z{n}*\n" for n in range(MAX_SKIP_WILDCARD_ENTRIES // 2)))
+    second.write_text("".join(f"wake-gate/z{n}?\n" for n in range(MAX_SKIP_WILDCARD_ENTRIES // 2 + 1))
+                      + "".join(f"wake-gate/literal-{n}\n" for n in range(5000)))
+    never_starts = "/nonexistent/adapter"
+    code, report, output = conform("--adapter", never_starts, "--skip-file", str(first), "--skip-file",
+                                   str(second), *WAKE_GATE, timeout=30)
+    assert code == 2 and report is not None, output
+    most = MAX_SKIP_WILDCARD_ENTRIES
+    assert report["unusable"] == (f"the skip files hold {most + 1} entries with a wildcard (*, ? or [), "
+                                  f"more than {most}: list the case ids themselves"), report
+    assert "cannot start" not in output and "Traceback" not in output
+    second.write_text("".join(f"wake-gate/z{n}?\n" for n in range(MAX_SKIP_WILDCARD_ENTRIES // 2)))
+    code, report, output = conform("--adapter", never_starts, "--skip-file", str(first), "--skip-file",
+                                   str(second), *WAKE_GATE, timeout=30)
+    assert code == 2 and report is not None and "matches no case of this run" in report["unusable"], output
