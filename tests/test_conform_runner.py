@@ -180,28 +180,52 @@ def test_a_case_whose_outputs_pass_the_bound_is_stopped_at_that_step(
     assert ran == [0, 1, 2, 3]
 
 
+NODE_PORT = Path(__file__).resolve().parents[1] / "conformance" / "ports" / "node"
+NODE_ADAPTER = f"node {NODE_PORT / 'adapter.mjs'}"
+
+
+@pytest.mark.parametrize("adapter", [REFERENCE, NODE_ADAPTER], ids=["reference", "node"])
 def test_a_small_case_that_asks_for_gigabytes_of_outputs_is_an_error_not_a_swollen_adapter(
-        tmp_path: Path) -> None:
+        tmp_path: Path, adapter: str) -> None:
     """Every host output repeats every address: two addresses of a million characters and a few
     hundred ticks, a 2 MB file, asked the reference adapter for a gigabyte (the attack's 10,000
-    ticks: 20 GB, until memory ran out). Now the case errors at the step past the bound, and
-    ``cases expect`` refuses the file."""
+    ticks: 20 GB, until memory ran out), and the Node port for more than V8's longest string, on
+    which it crashed. Now the case errors at the step past the bound in both, and ``cases
+    expect`` refuses the file."""
     long_names = ["a" * 10**6, "b" * 10**6]
     tick = {"event": "tick", "args": {}, "expect": {"events": [], "sessions": {}}}
     case = {"id": "host/amplified", "description": "Two long addresses repeated by every output",
             "requirements": ["HOST-IF-2"], "config": {"sessions": long_names}, "steps": [tick] * 500}
     file = {"machine": "host", "cases": [case]}
     (tmp_path / "amplified.json").write_text(json.dumps(file, indent=1) + "\n")
-    code, report, output = conform("--adapter", REFERENCE, "--cases", str(tmp_path), timeout=120)
+    code, report, output = conform("--adapter", adapter, "--cases", str(tmp_path), timeout=120)
     assert code == 1 and report is not None, output
     result = outcome(report, "host/amplified")
     assert result["outcome"] == "error", result
-    assert "pass 67,108,864 bytes of JSON at step" in result["detail"], result
+    assert "pass 67,108,864 bytes of JSON at step 34 of 500" in result["detail"], result
+    if adapter != REFERENCE:
+        return
     expect = subprocess.run([sys.executable, "-m", "inboxspec", "cases", "expect",
                              str(tmp_path / "amplified.json")], capture_output=True, text=True, timeout=120)
     assert expect.returncode == 2 and "host/amplified: the outputs of this case pass 67,108,864 bytes" in (
         expect.stdout), expect.stdout + expect.stderr
     assert "Traceback" not in expect.stderr
+
+
+def test_the_node_port_measures_outputs_as_the_reference_does() -> None:
+    """PROTO-RUN-5's measure (compact JSON, every character past ASCII escaped) in the Node port's
+    ``jsonLength`` and the reference's ``bounded_outputs``: the same length for text past ASCII,
+    past U+FFFF, a lone surrogate, control characters, DEL and U+2028."""
+    values: list[Any] = [{"a": "plain"}, {"é": "été"}, {"x": "\U0001f600"}, {"s": "\ud800 lone"},
+                         {"c": "\x01\t\n\"\\"}, {"d": "\x7f"}, {"l": "\u2028\u2029"}, [1, None, True, 2.5]]
+    script = ("import { jsonLength } from './protocol.mjs';\n"
+              "let text = ''; for await (const chunk of process.stdin) text += chunk;\n"
+              "console.log(JSON.stringify(JSON.parse(text).map(jsonLength)));\n")
+    node = subprocess.run(["node", "--input-type=module", "-e", script], input=json.dumps(values),
+                          capture_output=True, text=True, cwd=NODE_PORT, timeout=60)
+    assert node.returncode == 0, node.stderr
+    expected = [len(json.dumps(value, separators=(",", ":"))) for value in values]
+    assert json.loads(node.stdout) == expected
 
 
 def test_a_skip_file_entry_that_matches_no_case_refuses_the_run_before_an_adapter_starts(
@@ -492,7 +516,6 @@ def test_a_duplicated_reply_blames_the_case_answered_twice(tmp_path: Path) -> No
 
 LOOKUP = f"{sys.executable} {Path(__file__).parent / 'adapters' / 'replay_adapter.py'} lookup"
 NODE = shutil.which("node")
-NODE_PORT = Path(__file__).resolve().parents[1] / "conformance" / "ports" / "node"
 # One-rule mutants of the Node port, each with the only bundled cases that kill
 # it: the fuzz test runs without them.
 NODE_MUTANTS: dict[str, tuple[str, str, tuple[str, ...]]] = {

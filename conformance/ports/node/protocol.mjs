@@ -39,5 +39,42 @@ export function runSteps(ConfigError, open, apply, steps) {
     if (error instanceof ConfigError) return { config_error: error.code };
     throw error;
   }
-  return { outputs: steps.map((step) => apply(session, step)) };
+  const outputs = [];
+  let size = 0;
+  for (const [index, step] of steps.entries()) {
+    const output = apply(session, step);
+    size += jsonLength(output);
+    if (size > MAX_CASE_OUTPUT_BYTES) {
+      throw new Error(`the outputs of this case pass ${MAX_CASE_OUTPUT_BYTES.toLocaleString("en-US")} bytes of JSON `
+        + `at step ${index + 1} of ${steps.length}: beyond what the suite compares (PROTO-RUN-5)`);
+    }
+    outputs.push(output);
+  }
+  return { outputs };
+}
+
+/**
+ * PROTO-RUN-5: the most JSON one case's outputs come to; past it the case is answered `errored`
+ * (the adapter's reply to a thrown error) at the step that passes it, before the next one runs.
+ * Outputs repeat what a machine holds at every step, so a case file of a few megabytes could ask
+ * for more than V8's longest string, and the adapter crashed.
+ */
+export const MAX_CASE_OUTPUT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The length of `value` as PROTO-RUN-5 measures it: compact JSON with every character past ASCII
+ * escaped, DEL included. JSON.stringify escapes the other control characters and lone surrogates
+ * so already; DEL and each UTF-16 unit past ASCII (a surrogate pair is two) becomes its
+ * six-character `\uXXXX`.
+ * @param {unknown} value
+ */
+export function jsonLength(value) {
+  const text = JSON.stringify(value);
+  let length = text.length;
+  if (/[^\x00-\x7e]/.test(text)) {
+    for (let unit = 0; unit < text.length; unit += 1) {
+      if (text.charCodeAt(unit) > 0x7e) length += 5;
+    }
+  }
+  return length;
 }

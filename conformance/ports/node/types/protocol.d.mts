@@ -10,6 +10,14 @@
  * @returns {CaseResult}
  */
 export function runSteps<S>(ConfigError: abstract new (...args: any[]) => CodedError<string>, open: () => S, apply: (session: S, step: Step) => Record<string, unknown>, steps: Step[]): CaseResult;
+/**
+ * The length of `value` as PROTO-RUN-5 measures it: compact JSON with every character past ASCII
+ * escaped, DEL included. JSON.stringify escapes the other control characters and lone surrogates
+ * so already; DEL and each UTF-16 unit past ASCII (a surrogate pair is two) becomes its
+ * six-character `\uXXXX`.
+ * @param {unknown} value
+ */
+export function jsonLength(value: unknown): number;
 /** @typedef {Record<string, unknown>} Args */
 /** @typedef {{ event: string, args?: Args }} Step */
 /** PROTO-RUN-2: one output a step, or the config error. @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
@@ -23,6 +31,13 @@ export class CodedError<Code extends string> extends Error {
     /** @readonly */
     readonly code: Code;
 }
+/**
+ * PROTO-RUN-5: the most JSON one case's outputs come to; past it the case is answered `errored`
+ * (the adapter's reply to a thrown error) at the step that passes it, before the next one runs.
+ * Outputs repeat what a machine holds at every step, so a case file of a few megabytes could ask
+ * for more than V8's longest string, and the adapter crashed.
+ */
+export const MAX_CASE_OUTPUT_BYTES: number;
 export type Args = Record<string, unknown>;
 export type Step = {
     event: string;
