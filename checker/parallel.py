@@ -47,10 +47,14 @@ What comes out is exactly what :func:`inboxspec.checker.explore.explore` gives
       serial search's argument, ``state_level_invariants``);
     * the first step of each chart transition, the same way;
     * the lassos. A step in some allowed subgraph of the forever-properties is
-      recorded where it is taken, with its marks (``letter_marks``), its target
-      as a number or, until the owner has numbered it, as a handle (the owner,
-      and the target's position in what was sent to it). After the last level
-      each owner answers every handle it was sent with a number, the
+      recorded where it is taken (unless it is an unmarked step from a state to
+      itself, as in the serial search: ``checker/cycles.py``, "Self-loops"),
+      with its marks (``letter_marks``), its target as a number or, until the
+      owner has numbered it, as a handle (the owner, and the target's position
+      in what was sent to it); a state's recorded steps are one run, kept as
+      its number and their count. After the last level each owner answers
+      every handle it was sent with a number (an owner that answers a sender
+      otherwise than once a state sent is a ShardingError), the
       coordinator gathers the recorded steps and the tree, and runs the cycle
       pass of ``checker/cycles.py`` on the same graph, numbered the same way:
       the same lassos.
@@ -516,6 +520,11 @@ class _Shard:
         answers: list[Sequence[int]] = [array("q")] * search.workers
         for _ in range(search.workers - 1):
             sender, numbers, _last = self.wait(search.inboxes[me])
+            # A handle left unanswered would read as the number -1 (``resolved``'s table), the last
+            # state, and the cycle pass would follow it there.
+            if len(numbers) != self.sent_count[sender]:
+                raise ShardingError(f"worker {sender} answered {len(numbers)} numbers for the "
+                                    f"{self.sent_count[sender]} states worker {me} sent it")
             answers[sender] = numbers
         target, letter, allowed, marked = self.edges
         search.results.put(("done", me, {

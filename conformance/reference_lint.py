@@ -8,9 +8,10 @@ lint asks the reference to build each such case's machine (``Machine.run_case`` 
 which runs nothing) and names each case it refuses.
 
 Left to the run, not built here: a case that expects the config error (that is its point), a
-config the interface data already faults (lint names it there), and a config with a key the
-runner checks (a fixture, PROTO-FIX-*): building it would write the case's files, which
-``conform`` does only after its own checks.
+config the interface data already faults (lint names it there), and every case of a machine
+whose config has a key the runner handles (the writer proofs' ``fixture`` and ``fixture_dir``,
+PROTO-FIX-*): building one writes a directory, the case's files or an empty one of its own,
+which ``conform`` makes only after its own checks, and lint makes none.
 """
 
 from __future__ import annotations
@@ -32,9 +33,8 @@ def problems(cases: Iterable[Case]) -> list[str]:
             continue
         entry = machines.get(case.machine)
         interface = entry.interface
-        if interface is not None and (
-                interface.config_fault(case.config) is not None
-                or any(key.runner == "checks" and key.name in case.config for key in interface.config_keys)):
+        if interface is not None and (any(key.runner is not None for key in interface.config_keys)
+                                      or interface.config_fault(case.config) is not None):
             continue
         answer = entry.run_case(case.config, [])
         if "config_error" in answer:

@@ -216,6 +216,9 @@ def test_the_protocol_states_the_runner_s_limits() -> None:
     assert f"(`--fuzz` at most {MAX_FUZZ_CASES:,}: each random case is kept" in spec
     assert f"of at most 1 MiB ({MAX_SKIP_FILE_BYTES:,} bytes), one case-id glob a line" in spec
     assert f"at most {MAX_SKIP_WILDCARD_ENTRIES:,} entries with a wildcard" in spec
+    guide = " ".join((Path(__file__).parent.parent / "conformance" / "WRITING-AN-ADAPTER.md")
+                     .read_text(encoding="utf-8").split())
+    assert f"may hold at most {MAX_SKIP_WILDCARD_ENTRIES:,} entries with a wildcard (PROTO-CLI-2)" in guide
 
 
 def test_requirements_without_an_rfc2119_keyword_are_reported() -> None:

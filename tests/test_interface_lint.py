@@ -200,3 +200,29 @@ def test_a_config_the_reference_refuses_is_named_unless_the_case_expects_it(tmp_
     assert found == [f"{tmp_path / 'host.json'}: {refused['id']}: the reference refuses this config "
                      f"(invalid_config), so no port may give the outputs its steps expect: expect the "
                      f"config error with no steps, or change the config"], found
+
+
+def test_lint_builds_no_case_of_a_machine_whose_runner_makes_its_directory(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building a writer-proofs config writes a directory (the case's fixture, or an empty one of
+    its own): lint builds none, so a fixture is never written before the runner checks it, and a
+    temporary directory lint cannot use is no traceback. The other machines' cases are built."""
+    import dataclasses
+
+    from inboxspec import machines
+
+    built: list[str] = []
+
+    def recorded(name: str) -> Any:
+        def run_case(config: Any, steps: Any) -> dict[str, Any]:
+            built.append(name)
+            return {"outputs": []}
+        return run_case
+
+    for entry in machines.all_machines():
+        replaced = dataclasses.replace(entry, run_case=recorded(entry.name))
+        monkeypatch.setitem(machines.REGISTRY, entry.name, replaced)
+    bundled = Path(__file__).parent.parent / "conformance" / "cases"
+    report = lint([bundled / "writer-proofs", bundled / "wake-gate"])
+    assert [p for p in report.problems if "refuses" in p] == []
+    assert "writer-proofs" not in built and "wake-gate" in built

@@ -518,3 +518,36 @@ def test_a_signal_ends_explore_on_workers_with_nothing_left_running(signum: sign
         command.communicate()
         for pid in with_token(token):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_an_owner_that_answers_too_few_numbers_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answers to the handles a worker was sent, one short: the missing one read as the number
+    -1 (the last state), and the search ended with wrong lassos and no error."""
+    resolved = parallel._Shard.resolved
+
+    def one_short(self: Any, targets: Sequence[int], answers: Sequence[Sequence[int]]) -> Any:
+        numbers = resolved(self, targets, answers)
+        return numbers[:-1] if targets is self.received[1 - self.me] else numbers
+
+    monkeypatch.setattr(parallel._Shard, "resolved", one_short)
+    with pytest.raises(ShardingError, match=r"answered \d+ numbers for the \d+ states worker"):
+        explore_on_workers("host", SMALL_HOST, None, 2)
+    assert multiprocessing.active_children() == []
+
+
+def _refused(pre: Any, action: Any, post: Any, out: Any, bounds: Any) -> bool:
+    return out.get("wake") is False
+
+
+def test_a_marked_step_from_a_state_to_itself_is_a_lasso_in_both_searches(
+        ping_pong: Machine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The searches leave out unmarked self-loops only (``checker/cycles.py``, "Self-loops"): a
+    refusal leaves the toy's state as it was, so with refusals marked the only bad cycles are
+    single steps from a state to itself, and both searches must show one as a one-step loop."""
+    (prop,) = forever_properties(ping_pong.explorer)
+    refusals = dataclasses.replace(prop, name="no_refusals_forever", some_step=_refused)
+    monkeypatch.setattr(ping_pong.explorer, "forever", (refusals,))
+    alone = explore("toy-ping-pong")
+    (step,) = alone.lassos["no_refusals_forever"].loop
+    assert step[0] == step[2] and step[3] is not None and step[3]["wake"] is False
+    _same(explore_on_workers("toy-ping-pong", None, None, 2), alone)
