@@ -16,8 +16,9 @@ Ownership
     time. The host's default exploration has 1,980 distinct session views
     (``HostExplorer.load``) in 124,508 states, so most of a batch is
     references. Each memo holds what its pickler wrote or its unpickler made
-    until the search ends: the three-session run peaked at 630 MB in its
-    largest process, against 641 MB before the memos. The workers
+    until the search ends: the three-session run peaked at 399 MB in its
+    largest process (630 MB while the cycle pass still recorded unmarked
+    self-loops, 641 MB before the memos). The workers
     are forked from one process, so they agree on every hash (one hash seed);
     spawned workers would not, which is why this search runs only where
     processes can be forked, and an owner checks each state it is sent.
@@ -68,24 +69,30 @@ the forever-properties are inherited by the fork. A worker that fails, dies
 or is sent a state it does not own ends the search with ``ShardingError``.
 
 Cost
-    Measured on two cores (``benchmarks/explorer_workers.py``, three samples on
-    a quiet machine, medians). The host's default exploration (124,508
-    states): 17.4 s of processor time in one process; on two workers 19.7 s
-    in all (9.6 s a worker, 0.7 s in the coordinator), 10.7 s by the wall
-    clock and 10.4 s along the critical path (per level the busiest worker,
-    the busiest worker's last phase, and the coordinator's: the wall time
-    without the machine's other load). The benchmark's median ratios: 1.65
-    times one process by the wall clock, 1.68 along the critical path. What
-    the pair does beyond one process (2.3 s, 13 %): routing, each worker's own
-    memos of the host's views (a state that both workers reach has its views
-    worked out twice), and the batches. The batches were most of it (1.42 times) until
-    each channel kept one pickler and one unpickler for the whole search
-    (``Packer``): a state's views were pickled and unpickled again in every
-    batch, and arrived as new objects whose hashes and counts were worked out
-    anew. The levels are large and even, so waiting on the busier worker costs
-    little, and the cycle pass runs in one process, as in the serial search.
-    On a busy machine the wall ratio falls towards 1, or below: Linux shares
-    the cores between sessions, not processes.
+    Measured on two cores (``benchmarks/explorer_workers.py``, five samples,
+    medians). The host's default exploration (124,508 states): 16.7 s of
+    processor time in one process; on two workers 18.7 s in all (about 9.1 s
+    a worker, 0.5 s in the coordinator), 10.1 s by the wall clock and 9.8 s
+    along the critical path (per level the busiest worker, the busiest
+    worker's last phase, and the coordinator's: the wall time without the
+    machine's other load). The ratios: 1.68 times one process by the wall
+    clock, 1.71 along the critical path (an earlier run that day: 1.65 and
+    1.68). What a worker does beyond half of one process, measured inside the
+    workers: packing its batches (0.16 s), taking the others' (0.31 s, of
+    which unpickling 0.07 s), numbering (0.08 s), answering handles (0.06 s),
+    and the host's memos of the views that both workers meet (0.07 s); the
+    rest is the two cores slowing each other (two one-process searches side
+    by side each take 3 to 8 % longer than one alone). The coordinator's end
+    (the reports, the graph, the cycle pass: about 0.35 s) runs while the
+    workers wait, as the cycle pass does in the serial search. The batches
+    were most of the overhead (1.42 times) until each channel kept one
+    pickler and one unpickler for the whole search (``Packer``): a state's
+    views were pickled and unpickled again in every batch, and arrived as
+    new objects whose hashes and counts were worked out anew. The levels are
+    large and even, so waiting on the busier worker costs little. On a busy
+    machine the wall ratio falls towards 1, or below: Linux shares the cores
+    between sessions, not processes (1.49 in a busy hour, when two
+    one-process searches side by side took 17.4 and 18.8 s).
 
 ``tests/test_parallel.py`` compares 1, 2 and 3 workers with one process on
 every machine, and shows planted faults in the sharding caught.
