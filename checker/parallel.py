@@ -77,9 +77,9 @@ Cost
     along the critical path (per level the busiest worker, the busiest
     worker's last phase, and the coordinator's: the wall time without the
     machine's other load). The ratios: 1.68 times one process by the wall
-    clock, 1.71 along the critical path (an earlier run that day: 1.65 and
-    1.68). What a worker does beyond half of one process, measured inside the
-    workers: packing its batches (0.16 s), taking the others' (0.31 s, of
+    clock, 1.71 along the critical path (other runs that day: 1.65 and 1.68,
+    1.63 and 1.65). What a worker does beyond half of one process, measured
+    inside the workers: packing its batches (0.14 s), taking the others' (0.29 s, of
     which unpickling 0.07 s), numbering (0.08 s), answering handles (0.06 s),
     and the host's memos of the views that both workers meet (0.07 s); the
     rest is the two cores slowing each other (two one-process searches side
