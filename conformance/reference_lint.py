@@ -36,7 +36,12 @@ def problems(cases: Iterable[Case]) -> list[str]:
         if interface is not None and (any(key.runner is not None for key in interface.config_keys)
                                       or interface.config_fault(case.config) is not None):
             continue
-        answer = entry.run_case(case.config, [])
+        try:
+            answer = entry.run_case(case.config, [])
+        except Exception as error:  # a fault of the reference's own: named, not a traceback
+            found.append(f"{case.source}: {case.id}: the reference failed building this config "
+                         f"({type(error).__name__}: {error}): a fault of the reference, not of the case")
+            continue
         if "config_error" in answer:
             found.append(f"{case.source}: {case.id}: the reference refuses this config "
                          f"({answer['config_error']}), so no port may give the outputs its steps expect: "

@@ -226,3 +226,21 @@ def test_lint_builds_no_case_of_a_machine_whose_runner_makes_its_directory(
     report = lint([bundled / "writer-proofs", bundled / "wake-gate"])
     assert [p for p in report.problems if "refuses" in p] == []
     assert "writer-proofs" not in built and "wake-gate" in built
+
+
+def test_a_reference_that_fails_building_a_config_is_named_not_a_traceback(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lint builds configs from untrusted case files in the reference; a fault of the reference's
+    own while building one is a named problem, not a traceback out of ``cases lint``."""
+    import dataclasses
+
+    from inboxspec import machines
+
+    def failing(config: Any, steps: Any) -> dict[str, Any]:
+        raise RecursionError("planted")
+
+    entry = machines.get("wake-gate")
+    monkeypatch.setitem(machines.REGISTRY, "wake-gate", dataclasses.replace(entry, run_case=failing))
+    report = lint([Path(__file__).parent.parent / "conformance" / "cases" / "wake-gate"])
+    failed = [p for p in report.problems if "the reference failed building this config" in p]
+    assert failed and all("(RecursionError: planted): a fault of the reference" in p for p in failed)
