@@ -28,13 +28,15 @@ if TYPE_CHECKING:
 def problems(cases: Iterable[Case]) -> list[str]:
     """Every case with steps whose config the reference refuses, in file order."""
     found: list[str] = []
+    # The machines whose cases are built here: not those with a config key the runner handles.
+    built = {entry.name for entry in machines.all_machines()
+             if entry.interface is None or all(key.runner is None for key in entry.interface.config_keys)}
     for case in cases:
-        if case.machine not in machines.REGISTRY or case.expect_config_error is not None or not case.steps:
+        if case.machine not in built or case.expect_config_error is not None or not case.steps:
             continue
         entry = machines.get(case.machine)
         interface = entry.interface
-        if interface is not None and (any(key.runner is not None for key in interface.config_keys)
-                                      or interface.config_fault(case.config) is not None):
+        if interface is not None and interface.config_fault(case.config) is not None:
             continue
         try:
             answer = entry.run_case(case.config, [])

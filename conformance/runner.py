@@ -159,12 +159,17 @@ def glob_matcher(globs: Sequence[str]) -> Callable[[str], bool]:
     """Whether an id matches one of ``globs`` as ``fnmatch.fnmatchcase`` matches: a glob without a
     wildcard (``*``, ``?``, ``[``) is the id itself, looked up in a set, so that a skip file of a
     thousand ids costs a lookup per case, not a thousand matches."""
-    literal = {glob for glob in globs if not _WILDCARDS & set(glob)}
-    patterns = [re.compile(fnmatch.translate(glob)).match for glob in globs if _WILDCARDS & set(glob)]
+    literal = {glob for glob in globs if not has_wildcard(glob)}
+    patterns = [re.compile(fnmatch.translate(glob)).match for glob in globs if has_wildcard(glob)]
     return lambda case_id: case_id in literal or any(match(case_id) for match in patterns)
 
 
 _WILDCARDS = frozenset("*?[")
+
+
+def has_wildcard(glob: str) -> bool:
+    """Whether ``glob`` matches more than the id it spells (``fnmatch``'s ``*``, ``?`` or ``[``)."""
+    return not _WILDCARDS.isdisjoint(glob)
 
 
 # The largest skip file read: a line per case of every machine is far less.
@@ -201,7 +206,7 @@ def read_skip_files(paths: Iterable[Path]) -> list[SkipEntry]:
     """Every entry of the skip files, in order; UnusableRun past MAX_SKIP_WILDCARD_ENTRIES entries
     with a wildcard in all of them."""
     entries = [entry for path in paths for entry in read_skip_file(path)]
-    wildcards = sum(1 for entry in entries if _WILDCARDS & set(entry.glob))
+    wildcards = sum(1 for entry in entries if has_wildcard(entry.glob))
     if wildcards > MAX_SKIP_WILDCARD_ENTRIES:
         raise UnusableRun(f"the skip files hold {wildcards} entries with a wildcard (*, ? or [), more than "
                           f"{MAX_SKIP_WILDCARD_ENTRIES}: list the case ids themselves")
@@ -223,7 +228,7 @@ def unmatched_skip_entries(entries: Sequence[SkipEntry], cases: Sequence[Case],
     known = set(ids)
 
     def matches_a_case(glob: str) -> bool:
-        if not _WILDCARDS & set(glob):  # the id itself (glob_matcher's split): one lookup
+        if not has_wildcard(glob):  # the id itself (glob_matcher's split): one lookup
             return glob in known
         return any(map(glob_matcher([glob]), ids))
 

@@ -5,12 +5,14 @@ error may send them on purpose."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from inboxspec import machines
 from inboxspec.conformance.casefiles import lint
 
 # One well-formed case per machine, with the probe step last (at $.cases[1].steps[-1]).
@@ -207,10 +209,6 @@ def test_lint_builds_no_case_of_a_machine_whose_runner_makes_its_directory(
     """Building a writer-proofs config writes a directory (the case's fixture, or an empty one of
     its own): lint builds none, so a fixture is never written before the runner checks it, and a
     temporary directory lint cannot use is no traceback. The other machines' cases are built."""
-    import dataclasses
-
-    from inboxspec import machines
-
     built: list[str] = []
 
     def recorded(name: str) -> Any:
@@ -232,10 +230,6 @@ def test_a_reference_that_fails_building_a_config_is_named_not_a_traceback(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Lint builds configs from untrusted case files in the reference; a fault of the reference's
     own while building one is a named problem, not a traceback out of ``cases lint``."""
-    import dataclasses
-
-    from inboxspec import machines
-
     def failing(config: Any, steps: Any) -> dict[str, Any]:
         raise RecursionError("planted")
 
