@@ -33,6 +33,8 @@ import threading
 import time
 from typing import Any
 
+from calibration import reference_seconds, yardstick_line
+
 from inboxspec import machines
 from inboxspec.check import check_configurations, run_check, started_check
 from inboxspec.checker.explore import available_cores
@@ -144,18 +146,20 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="every run's figures as JSON")
     args = parser.parse_args()
     load_before = os.getloadavg()
+    yardstick = reference_seconds()
     with temporary_directories_in_memory():  # as the command makes them (cli/temporary.py)
         runs = [one_run(args.machine, args.workers) for _ in range(args.runs)]
     load_after = os.getloadavg()
     if args.json:
         print(json.dumps({"runs": runs, "load_average_before": load_before,
-                          "load_average_after": load_after}, indent=2))
+                          "load_average_after": load_after, "yardstick_s": round(yardstick, 4)}, indent=2))
     else:
         print_run(runs[-1])
         walls = [run["wall_s"] for run in runs]
         print(f"\nwall seconds of the {len(runs)} run(s): {', '.join(f'{w:.2f}' for w in walls)} "
               f"(median {statistics.median(walls):.2f}); load average {load_before[0]:.2f} before, "
               f"{load_after[0]:.2f} after, on {os.cpu_count()} cores")
+        print(yardstick_line(yardstick))
     return 0 if all(run["ok"] for run in runs) else 1
 
 

@@ -36,6 +36,8 @@ from collections.abc import Callable
 from typing import Any
 from unittest import mock
 
+from calibration import yardstick_line
+
 from inboxspec import machines
 from inboxspec.checker import explore as explore_module
 from inboxspec.checker.compiled import take_step
@@ -137,6 +139,7 @@ def main() -> int:
             rate = transitions / spent if spent else float("inf")
             cells.append(f"{rate:>10,.0f} ({spent / whole:>4.0%})")
         print(f"   {name:<20}{transitions:>12,}" + "".join(f"{cell:>18}" for cell in cells))
+    print(yardstick_line())
     return 0
 
 

@@ -25,6 +25,8 @@ import os
 import statistics
 import time
 
+from calibration import yardstick_line
+
 from inboxspec import machines
 from inboxspec.checker.explore import edges, explore
 
@@ -92,6 +94,7 @@ def main() -> int:
         print(f"   {name:<22}{states:>10,}{transitions:>14,}{states_rate:>12,.0f}"
               f"{states_rate * transitions / states:>16,.0f}{cpu:>9.2f}"
               f"{cpu_rate * states / transitions:>15,.0f}{cpu_rate:>20,.0f}")
+    print(yardstick_line())
     return 0
 
 

@@ -37,6 +37,8 @@ import statistics
 import time
 from collections.abc import Callable
 
+from calibration import yardstick_line
+
 from inboxspec.checker.explore import Exploration, available_cores, explore
 from inboxspec.checker.parallel import explore_on_workers
 
@@ -53,6 +55,7 @@ def main() -> int:
     status = 0
     for machine in args.machine or ["host"]:
         status |= measure(machine, bounds, args.workers, args.samples)
+    print(yardstick_line())
     return status
 
 

@@ -23,6 +23,7 @@ def test_the_figures_cover_the_whole_check() -> None:
          "--workers", "2", "--runs", "2", "--json"], capture_output=True, text=True, timeout=300, check=False)
     assert process.returncode == 0, process.stderr
     runs = json.loads(process.stdout)["runs"]
+    assert json.loads(process.stdout)["yardstick_s"] > 0  # benchmarks/calibration.py, beside the figures
     assert len(runs) == 2
     memo = Explorations()
     with machines.only(["wake-gate"]):

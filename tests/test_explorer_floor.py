@@ -19,3 +19,6 @@ def test_each_stage_takes_every_step_of_the_exploration() -> None:
     (row,) = [line.split() for line in process.stdout.splitlines() if line.split()[:1] == ["wake-gate"]]
     assert row[1] == "3,600"
     assert len([cell for cell in row if cell.endswith("%)")]) == 5  # four stages, and the search alone
+    # The machine's speed beside the figures (benchmarks/calibration.py), for reading them on another day.
+    (yardstick,) = [line for line in process.stdout.splitlines() if line.startswith("yardstick: ")]
+    assert float(yardstick.split(" took ")[1].split()[0]) > 0
