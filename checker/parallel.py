@@ -93,7 +93,11 @@ Cost
     large and even, so waiting on the busier worker costs little. On a busy
     machine the wall ratio falls towards 1, or below: Linux shares the cores
     between sessions, not processes (1.49 in a busy hour, when two
-    one-process searches side by side took 17.4 and 18.8 s).
+    one-process searches side by side took 17.4 and 18.8 s). On a slower machine
+    (``benchmarks/calibration.py``'s yardstick at 0.13 to 0.14 s; one process
+    took 30.5 s of processor time there) the ratio was higher: 1.77 by the
+    wall clock and 1.78 along the critical path (five samples, medians), so
+    the search's own Python code slowed more than what the pair adds to it.
 
 ``tests/test_parallel.py`` compares 1, 2 and 3 workers with one process on
 every machine, and shows planted faults in the sharding caught.
