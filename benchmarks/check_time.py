@@ -12,7 +12,8 @@ this prints:
 * the timeline: when the workers' last exploration ended, and how long the main process ran
   on after it (a core idle meanwhile) or waited for it.
 
-The figures of the last run are printed in full, the wall times of all of them side by side.
+The figures of the last run are printed in full, the wall times of all of them side by side,
+and the yardstick of ``benchmarks/calibration.py`` (``yardstick_s`` in ``--json``).
 The check runs in this process, as ``inboxspec check`` runs it, with the memos it makes and
 starts (``started_check``), and its temporary directories where the command makes them.
 

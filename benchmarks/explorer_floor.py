@@ -24,6 +24,8 @@ could reach if the steps were free is the rate of ``search alone``. A machine wh
 alone runs below a target rate cannot reach it by faster steps (the host, at about 190k
 transitions per processor second against 300k).
 
+The yardstick of ``benchmarks/calibration.py`` follows the table.
+
 Usage: python benchmarks/explorer_floor.py [--samples N] [--machine NAME ...]
 """
 

@@ -7,7 +7,8 @@ For each machine, measured side by side in one run (medians of several samples):
 - how the state count and time grow with the bounds;
 and at the end, states/s and transitions/s of every machine side by side, the host's
 included, per wall second and per processor second of the whole exploration (the search,
-its traces and its cycle pass).
+its traces and its cycle pass), and the yardstick of ``benchmarks/calibration.py``, to read
+the rates against another day's.
 
 The host is explored only (its default exploration has 1,088,572 transitions:
 plain ``send()`` over them would take about an hour, and ``edges`` keeps the

@@ -21,7 +21,8 @@ machine. On a busy machine the wall ratio says little: Linux shares the cores
 between sessions (autogroups), not processes, so N workers of one session get
 no more processor time than one process of it while other sessions keep the
 cores busy. The load average before and after is printed for that reason.
-Every run's state and transition counts and lassos are checked equal.
+Every run's state and transition counts and lassos are checked equal. Last, the
+yardstick of ``benchmarks/calibration.py``: how fast the machine ran plain Python.
 
 Usage: python benchmarks/explorer_workers.py [--machine NAME ...] [--bound N=V ...] [--workers N]
        [--samples S]
