@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -71,7 +72,16 @@ class Run:
         Each is KILLed once found, so that a failing test leaves nothing behind either.
         """
         alive = [(pid, kind) for pid, start, kind in _records(self.record) if _running(pid, start)]
+        alive += [(pid, "token") for pid in self.token_holders()]
+        for pid, _ in alive:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        return [f"{pid} ({kind})" for pid, kind in alive]
+
+    def token_holders(self) -> list[int]:
+        """Every running process (this one aside) with this run's probe token in its environment."""
         marker = f"{PROBE}={self.token}".encode()
+        found = []
         for name in os.listdir("/proc"):
             if name.isdigit() and int(name) != os.getpid():
                 try:
@@ -79,11 +89,8 @@ class Run:
                 except OSError:
                     continue
                 if marker in environment.split(b"\0") and _running(int(name), None):
-                    alive.append((int(name), "token"))
-        for pid, _ in alive:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        return [f"{pid} ({kind})" for pid, kind in alive]
+                    found.append(int(name))
+        return found
 
     def restarts_saw_alive(self) -> list[Any]:
         """What each start of the hostile adapter found still alive of the starts before it."""
@@ -538,6 +545,40 @@ def test_a_second_signal_while_the_run_ends_is_ignored(tmp_path: Path) -> None:
     assert process.returncode == 143 and "Traceback" not in stderr, stderr
     report = _report(stdout)
     assert report is not None and report["interrupted"] == "SIGTERM", stdout
+    assert run.survivors() == []
+
+
+NODE_ADAPTER = Path(__file__).resolve().parent.parent / "conformance" / "ports" / "node" / "adapter.mjs"
+
+
+@pytest.mark.parametrize("adapter", ["python", "node"])
+def test_a_runner_killed_outright_leaves_an_adapter_that_ends_when_its_stdin_closes(
+        adapter: str, tmp_path: Path) -> None:
+    """The adapter guide's *What the runner cannot promise*: KILL gives the runner no chance to end
+    the adapter's tree, but its end closes the adapter's stdin, and an adapter that exits when
+    stdin closes, as the guide asks, is gone within 2 seconds: both example adapters do."""
+    if adapter == "node" and shutil.which("node") is None and not os.environ.get("CI"):
+        pytest.skip("node is not installed")
+    command = REFERENCE if adapter == "python" else f"{shutil.which('node') or 'node'} {NODE_ADAPTER}"
+    run = Run(tmp_path)
+    process = subprocess.Popen(run.argv("--adapter", command, "--timeout", "60", "--window", "1"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=run.env)
+    deadline = time.monotonic() + 60
+    while not [pid for pid in run.token_holders() if pid != process.pid]:  # the adapter has started
+        assert process.poll() is None, "the run ended before its adapter was seen"
+        assert time.monotonic() < deadline, "the adapter never started"
+        time.sleep(0.01)
+    (started,) = [pid for pid in run.token_holders() if pid != process.pid]
+    # Stopped first, so that the adapter answers its one request in flight (--window 1) and waits on
+    # its stdin when the KILL comes: killed mid-run, it could die of writing to the closed pipe alone.
+    process.send_signal(signal.SIGSTOP)
+    time.sleep(0.5)
+    process.kill()
+    process.wait(timeout=30)
+    deadline = time.monotonic() + 2 + 1  # the guide's 2 seconds, and one for a loaded machine
+    while _running(started, None) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _running(started, None), "the adapter outlived its runner"
     assert run.survivors() == []
 
 
