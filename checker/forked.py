@@ -33,6 +33,15 @@ A worker ended mid-task (by ``close`` when the caller stops early, or killed) ru
 clean-up of its own: SIGTERM's default ends it at once. So each worker's temporary
 files go into a private directory of its ``Workers``, which ``close`` removes once every
 worker has ended: a writer-proofs exploration's fixture directory among them.
+
+A parent that is killed outright (SIGKILL: the OOM killer, a CI job's hard time limit) runs
+no clean-up either, and its workers used to live on: each waited for its next task on a
+pipe that a sibling still held open (a refinement's worker, forked later, inherits the
+explorations' pipes), forever. So every forked process asks the kernel, first thing, to
+KILL it when its parent ends (:func:`end_with_parent`, Linux), and a worker's own shards
+go with it (``tests/test_forked_workers.py``). The temporary directories of such a parent's
+``Workers`` (``inboxspec-workers-*``) are then left where they were made: nothing of the
+run is left to remove them.
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
 
+from inboxspec.conformance.process_tree import prctl
 from inboxspec.machines.fixtures import remove
 
 _METHOD: Final = "fork"
@@ -77,6 +87,29 @@ def take_default_termination(also: Iterable[signal.Signals] = ()) -> None:
     for signum in signums:
         signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, signums)
+
+
+# prctl(2)'s option: the signal this process gets when the thread that forked it ends.
+PR_SET_PDEATHSIG: Final = 1
+
+
+def end_with_parent() -> None:
+    """In a forked process, after :func:`take_default_termination`: the kernel KILLs it when its
+    parent ends, however that ends (Linux; elsewhere nothing changes).
+
+    A parent that ended before this line never sends the signal, so a process that finds itself
+    adopted by then (its parent's pid no longer the one it was forked by) KILLs itself.
+
+    WARNING: the kernel sends the signal when the *thread* that forked this process ends, not the
+    whole process: fork only from a thread that outlives what it forks. Every caller does: a
+    ``Workers`` is made and closed by one thread, a sharded search forks and joins its shards in
+    one call.
+    """
+    if not prctl(PR_SET_PDEATHSIG, signal.SIGKILL):
+        return
+    parent = multiprocessing.parent_process()
+    if parent is not None and os.getppid() != parent.pid:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _ending_signals(also: Iterable[signal.Signals]) -> set[signal.Signals]:
@@ -142,6 +175,7 @@ def _serve(work: Callable[[Any], Any], connection: multiprocessing.connection.Co
     # Ctrl-C at a terminal and a hang-up reach the whole process group: a worker then ends at
     # once and quietly, and the parent, which handles them, cleans up after it.
     take_default_termination(also=SERVED_SIGNALS)
+    end_with_parent()
     for stray in strays:  # the parent's ends of the pipes of the workers forked before this one
         stray.close()
     # What the tasks make with ``tempfile``, and programs they start, go where ``close`` removes it.

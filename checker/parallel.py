@@ -136,7 +136,7 @@ from inboxspec.checker.explore import (
     state_level_invariants,
     young_collections_only,
 )
-from inboxspec.checker.forked import fork_context, held_for_fork, take_default_termination
+from inboxspec.checker.forked import end_with_parent, fork_context, held_for_fork, take_default_termination
 from inboxspec.machines.frame import (
     Action,
     Bounds,
@@ -560,6 +560,7 @@ class _Shard:
 
 def _run_shard(me: int) -> None:
     take_default_termination()
+    end_with_parent()
     search = _SEARCH
     assert search is not None, "a worker forked without its search"
     try:

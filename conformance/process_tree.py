@@ -57,13 +57,19 @@ PR_SET_CHILD_SUBREAPER = 36
 PROC = Path("/proc")
 
 
-def become_subreaper() -> bool:
-    """Adopt the orphans of every descendant (Linux); False where the system has no such thing."""
+def prctl(option: int, value: int) -> bool:
+    """``prctl(option, value)`` for this process (Linux); False where the system has no such call or
+    refuses it."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+        return int(libc.prctl(option, value, 0, 0, 0)) == 0
     except (OSError, AttributeError):
         return False
+
+
+def become_subreaper() -> bool:
+    """Adopt the orphans of every descendant (Linux); False where the system has no such thing."""
+    return prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ import json
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -439,3 +441,59 @@ def test_a_lost_refinement_worker_is_named_and_makes_check_unusable(
     assert status == 2
     assert json.loads(captured.out) == {"ok": False, "unusable": captured.err.strip().split(": ", 1)[1]}
     assert "a refinement could not be made: the refinement of wake-gate" in captured.err
+
+
+def _children(pid: int) -> set[int]:
+    """The running processes whose parent is ``pid`` (a zombie is not running)."""
+    found = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if fields[0] != b"Z" and int(fields[1]) == pid:
+            found.add(int(name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:].split()[0] != b"Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the parent-death signal is Linux's")
+@pytest.mark.parametrize(("command", "forks"), [
+    (["check", "--workers", "2"], 3),  # two workers for the explorations, one for the refinements
+    (["explore", "host", "--workers", "2"], 2),  # the sharded search's two shards
+], ids=["check", "explore"])
+def test_a_command_killed_outright_leaves_no_forked_process(command: list[str], forks: int,
+                                                             tmp_path: Path) -> None:
+    """``forked.end_with_parent``: a parent KILLed (the OOM killer, a CI job's hard limit) runs no
+    clean-up, and the check's workers used to wait forever for their next task; now the kernel ends
+    them. (A sharded search's shards also watch their coordinator's pid while they wait for a
+    message, ``_Shard.wait``, so they ended before too, at their next wait; now they end at once.)"""
+    process = subprocess.Popen([sys.executable, "-m", "inboxspec", *command], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env={**os.environ, "TMPDIR": str(tmp_path)})
+    try:
+        deadline = time.monotonic() + 60
+        while len(forked_processes := _children(process.pid)) < forks:
+            assert process.poll() is None, "the command ended before it had forked"
+            assert time.monotonic() < deadline, f"only {len(forked_processes)} of {forks} processes forked"
+            time.sleep(0.01)
+        time.sleep(0.5)  # past each forked process's first lines, into its work
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in forked_processes) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    left = [pid for pid in forked_processes if _running(pid)]
+    for pid in left:  # so that a failing run leaves nothing either
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], "forked processes outlived their parent"
