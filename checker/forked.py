@@ -35,13 +35,16 @@ files go into a private directory of its ``Workers``, which ``close`` removes on
 worker has ended: a writer-proofs exploration's fixture directory among them.
 
 A parent that is killed outright (SIGKILL: the OOM killer, a CI job's hard time limit) runs
-no clean-up either, and its workers used to live on: each waited for its next task on a
-pipe that a sibling still held open (a refinement's worker, forked later, inherits the
-explorations' pipes), forever. So every forked process asks the kernel, first thing, to
-KILL it when its parent ends (:func:`end_with_parent`, Linux), and a worker's own shards
-go with it (``tests/test_forked_workers.py``). The temporary directories of such a parent's
-``Workers`` (``inboxspec-workers-*``) are then left where they were made: nothing of the
-run is left to remove them.
+no clean-up either, and its workers used to live on, each waiting forever for its next task:
+a worker kept its own pipe's other end open (the parent's end, which the fork copied), so it
+never read the pipe's end. So every forked process asks the kernel, first thing, to KILL it
+when its parent ends (:func:`end_with_parent`, Linux), and a worker's own shards go with it
+(``tests/test_forked_workers.py``). Where the kernel has no such signal, a worker closes the
+parent's ends of its pipe and of its elder siblings' and ends when it reads its pipe's end; a
+later ``Workers``' worker (the refinements', beside the explorations') still holds an earlier
+one's ends until it ends too. The temporary directories of such a parent's ``Workers``
+(``inboxspec-workers-*``) are left where they were made: nothing of the run is left to remove
+them.
 """
 
 from __future__ import annotations
@@ -176,17 +179,27 @@ def _serve(work: Callable[[Any], Any], connection: multiprocessing.connection.Co
     # once and quietly, and the parent, which handles them, cleans up after it.
     take_default_termination(also=SERVED_SIGNALS)
     end_with_parent()
-    for stray in strays:  # the parent's ends of the pipes of the workers forked before this one
+    # The parent's ends of this worker's pipe and of those forked before it: while this process held
+    # its own pipe's other end, it never read that pipe's end when the parent was gone.
+    for stray in strays:
         stray.close()
     # What the tasks make with ``tempfile``, and programs they start, go where ``close`` removes it.
     tempfile.tempdir = os.environ["TMPDIR"] = scratch
-    while (task := connection.recv()) is not None:
+    while True:
+        try:
+            task = connection.recv()
+        except EOFError:  # the parent is gone without a word (where end_with_parent cannot act)
+            return
+        if task is None:
+            return
         try:
             answer: tuple[bool, Any] = (True, work(task))
         except Exception as error:  # the task's own failure, raised again where it is asked for
             answer = (False, error)
         try:
             connection.send(answer)
+        except OSError:  # the parent is gone
+            return
         except Exception as error:  # an answer that does not pickle
             connection.send((False, RuntimeError(f"a worker's answer could not be sent: {error!r}")))
 
@@ -237,8 +250,9 @@ class Workers(Generic[Task, Answer]):
                 mine, theirs = context.Pipe()
                 self._connections.append(mine)
                 try:
-                    process = context.Process(
-                        target=_serve, args=(work, theirs, self._connections[:-1], self.scratch), daemon=True)
+                    strays = list(self._connections)  # this worker's pipe's other end among them
+                    process = context.Process(target=_serve, args=(work, theirs, strays, self.scratch),
+                                              daemon=True)
                     # WARNING: the signals _serve's first line takes the defaults of.
                     with held_for_fork(also=SERVED_SIGNALS):
                         process.start()
