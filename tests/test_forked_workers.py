@@ -497,3 +497,34 @@ def test_a_command_killed_outright_leaves_no_forked_process(command: list[str], 
     for pid in left:  # so that a failing run leaves nothing either
         os.kill(pid, signal.SIGKILL)
     assert left == [], "forked processes outlived their parent"
+
+
+PARENT_WITHOUT_THE_SIGNAL = """
+import sys, time
+from inboxspec.checker import forked
+forked.end_with_parent = lambda: None  # as where the kernel has no parent-death signal
+workers = forked.Workers(time.sleep, [("a", 1.0), ("b", 1.0), ("c", 1.0)], 2)
+print(*(process.pid for process in workers._processes), flush=True)
+time.sleep(600)
+"""
+
+
+def test_without_the_parent_death_signal_a_killed_parents_workers_end_after_their_task() -> None:
+    """``forked._serve``: a worker holds no end of its own pipe but its own, so once its parent is
+    gone it reads the pipe's end after its task, and ends (it used to wait for a task forever)."""
+    parent = subprocess.Popen([sys.executable, "-c", PARENT_WITHOUT_THE_SIGNAL], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert parent.stdout is not None
+        pids = [int(pid) for pid in parent.stdout.readline().split()]
+        assert len(pids) == 2 and all(_running(pid) for pid in pids)
+    finally:
+        parent.kill()
+        parent.wait(timeout=30)
+    deadline = time.monotonic() + 15  # a task of 1 s each, the next one never sent
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in pids if _running(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], "workers outlived their parent"
