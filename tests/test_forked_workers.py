@@ -509,11 +509,12 @@ time.sleep(600)
 """
 
 
-def test_without_the_parent_death_signal_a_killed_parents_workers_end_after_their_task() -> None:
+def test_without_the_death_signal_a_killed_parents_workers_end_after_their_task(tmp_path: Path) -> None:
     """``forked._serve``: a worker holds no end of its own pipe but its own, so once its parent is
-    gone it reads the pipe's end after its task, and ends (it used to wait for a task forever)."""
+    gone it reads the pipe's end after its task, and ends (it used to wait for a task forever). The
+    KILLed parent's workers' directory stays where it was made: here, in the test's own."""
     parent = subprocess.Popen([sys.executable, "-c", PARENT_WITHOUT_THE_SIGNAL], stdout=subprocess.PIPE,
-                              text=True)
+                              text=True, env={**os.environ, "TMPDIR": str(tmp_path)})
     try:
         assert parent.stdout is not None
         pids = [int(pid) for pid in parent.stdout.readline().split()]
@@ -528,3 +529,4 @@ def test_without_the_parent_death_signal_a_killed_parents_workers_end_after_thei
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == [], "workers outlived their parent"
+    assert [entry.name[:18] for entry in tmp_path.iterdir()] == ["inboxspec-workers-"]
