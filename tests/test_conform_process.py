@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from inboxspec.conformance.process_tree import all_processes, has_token
 from tests.adversarial_adapters import CORPUS, EVERY_LEFTOVER, TRIGGER_ID, Attack
 
 pytestmark = pytest.mark.slow
@@ -80,17 +81,8 @@ class Run:
 
     def token_holders(self) -> list[int]:
         """Every running process (this one aside) with this run's probe token in its environment."""
-        marker = f"{PROBE}={self.token}".encode()
-        found = []
-        for name in os.listdir("/proc"):
-            if name.isdigit() and int(name) != os.getpid():
-                try:
-                    environment = Path(f"/proc/{name}/environ").read_bytes()
-                except OSError:
-                    continue
-                if marker in environment.split(b"\0") and _running(int(name), None):
-                    found.append(int(name))
-        return found
+        return [pid for pid in all_processes() if pid != os.getpid() and has_token(pid, PROBE, self.token)
+                and _running(pid, None)]
 
     def restarts_saw_alive(self) -> list[Any]:
         """What each start of the hostile adapter found still alive of the starts before it."""
@@ -564,11 +556,11 @@ def test_a_runner_killed_outright_leaves_an_adapter_that_ends_when_its_stdin_clo
     process = subprocess.Popen(run.argv("--adapter", command, "--timeout", "60", "--window", "1"),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=run.env)
     deadline = time.monotonic() + 60
-    while not [pid for pid in run.token_holders() if pid != process.pid]:  # the adapter has started
+    while not (adapters := [pid for pid in run.token_holders() if pid != process.pid]):
         assert process.poll() is None, "the run ended before its adapter was seen"
         assert time.monotonic() < deadline, "the adapter never started"
         time.sleep(0.01)
-    (started,) = [pid for pid in run.token_holders() if pid != process.pid]
+    (started,) = adapters
     # Stopped first, so that the adapter answers its one request in flight (--window 1) and waits on
     # its stdin when the KILL comes: killed mid-run, it could die of writing to the closed pipe alone.
     process.send_signal(signal.SIGSTOP)

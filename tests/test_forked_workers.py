@@ -17,7 +17,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from inboxspec.checker.explore import Explorations
 from inboxspec.checker.forked import WorkerLost, Workers
 from inboxspec.checker.refine import RefinementLost, Refinements
 from inboxspec.cli import main
+from inboxspec.conformance.process_tree import all_processes, process_info
 from inboxspec.machines.fixtures import remove
 
 BOUND_SECONDS = 30.0
@@ -443,28 +444,26 @@ def test_a_lost_refinement_worker_is_named_and_makes_check_unusable(
     assert "a refinement could not be made: the refinement of wake-gate" in captured.err
 
 
-def _children(pid: int) -> set[int]:
-    """The running processes whose parent is ``pid`` (a zombie is not running)."""
-    found = set()
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{name}/stat").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if fields[0] != b"Z" and int(fields[1]) == pid:
-            found.add(int(name))
-    return found
-
-
 def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2:].split()[0] != b"Z"
+    info = process_info(pid)
+    return info is not None and info.state != "Z"
+
+
+def _children(pid: int) -> set[int]:
+    """The running processes whose parent is ``pid``."""
+    return {info.pid for info in all_processes().values() if info.ppid == pid and info.state != "Z"}
+
+
+def _outliving(pids: Collection[int], seconds: float) -> list[int]:
+    """Those of ``pids`` still running after ``seconds`` (KILLed then, so that a failing test leaves
+    nothing behind)."""
+    deadline = time.monotonic() + seconds
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    left = [pid for pid in pids if _running(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    return left
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the parent-death signal is Linux's")
@@ -490,13 +489,7 @@ def test_a_command_killed_outright_leaves_no_forked_process(command: list[str], 
     finally:
         process.kill()
         process.wait(timeout=30)
-    deadline = time.monotonic() + 10
-    while any(_running(pid) for pid in forked_processes) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    left = [pid for pid in forked_processes if _running(pid)]
-    for pid in left:  # so that a failing run leaves nothing either
-        os.kill(pid, signal.SIGKILL)
-    assert left == [], "forked processes outlived their parent"
+    assert _outliving(forked_processes, 10) == [], "forked processes outlived their parent"
 
 
 PARENT_WITHOUT_THE_SIGNAL = """
@@ -522,11 +515,6 @@ def test_without_the_death_signal_a_killed_parents_workers_end_after_their_task(
     finally:
         parent.kill()
         parent.wait(timeout=30)
-    deadline = time.monotonic() + 15  # a task of 1 s each, the next one never sent
-    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    left = [pid for pid in pids if _running(pid)]
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
-    assert left == [], "workers outlived their parent"
+    # A task of 1 s each, and the next one never sent.
+    assert _outliving(pids, 15) == [], "workers outlived their parent"
     assert [entry.name[:18] for entry in tmp_path.iterdir()] == ["inboxspec-workers-"]
