@@ -25,6 +25,7 @@ from typing import Any
 import jsonschema
 
 from inboxspec.impl.values import refuse_unknown_arguments
+from inboxspec.machines import schema_dialect
 
 SCHEMA_FILE = "interface.schema.json"
 
@@ -363,8 +364,7 @@ def _part_of(raw: Mapping[str, Any], parts: Mapping[str, str], machine: str) -> 
     return tuple(raw.get("part_of", ()))
 
 
-_STRICT = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
-    jsonschema.Draft202012Validator,
+_STRICT = schema_dialect.extended_validator(
     type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_integers))
 
 
@@ -549,7 +549,7 @@ def interface_schema() -> dict[str, Any]:
 
 def parse(data: Any) -> Interface:
     """An interface from its parsed JSON; InterfaceError naming the first problem."""
-    errors = sorted(jsonschema.Draft202012Validator(interface_schema()).iter_errors(data),
+    errors = sorted(schema_dialect.validator_for(interface_schema()).iter_errors(data),
                     key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         raise InterfaceError(f"interface data: at {errors[0].json_path}: {errors[0].message[:300]}")

@@ -37,6 +37,7 @@ from typing import Any
 import jsonschema
 
 from inboxspec.machines.interface import json_key, rememberable
+from inboxspec.machines.schema_dialect import validator_for
 
 # An error as the callers report it: its path in the document (as jsonschema's
 # ``absolute_path``) and its message.
@@ -64,7 +65,7 @@ class ItemwiseValidator:
         array_schema = schema["properties"][array]
         frame = {**schema, "properties": {**schema["properties"],
                                           array: {k: v for k, v in array_schema.items() if k != "items"}}}
-        self._frame = jsonschema.Draft202012Validator(frame)
+        self._frame = validator_for(frame)
         self._array = array
         self._root = {k: schema[k] for k in _ROOT_KEYWORDS if k in schema}
         self._item_schema: Mapping[str, Any] = array_schema["items"]
@@ -92,7 +93,7 @@ class ItemwiseValidator:
             else self._narrow(item, self._item_schema)
         validator = self._item_validators.get(narrowed_key)
         if validator is None:
-            validator = self._item_validators[narrowed_key] = jsonschema.Draft202012Validator(
+            validator = self._item_validators[narrowed_key] = validator_for(
                 {**self._root, **schema})
         found = [(tuple(e.absolute_path), e.message) for e in validator.iter_errors(item)]
         if key is not None and rememberable(item):  # see json_key's WARNING

@@ -71,15 +71,14 @@ def test_every_schema_error_is_reported_with_its_json_path(tmp_path: Path) -> No
 def validated(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The data the case-file schema validates from now on, in order, with an empty schema memo."""
     seen: list[Any] = []
-    validator = casefiles._case_file_validator()
+    errors = casefiles.schema_errors
 
-    class Counting:
-        def iter_errors(self, data: Any) -> Any:
-            seen.append(data)
-            return validator.iter_errors(data)
+    def counting(data: Any) -> Any:
+        seen.append(data)
+        return errors(data)
 
     monkeypatch.setattr(casefiles, "_SCHEMA_CLEAN", set())
-    monkeypatch.setattr(casefiles, "_case_file_validator", Counting)
+    monkeypatch.setattr(casefiles, "schema_errors", counting)
     return seen
 
 

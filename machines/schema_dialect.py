@@ -1,0 +1,191 @@
+"""How inboxspec reads a JSON Schema ``pattern``: as ECMA-262 does, which JSON Schema asks for.
+
+JSON Schema 2020-12 writes ``pattern`` (and ``patternProperties``) in the ECMA-262 dialect, and a
+port that checks a case file with an ECMA-262 engine (ajv, say, which matches code points as
+ECMA-262's ``u`` flag does) reads it so. jsonschema hands a pattern to Python's ``re`` as it is,
+and the two read some constructs differently. The one that mattered: Python's ``$`` also matches
+before a final newline, so the case-file schema took the case id ``"wake-gate/x\\n"`` and the
+fixture schema the mode ``"0644\\n"``, which an ECMA-262 engine refuses.
+
+:func:`python_regex` rewrites a pattern into the Python regular expression that matches the same
+texts: ``$`` (outside a character class) becomes ``\\Z``, the end of the text and nothing else,
+and ``.`` becomes ``[^\\n\\r\\u2028\\u2029]``, since ECMA-262's dot stops at every line terminator and
+Python's only at ``\\n``. Constructs the two engines read differently in other ways (``\\d``,
+``\\w``, ``\\s``, ``\\b``, which Python reads as Unicode classes; ``\\Z``, ``\\A``, inline flags and
+named groups, which ECMA-262 does not have) are refused with :class:`UnsupportedPattern`, so a
+schema that uses one fails when its validator is made, not silently on some text.
+
+Every schema inboxspec validates input against goes through :func:`validator_for` (jsonschema, the
+report of every error) or :func:`fast_validator` (fastjsonschema, accept or refuse, for a fast
+first pass), and both read patterns through :func:`python_regex`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import fastjsonschema
+import jsonschema
+
+# ECMA-262's line terminators: what its ``.`` does not match.
+_ECMA_DOT = "[^\\n\\r\\u2028\\u2029]"
+# Escapes both engines read alike, as ECMA-262 reads them with the ``u`` flag: a syntax character
+# taken literally, a control character, and a code unit or point by number.
+_LITERAL_ESCAPES = frozenset("^$\\.*+?()[]{}|/")
+_CONTROL_ESCAPES = frozenset("nrtfv")
+_NUMBERED_ESCAPES = {"x": 2, "u": 4}
+_GROUP_OPENINGS = ("(?:", "(?=", "(?!")
+
+
+class UnsupportedPattern(ValueError):
+    """A pattern that uses a construct ECMA-262 and Python's ``re`` read differently."""
+
+
+@functools.lru_cache(maxsize=1024)
+def python_regex(pattern: str) -> str:
+    """The Python regular expression that matches what the ECMA-262 ``pattern`` matches (see the
+    module); UnsupportedPattern for a construct outside the subset both engines read alike."""
+    out: list[str] = []
+    in_class = False
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            escape = pattern[index + 1: index + 2]
+            width = _NUMBERED_ESCAPES.get(escape, 0)
+            digits = pattern[index + 2: index + 2 + width]
+            if escape in _LITERAL_ESCAPES or escape in _CONTROL_ESCAPES or (in_class and escape == "-"):
+                out.append(pattern[index: index + 2])
+                index += 2
+            elif width and len(digits) == width and all(d in "0123456789abcdefABCDEF" for d in digits):
+                out.append(pattern[index: index + 2 + width])
+                index += 2 + width
+            else:
+                raise UnsupportedPattern(f"pattern {pattern!r}: the escape \\{escape} is read differently "
+                                         "by ECMA-262 and Python, or by one of them only")
+            continue
+        if in_class:
+            if char == "[":  # Python reads it as the start of a nested set (a FutureWarning), ECMA-262 not
+                raise UnsupportedPattern(f"pattern {pattern!r}: an unescaped [ inside a character class")
+            in_class = char != "]"
+            out.append(char)
+        elif char == "[":
+            start = index + (2 if pattern.startswith("[^", index) else 1)
+            if pattern[start: start + 1] == "]":  # ECMA-262's [] matches nothing and [^] anything
+                raise UnsupportedPattern(f"pattern {pattern!r}: an empty character class, which Python "
+                                         "reads as one holding ]")
+            out.append(pattern[index:start])
+            in_class = True
+            index = start
+            continue
+        elif char == "$":
+            out.append("\\Z")
+        elif char == ".":
+            out.append(_ECMA_DOT)
+        elif char == "(" and pattern[index + 1: index + 2] == "?":
+            if not pattern.startswith(_GROUP_OPENINGS, index):
+                raise UnsupportedPattern(f"pattern {pattern!r}: only (?:, (?= and (?! groups are read "
+                                         "alike by ECMA-262 and Python")
+            out.append(pattern[index: index + 3])
+            index += 2
+        else:
+            out.append(char)
+        index += 1
+    if in_class:
+        raise UnsupportedPattern(f"pattern {pattern!r}: a character class is not closed")
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(python_regex(pattern))
+
+
+def _pattern(validator: Any, pattern: str, instance: Any,
+             schema: Any) -> Iterator[jsonschema.ValidationError]:
+    if validator.is_type(instance, "string") and not _compiled(pattern).search(instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, properties: Mapping[str, Any], instance: Any,
+                        schema: Any) -> Iterator[jsonschema.ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in properties.items():
+        for name, value in instance.items():
+            if _compiled(pattern).search(name):
+                yield from validator.descend(value, subschema, path=name, schema_path=pattern)
+
+
+# Draft 2020-12, its patterns read as ECMA-262 reads them.
+_ECMA_VALIDATOR = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+    jsonschema.Draft202012Validator,
+    validators={"pattern": _pattern, "patternProperties": _pattern_properties},
+)
+
+
+def _patterns(schema: Any) -> Iterator[str]:
+    """Every pattern in ``schema``: each string ``pattern`` and each key of a ``patternProperties``,
+    found in every object of the document (a data value that looks like one is checked too: a
+    schema is refused for nothing worse than that)."""
+    nodes = [schema]
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, list):
+            nodes.extend(node)
+        elif isinstance(node, Mapping):
+            if isinstance(node.get("pattern"), str):
+                yield node["pattern"]
+            if isinstance(node.get("patternProperties"), Mapping):
+                yield from node["patternProperties"]
+            nodes.extend(node.values())
+
+
+def extended_validator(**changes: Any) -> Callable[..., jsonschema.Draft202012Validator]:
+    """A function that makes a jsonschema validator of a schema (draft 2020-12, with
+    ``jsonschema.validators.extend``'s ``changes``: ``type_checker=``, say) that reads its patterns
+    as ECMA-262 does; UnsupportedPattern, at once, for a pattern outside the subset (see the module)."""
+    extended_class = jsonschema.validators.extend(_ECMA_VALIDATOR, **changes)  # type: ignore[no-untyped-call]
+
+    def make(schema: Mapping[str, Any], **kwargs: Any) -> jsonschema.Draft202012Validator:
+        for pattern in _patterns(schema):
+            python_regex(pattern)
+        made: jsonschema.Draft202012Validator = extended_class(schema, **kwargs)
+        return made
+
+    return make
+
+
+# A jsonschema validator of a schema, its patterns read as ECMA-262 reads them.
+validator_for = extended_validator()
+
+
+def fast_validator(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
+    """Whether a document is valid against ``schema``, by fastjsonschema's code generated from it,
+    its patterns read as ECMA-262 reads them: about ten times as fast as jsonschema, but without
+    the report of each error (``tests/test_schema_dialect.py`` shows that it accepts exactly what
+    :func:`validator_for` accepts). None where the installed fastjsonschema does not keep its compiled
+    patterns where this function replaces them (a caller then validates with jsonschema alone)."""
+    for pattern in _patterns(schema):
+        python_regex(pattern)
+    validate = fastjsonschema.compile(dict(schema), formats={}, use_default=False, use_formats=False)
+    # fastjsonschema compiles each pattern itself (reading its ``$`` as ``\\Z``, though not its dot),
+    # and its generated code looks the compiled pattern up by the pattern's text in REGEX_PATTERNS:
+    # there it finds the ECMA-262 reading instead. tests/test_schema_dialect.py checks that it does.
+    translate = {pattern: _compiled(pattern) for pattern in _patterns(schema)}
+    patterns = getattr(validate, "__globals__", {}).get("REGEX_PATTERNS")
+    if not isinstance(patterns, dict) or not set(translate) <= set(patterns):
+        return None
+    patterns.update(translate)
+
+    def valid(document: Any) -> bool:
+        try:
+            validate(document)
+        except fastjsonschema.JsonSchemaValueException:
+            return False
+        return True
+
+    return valid

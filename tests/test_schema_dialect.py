@@ -1,0 +1,216 @@
+"""Schema patterns are read as ECMA-262 reads them (machines/schema_dialect.py), by both validators.
+
+A port checks a case file with an ECMA-262 engine; the runner must refuse what that engine
+refuses. Python's ``re`` read ``$`` as also matching before a final newline, so a case id
+``"wake-gate/x\\n"`` passed the case-file schema and the lint, and ran.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import fastjsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inboxspec import machines
+from inboxspec.conformance import casefiles
+from inboxspec.conformance.casefiles import bundled_cases_dir, case_files, lint
+from inboxspec.machines import fixtures, interface, schema_dialect
+from inboxspec.machines.schema_dialect import UnsupportedPattern, python_regex
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA_FILES = sorted([*(ROOT / "conformance" / "schemas").rglob("*.json"),
+                       ROOT / "spec" / "interface.schema.json"])
+
+
+def every_pattern() -> list[str]:
+    """Every pattern of the bundled schemas and of each machine's case schema."""
+    documents: list[Any] = [json.loads(path.read_text(encoding="utf-8")) for path in SCHEMA_FILES]
+    documents += [interface.load(machine).case_schema() for machine in machines.names()
+                  if interface.has_interface(machine)]
+    return sorted({pattern for document in documents for pattern in schema_dialect._patterns(document)})
+
+
+# Patterns that exercise each rewrite and each construct let through, beside the schemas' own.
+CONSTRUCTED = ["a.b", "^.$", "[$.]x$", "(?:a|b)$", "(?=a)a", "(?!b).", r"\.\$", r"\u0041\x42$", r"[\-a]+$",
+               r"^a\nb$", "^[^/]"]
+TEXTS = ["", "a", "ab", "a\n", "a\r", "\n", "a\u2028b", "a\rb", "a\nb", "axb", "x", "x\n", "$x", ".", "AB",
+         "AB\n", "-a", "0644", "0644\n", "06444", "wake-gate", "wake-gate\n", "wake-gate/x", "wake-gate/x\n",
+         "WAKE-IF-1", "WAKE-IF-1\n", "fs:posix", "fs:posix\n", "decide", "decide\n", "/abs", "rel/x",
+         "\U0001F600", "a\U0001F600b"]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js, an ECMA-262 engine")
+def test_the_python_reading_matches_ecma_262_on_every_pattern() -> None:
+    """Node's RegExp with the ``u`` flag (code points, as ajv reads patterns) is the reference."""
+    patterns = [*every_pattern(), *CONSTRUCTED]
+    script = ("const [patterns, texts] = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+              "const matches = patterns.map(p => texts.map(t => new RegExp(p, 'u').test(t)));"
+              "process.stdout.write(JSON.stringify(matches));")
+    done = subprocess.run([shutil.which("node") or "node", "-e", script], input=json.dumps([patterns, TEXTS]),
+                          capture_output=True, text=True, timeout=60, check=True)
+    ecma = json.loads(done.stdout)
+    python = [[re.search(python_regex(p), t) is not None for t in TEXTS] for p in patterns]
+    differing = [(p, t) for p, row, ours in zip(patterns, ecma, python, strict=True)
+                 for t, e, o in zip(TEXTS, row, ours, strict=True) if e != o]
+    assert differing == []
+    # And Python's own reading differs where the module says it does: the test can fail.
+    assert re.search("^[a-z][a-z0-9-]*$", "wake-gate\n") and re.search("a.b", "a\rb")
+
+
+@pytest.mark.parametrize(("pattern", "why"), [
+    (r"^\d+$", r"escape \d"), (r"\w", r"escape \w"), (r"\s", r"escape \s"), (r"\bx", r"escape \b"),
+    (r"a\Z", r"escape \Z"), (r"\Aa", r"escape \A"), (r"(\w)\1", r"escape \w"), ("x\\", "escape \\"),
+    ("(?i)a", "groups"), ("(?P<n>a)", "groups"), ("(?<=a)b", "groups"),
+    ("[]a]", "empty character class"), ("[^]a]", "empty character class"), ("[[a]", "unescaped ["),
+    ("[a", "not closed"),
+])
+def test_a_construct_the_engines_read_differently_is_refused_when_the_validator_is_made(
+        pattern: str, why: str) -> None:
+    with pytest.raises(UnsupportedPattern, match=re.escape(why)):
+        python_regex(pattern)
+    schema = {"type": "object", "properties": {"x": {"type": "string", "pattern": pattern}}}
+    makers = (schema_dialect.validator_for, schema_dialect.fast_validator,
+              schema_dialect.extended_validator())
+    for make in makers:
+        with pytest.raises(UnsupportedPattern):
+            make(schema)
+    with pytest.raises(UnsupportedPattern):
+        schema_dialect.validator_for({"patternProperties": {pattern: True}})
+
+
+PROBE: dict[str, Any] = {
+    "id": "wake-gate/lint-probe",
+    "description": "A probe case announces on a fresh gate",
+    "requirements": ["WAKE-ANN-2"],
+    "features": ["fs:posix"],
+    "config": {},
+    "steps": [{"event": "announce_refusal", "expect": {"announce": True, "streak": 0}}],
+}
+
+
+def _with_newline(where: str) -> dict[str, Any]:
+    document: dict[str, Any] = {"machine": "wake-gate", "cases": [copy.deepcopy(PROBE)]}
+    case = document["cases"][0]
+    if where == "machine":
+        document["machine"] += "\n"
+    elif where == "fixture name":
+        document["fixtures"] = {"tree\n": {"entries": []}}
+    elif where in ("requirements", "features"):
+        case[where][0] += "\n"
+    elif where == "event":
+        case["steps"][0]["event"] += "\n"
+    else:
+        case[where] += "\n"
+    return document
+
+
+@pytest.mark.parametrize("where", ["id", "machine", "requirements", "features", "event", "fixture name"])
+def test_a_trailing_newline_where_a_pattern_applies_is_a_schema_error(tmp_path: Path, where: str) -> None:
+    """PROTO-CASES-1: refused by the lint, and by the runner's loader, as an ECMA-262 engine refuses it."""
+    document = _with_newline(where)
+    (tmp_path / "probe.json").write_text(json.dumps(document))
+    problems = lint([tmp_path]).problems
+    assert any("schema: at " in p and "does not match" in p and "\\n'" in p for p in problems), problems
+    assert schema_dialect.validator_for(casefiles.schema()).is_valid(document) is False
+
+
+def test_a_fixture_mode_with_a_trailing_newline_is_refused() -> None:
+    """PROTO-FIX-3: the fixture schema's mode pattern, read as ECMA-262 reads it."""
+    good = {"entries": [{"path": "a", "type": "file", "text": "", "mode": "0644"}]}
+    bad = {"entries": [{"path": "a", "type": "file", "text": "", "mode": "0644\n"}]}
+    assert fixtures.fixture_problems(good) == []
+    assert fixtures.fixture_problems(bad) != []
+
+
+def test_the_fast_validator_reads_patterns_through_the_dialect() -> None:
+    """fastjsonschema alone reads ``$`` as the end but its dot as Python's; the dialect's fast
+    validator reads both as ECMA-262 does (where the installed fastjsonschema lets it, as here)."""
+    schema = {"type": "string", "pattern": "^a.b$"}
+    alone = fastjsonschema.compile(schema)
+    alone("a\rb")  # accepted: Python's dot
+    fast = schema_dialect.fast_validator(schema)
+    assert fast is not None, "the installed fastjsonschema keeps its patterns elsewhere: no fast path"
+    assert (fast("a\rb"), fast("axb"), fast("axb\n")) == (False, True, False)
+    assert casefiles._case_file_validators()[0] is not None
+
+
+def _bundled_documents() -> list[Any]:
+    return [json.loads(path.read_text(encoding="utf-8")) for path in case_files([bundled_cases_dir()])]
+
+
+def test_both_validators_accept_every_bundled_case_file() -> None:
+    fast, full = casefiles._case_file_validators()
+    assert fast is not None
+    documents = _bundled_documents()
+    assert len(documents) > 50
+    assert all(fast(document) for document in documents)
+    assert all(full.is_valid(document) for document in documents)
+
+
+_DOCUMENTS = _bundled_documents()
+_REPLACEMENTS = st.sampled_from([None, True, 0, -1, 2.5, "", "x", "x\n", "WAKE-IF-1\n", "a b", [], {}, ["x"],
+                                 [1, 1], ["fs:posix", "fs:posix"], {"x": 1}, "\u2028", "0644\n"])
+
+
+def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path into ``value``, to a value inside it (the root excluded)."""
+    found: list[tuple[Any, ...]] = []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, inner in items:
+        found.append((*path, key))
+        found += _places(inner, (*path, key))
+    return found
+
+
+@st.composite
+def mutated_case_files(draw: st.DrawFn) -> Any:
+    """A bundled case file (its first two cases) with one to three changes: a place replaced,
+    removed or duplicated, given an extra key, or, as often as not, a string given a newline at
+    its end or a space inside (the texts that patterns concern)."""
+    document = copy.deepcopy(draw(st.sampled_from(_DOCUMENTS)))
+    document["cases"] = document["cases"][:2]
+    for _ in range(draw(st.integers(1, 3))):
+        places = _places(document)
+        strings = [path for path in places if isinstance(_at(document, path), str)]
+        if not places:
+            break
+        operation = draw(st.sampled_from(["replace", "remove", "duplicate", "extra key", "newline", "space"]))
+        path = draw(st.sampled_from(strings if operation in ("newline", "space") and strings else places))
+        parent, key = _at(document, path[:-1]), path[-1]
+        if operation == "replace":
+            parent[key] = copy.deepcopy(draw(_REPLACEMENTS))
+        elif operation == "remove":
+            del parent[key]
+        elif operation == "duplicate" and isinstance(parent, list):
+            parent.append(copy.deepcopy(parent[key]))
+        elif operation in ("newline", "space") and isinstance(parent[key], str):
+            parent[key] = parent[key] + "\n" if operation == "newline" else f" {parent[key]}"
+        elif isinstance(parent[key], dict):
+            extra = draw(st.sampled_from(["x", "id", "expect", "tree\n", "$fixture"]))
+            parent[key][extra] = copy.deepcopy(draw(_REPLACEMENTS))
+    return document
+
+
+def _at(document: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        document = document[key]
+    return document
+
+
+@settings(max_examples=400)
+@given(mutated_case_files())
+def test_the_fast_validator_accepts_exactly_what_jsonschema_accepts(document: Any) -> None:
+    """The case loader's first pass (``casefiles.schema_errors``) may skip jsonschema only for a file
+    jsonschema accepts: the two validators agree on mutated bundled files, accepted and refused."""
+    fast, full = casefiles._case_file_validators()
+    assert fast is not None
+    assert fast(document) == full.is_valid(document)
