@@ -26,7 +26,8 @@ CONTEXT_BEFORE = 24
 CONTEXT_AFTER = 24
 # Longest value printed whole in the text report; longer ones are cut with a count.
 PRINTED_VALUE_CHARS = 400
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Matched whole (``fullmatch``): ``$`` would also take a key that ends with a newline.
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
 
 
@@ -116,7 +117,7 @@ def json_path(parts: tuple[str | int, ...]) -> str:
     for part in parts:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif _IDENTIFIER.match(part):
+        elif _IDENTIFIER.fullmatch(part):
             path += f".{part}" if path else part
         else:
             path += f"[{json.dumps(part, ensure_ascii=False)}]"

@@ -108,6 +108,8 @@ def test_a_shorter_text_differs_where_it_ends() -> None:
         ({"a": 1}, {"a": 1, "extra": 0}, "outputs[1].extra"),  # a key the port adds
         ({"odd key": True}, {"odd key": 1}, 'outputs[1]["odd key"]'),  # true is not 1 in JSON
         ({"list": [1, 2]}, {"list": [1, 2, 3]}, "outputs[1].list[2]"),
+        # A key an adapter ends with a newline is quoted: the path stays on its report line.
+        ({"a": 1}, {"a": 1, "a\n": 0}, 'outputs[1]["a\\n"]'),
     ],
 )
 def test_an_object_difference_names_its_json_path(expected: Any, actual: Any, path: str) -> None:
