@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -214,3 +215,12 @@ def test_the_fast_validator_accepts_exactly_what_jsonschema_accepts(document: An
     fast, full = casefiles._case_file_validators()
     assert fast is not None
     assert fast(document) == full.is_valid(document)
+
+
+def test_the_loading_benchmark_measures_both_ways() -> None:
+    """``benchmarks/case_loading.py`` loads the bundled cases both ways and prints each figure."""
+    process = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "case_loading.py"), "--samples", "1"],
+                             capture_output=True, text=True, timeout=120, check=True)
+    figures = [float(found) for found in re.findall(r":\s+([0-9.]+) s", process.stdout)]
+    assert len(figures) == 4 and all(figure > 0 for figure in figures), process.stdout
+    assert f"{len(_DOCUMENTS)} bundled case files" in process.stdout and "yardstick:" in process.stdout
