@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -47,6 +48,11 @@ MAX_CASE_FILE_BYTES = 16 * 1024 * 1024
 # takes up to about fifty times its size in memory, so without it a directory of many files each
 # under the limit above filled memory. The bundled suite holds about 7.5 MB.
 MAX_RUN_CASE_BYTES = 32 * 1024 * 1024
+# WARNING: written out in spec/conformance-protocol.md (PROTO-CASES-1) too; change both together.
+# The most schema errors listed for one case file. jsonschema's error objects take some 3.6 kB
+# each, and a file of empty cases has five per case: a 3 MB file of them filled 7 GB listing them
+# all. The first ones found say what is wrong as well.
+MAX_SCHEMA_ERRORS = 100
 
 
 class CaseFileError(Exception):
@@ -126,7 +132,8 @@ def _case_file_validators() -> tuple[Callable[[Any], bool] | None, jsonschema.Dr
 
 
 def schema_errors(data: Any) -> list[jsonschema.ValidationError]:
-    """Every error of ``data`` against the case-file schema, sorted by path. The fast validator
+    """The errors of ``data`` against the case-file schema, sorted by path: every one, or the first
+    MAX_SCHEMA_ERRORS + 1 found (a caller lists MAX_SCHEMA_ERRORS and says there are more). The fast validator
     passes the file first: jsonschema took 0.6 s of the 0.83 s that loading the bundled cases took
     here, and the fast validator takes 0.04 s, so loading them takes 0.28 s
     (``benchmarks/case_loading.py``). jsonschema lists the errors of a file the fast one refuses,
@@ -135,7 +142,8 @@ def schema_errors(data: Any) -> list[jsonschema.ValidationError]:
     fast, full = _case_file_validators()
     if fast is not None and fast(data):
         return []
-    return sorted(full.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    found = itertools.islice(full.iter_errors(data), MAX_SCHEMA_ERRORS + 1)
+    return sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
 
 
 # The SHA-256 digests of the case files whose text the schema accepted in this process. Schema
@@ -262,7 +270,8 @@ def _finite_portable_float(text: str) -> float:
 def read_case_file(path: Path) -> Iterator[Case]:
     """Yield the cases of one file; raise CaseFileError naming the file and every problem.
 
-    Every schema error is reported, each with its JSON path (``$.cases[2].steps[0]``).
+    Every schema error is reported, each with its JSON path (``$.cases[2].steps[0]``), up to
+    MAX_SCHEMA_ERRORS of them (PROTO-CASES-1).
     A file that is not plain JSON (``NaN``, ``Infinity``, a number past a double,
     nesting deeper than the protocol allows) is unusable, like one that is not JSON.
     """
@@ -279,7 +288,11 @@ def read_case_file(path: Path) -> Iterator[Case]:
     if digest not in _SCHEMA_CLEAN:
         errors = schema_errors(data)
         if errors:
-            problems = [f"{path}: schema: at {error.json_path}: {_short(error.message)}" for error in errors]
+            problems = [f"{path}: schema: at {error.json_path}: {_short(error.message)}"
+                        for error in errors[:MAX_SCHEMA_ERRORS]]
+            if len(errors) > MAX_SCHEMA_ERRORS:
+                problems.append(f"{path}: schema: more than {MAX_SCHEMA_ERRORS} errors; "
+                                f"the first {MAX_SCHEMA_ERRORS} found are listed")
             raise CaseFileError(problems[0], problems)
         if len(_SCHEMA_CLEAN) >= MAX_REMEMBERED_CLEAN_FILES:
             _SCHEMA_CLEAN.clear()

@@ -355,3 +355,19 @@ def test_lint_exits_1_for_a_file_it_rejects_and_the_runner_2(tmp_path: Path,
     assert "fixture_dir" in capsys.readouterr().out
     adapter = f"{sys.executable} -m inboxspec.conformance.adapter"
     assert main(["conform", "--adapter", adapter, "--cases", str(path.parent)]) == 2
+
+
+def test_a_files_schema_errors_are_listed_up_to_the_bound(tmp_path: Path) -> None:
+    """PROTO-CASES-1: the first MAX_SCHEMA_ERRORS found, then a line saying there are more (a file of
+    100,000 empty cases, 400 kB, has 500,000 errors: listing them all took gigabytes)."""
+    (tmp_path / "probe.json").write_text(json.dumps({"machine": "wake-gate", "cases": [{}] * 100_000}))
+    problems = lint([tmp_path]).problems
+    schema_problems = [p for p in problems if ": schema: " in p]
+    assert len(schema_problems) == casefiles.MAX_SCHEMA_ERRORS + 1 == 101
+    assert schema_problems[-1].endswith("more than 100 errors; the first 100 found are listed")
+    assert all("is a required property" in p for p in schema_problems[:-1])
+    (tmp_path / "probe.json").write_text(json.dumps({"machine": "wake-gate", "cases": [{}] * 20}))
+    assert len([p for p in lint([tmp_path]).problems if ": schema: " in p]) == 100  # 5 a case, all listed
+    spec = Path(__file__).resolve().parents[1] / "spec" / "conformance-protocol.md"
+    # The WARNING's other place.
+    assert f"the first {casefiles.MAX_SCHEMA_ERRORS} found are listed" in " ".join(spec.read_text().split())

@@ -96,6 +96,9 @@ def test_swap_exchanges_and_moves() -> None:
     ([{"path": "/".join("d" * 33), "type": "file"}], ".entries[0].path", "deeper than 32"),
     ([{"path": "é" * 128, "type": "file"}], ".entries[0].path", "longer than 255 bytes"),  # 256 bytes
     ([{"path": "l", "type": "symlink", "target": "x\x00"}], ".entries[0].target", "NUL"),
+    # Two could pass PATH_MAX once each is the fixture directory's path (up to 2048 bytes and a name).
+    ([{"path": "l", "type": "symlink", "target": "{fixture}/{fixture}"}], ".entries[0].target",
+     "{fixture} more than once"),
     ([{"path": "f", "type": "fifo"}, {"path": "f/x", "type": "file"}], ".entries[1].path", "which is a fifo"),
     ([{"path": "a/b", "type": "file"}, {"path": "a", "type": "file"}], ".entries[1].path", "already exists"),
     ([{"path": "f", "type": "file"}, {"path": "f", "type": "dir"}], ".entries[1].path", "already exists"),
@@ -118,6 +121,10 @@ def test_bounds_are_exact() -> None:
     many = [{"path": f"e{i}", "type": "fifo"} for i in range(4096)]
     assert fixture_problems({"entries": many}) == []
     assert fixture_problems({"entries": [*many, {"path": "one-more", "type": "fifo"}]})
+    # Past the bound, that one problem alone, before any entry is read: a million broken entries
+    # (4 MB of case file) gave a million problems, half a gigabyte.
+    assert fixture_problems({"entries": [{}] * 100_000}) == [
+        (".entries", "holds 100000 entries; a fixture holds at most 4096")]
     exact = [{"path": "big", "type": "file", "base64": base64.b64encode(b"\0" * (8 << 20)).decode()}]
     assert fixture_problems({"entries": exact}) == []
     over = [*exact, {"path": "more", "type": "file", "text": "x"}]
@@ -220,7 +227,8 @@ def test_the_bounds_are_written_the_same_everywhere() -> None:
               f"each `{{fixture}}` counted as {limits.PLACEHOLDER_BYTES} bytes",
               f"cites {', '.join(sorted(limits.SPECIAL_BITS_REQUIREMENTS))}",
               f"with at most {limits.MAX_UNDO_STEPS} of them",
-              f"at most {MAX_CASE_FILE_BYTES >> 20} MiB ({MAX_CASE_FILE_BYTES:,} bytes)"]
+              f"at most {MAX_CASE_FILE_BYTES >> 20} MiB ({MAX_CASE_FILE_BYTES:,} bytes)",
+              "`{fixture}` at most once"]
     for words in stated:
         assert words in protocol, words
     (requirement,) = limits.SPECIAL_BITS_REQUIREMENTS
@@ -228,7 +236,8 @@ def test_the_bounds_are_written_the_same_everywhere() -> None:
     for words in (f"only in a case citing {requirement}", f"at most {limits.MAX_PATH_BYTES} bytes of UTF-8",
                   f"at most {limits.MAX_DEPTH} components of at most {limits.MAX_COMPONENT_BYTES} bytes each",
                   f"total at most {limits.MAX_TOTAL_BYTES >> 20} MiB",
-                  f"each '{{fixture}}' counted as {limits.PLACEHOLDER_BYTES} bytes"):
+                  f"each '{{fixture}}' counted as {limits.PLACEHOLDER_BYTES} bytes",
+                  "holds '{fixture}' at most once"):
         assert words in described, words
 
 
