@@ -22,7 +22,7 @@ from inboxspec.checker.forked import ScratchUnavailable, WorkerLost
 from inboxspec.checker.refine import RefinementLost, Refinements
 from inboxspec.checker.traces import Replays
 from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
-from inboxspec.conformance.compare import first_difference
+from inboxspec.conformance.compare import first_difference, one_line
 from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
 from inboxspec.conformance.progress import Progress
 from inboxspec.machines.fixtures import FixtureError
@@ -240,7 +240,7 @@ def print_report(result: dict[str, Any]) -> None:
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
     for problem in result["lint_problems"]:
-        print(f"lint: {problem}")
+        print(f"lint: {one_line(problem)}")
     for drift in result["spec_drift"]:
         print(f"spec drift: {drift} (run: inboxspec spec generate)")
     for t in result["machines"].values():

@@ -26,18 +26,20 @@ from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 
 def _cases_lint(args: argparse.Namespace) -> int:
     from inboxspec.conformance.casefiles import CaseFileError, lint, registered_case_dirs
+    from inboxspec.conformance.compare import one_line
 
     try:
         report = lint(args.cases or registered_case_dirs())
     except CaseFileError as error:
-        print(f"inboxspec: {error}", file=sys.stderr)
+        for problem in error.problems:
+            print(f"inboxspec: {one_line(problem)}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps({"ok": report.ok, "cases": report.cases, "problems": report.problems,
                           "coverage": report.coverage}, indent=2))
     else:
-        for problem in report.problems:
-            print(problem)
+        for problem in report.problems:  # a file's name may hold a newline, an escape, a surrogate
+            print(one_line(problem))
         for machine, (covered, total) in sorted(report.coverage.items()):
             print(f"{machine}: {covered}/{total} requirements cited")
         print(f"lint: {report.cases} cases, {len(report.problems)} problems")

@@ -68,13 +68,27 @@ def escape_for_display(text: str) -> str:
             out.append(_SHORT_ESCAPES[char])
         elif char == " " or (char.isprintable() and unicodedata.category(char)[0] not in "MZC"):
             out.append(char)
-        elif ord(char) <= 0xFF:
-            out.append(f"\\x{ord(char):02x}")
-        elif ord(char) <= 0xFFFF:
-            out.append(f"\\u{ord(char):04x}")
         else:
-            out.append(f"\\U{ord(char):08x}")
+            out.append(_escaped(char))
     return "".join(out)
+
+
+def _escaped(char: str) -> str:
+    if ord(char) <= 0xFF:
+        return f"\\x{ord(char):02x}"
+    return f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line of a report on a terminal: every control, format, private-use or
+    unassigned character, lone surrogate and line or paragraph separator escaped (``\\x0a``,
+    ``\\udcff``), the rest as it is. A problem names a file, and a file's name may hold a newline
+    (a forged line of the report), an escape sequence (a command to the terminal) or, from a name
+    that is not UTF-8, a lone surrogate (which a strict output encoding refused with a traceback)."""
+    if text.isprintable():  # the common case, at C speed: no character above is printable
+        return text
+    return "".join(_escaped(char) if unicodedata.category(char)[0] == "C"
+                   or unicodedata.category(char) in ("Zl", "Zp") else char for char in text)
 
 
 def display_width(text: str) -> int:

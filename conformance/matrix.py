@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from inboxspec.conformance.casefiles import CaseFileError, load_cases
-from inboxspec.conformance.compare import escape_for_display
+from inboxspec.conformance.compare import escape_for_display, one_line
 from inboxspec.conformance.interrupts import RunInterrupted, received
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 from inboxspec.conformance.reportfile import write_atomically
@@ -274,7 +274,8 @@ def _command(args: argparse.Namespace) -> int:
         except RunInterrupted as interruption:  # while an adapter started
             interrupted = interruption.signal_name
         except (UnusableRun, CaseFileError) as error:
-            print(f"inboxspec matrix: {error}", file=sys.stderr)
+            for problem in error.problems:
+                print(f"inboxspec matrix: {one_line(problem)}", file=sys.stderr)
             return 2
         interrupted = interrupted or received()  # read inside: the block's end forgets it
     if interrupted is not None:

@@ -51,7 +51,7 @@ from inboxspec.conformance.casefiles import (
     load_cases,
     read_regular_file,
 )
-from inboxspec.conformance.compare import Difference, find_difference
+from inboxspec.conformance.compare import Difference, find_difference, one_line
 from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTimeout, may_change, undo
 from inboxspec.conformance.interrupts import RunInterrupted, interruptible, raise_if_interrupted, received
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
@@ -768,9 +768,8 @@ def _run_command(args: argparse.Namespace) -> int:
         problems = error.problems
         if args.json:
             print(json.dumps(unusable_report(str(error), problems), indent=2))
-        print(f"inboxspec conform: {error}", file=sys.stderr)
-        for problem in problems[1:]:
-            print(f"inboxspec conform: {problem}", file=sys.stderr)
+        for problem in problems:  # the first is the message; each a line of its own (one_line)
+            print(f"inboxspec conform: {one_line(problem)}", file=sys.stderr)
         _write_junit_report(args, None, problems)
         return 2
     if report.interrupted is None and received() is not None:
@@ -781,7 +780,7 @@ def _run_command(args: argparse.Namespace) -> int:
     else:
         print_report(report)
     for problem in report.coverage_problems():
-        print(f"inboxspec conform: not a pass: {problem}", file=sys.stderr)
+        print(f"inboxspec conform: not a pass: {one_line(problem)}", file=sys.stderr)
     if report.interrupted is not None:
         print(f"inboxspec conform: interrupted by {report.interrupted}: {len(report.results)} "
               "case(s) reported; the adapter's processes and the fixture directories are gone",

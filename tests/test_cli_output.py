@@ -3,6 +3,7 @@ stderr: it was a traceback and exit 1, which a pipeline reads as a failed check.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,3 +37,29 @@ def test_a_report_to_a_reader_that_went_away_is_a_message_and_exit_2(command: st
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 2, stderr
     assert "Broken pipe" in stderr and "Traceback" not in stderr
+
+
+# A case file's name that is not UTF-8 and holds a newline and a terminal escape sequence.
+HOSTILE_NAME = b"bad\xff\nFAKE \x1b[31m.json"
+SHOWN_NAME = "bad\\udcff\\x0aFAKE \\x1b[31m.json"
+
+
+@pytest.mark.parametrize("command", [
+    ["cases", "lint"],
+    ["conform", "--adapter", f"{sys.executable} -m inboxspec.conformance.adapter", "--cases"],
+    ["matrix", "--adapter", f"{sys.executable} -m inboxspec.conformance.adapter", "--cases"],
+])
+def test_a_case_files_hostile_name_is_one_escaped_line_of_the_report(command: list[str],
+                                                                     tmp_path: Path) -> None:
+    """The name's newline could forge a line of the report, its escape sequence command the terminal,
+    and its undecodable byte (a lone surrogate in Python) made ``cases lint`` end with a traceback
+    under a strict output encoding (UTF-8 with errors refused, as an en_US.UTF-8 locale gives)."""
+    (tmp_path / HOSTILE_NAME.decode("utf-8", "surrogateescape")).write_text("{")
+    result = subprocess.run([sys.executable, "-m", "inboxspec", *command, str(tmp_path)],
+                            capture_output=True, timeout=120, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    output = (result.stdout + result.stderr).decode("utf-8")
+    assert result.returncode == (1 if command[0] == "cases" else 2), output
+    assert "Traceback" not in output and "\x1b" not in output
+    (line,) = [line for line in output.splitlines() if "bad" in line]
+    assert f"{tmp_path}/{SHOWN_NAME}: not readable JSON" in line, output
+    assert not any(line.startswith("FAKE") for line in output.splitlines())
