@@ -412,7 +412,15 @@ def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
             info = entry.stat(follow_symlinks=False)
             rows.append(row(prefix + entry.name, info))
             if stat.S_ISDIR(info.st_mode):
-                child = _open_directory(entry.name, fd)
+                try:
+                    child = _open_directory(entry.name, fd)
+                except PermissionError:
+                    # A directory its owner may not read (mode 0000, laid out so or made so by a
+                    # case), where the runner's user has no override: its own row stands for it. A
+                    # change below it needs a chmod of it first, which changes its ctime (compared
+                    # with ``times``), and its mode unless set back.
+                    rows.append((prefix + entry.name + "/", "unreadable"))
+                    continue
                 try:
                     walk(child, prefix + entry.name + "/")
                 finally:
@@ -436,7 +444,7 @@ def _make_removable(fd: int) -> None:
         names = [entry.name for entry in listing if entry.is_dir(follow_symlinks=False)]
     for name in names:
         try:
-            child = _open_directory(name, fd)
+            child = _opened_for_removal(name, fd)
         except OSError:
             continue  # replaced meanwhile (by a link, say): rmtree removes it as what it is now
         try:
@@ -444,6 +452,26 @@ def _make_removable(fd: int) -> None:
             _make_removable(child)
         finally:
             os.close(child)
+
+
+def _opened_for_removal(name: str, dir_fd: int) -> int:
+    """The directory ``name`` below ``dir_fd`` opened for reading, made rwx for its owner first if
+    its mode denies that: a directory of mode 0000 (a fixture may lay one out) cannot be opened
+    for reading where the runner's user has no override, and then stayed behind with what it held.
+    The mode is changed through an ``O_PATH`` descriptor of that very directory (``/proc/self/fd``),
+    and the directory reopened through it, so that no link put in its place is ever followed."""
+    try:
+        return _open_directory(name, dir_fd)
+    except PermissionError:
+        if not os.path.isdir("/proc/self/fd"):
+            raise
+    handle = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        os.chmod(f"/proc/self/fd/{handle}", stat.S_IRWXU)
+        # Following the magic link is the point: it is the directory the handle holds.
+        return os.open(f"/proc/self/fd/{handle}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    finally:
+        os.close(handle)
 
 
 def remove(directory: Path) -> None:

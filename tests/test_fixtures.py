@@ -5,7 +5,10 @@ from __future__ import annotations
 import base64
 import copy
 import os
+import shutil
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -308,3 +311,35 @@ def test_remembered_fixture_problems_are_the_problems_of_the_content_now() -> No
     assert expected
     for _ in range(2):
         assert machine_fixtures.remembered_fixture_problems(fixture, special_bits_allowed=False) == expected
+
+
+_UNREADABLE_TREE = """
+import os, sys
+from inboxspec.conformance.fixtures import FixturePool
+fixture = {"entries": [{"path": "a", "type": "dir", "mode": "0000"},
+                       {"path": "a/b", "type": "dir", "mode": "0000"},
+                       {"path": "a/b/f", "type": "file", "text": "x"}]}
+pool = FixturePool()
+try:
+    first = pool.directory_for(fixture, shared=True)
+    assert os.stat(first + "/a").st_mode & 0o777 == 0
+    assert pool.directory_for(fixture, shared=True) == first  # read back unchanged: shared (PROTO-FIX-4)
+finally:
+    root = pool.root.path
+    pool.close()
+print("root left" if root is not None and os.path.lexists(root) else "nothing left")
+"""
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and shutil.which("setpriv") is None,
+                    reason="as root, needs setpriv to give up the permission override")
+def test_a_directory_of_mode_0000_is_laid_out_read_back_and_removed_without_an_override(
+        tmp_path: Path) -> None:
+    """A fixture may lay out an unreadable directory holding entries. Where the runner's user has no
+    override (any user but root), reading it back refused the case as unusable, and removing it left
+    it behind with what it held (PROTO-FIX-1). As root, the test gives up the override first."""
+    drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    result = subprocess.run([*drop, sys.executable, "-c", _UNREADABLE_TREE], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "nothing left" and list(tmp_path.iterdir()) == []
