@@ -12,8 +12,11 @@ texts: ``$`` (outside a character class) becomes ``\\Z``, the end of the text an
 and ``.`` becomes ``[^\\n\\r\\u2028\\u2029]``, since ECMA-262's dot stops at every line terminator and
 Python's only at ``\\n``. Constructs the two engines read differently in other ways (``\\d``,
 ``\\w``, ``\\s``, ``\\b``, which Python reads as Unicode classes; ``\\Z``, ``\\A``, inline flags and
-named groups, which ECMA-262 does not have) are refused with :class:`UnsupportedPattern`, so a
-schema that uses one fails when its validator is made, not silently on some text.
+named groups, which ECMA-262 does not have; a ``\\u`` escape of a surrogate, two of which ECMA-262
+pairs into one code point; a ``{``, ``}`` or ``]`` that is not syntax, a quantifier after a
+quantifier but a lazy ``?``, and an empty or nested character class, which ECMA-262 refuses and
+Python reads) are refused with :class:`UnsupportedPattern`, so a schema that uses one fails when
+its validator is made, not silently on some text.
 
 Every schema inboxspec validates input against goes through :func:`validator_for` (jsonschema, the
 report of every error) or :func:`fast_validator` (fastjsonschema, accept or refuse, for a fast
@@ -38,6 +41,9 @@ _LITERAL_ESCAPES = frozenset("^$\\.*+?()[]{}|/")
 _CONTROL_ESCAPES = frozenset("nrtfv")
 _NUMBERED_ESCAPES = {"x": 2, "u": 4}
 _GROUP_OPENINGS = ("(?:", "(?=", "(?!")
+# A counted quantifier, as ECMA-262 with the ``u`` flag takes one (a ``{`` that starts none is an error).
+_COUNTED = re.compile(r"\{[0-9]+(?:,[0-9]*)?\}")
+_SURROGATES = range(0xD800, 0xE000)
 
 
 class UnsupportedPattern(ValueError):
@@ -50,9 +56,29 @@ def python_regex(pattern: str) -> str:
     module); UnsupportedPattern for a construct outside the subset both engines read alike."""
     out: list[str] = []
     in_class = False
+    after = "start"  # outside a class: what the last thing read was ("quantifier", "lazy", other)
     index = 0
     while index < len(pattern):
         char = pattern[index]
+        if not in_class and char in "*+?{":
+            counted = _COUNTED.match(pattern, index) if char == "{" else None
+            if char == "{" and counted is None:
+                raise UnsupportedPattern(f"pattern {pattern!r}: a {{ that starts no counted quantifier")
+            if after == "quantifier" and char == "?":
+                after = "lazy"  # ``a*?``, read alike
+            elif after in ("quantifier", "lazy"):
+                # Python takes ``a*+`` (possessive) and ``a{2}{3}``; ECMA-262 refuses them.
+                raise UnsupportedPattern(f"pattern {pattern!r}: a quantifier after a quantifier")
+            else:
+                after = "quantifier"
+            text = counted.group() if counted is not None else char
+            out.append(text)
+            index += len(text)
+            continue
+        after = "other"
+        if not in_class and char in "]}":
+            raise UnsupportedPattern(f"pattern {pattern!r}: a lone {char}, which ECMA-262 refuses "
+                                     "and Python reads as itself")
         if char == "\\":
             escape = pattern[index + 1: index + 2]
             width = _NUMBERED_ESCAPES.get(escape, 0)
@@ -61,6 +87,8 @@ def python_regex(pattern: str) -> str:
                 out.append(pattern[index: index + 2])
                 index += 2
             elif width and len(digits) == width and all(d in "0123456789abcdefABCDEF" for d in digits):
+                if int(digits, 16) in _SURROGATES:  # ECMA-262 (``u``) pairs two into one code point
+                    raise UnsupportedPattern(f"pattern {pattern!r}: the escape \\u{digits} is a surrogate")
                 out.append(pattern[index: index + 2 + width])
                 index += 2 + width
             else:
@@ -96,7 +124,12 @@ def python_regex(pattern: str) -> str:
         index += 1
     if in_class:
         raise UnsupportedPattern(f"pattern {pattern!r}: a character class is not closed")
-    return "".join(out)
+    translated = "".join(out)
+    try:
+        re.compile(translated)
+    except re.error as error:  # ``*a``, an unbalanced group: an error to ECMA-262 as well
+        raise UnsupportedPattern(f"pattern {pattern!r}: not a regular expression: {error}") from None
+    return translated
 
 
 @functools.lru_cache(maxsize=1024)

@@ -42,7 +42,7 @@ def every_pattern() -> list[str]:
 
 # Patterns that exercise each rewrite and each construct let through, beside the schemas' own.
 CONSTRUCTED = ["a.b", "^.$", "[$.]x$", "(?:a|b)$", "(?=a)a", "(?!b).", r"\.\$", r"\u0041\x42$", r"[\-a]+$",
-               r"^a\nb$", "^[^/]"]
+               r"^a\nb$", "^[^/]", "^a*?b", "^[a-z]{2,3}$", "^a+?$", "^x{1,}$", r"[{}\]]+$"]
 TEXTS = ["", "a", "ab", "a\n", "a\r", "\n", "a\u2028b", "a\rb", "a\nb", "axb", "x", "x\n", "$x", ".", "AB",
          "AB\n", "-a", "0644", "0644\n", "06444", "wake-gate", "wake-gate\n", "wake-gate/x", "wake-gate/x\n",
          "WAKE-IF-1", "WAKE-IF-1\n", "fs:posix", "fs:posix\n", "decide", "decide\n", "/abs", "rel/x",
@@ -72,7 +72,10 @@ def test_the_python_reading_matches_ecma_262_on_every_pattern() -> None:
     (r"a\Z", r"escape \Z"), (r"\Aa", r"escape \A"), (r"(\w)\1", r"escape \w"), ("x\\", "escape \\"),
     ("(?i)a", "groups"), ("(?P<n>a)", "groups"), ("(?<=a)b", "groups"),
     ("[]a]", "empty character class"), ("[^]a]", "empty character class"), ("[[a]", "unescaped ["),
-    ("[a", "not closed"),
+    ("[a", "not closed"), (r"^\uD83D\uDE00$", "surrogate"), ("a{,2}", "starts no counted quantifier"),
+    ("{", "starts no counted quantifier"), ("a]", "a lone ]"), ("a}", "a lone }"),
+    ("a*+", "quantifier after a quantifier"), ("a{2}{3}", "quantifier after a quantifier"),
+    ("a*??", "quantifier after a quantifier"), ("*a", "not a regular expression"), ("(a", "not a regular"),
 ])
 def test_a_construct_the_engines_read_differently_is_refused_when_the_validator_is_made(
         pattern: str, why: str) -> None:
