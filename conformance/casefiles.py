@@ -255,8 +255,10 @@ def _portable_float(text: str) -> float:
     # JavaScript and other ports cannot tell 1.0 from 1 once parsed, so a case
     # that writes an integral value as a float means different things to them.
     value = float(text)
+    if value == 0 and any(digit in "123456789" for digit in text.lower().partition("e")[0]):
+        raise CaseFileError(f"number {text[:40]} underflows a double to 0; write 0 if 0 is meant")
     if value.is_integer():
-        raise CaseFileError(f"integral number written as a float ({text}); write it as an integer")
+        raise CaseFileError(f"integral number written as a float ({text[:40]}); write it as an integer")
     return value
 
 

@@ -1,7 +1,8 @@
 """Plain JSON: what the harness protocol and the case files mean by JSON.
 
 Python's json module reads more than JSON: ``NaN`` and ``Infinity``, ``1e999``
-as an infinity, an integer of 400 digits exactly where a double overflows; it
+as an infinity, an integer of 400 digits exactly where a double overflows, an object with a key
+twice as holding the last value; it
 refuses integers past 4300 digits with a bare ValueError and overflows the
 stack on deep nesting. A port in another language reads none
 of these alike, and each used to end a run in a traceback. Here each is a
@@ -46,6 +47,19 @@ def _finite_int(text: str) -> int:
     return int(text)
 
 
+def _object_of_unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # A key twice in one object: Python keeps the last, some parsers the first, some refuse it
+    # (RFC 8259 leaves it open), so a port and the runner could read two different values.
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise NotPlainJSON(f"the key {key[:40]!r} appears twice in one object")
+            seen.add(key)
+    return value
+
+
 def json_depth(value: Any) -> int:
     """Nesting depth of a parsed JSON value (a scalar is 0), without recursion."""
     deepest = 0
@@ -74,7 +88,7 @@ def parse_plain_json(text: str | bytes, parse_float: Any = _finite_float) -> Any
     """
     try:
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=parse_float,
-                           parse_int=_finite_int)
+                           parse_int=_finite_int, object_pairs_hook=_object_of_unique_keys)
     except RecursionError:
         raise NotPlainJSON(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
     except json.JSONDecodeError:

@@ -371,3 +371,20 @@ def test_a_files_schema_errors_are_listed_up_to_the_bound(tmp_path: Path) -> Non
     spec = Path(__file__).resolve().parents[1] / "spec" / "conformance-protocol.md"
     # The WARNING's other place.
     assert f"the first {casefiles.MAX_SCHEMA_ERRORS} found are listed" in " ".join(spec.read_text().split())
+
+
+@pytest.mark.parametrize(("replace", "by", "words"), [
+    # The second id hid the first from the lint's duplicate-id rule (Python kept the last).
+    ('"id": "wake-gate/lint-probe"', '"id": "wake-gate/lint-probe", "id": "wake-gate/other"',
+     "not plain JSON: the key 'id' appears twice in one object"),
+    ('"streak": 0', '"streak": 1e-400', "number 1e-400 underflows a double to 0"),
+])
+def test_a_key_twice_and_an_underflow_are_named_problems(tmp_path: Path, replace: str, by: str,
+                                                          words: str) -> None:
+    """PROTO-VAL-3: a key twice in one object is not plain JSON; 1e-400 was reported as an integral
+    number written as a float."""
+    text = json.dumps({"machine": "wake-gate", "cases": [GOOD_CASE]})
+    assert replace in text
+    (tmp_path / "probe.json").write_text(text.replace(replace, by))
+    problems = "\n".join(lint([tmp_path]).problems)
+    assert f"{tmp_path / 'probe.json'}: " in problems and words in problems, problems

@@ -455,9 +455,10 @@ def test_writes_to_an_adapter_that_stopped_reading_are_bounded(tmp_path: Path) -
     assert code == 0, output
 
 
-@pytest.mark.parametrize("fault", ["nan", "infinity", "huge-number", "deep"])
+@pytest.mark.parametrize("fault", ["nan", "infinity", "huge-number", "deep", "key-twice"])
 def test_replies_that_are_not_plain_json_error_their_case(fault: str, tmp_path: Path) -> None:
-    """PROTO-VAL-3 (attacks 5 and 6): NaN, Infinity, 5000 digits, 100 000 levels: no traceback."""
+    """PROTO-VAL-3 (attacks 5 and 6): NaN, Infinity, 5000 digits, 100 000 levels, a key twice in one
+    object (Python kept the last value, another reader keeps the first): no traceback."""
     code, report, output = conform("--adapter", faulty(fault, tmp_path / "once"), *WAKE_GATE)
     assert code == 1 and report is not None, output
     assert "Traceback" not in output

@@ -99,6 +99,10 @@ for line in sys.stdin:
         if fault == "huge-number":
             out(json.dumps(reply).replace('"streak": 0', '"streak": ' + "9" * 5000, 1) + "\n")
             continue
+        if fault == "key-twice":  # the true value, then a false one under the same key
+            twice = '"announce": true, "announce": false'
+            out(json.dumps(reply).replace('"announce": true', twice, 1) + "\n")
+            continue
         if fault == "deep":
             depth = 100_000
             out(json.dumps(reply).replace('"streak": 0', '"streak": ' + "[" * depth + "]" * depth, 1)
