@@ -128,6 +128,12 @@ def test_bounds_are_exact() -> None:
     # (4 MB of case file) gave a million problems, half a gigabyte.
     assert fixture_problems({"entries": [{}] * 100_000}) == [
         (".entries", "holds 100000 entries; a fixture holds at most 4096")]
+    # 8192 paths, implied parents counted, pass; one more does not (4096 entries 32 deep implied
+    # 127,000 directories: 7 s to lay out, 11 s to remove).
+    deep = [{"path": f"d{i}/x/f", "type": "fifo"} for i in range(2730)]  # 3 paths each: 8190
+    assert fixture_problems({"entries": [*deep, {"path": "g/f", "type": "fifo"}]}) == []
+    assert fixture_problems({"entries": [*deep, {"path": "g/h/f", "type": "fifo"}]}) == [
+        (".entries", "lays out 8193 paths, the parent directories its entries imply counted, more than 8192")]
     exact = [{"path": "big", "type": "file", "base64": base64.b64encode(b"\0" * (8 << 20)).decode()}]
     assert fixture_problems({"entries": exact}) == []
     over = [*exact, {"path": "more", "type": "file", "text": "x"}]
@@ -231,7 +237,9 @@ def test_the_bounds_are_written_the_same_everywhere() -> None:
               f"cites {', '.join(sorted(limits.SPECIAL_BITS_REQUIREMENTS))}",
               f"with at most {limits.MAX_UNDO_STEPS} of them",
               f"at most {MAX_CASE_FILE_BYTES >> 20} MiB ({MAX_CASE_FILE_BYTES:,} bytes)",
-              "`{fixture}` at most once"]
+              "`{fixture}` at most once",
+              f"laying out at most {limits.MAX_PATHS} paths (the parent directories the entries imply "
+              "counted)"]
     for words in stated:
         assert words in protocol, words
     (requirement,) = limits.SPECIAL_BITS_REQUIREMENTS
@@ -240,7 +248,8 @@ def test_the_bounds_are_written_the_same_everywhere() -> None:
                   f"at most {limits.MAX_DEPTH} components of at most {limits.MAX_COMPONENT_BYTES} bytes each",
                   f"total at most {limits.MAX_TOTAL_BYTES >> 20} MiB",
                   f"each '{{fixture}}' counted as {limits.PLACEHOLDER_BYTES} bytes",
-                  "holds '{fixture}' at most once"):
+                  "holds '{fixture}' at most once",
+                  f"at most {limits.MAX_PATHS} paths are laid out, the parent directories the entries imply"):
         assert words in described, words
 
 
