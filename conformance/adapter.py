@@ -103,7 +103,7 @@ def encode(reply: dict[str, Any]) -> str:
     """One reply line. ASCII-only JSON: a lone surrogate in an echoed string
     (a case id, say) cannot be written as UTF-8, but it can be escaped as
     ``\\udXXX`` (PROTO-MAL-3)."""
-    return json.dumps(reply, ensure_ascii=True) + "\n"
+    return json.dumps(reply, ensure_ascii=True, separators=(",", ":")) + "\n"
 
 
 def serve(stdin: TextIO, stdout: TextIO) -> None:

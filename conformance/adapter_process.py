@@ -40,6 +40,9 @@ from inboxspec.conformance import process_tree
 from inboxspec.conformance.interrupts import raise_if_interrupted
 from inboxspec.conformance.plainjson import NotPlainJSON, parse_plain_json
 
+# The longest reply line the runner takes by default (PROTO-FRAME-3, ``--max-line-bytes``).
+DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
+
 STDERR_TAIL_BYTES = 4096
 # How often a wait for a reply looks whether the adapter itself has exited, and for a signal.
 # WARNING: spec/conformance-protocol.md (PROTO-PROC-3, PROTO-SIG-1) states it; change both together.

@@ -34,6 +34,7 @@ import jsonschema
 
 from inboxspec import machines
 from inboxspec.conformance import interface_lint, reference_lint
+from inboxspec.conformance.adapter_process import DEFAULT_MAX_LINE_BYTES
 from inboxspec.conformance.fixtures import SPECIAL_BITS_REQUIREMENTS, remembered_fixture_problems
 from inboxspec.conformance.plainjson import NotPlainJSON, parse_plain_json
 from inboxspec.conformance.reportfile import write_atomically
@@ -429,6 +430,23 @@ def share_fixtures(file: dict[str, Any]) -> dict[str, Any]:
     return {**head, **({"fixtures": shared} if shared else {}), "cases": cases}
 
 
+def shortest_reply_bytes(case: Case, seq: int) -> int:
+    """The bytes of the shortest line that passes ``case`` sent as request ``seq`` (PROTO-RUN-1):
+    its reply as compact JSON, each character past ASCII in UTF-8 (a lone surrogate as its 6-byte
+    escape), without the newline."""
+    reply = {"seq": seq, "id": case.id, "result": case.expected}
+    text = json.dumps(reply, separators=(",", ":"), ensure_ascii=False)
+    return len(text.encode("utf-8", "surrogatepass")) + 3 * len(_LONE_SURROGATE.findall(text))
+
+
+def replies_past_the_bound(cases: Iterable[tuple[int, Case]], max_line_bytes: int) -> list[str]:
+    """A problem for each case (with the seq it is sent as) that no reply within ``max_line_bytes``
+    can pass (PROTO-FRAME-3): the run would blame the adapter (``oversized-line``) for the case."""
+    return [f"{case.source}: {case.id}: its shortest passing reply is {size} bytes, longer than the "
+            f"reply bound ({max_line_bytes} bytes, --max-line-bytes): no adapter can pass it"
+            for seq, case in cases if (size := shortest_reply_bytes(case, seq)) > max_line_bytes]
+
+
 def _short(message: str) -> str:
     # jsonschema quotes the whole offending instance; a 1 MB case must not flood the report.
     return message if len(message) <= 300 else message[:300] + "..."
@@ -487,6 +505,8 @@ def lint(directories: Iterable[Path]) -> LintReport:
     report.problems.extend(case_problems(cases))
     report.problems.extend(interface_lint.problems(cases))
     report.problems.extend(reference_lint.problems(cases))
+    # Against the default bound, each sent first in a run of its own: a run may raise the bound.
+    report.problems.extend(replies_past_the_bound(((1, case) for case in cases), DEFAULT_MAX_LINE_BYTES))
     cited: dict[str, set[str]] = {}
     for case in cases:
         cited.setdefault(case.machine, set()).update(case.requirements)

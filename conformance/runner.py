@@ -43,13 +43,20 @@ from typing import Any, NamedTuple
 import fastjsonschema
 
 from inboxspec.conformance import interface_lint, process_tree
-from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess, kill_all, split_command
+from inboxspec.conformance.adapter_process import (
+    DEFAULT_MAX_LINE_BYTES,
+    AdapterFault,
+    AdapterProcess,
+    kill_all,
+    split_command,
+)
 from inboxspec.conformance.casefiles import (
     Case,
     CaseFileError,
     bundled_cases_dir,
     load_cases,
     read_regular_file,
+    replies_past_the_bound,
 )
 from inboxspec.conformance.compare import Difference, find_difference, one_line
 from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTimeout, may_change, undo
@@ -61,7 +68,6 @@ from inboxspec.machines.frame import bound_integer
 PROTOCOL_VERSION = 1
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_START_TIMEOUT_S = 20.0
-DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
 # Run requests in flight at once. Overlapping the adapter's work with the
 # runner's checking is what keeps the protocol path near in-process speed.
 DEFAULT_WINDOW = 16
@@ -557,6 +563,7 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
     # the event does not take) are checked here, for the cases this run sends that are not the
     # package's own (``check`` lints those, and the lint costs half a second a run).
     problems = interface_lint.problems(_not_bundled(chosen))
+    problems += replies_past_the_bound(enumerate(chosen, start=1), max_line_bytes)  # PROTO-FRAME-3
     if problems:
         raise CaseFileError(problems[0], problems)
     session = Session(command, start_timeout, max_line_bytes)

@@ -38,7 +38,7 @@ def run_reference_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, A
 # every step (the host's every address, peer delivery's held senders), so a case file of a few
 # megabytes (two addresses of a million characters, then ten thousand ticks) asked the reference
 # adapter for 20 GB; past this the case is refused instead, as the reference's own error. Well
-# above the runner's default reply bound (conformance/runner.py's DEFAULT_MAX_LINE_BYTES), so no
+# above the runner's default reply bound (conformance/adapter_process.py's DEFAULT_MAX_LINE_BYTES), so no
 # reply the runner takes by default comes near it. Measured as PROTO-RUN-5 says: each output as
 # compact JSON, every character past ASCII escaped, the lengths summed.
 MAX_CASE_OUTPUT_BYTES = 64 * 1024 * 1024

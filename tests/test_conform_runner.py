@@ -5,6 +5,7 @@ Each test names the requirements of spec/conformance-protocol.md it shows.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 import os
@@ -18,7 +19,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases
+from inboxspec.conformance import casefiles
+from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases, shortest_reply_bytes
 from inboxspec.conformance.runner import MAX_SKIP_FILE_BYTES, MAX_SKIP_WILDCARD_ENTRIES, glob_matcher
 from inboxspec.machines import sessions
 
@@ -735,3 +737,41 @@ def test_skip_files_with_too_many_wildcard_entries_are_refused_before_an_adapter
     code, report, output = conform("--adapter", never_starts, "--skip-file", str(first), "--skip-file",
                                    str(second), *WAKE_GATE, timeout=30)
     assert code == 2 and report is not None and "matches no case of this run" in report["unusable"], output
+
+
+def test_a_case_no_reply_within_the_bound_can_pass_is_refused_and_one_at_the_bound_runs() -> None:
+    """PROTO-FRAME-3: the run refuses (exit 2, the case named) a case whose shortest passing reply
+    is longer than --max-line-bytes, instead of blaming the adapter (oversized-line); at the bound,
+    the reference's reply (compact JSON) is that shortest reply, and passes."""
+    case = next(c for c in load_cases([bundled_cases_dir() / "wake-gate"]) if c.id == "wake-gate/defaults")
+    size = shortest_reply_bytes(case, 1)
+    code, report, output = conform("--adapter", REFERENCE, *WAKE_GATE, "--run", case.id,
+                                   "--max-line-bytes", str(size - 1))
+    assert code == 2 and report is not None, output
+    assert f"{case.id}: its shortest passing reply is {size} bytes, longer than the reply bound" in output
+    code, report, output = conform("--adapter", REFERENCE, *WAKE_GATE, "--run", case.id,
+                                   "--max-line-bytes", str(size))
+    assert code == 0 and report is not None and report["totals"]["pass"] == 1, output
+
+
+def test_lint_reports_a_case_past_the_default_reply_bound(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-FRAME-3: ``cases lint`` checks each case against the default bound (made small here)."""
+    (tmp_path / "w.json").write_bytes((bundled_cases_dir() / "wake-gate" / "cap.json").read_bytes())
+    cases = load_cases([tmp_path])
+    biggest = max(shortest_reply_bytes(case, 1) for case in cases)
+    monkeypatch.setattr(casefiles, "DEFAULT_MAX_LINE_BYTES", biggest - 1)
+    past = [p for p in casefiles.lint([tmp_path]).problems if "shortest passing reply" in p]
+    assert len(past) == sum(shortest_reply_bytes(case, 1) == biggest for case in cases) >= 1
+    monkeypatch.setattr(casefiles, "DEFAULT_MAX_LINE_BYTES", biggest)
+    assert not [p for p in casefiles.lint([tmp_path]).problems if "shortest passing reply" in p]
+
+
+def test_the_shortest_reply_counts_utf_8_and_a_lone_surrogates_escape() -> None:
+    case = load_cases([bundled_cases_dir() / "wake-gate"])[0]
+    ascii_only = shortest_reply_bytes(case, 7)
+    for text, extra in (("é", 2), ("\U0001F600", 4), ("\ud800", 6)):
+        changed = dataclasses.replace(case, expect_config_error=text)
+        base = dataclasses.replace(case, expect_config_error="")
+        assert shortest_reply_bytes(changed, 7) - shortest_reply_bytes(base, 7) == extra
+    assert shortest_reply_bytes(case, 10) == ascii_only + 1  # the seq's digits
