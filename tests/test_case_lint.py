@@ -388,3 +388,10 @@ def test_a_key_twice_and_an_underflow_are_named_problems(tmp_path: Path, replace
     (tmp_path / "probe.json").write_text(text.replace(replace, by))
     problems = "\n".join(lint([tmp_path]).problems)
     assert f"{tmp_path / 'probe.json'}: " in problems and words in problems, problems
+
+
+def test_a_case_id_is_at_most_200_characters(tmp_path: Path) -> None:
+    """A 15 MB id passed the lint, and a report printed it whole."""
+    longest = "wake-gate/" + "a" * 190
+    assert problems_for(tmp_path, mutated(id=longest)).count("schema:") == 0
+    assert "schema: at $.cases[0].id: " in problems_for(tmp_path, mutated(id=longest + "a"))
