@@ -15,6 +15,7 @@ from importlib.metadata import version
 from typing import Any, TextIO
 
 from inboxspec import machines
+from inboxspec.conformance.plainjson import escaping_lone_surrogates
 
 
 def _errored(request: object, message: str) -> dict[str, Any]:
@@ -100,10 +101,10 @@ def answer(line: str) -> dict[str, Any] | None:
 
 
 def encode(reply: dict[str, Any]) -> str:
-    """One reply line. ASCII-only JSON: a lone surrogate in an echoed string
-    (a case id, say) cannot be written as UTF-8, but it can be escaped as
-    ``\\udXXX`` (PROTO-MAL-3)."""
-    return json.dumps(reply, ensure_ascii=True, separators=(",", ":")) + "\n"
+    """One reply line, the shortest (PROTO-FRAME-3: a case whose reply fits the bound passes): compact
+    JSON, each character past ASCII as itself, to be written as UTF-8, but a lone surrogate in an
+    echoed string (a case id, say), which UTF-8 cannot carry, escaped as ``\\udXXX`` (PROTO-MAL-3)."""
+    return escaping_lone_surrogates(json.dumps(reply, ensure_ascii=False, separators=(",", ":"))) + "\n"
 
 
 def serve(stdin: TextIO, stdout: TextIO) -> None:
@@ -120,4 +121,6 @@ if __name__ == "__main__":
     # line is answered like any other request rather than ending the adapter.
     if isinstance(sys.stdin, io.TextIOWrapper):
         sys.stdin.reconfigure(encoding="utf-8", errors="replace")
+    if isinstance(sys.stdout, io.TextIOWrapper):  # replies are UTF-8 whatever the locale (PROTO-FRAME-1)
+        sys.stdout.reconfigure(encoding="utf-8")
     serve(sys.stdin, sys.stdout)

@@ -36,7 +36,7 @@ from inboxspec import machines
 from inboxspec.conformance import interface_lint, reference_lint
 from inboxspec.conformance.adapter_process import DEFAULT_MAX_LINE_BYTES
 from inboxspec.conformance.fixtures import SPECIAL_BITS_REQUIREMENTS, remembered_fixture_problems
-from inboxspec.conformance.plainjson import NotPlainJSON, parse_plain_json
+from inboxspec.conformance.plainjson import NotPlainJSON, escaping_lone_surrogates, parse_plain_json
 from inboxspec.conformance.reportfile import write_atomically
 from inboxspec.machines import schema_dialect
 from inboxspec.spec import index as spec_index
@@ -373,17 +373,13 @@ def _resolved_configs(path: Path, data: dict[str, Any]) -> list[dict[str, Any]]:
     return configs
 
 
-# json.loads joins a surrogate pair into one character, so a surrogate left in a text is lone.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def case_file_text(data: Any, indent: int = 2, ensure_ascii: bool = False) -> str:
     """A case file's text as every writer of case files writes it (``cases generate``, ``cases
     project``, ``cases expect``, the casebooks): JSON at ``indent``, one trailing newline, and a lone
     surrogate (a text may hold one, PROTO-VAL-4, but UTF-8 cannot) written as its JSON escape
     whichever ``ensure_ascii`` is (written as itself, it made ``cases project`` fail half-way)."""
     text = json.dumps(data, indent=indent, ensure_ascii=ensure_ascii) + "\n"
-    return text if ensure_ascii else _LONE_SURROGATE.sub(lambda lone: f"\\u{ord(lone[0]):04x}", text)
+    return text if ensure_ascii else escaping_lone_surrogates(text)
 
 
 def write_or_compare(path: Path, text: str, write: bool) -> bool:
@@ -431,12 +427,14 @@ def share_fixtures(file: dict[str, Any]) -> dict[str, Any]:
 
 
 def shortest_reply_bytes(case: Case, seq: int) -> int:
-    """The bytes of the shortest line that passes ``case`` sent as request ``seq`` (PROTO-RUN-1):
-    its reply as compact JSON, each character past ASCII in UTF-8 (a lone surrogate as its 6-byte
-    escape), without the newline."""
+    """The bytes of the shortest line that passes ``case`` sent as request ``seq`` (PROTO-FRAME-3):
+    its reply as compact JSON, each character past ASCII in UTF-8 but a lone surrogate, which is its
+    6-byte escape, each number as ``json.dumps`` spells it, without the newline.
+    WARNING: the reference adapter writes its replies so (``conformance/adapter.py``'s ``encode``):
+    tests/test_conform_runner.py passes cases at the bound with it."""
     reply = {"seq": seq, "id": case.id, "result": case.expected}
-    text = json.dumps(reply, separators=(",", ":"), ensure_ascii=False)
-    return len(text.encode("utf-8", "surrogatepass")) + 3 * len(_LONE_SURROGATE.findall(text))
+    text = escaping_lone_surrogates(json.dumps(reply, separators=(",", ":"), ensure_ascii=False))
+    return len(text.encode("utf-8"))
 
 
 def replies_past_the_bound(cases: Iterable[tuple[int, Case]], max_line_bytes: int) -> list[str]:

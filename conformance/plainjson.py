@@ -12,6 +12,7 @@ of these alike, and each used to end a run in a traceback. Here each is a
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 # Replies (and case files) nested deeper than this are refused (PROTO-VAL-3):
@@ -58,6 +59,16 @@ def _object_of_unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise NotPlainJSON(f"the key {key[:40]!r} appears twice in one object")
             seen.add(key)
     return value
+
+
+# json.loads joins a surrogate pair into one character, so a surrogate left in a text is lone.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escaping_lone_surrogates(text: str) -> str:
+    """JSON ``text`` with each lone surrogate (a text may hold one, PROTO-VAL-4; UTF-8 cannot)
+    written as its escape, ``\\udXXX``: the text as UTF-8 can then carry it."""
+    return _LONE_SURROGATE.sub(lambda lone: f"\\u{ord(lone[0]):04x}", text)
 
 
 def json_depth(value: Any) -> int:
