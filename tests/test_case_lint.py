@@ -366,6 +366,9 @@ def test_a_files_schema_errors_are_listed_up_to_the_bound(tmp_path: Path) -> Non
     assert len(schema_problems) == casefiles.MAX_SCHEMA_ERRORS + 1 == 101
     assert schema_problems[-1].endswith("more than 100 errors; the first 100 found are listed")
     assert all("is a required property" in p for p in schema_problems[:-1])
+    # The first found (five for each of the first 20 cases), sorted with an index read as a number.
+    indices = [int(p.split("$.cases[")[1].split("]")[0]) for p in schema_problems[:-1]]
+    assert indices == sorted(indices) and set(indices) == set(range(20)), indices
     (tmp_path / "probe.json").write_text(json.dumps({"machine": "wake-gate", "cases": [{}] * 20}))
     assert len([p for p in lint([tmp_path]).problems if ": schema: " in p]) == 100  # 5 a case, all listed
     spec = Path(__file__).resolve().parents[1] / "spec" / "conformance-protocol.md"
