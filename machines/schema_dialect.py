@@ -56,7 +56,8 @@ def python_regex(pattern: str) -> str:
     module); UnsupportedPattern for a construct outside the subset both engines read alike."""
     out: list[str] = []
     in_class = False
-    after = "start"  # outside a class: what the last thing read was ("quantifier", "lazy", other)
+    after = "start"  # outside a class, the last thing read: "quantifier", "lazy", "lookahead" or other
+    groups: list[str] = []  # the groups open, innermost last: "lookahead" or "group"
     index = 0
     while index < len(pattern):
         char = pattern[index]
@@ -66,6 +67,8 @@ def python_regex(pattern: str) -> str:
                 raise UnsupportedPattern(f"pattern {pattern!r}: a {{ that starts no counted quantifier")
             if after == "quantifier" and char == "?":
                 after = "lazy"  # ``a*?``, read alike
+            elif after == "lookahead":  # ``(?=a)*``: Python repeats it, ECMA-262 (``u``) refuses it
+                raise UnsupportedPattern(f"pattern {pattern!r}: a quantifier after a lookahead")
             elif after in ("quantifier", "lazy"):
                 # Python takes ``a*+`` (possessive) and ``a{2}{3}``; ECMA-262 refuses them.
                 raise UnsupportedPattern(f"pattern {pattern!r}: a quantifier after a quantifier")
@@ -75,7 +78,8 @@ def python_regex(pattern: str) -> str:
             out.append(text)
             index += len(text)
             continue
-        after = "other"
+        closes_lookahead = char == ")" and not in_class and groups and groups[-1] == "lookahead"
+        after = "lookahead" if closes_lookahead else "other"
         if not in_class and char in "]}":
             raise UnsupportedPattern(f"pattern {pattern!r}: a lone {char}, which ECMA-262 refuses "
                                      "and Python reads as itself")
@@ -117,9 +121,14 @@ def python_regex(pattern: str) -> str:
             if not pattern.startswith(_GROUP_OPENINGS, index):
                 raise UnsupportedPattern(f"pattern {pattern!r}: only (?:, (?= and (?! groups are read "
                                          "alike by ECMA-262 and Python")
+            groups.append("group" if pattern.startswith("(?:", index) else "lookahead")
             out.append(pattern[index: index + 3])
             index += 2
         else:
+            if char == "(":
+                groups.append("group")
+            elif char == ")" and groups:
+                groups.pop()
             out.append(char)
         index += 1
     if in_class:
@@ -129,6 +138,8 @@ def python_regex(pattern: str) -> str:
         re.compile(translated)
     except re.error as error:  # ``*a``, an unbalanced group: an error to ECMA-262 as well
         raise UnsupportedPattern(f"pattern {pattern!r}: not a regular expression: {error}") from None
+    except OverflowError:  # ``a{4294967296}``: past what Python's re counts to
+        raise UnsupportedPattern(f"pattern {pattern!r}: a count past what Python's re takes") from None
     return translated
 
 
@@ -160,6 +171,11 @@ _ECMA_VALIDATOR = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
 )
 
 
+# Keywords that read ``patternProperties``'s patterns with jsonschema's own ``re.search``: a schema
+# that holds one beside ``patternProperties`` is refused (the two validators would read it apart).
+_READ_PATTERNS_THEMSELVES = ("additionalProperties", "unevaluatedProperties")
+
+
 def _patterns(schema: Any) -> Iterator[str]:
     """Every pattern in ``schema``: each string ``pattern`` and each key of a ``patternProperties``,
     found in every object of the document (a data value that looks like one is checked too: a
@@ -173,6 +189,10 @@ def _patterns(schema: Any) -> Iterator[str]:
             if isinstance(node.get("pattern"), str):
                 yield node["pattern"]
             if isinstance(node.get("patternProperties"), Mapping):
+                beside = [keyword for keyword in _READ_PATTERNS_THEMSELVES if keyword in node]
+                if beside:
+                    raise UnsupportedPattern(f"patternProperties beside {beside[0]}, which jsonschema "
+                                             "reads with Python's own patterns")
                 yield from node["patternProperties"]
             nodes.extend(node.values())
 

@@ -42,7 +42,8 @@ def every_pattern() -> list[str]:
 
 # Patterns that exercise each rewrite and each construct let through, beside the schemas' own.
 CONSTRUCTED = ["a.b", "^.$", "[$.]x$", "(?:a|b)$", "(?=a)a", "(?!b).", r"\.\$", r"\u0041\x42$", r"[\-a]+$",
-               r"^a\nb$", "^[^/]", "^a*?b", "^[a-z]{2,3}$", "^a+?$", "^x{1,}$", r"[{}\]]+$"]
+               r"^a\nb$", "^[^/]", "^a*?b", "^[a-z]{2,3}$", "^a+?$", "^x{1,}$", r"[{}\]]+$", "^(?:ab)+$",
+               "^((?=a)[a-z])+$", r"^(\(?=a\))?"]
 TEXTS = ["", "a", "ab", "a\n", "a\r", "\n", "a\u2028b", "a\rb", "a\nb", "axb", "x", "x\n", "$x", ".", "AB",
          "AB\n", "-a", "0644", "0644\n", "06444", "wake-gate", "wake-gate\n", "wake-gate/x", "wake-gate/x\n",
          "WAKE-IF-1", "WAKE-IF-1\n", "fs:posix", "fs:posix\n", "decide", "decide\n", "/abs", "rel/x",
@@ -76,6 +77,8 @@ def test_the_python_reading_matches_ecma_262_on_every_pattern() -> None:
     ("{", "starts no counted quantifier"), ("a]", "a lone ]"), ("a}", "a lone }"),
     ("a*+", "quantifier after a quantifier"), ("a{2}{3}", "quantifier after a quantifier"),
     ("a*??", "quantifier after a quantifier"), ("*a", "not a regular expression"), ("(a", "not a regular"),
+    ("(?=a)*b", "after a lookahead"), ("x(?!y)?", "after a lookahead"), ("(?=a){1}", "after a lookahead"),
+    ("a{4294967296}", "a count past"),
 ])
 def test_a_construct_the_engines_read_differently_is_refused_when_the_validator_is_made(
         pattern: str, why: str) -> None:
@@ -227,3 +230,13 @@ def test_the_loading_benchmark_measures_both_ways() -> None:
     figures = [float(found) for found in re.findall(r":\s+([0-9.]+) s", process.stdout)]
     assert len(figures) == 4 and all(figure > 0 for figure in figures), process.stdout
     assert f"{len(_DOCUMENTS)} bundled case files" in process.stdout and "yardstick:" in process.stdout
+
+
+@pytest.mark.parametrize("beside", ["additionalProperties", "unevaluatedProperties"])
+def test_pattern_properties_beside_a_keyword_that_reads_them_itself_is_refused(beside: str) -> None:
+    """jsonschema's additionalProperties and unevaluatedProperties match patternProperties' patterns
+    with Python's re themselves: {"a\\n": ...} passed jsonschema and failed fastjsonschema and ECMA-262."""
+    schema = {"type": "object", "patternProperties": {"^a$": {"type": "integer"}}, beside: False}
+    for make in (schema_dialect.validator_for, schema_dialect.fast_validator):
+        with pytest.raises(UnsupportedPattern, match=f"patternProperties beside {beside}"):
+            make(schema)
