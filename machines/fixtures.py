@@ -411,31 +411,38 @@ def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
             return (*base, info.st_ctime_ns, info.st_mtime_ns)
         return base if stat.S_ISDIR(info.st_mode) else (*base, info.st_mtime_ns)
 
-    def walk(fd: int, prefix: str) -> None:
+    def walk(fd: int, prefix: str) -> list[tuple[str | int, ...]]:
         with os.scandir(fd) as listing:
             entries = sorted(listing, key=lambda e: e.name)
+        found: list[tuple[str | int, ...]] = []
         for entry in entries:
             info = entry.stat(follow_symlinks=False)
-            rows.append(row(prefix + entry.name, info))
+            found.append(row(prefix + entry.name, info))
             if stat.S_ISDIR(info.st_mode):
-                try:
-                    child = _open_directory(entry.name, fd)
-                except PermissionError:
-                    # A directory its owner may not read (mode 0000, laid out so or made so by a
-                    # case), where the runner's user has no override: its own row stands for it. A
-                    # change below it needs a chmod of it first, which changes its ctime (compared
-                    # with ``times``), and its mode unless set back.
-                    rows.append((prefix + entry.name + "/", "unreadable"))
-                    continue
-                try:
-                    walk(child, prefix + entry.name + "/")
-                finally:
-                    os.close(child)
+                found += below(fd, entry.name, prefix + entry.name + "/", info)
+        return found
+
+    def below(fd: int, name: str, prefix: str, info: os.stat_result) -> list[tuple[str | int, ...]]:
+        """The rows below the directory ``name``; for one its owner may not read or search (mode
+        0000 or 0600, laid out so or made so by a case) where the runner's user has no override,
+        one row with its ctime, times or not: a change below it needs a chmod of it first, which
+        changes its ctime."""
+        unreadable: list[tuple[str | int, ...]] = [(prefix, "unreadable", info.st_ctime_ns)]
+        try:
+            child = _open_directory(name, fd)
+        except PermissionError:
+            return unreadable
+        try:
+            return walk(child, prefix)
+        except PermissionError:  # listed, but its entries cannot be looked at (no search permission)
+            return unreadable
+        finally:
+            os.close(child)
 
     fd = _open_directory(directory, None)
     try:
         rows.append(row("", os.fstat(fd)))
-        walk(fd, "")
+        rows.extend(walk(fd, ""))
     finally:
         os.close(fd)
     return tuple(rows)
@@ -483,9 +490,15 @@ def _opened_for_removal(name: str, dir_fd: int) -> int:
 def remove(directory: Path) -> None:
     """Remove a fixture directory and everything below it; a link is removed, never followed."""
     try:
-        fd = _open_directory(str(directory), None)
+        parent = _open_directory(str(directory.parent), None)
     except OSError:
         return
+    try:
+        fd = _opened_for_removal(directory.name, parent)  # a case may have made it unreadable too
+    except OSError:
+        return
+    finally:
+        os.close(parent)
     try:
         os.fchmod(fd, stat.S_IRWXU)
         _make_removable(fd)

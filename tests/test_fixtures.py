@@ -327,12 +327,25 @@ import os, sys
 from inboxspec.conformance.fixtures import FixturePool
 fixture = {"entries": [{"path": "a", "type": "dir", "mode": "0000"},
                        {"path": "a/b", "type": "dir", "mode": "0000"},
-                       {"path": "a/b/f", "type": "file", "text": "x"}]}
+                       {"path": "a/b/f", "type": "file", "text": "x"},
+                       {"path": "c", "type": "dir", "mode": "0600"},  # listed, not searchable
+                       {"path": "c/g", "type": "file", "text": "y"}]}
 pool = FixturePool()
 try:
     first = pool.directory_for(fixture, shared=True)
     assert os.stat(first + "/a").st_mode & 0o777 == 0
     assert pool.directory_for(fixture, shared=True) == first  # read back unchanged: shared (PROTO-FIX-4)
+    # A case changes a file below the unreadable directories and sets their modes back: the tree
+    # is not shared again.
+    for path in ("a", "a/b"):
+        os.chmod(os.path.join(first, path), 0o700)
+    with open(os.path.join(first, "a/b/f"), "w") as changed:
+        changed.write("changed")
+    for path in ("a/b", "a"):
+        os.chmod(os.path.join(first, path), 0)
+    second = pool.directory_for(fixture, shared=True)
+    assert second != first
+    os.chmod(second, 0)  # a case makes its fixture directory itself unreadable
 finally:
     root = pool.root.path
     pool.close()
@@ -344,9 +357,11 @@ print("root left" if root is not None and os.path.lexists(root) else "nothing le
                     reason="as root, needs setpriv to give up the permission override")
 def test_a_directory_of_mode_0000_is_laid_out_read_back_and_removed_without_an_override(
         tmp_path: Path) -> None:
-    """A fixture may lay out an unreadable directory holding entries. Where the runner's user has no
-    override (any user but root), reading it back refused the case as unusable, and removing it left
-    it behind with what it held (PROTO-FIX-1). As root, the test gives up the override first."""
+    """A fixture may lay out an unreadable directory holding entries (mode 0000, or 0600: listed but
+    not searchable). Where the runner's user has no override (any user but root), reading it back
+    refused the case as unusable, and removing it left it behind with what it held (PROTO-FIX-1);
+    a change below it went unseen, and the tree was shared again; a fixture directory made
+    unreadable stayed. As root, the test gives up the override first."""
     drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
     result = subprocess.run([*drop, sys.executable, "-c", _UNREADABLE_TREE], capture_output=True, text=True,
                             timeout=60, env={**os.environ, "TMPDIR": str(tmp_path)})
