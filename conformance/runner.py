@@ -647,8 +647,9 @@ def print_report(report: RunReport) -> None:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
     for result in report.results:
         if result.outcome in (FAIL, ERROR, UNEXPECTED_PASS):
-            print(f"\n{result.outcome.upper()} {result.case.id}  ({result.case.source})")
-            print(f"  {result.case.description}")
+            # A case file's name and description may hold a newline or an escape sequence.
+            print(f"\n{result.outcome.upper()} {result.case.id}  ({one_line(result.case.source)})")
+            print(f"  {one_line(result.case.description)}")
             print(f"  {result.detail}")
     if report.restarts:
         print(f"\nadapter restarted {report.restarts} time(s)")
