@@ -762,9 +762,10 @@ def test_a_case_no_reply_within_the_bound_can_pass_is_refused_and_one_at_the_bou
 def test_lint_reports_a_case_past_the_default_reply_bound(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """PROTO-FRAME-3: ``cases lint`` checks each case against the default bound (made small here)."""
-    (tmp_path / "w.json").write_bytes((bundled_cases_dir() / "wake-gate" / "cap.json").read_bytes())
+    shutil.copytree(bundled_cases_dir() / "wake-gate", tmp_path, dirs_exist_ok=True)  # seqs of 3 digits
     cases = load_cases([tmp_path])
     seq = len(cases)  # the largest seq a run of them all sends
+    assert seq >= 100
     biggest = max(shortest_reply_bytes(case, seq) for case in cases)
     monkeypatch.setattr(casefiles, "DEFAULT_MAX_LINE_BYTES", biggest - 1)
     past = [p for p in casefiles.lint([tmp_path]).problems if "shortest passing reply" in p]
