@@ -18,7 +18,7 @@ from typing import Any
 
 import fastjsonschema
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from inboxspec import machines
@@ -213,7 +213,6 @@ def _at(document: Any, path: tuple[Any, ...]) -> Any:
     return document
 
 
-@settings(max_examples=400)
 @given(mutated_case_files())
 def test_the_fast_validator_accepts_exactly_what_jsonschema_accepts(document: Any) -> None:
     """The case loader's first pass (``casefiles.schema_errors``) may skip jsonschema only for a file
