@@ -14,9 +14,11 @@ Python's only at ``\\n``. Constructs the two engines read differently in other w
 ``\\w``, ``\\s``, ``\\b``, which Python reads as Unicode classes; ``\\Z``, ``\\A``, inline flags and
 named groups, which ECMA-262 does not have; a ``\\u`` escape of a surrogate, two of which ECMA-262
 pairs into one code point; a ``{``, ``}`` or ``]`` that is not syntax, a quantifier after a
-quantifier but a lazy ``?``, and an empty or nested character class, which ECMA-262 refuses and
-Python reads) are refused with :class:`UnsupportedPattern`, so a schema that uses one fails when
-its validator is made, not silently on some text.
+quantifier but a lazy ``?`` or after a lookahead, and an empty or nested character class, which
+ECMA-262 refuses and Python reads; a count past what Python's ``re`` takes) are refused with
+:class:`UnsupportedPattern`, and so is ``patternProperties`` beside ``additionalProperties`` or
+``unevaluatedProperties`` (jsonschema matches its patterns there with Python's own ``re``): a
+schema that uses one fails when its validator is made, not silently on some text.
 
 Every schema inboxspec validates input against goes through :func:`validator_for` (jsonschema, the
 report of every error) or :func:`fast_validator` (fastjsonschema, accept or refuse, for a fast
