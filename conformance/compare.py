@@ -79,6 +79,11 @@ def _escaped(char: str) -> str:
     return f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
 
 
+# The categories ``one_line`` escapes: control, format, surrogate, private use, unassigned, and the
+# line and paragraph separators.
+_LINE_BREAKING = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
 def one_line(text: str) -> str:
     """``text`` as one line of a report on a terminal: every control, format, private-use or
     unassigned character, lone surrogate and line or paragraph separator escaped (``\\x0a``,
@@ -87,8 +92,7 @@ def one_line(text: str) -> str:
     that is not UTF-8, a lone surrogate (which a strict output encoding refused with a traceback)."""
     if text.isprintable():  # the common case, at C speed: no character above is printable
         return text
-    return "".join(_escaped(char) if unicodedata.category(char)[0] == "C"
-                   or unicodedata.category(char) in ("Zl", "Zp") else char for char in text)
+    return "".join(_escaped(char) if unicodedata.category(char) in _LINE_BREAKING else char for char in text)
 
 
 def display_width(text: str) -> int:

@@ -199,6 +199,12 @@ def _patterns(schema: Any) -> Iterator[str]:
             nodes.extend(node.values())
 
 
+def _read_patterns(schema: Mapping[str, Any]) -> dict[str, re.Pattern[str]]:
+    """Each pattern of ``schema`` and its ECMA-262 reading, compiled; UnsupportedPattern, at once,
+    for one outside the subset (see the module)."""
+    return {pattern: _compiled(pattern) for pattern in _patterns(schema)}
+
+
 def extended_validator(**changes: Any) -> Callable[..., jsonschema.Draft202012Validator]:
     """A function that makes a jsonschema validator of a schema (draft 2020-12, with
     ``jsonschema.validators.extend``'s ``changes``: ``type_checker=``, say) that reads its patterns
@@ -206,8 +212,7 @@ def extended_validator(**changes: Any) -> Callable[..., jsonschema.Draft202012Va
     extended_class = jsonschema.validators.extend(_ECMA_VALIDATOR, **changes)  # type: ignore[no-untyped-call]
 
     def make(schema: Mapping[str, Any], **kwargs: Any) -> jsonschema.Draft202012Validator:
-        for pattern in _patterns(schema):
-            python_regex(pattern)
+        _read_patterns(schema)
         made: jsonschema.Draft202012Validator = extended_class(schema, **kwargs)
         return made
 
@@ -224,13 +229,11 @@ def fast_validator(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
     the report of each error (``tests/test_schema_dialect.py`` shows that it accepts exactly what
     :func:`validator_for` accepts). None where the installed fastjsonschema does not keep its compiled
     patterns where this function replaces them (a caller then validates with jsonschema alone)."""
-    for pattern in _patterns(schema):
-        python_regex(pattern)
+    translate = _read_patterns(schema)
     validate = fastjsonschema.compile(dict(schema), formats={}, use_default=False, use_formats=False)
     # fastjsonschema compiles each pattern itself (reading its ``$`` as ``\\Z``, though not its dot),
     # and its generated code looks the compiled pattern up by the pattern's text in REGEX_PATTERNS:
     # there it finds the ECMA-262 reading instead. tests/test_schema_dialect.py checks that it does.
-    translate = {pattern: _compiled(pattern) for pattern in _patterns(schema)}
     patterns = getattr(validate, "__globals__", {}).get("REGEX_PATTERNS")
     if not isinstance(patterns, dict) or not set(translate) <= set(patterns):
         return None
