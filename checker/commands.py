@@ -252,8 +252,8 @@ def _findings(args: argparse.Namespace) -> int:
                        else "FAILS (unexpected)" if c.fails_by_default else "HOLDS (expected to fail)")
             label = c.finding or "forever"
             print(f"{label} [{c.machine}] forever-property {c.prop} ({', '.join(c.requirements)})")
-            with_option = ("" if c.option is None else
-                           f"; with {c.option}: {'holds' if c.holds_with_option else 'FAILS (unexpected)'}")
+            with_option = "".join(f"; with {option}: {'holds' if holds else 'FAILS (unexpected)'}"
+                                  for option, holds in c.fixed_with())
             print(f"  seed default: {verdict}{with_option}")
             print("\n".join("  " + line for line in c.lasso))
         print(f"findings: {sum(r.ok for r in results)}/{len(results)} as expected; "

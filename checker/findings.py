@@ -8,7 +8,7 @@ machine's default bounds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from inboxspec import machines
@@ -78,7 +78,7 @@ def check_findings(explorations: Explorations | None = None) -> list[FindingResu
 
 @dataclass
 class ForeverResult:
-    """A forever-property at the default bounds (and with its option, when it has one)."""
+    """A forever-property at the default bounds (and with each option that fixes it, when it has one)."""
 
     machine: str
     prop: str
@@ -89,21 +89,36 @@ class ForeverResult:
     fails_by_default: bool
     holds_with_option: bool | None  # None: the property has no option
     lasso: list[str]
+    # Per option of the property's ``also_fixed_by``: whether it holds with that option on.
+    also_fixed_by: dict[str, bool] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return self.fails_by_default == self.expected_to_fail and self.holds_with_option is not False
+        return (self.fails_by_default == self.expected_to_fail and self.holds_with_option is not False
+                and all(self.also_fixed_by.values()))
+
+    def fixed_with(self) -> list[tuple[str, bool]]:
+        """Each option the property should hold with, and whether it does: its option, then its
+        ``also_fixed_by``."""
+        first = [] if self.option is None or self.holds_with_option is None else [
+            (self.option, self.holds_with_option)]
+        return first + list(self.also_fixed_by.items())
+
+    def options_failing(self) -> list[str]:
+        """The options the property should hold with and does not (its cycle is still there)."""
+        return [option for option, holds in self.fixed_with() if not holds]
 
     def as_json(self) -> dict[str, Any]:
         return {"machine": self.machine, "property": self.prop, "requirements": list(self.requirements),
                 "finding": self.finding, "option": self.option, "expected_to_fail": self.expected_to_fail,
                 "fails_by_default": self.fails_by_default, "holds_with_option": self.holds_with_option,
-                "ok": self.ok, "lasso": self.lasso}
+                "also_fixed_by": self.also_fixed_by, "ok": self.ok, "lasso": self.lasso}
 
 
 def check_forever(explorations: Explorations | None = None) -> list[ForeverResult]:
     """Every machine's forever-properties: each fails at the default bounds exactly when it
-    is expected to, with a lasso, and holds with its option when it has one."""
+    is expected to, with a lasso, and holds with its option, and with each of its
+    ``also_fixed_by``, when it has them."""
     explorations = explorations or Explorations()
     results = []
     for entry in machines.all_machines():
@@ -113,15 +128,15 @@ def check_forever(explorations: Explorations | None = None) -> list[ForeverResul
         default = explorations.get(entry.name)
         for prop in properties:
             lasso = default.lassos.get(prop.name)
-            holds_with_option = None
-            if prop.option is not None:
-                holds_with_option = prop.name not in explorations.get(
-                    entry.name, options={prop.option: True}).lassos
+            holds = {option: prop.name not in explorations.get(entry.name, options={option: True}).lassos
+                     for option in prop.fixing_options}
+            holds_with_option = None if prop.option is None else holds.pop(prop.option)
             results.append(ForeverResult(
                 entry.name, prop.name, prop.requirements, prop.finding, prop.option,
                 expected_to_fail=prop.expected_to_fail_under({}), fails_by_default=lasso is not None,
                 holds_with_option=holds_with_option,
-                lasso=describe_lasso(lasso.prefix, lasso.loop, entry.explorer.variables) if lasso else []))
+                lasso=describe_lasso(lasso.prefix, lasso.loop, entry.explorer.variables) if lasso else [],
+                also_fixed_by=holds))
     return results
 
 

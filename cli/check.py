@@ -204,7 +204,7 @@ def run_model_checks(memo: Explorations | None = None, replays: Replays | None =
     problems += [f"{c.machine}: forever-property {c.prop} "
                  + ("has a cycle it should not have" if c.fails_by_default and not c.expected_to_fail
                     else "was expected to fail and holds" if not c.fails_by_default
-                    else f"still has a cycle with {c.option}")
+                    else f"still has a cycle with {' and with '.join(c.options_failing())}")
                  + (f": {' / '.join(line.strip() for line in c.lasso)}" if c.lasso else "")
                  for c in cycles if not c.ok]
     shown.set_phase("comparing the generated cases")

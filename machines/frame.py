@@ -177,7 +177,10 @@ class ForeverProperty:
     ``marked_letters`` and it satisfies ``some_step``, which is asked of no
     other step. ``finding`` and ``option`` mean what they mean on an
     :class:`Invariant`: a finding's property is *expected* to fail under the
-    seed default and to hold with its option on. ``expected_to_fail`` marks a
+    seed default and to hold with its option on. ``also_fixed_by`` names the
+    finding's other options, other readings of the same fix that the spec says
+    hold the property too: it must hold with each of them on as well (``inboxspec
+    check`` explores every option at the default bounds). ``expected_to_fail`` marks a
     property that fails under the seed's defaults and has no fixing option
     yet (a known gap, reported rather than hidden).
     """
@@ -188,14 +191,20 @@ class ForeverProperty:
     some_step: Callable[[Any, Action, Any, Any, Bounds], bool]
     finding: str | None = None
     option: str | None = None
+    also_fixed_by: tuple[str, ...] = ()
     expected_to_fail: bool = False
     allowed_letters: Callable[[Action], bool] = every_letter
     marked_letters: Callable[[Action], bool] = every_letter
 
     def expected_to_fail_under(self, options: Mapping[str, bool]) -> bool:
         if self.finding is not None and self.option is not None:
-            return not options.get(self.option, False)
+            return not any(options.get(option, False) for option in self.fixing_options)
         return self.expected_to_fail or self.finding is not None
+
+    @property
+    def fixing_options(self) -> tuple[str, ...]:
+        """Every option the property must hold with: ``option``, then ``also_fixed_by``."""
+        return () if self.option is None else (self.option, *self.also_fixed_by)
 
 
 def forever_properties(explorer: Any) -> tuple[ForeverProperty, ...]:

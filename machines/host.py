@@ -479,23 +479,25 @@ def _forged_cadence_wake(pre: Any, action: Action, post: Any, out: Any, bounds: 
 FOREVER: tuple[ForeverProperty, ...] = (
     ForeverProperty(
         "no_counted_wakes_forever",
-        ("HOST-INV-1", "HOST-WAKE-2", "HOST-LINE-1", "HOST-OPT-2"),
+        ("HOST-INV-1", "HOST-WAKE-2", "HOST-LINE-1", "HOST-OPT-2", "HOST-OPT-3"),
         allowed_letters=_no_hand,
         every_step=any_step,
         marked_letters=_tick,
         some_step=_counted_wake,
         finding="HOST-F2",
         option="harness_lines_as_agent_mail",
+        also_fixed_by=("harness_lines_at_next_turn",),  # HOST-OPT-3: spec/host.md, HOST-F2
     ),
     ForeverProperty(
         "no_harness_line_wakes_forever",
-        ("HOST-INV-1", "HOST-LINE-1", "HOST-OPT-2"),
+        ("HOST-INV-1", "HOST-LINE-1", "HOST-OPT-2", "HOST-OPT-3"),
         allowed_letters=_no_hand,
         every_step=any_step,
         marked_letters=_tick,
         some_step=_harness_line_wake,
         finding="HOST-F2",
         option="harness_lines_as_agent_mail",
+        also_fixed_by=("harness_lines_at_next_turn",),  # HOST-OPT-3: spec/host.md, HOST-F2
     ),
     ForeverProperty(
         "no_forged_cadence_forever",

@@ -16,6 +16,7 @@ import dataclasses
 import itertools
 import json
 import random
+import types
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -264,6 +265,40 @@ def test_check_forever_flags_a_property_that_fails_unexpectedly(ping_pong: Machi
     monkeypatch.setattr(PingPongChart, "planted_reset_applies", lambda self: self.a >= CAP and self.b >= CAP)
     (broken,) = check_forever()
     assert not broken.ok and broken.fails_by_default and broken.lasso
+
+
+class _LassosByOption:
+    """An exploration memo that answers each configuration with the lassos it is told: a cycle in
+    the default exploration and with each option named in ``cyclic``."""
+
+    def __init__(self, lasso: Lasso, cyclic: set[str]) -> None:
+        self.lasso, self.cyclic = lasso, cyclic
+
+    def get(self, name: str, bounds: Mapping[str, str] | None = None,
+            options: Mapping[str, bool] | None = None) -> Any:
+        on = [option for option, value in (options or {}).items() if value]
+        looping = not on or any(option in self.cyclic for option in on)
+        return types.SimpleNamespace(lassos={"no_ping_pong_forever": self.lasso} if looping else {})
+
+
+@pytest.mark.parametrize("cyclic", [set(), {"fix_a"}, {"fix_b"}, {"fix_a", "fix_b"}])
+def test_check_forever_asks_every_option_that_fixes_a_finding(ping_pong: Machine,
+                                                               monkeypatch: pytest.MonkeyPatch,
+                                                               cyclic: set[str]) -> None:
+    """A finding's forever-property must hold with its option and with each of its ``also_fixed_by``
+    (HOST-F2's two readings of the fix): an option that leaves the cycle fails the check, named."""
+    (prop,) = forever_properties(ping_pong.explorer)
+    finding = dataclasses.replace(prop, finding="TOY-F9", option="fix_a", also_fixed_by=("fix_b",))
+    monkeypatch.setattr(ping_pong.explorer, "forever", (finding,))
+    lasso = explore("toy-ping-pong", options={"plant_ping_pong": True}).lassos["no_ping_pong_forever"]
+    (result,) = check_forever(_LassosByOption(lasso, cyclic))  # type: ignore[arg-type]
+    assert result.fails_by_default and result.expected_to_fail
+    assert result.holds_with_option is ("fix_a" not in cyclic)
+    assert result.also_fixed_by == {"fix_b": "fix_b" not in cyclic}
+    assert result.ok is (not cyclic)
+    assert result.options_failing() == sorted(cyclic)
+    assert result.as_json()["also_fixed_by"] == {"fix_b": "fix_b" not in cyclic}
+    assert finding.expected_to_fail_under({}) and not finding.expected_to_fail_under({"fix_b": True})
 
 
 def _counting_lowered_streaks_as_ordinary(monkeypatch: pytest.MonkeyPatch) -> None:

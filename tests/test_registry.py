@@ -23,7 +23,7 @@ from inboxspec.checker.compiled import CompiledChart
 from inboxspec.checker.spec_sections import marked_sections
 from inboxspec.conformance.casefiles import load_cases
 from inboxspec.conformance.compare import canonical
-from inboxspec.machines.frame import Machine
+from inboxspec.machines.frame import Machine, forever_properties
 from inboxspec.spec import index as spec_index
 from inboxspec.spec import interface_tables
 
@@ -79,6 +79,11 @@ def check_explorer(entry: Machine) -> None:
         assert (invariant.finding is None) == (invariant.option is None)
         if invariant.option is not None:
             assert invariant.option in explorer.options
+    for prop in forever_properties(explorer):
+        assert (prop.finding is None) == (prop.option is None) or prop.expected_to_fail, prop.name
+        assert set(prop.fixing_options) <= set(explorer.options), prop.name
+        assert len(set(prop.fixing_options)) == len(prop.fixing_options), prop.name
+        assert not prop.also_fixed_by or prop.option is not None, prop.name
     parsed = explorer.parse_bounds({})
     assert explorer.alphabet(parsed) and explorer.initial(parsed)
     # Explorations in worker processes send their traces back, letters included (Action.when).
