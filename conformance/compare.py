@@ -95,6 +95,32 @@ def one_line(text: str) -> str:
     return "".join(_escaped(char) if unicodedata.category(char) in _LINE_BREAKING else char for char in text)
 
 
+def indented_block(text: str, indent: str) -> str:
+    """``text``, which may hold what an adapter sent, as lines of a report: each line (split at a
+    newline alone) through ``one_line`` and after ``indent``, so that no part of it starts a line
+    of the report's own (a forged verdict) or reaches the terminal as a command (PROTO-VAL-4)."""
+    return "\n".join(indent + one_line(line) for line in text.split("\n"))
+
+
+def printable_json(value: Any) -> str:
+    """``value`` as indented JSON for a terminal: characters past ASCII as they are, except those
+    ``one_line`` escapes, which are written as JSON's own escapes (a pair of them past U+FFFF), so
+    the text is still the same JSON value."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    if all(c == "\n" or c.isprintable() for c in text):  # the common case
+        return text
+    return "".join(_json_escaped(c) if c != "\n" and unicodedata.category(c) in _LINE_BREAKING else c
+                   for c in text)
+
+
+def _json_escaped(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
 def display_width(text: str) -> int:
     """Terminal columns of an escaped text: wide East Asian characters take two."""
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)

@@ -58,7 +58,13 @@ from inboxspec.conformance.casefiles import (
     read_regular_file,
     replies_past_the_bound,
 )
-from inboxspec.conformance.compare import Difference, find_difference, one_line
+from inboxspec.conformance.compare import (
+    Difference,
+    find_difference,
+    indented_block,
+    one_line,
+    printable_json,
+)
 from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTimeout, may_change, undo
 from inboxspec.conformance.interrupts import RunInterrupted, interruptible, raise_if_interrupted, received
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
@@ -636,7 +642,9 @@ def end_session(session: Session, *, interrupted: bool) -> None:
 def print_report(report: RunReport) -> None:
     name = report.implementation.get("name", "?")
     version = report.implementation.get("version", "")
-    print(f"implementation: {name} {version}".rstrip())
+    # What an adapter sent (its name, a skip's reason, an error's message, its stderr) goes to the
+    # terminal through one_line, each line indented below the report's own (PROTO-VAL-4).
+    print(f"implementation: {one_line(str(name))} {one_line(str(version))}".rstrip())
     columns = ("executed", "passed", "failed", "errored", "skipped")
     rows: list[tuple[str, ...]] = [("machine", *columns)]
     for machine, counts in report.counts().items():
@@ -650,16 +658,16 @@ def print_report(report: RunReport) -> None:
             # A case file's name and description may hold a newline or an escape sequence.
             print(f"\n{result.outcome.upper()} {result.case.id}  ({one_line(result.case.source)})")
             print(f"  {one_line(result.case.description)}")
-            print(f"  {result.detail}")
+            print(indented_block(result.detail, "  "))
     if report.restarts:
         print(f"\nadapter restarted {report.restarts} time(s)")
     for shrunk in report.extra.get("fuzz", {}).get("shrunk", []):
         cut = ", cut short by --shrink-seconds" if shrunk["cut_short"] else ""
         print(f"\nSHRUNK {shrunk['failure']}: {shrunk['original_steps']} steps down to "
               f"{shrunk['steps']} ({shrunk['candidates_tried']} candidates tried{cut}); "
-              f"still failing with:\n  {shrunk['detail']}")
+              f"still failing with:\n{indented_block(shrunk['detail'], '  ')}")
         print("  as a case file, ready for conformance/cases/ (check its requirements):")
-        print(json.dumps(shrunk["case_file"], indent=2, ensure_ascii=False))
+        print(printable_json(shrunk["case_file"]))
     for problem in report.coverage_problems():
         print(f"\nNOT A PASS: {problem}")
     verdict = (f"INTERRUPTED by {report.interrupted} (the results so far)" if report.interrupted

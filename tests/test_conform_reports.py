@@ -11,11 +11,14 @@ import os
 import shutil
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 import junitparser
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from inboxspec.conformance import junit
 from inboxspec.conformance.casefiles import Case
@@ -25,6 +28,8 @@ from inboxspec.conformance.compare import (
     escape_for_display,
     find_difference,
     first_difference,
+    indented_block,
+    printable_json,
     string_difference,
 )
 from inboxspec.conformance.reportfile import write_atomically
@@ -344,6 +349,59 @@ def test_hostile_texts_in_an_adapters_reply_still_make_a_readable_junit_file(tmp
     document = junitparser.JUnitXml.fromfile(str(junit_path))
     (error,) = [result for suite in document for case in suite for result in case.result]
     assert "\\udc80" in error.message
+
+
+# Any text, lone surrogates, C0 and C1 controls, separators and astral private use included.
+ANY_TEXT = st.text(st.characters(blacklist_categories=()), max_size=20)
+
+
+def _safe_on_a_terminal(text: str) -> bool:
+    """No control, format, surrogate, private-use or unassigned character, and no line or
+    paragraph separator: nothing that breaks a line or commands a terminal."""
+    return not any(unicodedata.category(c)[0] == "C" or unicodedata.category(c) in ("Zl", "Zp") for c in text)
+
+
+@given(st.recursive(ANY_TEXT | st.integers(), lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(ANY_TEXT, inner, max_size=3), max_leaves=8))
+def test_printable_json_is_the_same_value_and_prints_as_itself(value: Any) -> None:
+    text = printable_json(value)
+    assert json.loads(text) == value
+    assert _safe_on_a_terminal(text.replace("\n", ""))
+    plain = json.dumps(value, indent=2, ensure_ascii=False)
+    assert text == plain or not _safe_on_a_terminal(plain.replace("\n", ""))
+
+
+@given(ANY_TEXT)
+def test_an_indented_block_keeps_every_line_below_its_indent(text: str) -> None:
+    lines = indented_block(text, "  ").split("\n")
+    assert len(lines) == text.count("\n") + 1
+    assert all(line.startswith("  ") and _safe_on_a_terminal(line) for line in lines)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["terminal-escapes", "crash-escapes"])
+def test_what_an_adapter_says_reaches_the_text_report_escaped(fault: str) -> None:
+    """PROTO-VAL-4: an adapter's name, an error's message and its stderr reach the text report
+    through one_line, every line of them indented: no terminal command, no line of the report's own
+    forged. The JSON report keeps the texts as they were sent."""
+    faulty = f"{sys.executable} {ADAPTERS / 'faulty_adapter.py'} {fault} announce-on-fresh-gate"
+    arguments = ("--adapter", faulty, "--machine", "wake-gate", "--run", "wake-gate/a*")
+    process = conform(*arguments)
+    assert process.returncode == 1 and "Traceback" not in process.stderr
+    for raw in ("\x1b", "\x07", "\u202e"):
+        assert raw not in process.stdout
+    assert "\\x1b]0;owned\\x07" in process.stdout and "\\u202e" in process.stdout
+    lines = process.stdout.splitlines()
+    assert [line for line in lines if line.startswith("conform:")] == [lines[-1]]
+    assert lines[-1].startswith("conform: FAILED")
+    assert lines[0].startswith("implementation: ") and "\\x1b" in lines[0]
+    (errored,) = [line for line in lines if line.startswith("ERROR ")]
+    detail = lines[lines.index(errored) + 2:lines.index(errored) + 6]
+    assert all(line.startswith("  ") for line in detail), detail
+    report = json.loads(conform(*arguments, "--json").stdout)
+    assert report["implementation"]["name"].startswith("\x1b]0;owned")
+    (result,) = [r for r in report["results"] if r["outcome"] == "error"]
+    assert "\x1b[2J" in result["detail"]
 
 
 # -- a wrong notice in a copy of the Node port -------------------------------------------------

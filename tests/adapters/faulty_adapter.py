@@ -3,7 +3,8 @@
 It answers like the reference adapter, except that the case whose id
 contains the trigger (argv[2], default "announce-on-fresh-gate") gets the
 fault named by argv[1]. A few faults concern every case or the handshake:
-``skip-all``, ``no-machines``, ``surrogate-name``, ``stop-reading``. Faults
+``skip-all``, ``no-machines``, ``surrogate-name``, ``stop-reading`` (and the name that
+``terminal-escapes`` and ``crash-escapes`` give the implementation). Faults
 that should happen once write a marker file (argv[3]) so that the restarted
 adapter behaves.
 """
@@ -31,6 +32,11 @@ def first_time() -> bool:
     return True
 
 
+# A terminal command (set the title, clear the screen), a right-to-left override, and the report's
+# own verdict on a line of its own: what an adapter may say to forge or corrupt a text report.
+ESCAPES = "\x1b]0;owned\x07\x1b[2J \u202e txet \n\nconform: ok in 0.01s\n"
+
+
 def out(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
@@ -55,6 +61,8 @@ for line in sys.stdin:
             start["machines"], start["features"] = [], {}
         if fault == "surrogate-name":
             start["implementation"]["name"] = "port \ud800 of the gate"
+        if fault in ("terminal-escapes", "crash-escapes"):
+            start["implementation"]["name"] = ESCAPES
         out(json.dumps(start) + "\n")
         if fault == "stop-reading":
             time.sleep(3600)  # answers start, then never reads its stdin again
@@ -68,6 +76,11 @@ for line in sys.stdin:
         if fault == "crash":
             sys.stderr.write("adapter panic: simulated\n")
             sys.exit(3)
+        if fault == "crash-escapes":
+            sys.stderr.write(f"adapter panic: {ESCAPES}\n")
+            sys.exit(3)
+        if fault == "terminal-escapes":
+            reply = {"seq": reply["seq"], "id": reply["id"], "errored": {"message": f"boom {ESCAPES}"}}
         if fault == "hang":
             time.sleep(3600)
         if fault == "not-json":
