@@ -38,7 +38,7 @@ import binascii
 import errno
 import json
 import os
-import shutil
+import secrets
 import stat
 import tempfile
 import time
@@ -68,6 +68,9 @@ PLACEHOLDER_BYTES = 4096  # what one {fixture} counts for: PATH_MAX, the longest
 MAX_PATH_BYTES = 1024  # an entry's path or a link's target, UTF-8
 MAX_COMPONENT_BYTES = 255  # one name (NAME_MAX)
 MAX_DEPTH = 32  # components of an entry's path
+# WARNING: a fingerprint walks no deeper than this (``fingerprint``); it must stay past MAX_DEPTH.
+FINGERPRINT_DEPTH = MAX_DEPTH + 1
+MAX_REMOVAL_STEPS = 1_000_000  # unlinks, renames and removals of one removal (``_emptied``)
 SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
 # The requirements that need an entry with the setuid, setgid or sticky bit: WRITER-MEAS-5 says a
 # writer root holding one is `unsafe-runtime`. Only a case citing one of them may set these bits.
@@ -401,6 +404,11 @@ def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
     Without, a tree whose entries were moved and moved back compares equal to the original, while
     any other change still shows (a file's content changes its mtime; a link's target cannot change
     in place): the check that a tree restored after a case is the one laid out.
+
+    A fingerprint is only ever compared with that of a tree as laid out, whose entries are at most
+    ``MAX_DEPTH`` components deep. So a directory deeper than that stands for its subtree in one row
+    (its path, "too deep" and its ctime): the walk holds a bounded number of descriptors and frames
+    however deep a tree an adapter makes, and such a tree never compares equal to a laid-out one.
     """
     rows: list[tuple[str | int, ...]] = []
 
@@ -411,7 +419,7 @@ def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
             return (*base, info.st_ctime_ns, info.st_mtime_ns)
         return base if stat.S_ISDIR(info.st_mode) else (*base, info.st_mtime_ns)
 
-    def walk(fd: int, prefix: str) -> list[tuple[str | int, ...]]:
+    def walk(fd: int, prefix: str, depth: int) -> list[tuple[str | int, ...]]:
         with os.scandir(fd) as listing:
             entries = sorted(listing, key=lambda e: e.name)
         found: list[tuple[str | int, ...]] = []
@@ -419,21 +427,24 @@ def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
             info = entry.stat(follow_symlinks=False)
             found.append(row(prefix + entry.name, info))
             if stat.S_ISDIR(info.st_mode):
-                found += below(fd, entry.name, prefix + entry.name + "/", info)
+                found += below(fd, entry.name, prefix + entry.name + "/", info, depth + 1)
         return found
 
-    def below(fd: int, name: str, prefix: str, info: os.stat_result) -> list[tuple[str | int, ...]]:
-        """The rows below the directory ``name``; for one its owner may not read or search (mode
-        0000 or 0600, laid out so or made so by a case) where the runner's user has no override,
-        one row with its ctime, times or not: a change below it needs a chmod of it first, which
-        changes its ctime."""
+    def below(fd: int, name: str, prefix: str, info: os.stat_result,
+              depth: int) -> list[tuple[str | int, ...]]:
+        """The rows below the directory ``name``, at ``depth`` components; for one its owner may not
+        read or search (mode 0000 or 0600, laid out so or made so by a case) where the runner's user
+        has no override, one row with its ctime, times or not: a change below it needs a chmod of it
+        first, which changes its ctime. Below ``FINGERPRINT_DEPTH`` one row stands for the subtree."""
+        if depth > FINGERPRINT_DEPTH:
+            return [(prefix, "too deep", info.st_ctime_ns)]
         unreadable: list[tuple[str | int, ...]] = [(prefix, "unreadable", info.st_ctime_ns)]
         try:
             child = _open_directory(name, fd)
         except PermissionError:
             return unreadable
         try:
-            return walk(child, prefix)
+            return walk(child, prefix, depth)
         except PermissionError:  # listed, but its entries cannot be looked at (no search permission)
             return unreadable
         finally:
@@ -442,7 +453,7 @@ def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
     fd = _open_directory(directory, None)
     try:
         rows.append(row("", os.fstat(fd)))
-        rows.extend(walk(fd, ""))
+        rows.extend(walk(fd, "", 1))
     finally:
         os.close(fd)
     return tuple(rows)
@@ -451,20 +462,64 @@ def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
 # -- removal and swaps, without following a link ----------------------------------------------------
 
 
-def _make_removable(fd: int) -> None:
-    """Give every directory below ``fd`` rwx for its owner, through descriptors only."""
-    with os.scandir(fd) as listing:
-        names = [entry.name for entry in listing if entry.is_dir(follow_symlinks=False)]
-    for name in names:
-        try:
-            child = _opened_for_removal(name, fd)
-        except OSError:
-            continue  # replaced meanwhile (by a link, say): rmtree removes it as what it is now
-        try:
-            os.fchmod(child, stat.S_IRWXU)
-            _make_removable(child)
-        finally:
-            os.close(child)
+def _emptied(top: int) -> None:
+    """Remove everything below the directory ``top``, through descriptors only and never following a
+    link, with at most three descriptors open however deep the tree: each directory's entries are
+    renamed up into ``top`` (a rename moves a whole subtree at once), and the emptied directory is
+    removed. An adapter may make a tree thousands of levels deep in its fixture directory; a walk
+    that recursed, or held a descriptor per level (Python 3.11's ``shutil.rmtree`` does both),
+    ended the run with a RecursionError and left the tree behind. A pass that removes nothing (an
+    entry that cannot be removed, or moved off a mount) ends the removal, and so does its
+    ``MAX_REMOVAL_STEPS``-th unlink, rename or removal (a process writing into the tree as fast as
+    it is removed): what is left stays for the removal of the run's root, after the adapter's end."""
+    token, hoisted, steps = secrets.token_hex(8), 0, 0
+    while steps < MAX_REMOVAL_STEPS:
+        with os.scandir(top) as listing:
+            entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing]
+        steps += len(entries)
+        removed = 0
+        for name, is_directory in entries:
+            try:
+                if not is_directory:
+                    os.unlink(name, dir_fd=top)
+                    removed += 1
+                    continue
+                child = _opened_for_removal(name, top)
+            except OSError:
+                continue  # gone, or replaced meanwhile (by a link, say): the next pass sees what it is now
+            try:
+                os.fchmod(child, stat.S_IRWXU)
+                with os.scandir(child) as inner:
+                    names = [entry.name for entry in inner]
+                steps += len(names)
+                for inner_name in names:
+                    hoisted += 1
+                    # Moving a directory rewrites its "..": without the override it must be writable.
+                    _made_writable(inner_name, child)
+                    os.rename(inner_name, f".removing-{token}-{hoisted}", src_dir_fd=child, dst_dir_fd=top)
+                os.rmdir(name, dir_fd=top)
+                removed += 1
+            except OSError:
+                pass
+            finally:
+                os.close(child)
+        if not entries or not removed:
+            return
+
+
+def _made_writable(name: str, dir_fd: int) -> None:
+    """Give the directory ``name`` below ``dir_fd`` rwx for its owner if it is a directory, through an
+    ``O_PATH`` descriptor of that very directory, so no link put in its place is followed."""
+    try:
+        handle = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return  # not a directory (or gone): a file or link moves without it
+    try:
+        os.chmod(f"/proc/self/fd/{handle}", stat.S_IRWXU)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
 
 
 def _opened_for_removal(name: str, dir_fd: int) -> int:
@@ -494,21 +549,21 @@ def remove(directory: Path) -> None:
     except OSError:
         return
     try:
-        fd = _opened_for_removal(directory.name, parent)  # a case may have made it unreadable too
-    except OSError:
-        return
+        try:
+            fd = _opened_for_removal(directory.name, parent)  # a case may have made it unreadable too
+        except OSError:
+            return
+        try:
+            os.fchmod(fd, stat.S_IRWXU)
+            _emptied(fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        with suppress(OSError):
+            os.rmdir(directory.name, dir_fd=parent)
     finally:
         os.close(parent)
-    try:
-        os.fchmod(fd, stat.S_IRWXU)
-        _make_removable(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    if not shutil.rmtree.avoids_symlink_attacks:  # the descriptor-based rmtree of Linux
-        raise FixtureError("this platform's shutil.rmtree can follow links; fixtures are not removed")
-    shutil.rmtree(directory, ignore_errors=True)
 
 
 def _parent_and_name(root_fd: int, relative: str, opened: list[int]) -> tuple[int, str]:

@@ -253,6 +253,40 @@ def test_removal_follows_no_link(tmp_path: Path) -> None:
     assert snapshot(canary) == before
 
 
+DEEP_TREE_MAKER = """
+import json, os, sys
+from inboxspec.conformance.adapter import handle
+for line in sys.stdin:
+    request = json.loads(line)
+    if request.get("cmd") == "stop":
+        break
+    reply = handle(request)
+    if request.get("cmd") == "run" and "fixture_dir" in request["case"]:
+        fd = os.open(request["case"]["fixture_dir"], os.O_RDONLY | os.O_DIRECTORY)
+        for _ in range(3 * sys.getrecursionlimit()):
+            os.mkdir("d", dir_fd=fd)
+            below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        os.close(fd)
+    print(json.dumps(reply), flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_tree_thousands_of_levels_deep_made_by_the_adapter_ends_no_run(tmp_path: Path) -> None:
+    """An adapter that makes a tree three times Python's recursion limit deep in each fixture directory
+    it is given: reading the tree back and removing it ended the run in a RecursionError traceback
+    (exit 1, no report), with the tree left in TMPDIR."""
+    maker = tmp_path / "deep_tree_maker.py"
+    maker.write_text(DEEP_TREE_MAKER)
+    code, report, output = conform(tmp_path, f"{sys.executable} {maker}", "--machine", "writer-proofs",
+                                   "--run", "writer-proofs/active-*", timeout=300)
+    assert code == 0 and report is not None and report["ok"], output
+    assert "Traceback" not in output and "RecursionError" not in output
+    assert os.listdir(tmp_path / "tmp") == []
+
+
 # -- defect 4: a FIFO then a file at the same path blocked the runner --------------------------------
 
 

@@ -322,6 +322,43 @@ def test_remembered_fixture_problems_are_the_problems_of_the_content_now() -> No
         assert machine_fixtures.remembered_fixture_problems(fixture, special_bits_allowed=False) == expected
 
 
+def _chain(directory: str, depth: int) -> None:
+    """``depth`` nested directories below ``directory``, made as an adapter may: through descriptors,
+    past any path length."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = below
+    with open("f", "w", opener=lambda name, flags: os.open(name, flags, dir_fd=fd)) as leaf:
+        leaf.write("x")
+    os.close(fd)
+
+
+def test_a_tree_thousands_of_levels_deep_is_fingerprinted_and_removed() -> None:
+    """An adapter may make a tree in its fixture directory far deeper than any lay-out. Reading it
+    back and removing it recursed a frame (and held a descriptor) per level: the run ended in a
+    RecursionError, with the tree left behind."""
+    depth = 3 * sys.getrecursionlimit()
+    pool = FixturePool()
+    try:
+        first = pool.directory_for(SMALL, shared=True)
+        laid_out = machine_fixtures.fingerprint(first, times=False)
+        _chain(first, depth)
+        rows = machine_fixtures.fingerprint(first, times=False)
+        assert len(rows) == len(laid_out) + machine_fixtures.FINGERPRINT_DEPTH + 1
+        assert rows[-1][0] == "d/" * machine_fixtures.FINGERPRINT_DEPTH and rows[-1][1] == "too deep"
+        second = pool.directory_for(SMALL, shared=True)
+        assert second != first  # changed: not shared again
+        machine_fixtures.remove(Path(first))
+        assert not os.path.lexists(first)
+    finally:
+        root = pool.root.path
+        pool.close()
+    assert root is None or not os.path.lexists(root)
+
+
 _UNREADABLE_TREE = """
 import os, sys
 from inboxspec.conformance.fixtures import FixturePool
@@ -329,7 +366,12 @@ fixture = {"entries": [{"path": "a", "type": "dir", "mode": "0000"},
                        {"path": "a/b", "type": "dir", "mode": "0000"},
                        {"path": "a/b/f", "type": "file", "text": "x"},
                        {"path": "c", "type": "dir", "mode": "0600"},  # listed, not searchable
-                       {"path": "c/g", "type": "file", "text": "y"}]}
+                       {"path": "c/g", "type": "file", "text": "y"},
+                       # Read-only directories: moving one (to remove it) rewrites its "..".
+                       {"path": "r/s/t/f", "type": "file", "text": "z"},
+                       {"path": "r/s/t", "type": "dir", "mode": "0555"},
+                       {"path": "r/s", "type": "dir", "mode": "0555"},
+                       {"path": "r", "type": "dir", "mode": "0555"}]}
 pool = FixturePool()
 try:
     first = pool.directory_for(fixture, shared=True)
