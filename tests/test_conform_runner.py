@@ -21,7 +21,12 @@ from hypothesis import strategies as st
 
 from inboxspec.conformance import casefiles
 from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases, shortest_reply_bytes
-from inboxspec.conformance.runner import MAX_SKIP_FILE_BYTES, MAX_SKIP_WILDCARD_ENTRIES, glob_matcher
+from inboxspec.conformance.runner import (
+    MAX_SKIP_FILE_BYTES,
+    MAX_SKIP_WILDCARD_ENTRIES,
+    glob_matcher,
+    read_skip_file,
+)
 from inboxspec.machines import sessions
 
 pytestmark = pytest.mark.slow
@@ -254,6 +259,19 @@ def test_a_skip_file_entry_that_matches_no_case_refuses_the_run_before_an_adapte
     assert code == 2 and report is not None
     assert report["problems"] == [f"skip file {skip_file}: line 1: 'peer-delivery/no-such-case' "
                                   "matches no case of this run"]
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1e"])
+def test_a_skip_file_line_ends_at_a_newline_alone(separator: str, tmp_path: Path) -> None:
+    """PROTO-CLI-2: "# a comment<U+2028>wake-gate/*" is one comment line, as a pager shows it; it
+    skipped every wake-gate case (str.splitlines ends a line there too), and the line numbers of the
+    problems after it were off. A carriage return before a newline is whitespace."""
+    skip_file = tmp_path / "known-failures.txt"
+    lines = [f"# flaky, see #12{separator}wake-gate/*\r", f"wake-gate/x{separator}y", "wake-gate/z\r", ""]
+    skip_file.write_text("\n".join(lines), encoding="utf-8")
+    entries = read_skip_file(skip_file)
+    assert [(entry.line, entry.glob) for entry in entries] == [
+        (2, f"wake-gate/x{separator}y"), (3, "wake-gate/z")]
 
 
 @given(st.lists(st.text("ab*?[]!-/"), max_size=4), st.text("ab[]!-/"))
