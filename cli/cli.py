@@ -128,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: the exit code of the command ``argv`` names (see the module)."""
+    from inboxspec.conformance.compare import safe_output
+
+    safe_output()  # every command prints the names and texts of files it was given
     try:
         code = _run(argv)
         sys.stdout.flush()  # a failed write of buffered output shows here, not at the interpreter's exit

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
@@ -93,6 +94,16 @@ def one_line(text: str) -> str:
     if text.isprintable():  # the common case, at C speed: no character above is printable
         return text
     return "".join(_escaped(char) if unicodedata.category(char) in _LINE_BREAKING else char for char in text)
+
+
+def safe_output() -> None:
+    """Let standard output and error print any text, one that is not valid Unicode (a lone surrogate)
+    or not in their encoding (a name past ASCII, where the locale is C) included: escaped as
+    ``\\udcff``, never a UnicodeEncodeError traceback (PROTO-VAL-4)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def indented_block(text: str, indent: str) -> str:

@@ -89,16 +89,23 @@ class AdapterRun:
 
 
 def _labels(runs: Sequence[AdapterRun]) -> None:
-    """Name each column after the implementation its adapter reported, distinctly."""
-    seen: Counter[str] = Counter()
+    """Name each column after the implementation its adapter reported, distinctly: a name taken
+    already, by an earlier column's name or its numbered form, gets the next number free. An adapter
+    that named itself "port 1 (2)" after two adapters named "port 1" took the second one's label,
+    and the cells and the failing requirements, keyed by label, merged the two columns."""
+    used: set[str] = set()
     for position, run in enumerate(runs, start=1):
         if run.report is None:
             base = f"adapter {position}"
         else:
             implementation = run.report.implementation
             base = f"{implementation.get('name', '?')} {implementation.get('version', '')}".strip()
-        seen[base] += 1
-        run.label = base if seen[base] == 1 else f"{base} ({seen[base]})"
+        label, number = base, 1
+        while label in used:
+            number += 1
+            label = f"{base} ({number})"
+        used.add(label)
+        run.label = label
 
 
 @dataclass
@@ -173,10 +180,11 @@ def build_matrix(runs: list[AdapterRun]) -> Matrix:
 
 
 def _markdown_text(text: str) -> str:
-    """Adapter-given text as inert Markdown: no table break, link, HTML or emphasis."""
+    """Adapter-given text as inert Markdown: no table break, link, HTML, emphasis or mention (an
+    escaped ``:`` or ``@`` keeps a bare address or an ``@team`` from becoming a link or a mention)."""
     escaped = escape_for_display(text)
     escaped = escaped.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return re.sub(r"([\\`*_\[\]|#!~])", r"\\\1", escaped)
+    return re.sub(r"([\\`*_\[\]|#!~:@])", r"\\\1", escaped)
 
 
 def _cell(counts: Counter[str] | None, unusable: bool) -> str:

@@ -64,6 +64,7 @@ from inboxspec.conformance.compare import (
     indented_block,
     one_line,
     printable_json,
+    safe_output,
 )
 from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTimeout, may_change, undo
 from inboxspec.conformance.interrupts import RunInterrupted, interruptible, raise_if_interrupted, received
@@ -677,15 +678,6 @@ def print_report(report: RunReport) -> None:
     print(f"\nconform: {verdict} in {report.seconds:.2f}s")
 
 
-def _safe_output() -> None:
-    """Print what an adapter said even when it is not valid Unicode (a lone surrogate):
-    escaped, never a UnicodeEncodeError (PROTO-VAL-4)."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            reconfigure(errors="backslashreplace")
-
-
 def _registered_machines(required: Iterable[str], chosen: Sequence[str] = ()) -> list[Any]:
     """The machines a run covers: every registered one, or those ``--machine`` names."""
     from inboxspec import machines
@@ -711,7 +703,7 @@ def contained_runs() -> Iterator[None]:
     signals recorded for the runs' wait points to raise (PROTO-SIG-1), and, however the block
     ends, every process an adapter started ended and every fixture directory removed
     (PROTO-PROC-1, PROTO-FIX-1)."""
-    _safe_output()
+    safe_output()
     # Orphans of the adapter's tree are re-parented to the runner, where they are found (PROTO-PROC-1).
     process_tree.become_subreaper()
     with interruptible():

@@ -44,11 +44,14 @@ HOSTILE_NAME = b"bad\xff\nFAKE \x1b[31m.json"
 SHOWN_NAME = "bad\\udcff\\x0aFAKE \\x1b[31m.json"
 
 
-@pytest.mark.parametrize("command", [
+CASE_READING_COMMANDS = [
     ["cases", "lint"],
     ["conform", "--adapter", f"{sys.executable} -m inboxspec.conformance.adapter", "--cases"],
     ["matrix", "--adapter", f"{sys.executable} -m inboxspec.conformance.adapter", "--cases"],
-])
+]
+
+
+@pytest.mark.parametrize("command", CASE_READING_COMMANDS)
 def test_a_case_files_hostile_name_is_one_escaped_line_of_the_report(command: list[str],
                                                                      tmp_path: Path) -> None:
     """The name's newline could forge a line of the report, its escape sequence command the terminal,
@@ -63,3 +66,17 @@ def test_a_case_files_hostile_name_is_one_escaped_line_of_the_report(command: li
     (line,) = [line for line in output.splitlines() if "bad" in line]
     assert f"{tmp_path}/{SHOWN_NAME}: not readable JSON" in line, output
     assert not any(line.startswith("FAKE") for line in output.splitlines())
+
+
+@pytest.mark.parametrize("command", CASE_READING_COMMANDS)
+def test_a_name_past_the_output_encoding_is_escaped_not_a_traceback(command: list[str],
+                                                                    tmp_path: Path) -> None:
+    """Where output is ASCII (a C locale, PYTHONIOENCODING=ascii), a case file named in another
+    script made ``cases lint`` end with a UnicodeEncodeError traceback."""
+    (tmp_path / "ケース.json").write_text("{")
+    result = subprocess.run([sys.executable, "-m", "inboxspec", *command, str(tmp_path)],
+                            capture_output=True, timeout=120, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    output = (result.stdout + result.stderr).decode("ascii")
+    assert result.returncode == (1 if command[0] == "cases" else 2), output
+    assert "Traceback" not in output
+    assert f"{tmp_path}/\\u30b1\\u30fc\\u30b9.json: not readable JSON" in output, output

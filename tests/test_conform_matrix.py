@@ -92,18 +92,36 @@ def test_columns_are_told_apart_and_an_adapter_that_cannot_start_has_its_own() -
     assert "adapter 3 could not run: the adapter did not start (no such file)" in markdown
 
 
+def test_an_adapter_cannot_take_another_columns_label() -> None:
+    """A third adapter named "same" with version "1.0 (2)" took the second column's label, and the
+    two columns' cells and failing requirements, keyed by label, merged: the honest port showed the
+    hostile one's failures."""
+    runs = [AdapterRun("a", "", report("same", [(FLOOR, PASS)])),
+            AdapterRun("b", "", report("same", [(FLOOR, PASS)])),
+            AdapterRun("c", "", RunReport({"name": "same", "version": "1.0 (2)"}, [CaseResult(FLOOR, FAIL)],
+                                          0, 0.1))]
+    matrix = build_matrix(runs)
+    assert matrix.labels == ["same 1.0", "same 1.0 (2)", "same 1.0 (2) (2)"]
+    assert matrix.failing == {"WAKE-FLOOR-1": {"same 1.0 (2) (2)": ["wake-gate/floor"]}}
+    assert "| `wake-gate` | ✅ 1 pass | ✅ 1 pass | ❌ 1 fail |" in as_markdown(matrix)
+
+
 def unescaped_pipes(line: str) -> int:
     return len(re.findall(r"(?<!\\)\|", line))
 
 
 def test_an_adapters_name_cannot_break_the_table_or_inject_markup() -> None:
-    hostile = "evil | cell <img src=x onerror=alert(1)> [link](http://x) *bold*\n| new row"
+    hostile = ("evil | cell <img src=x onerror=alert(1)> [link](http://x) *bold*\n| new row"
+               " https://evil.example/login @octo-org/security")
     matrix = build_matrix([AdapterRun("a", "", report(hostile, [(FLOOR, FAIL)]))])
     markdown = as_markdown(matrix)
     tables = [line for line in markdown.splitlines() if line.startswith("|")]
     header_pipes = unescaped_pipes(tables[0])
     assert all(unescaped_pipes(line) == header_pipes for line in tables[:2])
     assert "<img" not in markdown and "[link](" not in markdown and "\n| new row" not in markdown
+    # No bare address for an autolink, no @team for a mention.
+    assert "https://" not in markdown and "https\\://evil.example" in markdown
+    assert not re.search(r"(?<!\\)@", markdown)
     assert all(line.count("\n") == 0 for line in tables)
 
 
