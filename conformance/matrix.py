@@ -285,6 +285,10 @@ def _command(args: argparse.Namespace) -> int:
             for problem in error.problems:
                 print(f"inboxspec matrix: {one_line(problem)}", file=sys.stderr)
             return 2
+        except Exception as error:  # as conform's: an adapter's run ends no matrix in a traceback
+            print(f"inboxspec matrix: internal error: {type(error).__name__}: {one_line(str(error))}",
+                  file=sys.stderr)
+            return 2
         interrupted = interrupted or received()  # read inside: the block's end forgets it
     if interrupted is not None:
         # A matrix of the adapters that ran so far would be read as the whole: none is printed or written.

@@ -726,7 +726,7 @@ def _command(args: argparse.Namespace) -> int:
             print(f"inboxspec conform: interrupted by {name} before any case ran", file=sys.stderr)
             return interruption.exit_code
         except Exception as error:
-            message = f"internal error: {type(error).__name__}: {error}"
+            message = f"internal error: {type(error).__name__}: {one_line(str(error))}"
             if args.json:
                 print(json.dumps(unusable_report(message), indent=2))
             print(f"inboxspec conform: {message}", file=sys.stderr)

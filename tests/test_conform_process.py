@@ -520,6 +520,23 @@ def test_an_error_of_the_runners_own_is_reported_without_a_traceback(
     assert report["unusable"] == "internal error: RuntimeError: the case loader broke"
 
 
+def test_an_error_of_the_runners_own_ends_no_matrix_in_a_traceback(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """As conform's: a bug of inboxspec's own (or one an adapter drives it into) is exit 2 and one
+    escaped line, never a traceback."""
+    from inboxspec.cli import main
+    from inboxspec.conformance import matrix
+
+    def broken(commands: Any, args: Any) -> Any:
+        raise RuntimeError("the matrix broke\n\x1b[2J")
+
+    monkeypatch.setattr(matrix, "run_matrix", broken)
+    code = main(["matrix", "--adapter", REFERENCE])
+    captured = capsys.readouterr()
+    assert code == 2 and "Traceback" not in captured.err and captured.out == ""
+    assert captured.err == "inboxspec matrix: internal error: RuntimeError: the matrix broke\\x0a\\x1b[2J\n"
+
+
 def test_a_second_signal_while_the_run_ends_is_ignored(tmp_path: Path) -> None:
     """PROTO-SIG-1: the end of an interrupted run (here a leftover that ignores TERM holds it for
     the grace) is not cut short by a second signal: the report is still written."""
