@@ -242,6 +242,7 @@ def test_defect_2_swap_walks_no_link(tmp_path: Path) -> None:
 def test_removal_follows_no_link(tmp_path: Path) -> None:
     """Making a fixture removable (rwx for its directories) never chmods through a link."""
     canary = make_canary(tmp_path)
+    os.chmod(canary / "locked", 0o500)  # a chmod to rwx through the link would show
     before = snapshot(canary)
     directory = tmp_path / "fixture"
     (directory / "ro").mkdir(parents=True)
