@@ -465,20 +465,27 @@ def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
 def _emptied(top: int) -> None:
     """Remove everything below the directory ``top``, through descriptors only and never following a
     link, with at most three descriptors open however deep the tree: each directory's entries are
-    renamed up into ``top`` (a rename moves a whole subtree at once), and the emptied directory is
-    removed. An adapter may make a tree thousands of levels deep in its fixture directory; a walk
-    that recursed, or held a descriptor per level (Python 3.11's ``shutil.rmtree`` does both),
-    ended the run with a RecursionError and left the tree behind. A pass that removes nothing (an
-    entry that cannot be removed, or moved off a mount) ends the removal, and so does its
-    ``MAX_REMOVAL_STEPS``-th unlink, rename or removal (a process writing into the tree as fast as
-    it is removed): what is left stays for the removal of the run's root, after the adapter's end."""
+    renamed up into ``top`` (a rename moves a whole subtree at once) and handled there in turn, and
+    the emptied directory is removed. An adapter may make a tree thousands of levels deep in its
+    fixture directory; a walk that recursed, or held a descriptor per level (Python 3.11's
+    ``shutil.rmtree`` does both), ended the run with a RecursionError and left the tree behind.
+
+    ``top`` is listed once a round, not once a level: a directory does not shrink when its entries
+    go (ext4), so listing ``top`` again for each level of a chain cost the chain's depth times the
+    most entries ``top`` ever held. A round that removes nothing (an entry that cannot be removed,
+    or moved off a mount) ends the removal, and so does its ``MAX_REMOVAL_STEPS``-th unlink, rename
+    or removal (a process writing into the tree as fast as it is removed): what is left stays for
+    the removal of the run's root, after the adapter's end."""
     token, hoisted, steps = secrets.token_hex(8), 0, 0
     while steps < MAX_REMOVAL_STEPS:
         with os.scandir(top) as listing:
-            entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing]
-        steps += len(entries)
+            pending = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing]
+        if not pending:
+            return
         removed = 0
-        for name, is_directory in entries:
+        while pending and steps < MAX_REMOVAL_STEPS:
+            name, is_directory = pending.pop()
+            steps += 1
             try:
                 if not is_directory:
                     os.unlink(name, dir_fd=top)
@@ -486,24 +493,26 @@ def _emptied(top: int) -> None:
                     continue
                 child = _opened_for_removal(name, top)
             except OSError:
-                continue  # gone, or replaced meanwhile (by a link, say): the next pass sees what it is now
+                continue  # gone, or replaced meanwhile (by a link, say): the next round sees what it is now
             try:
                 os.fchmod(child, stat.S_IRWXU)
                 with os.scandir(child) as inner:
-                    names = [entry.name for entry in inner]
-                steps += len(names)
-                for inner_name in names:
+                    names = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in inner]
+                for inner_name, inner_is_directory in names:
                     hoisted += 1
-                    # Moving a directory rewrites its "..": without the override it must be writable.
-                    _made_writable(inner_name, child)
-                    os.rename(inner_name, f".removing-{token}-{hoisted}", src_dir_fd=child, dst_dir_fd=top)
+                    steps += 1
+                    up = f".removing-{token}-{hoisted}"
+                    if inner_is_directory:  # moving a directory rewrites its "..": it must be writable
+                        _made_writable(inner_name, child)
+                    os.rename(inner_name, up, src_dir_fd=child, dst_dir_fd=top)
+                    pending.append((up, inner_is_directory))
                 os.rmdir(name, dir_fd=top)
                 removed += 1
             except OSError:
                 pass
             finally:
                 os.close(child)
-        if not entries or not removed:
+        if not removed:
             return
 
 

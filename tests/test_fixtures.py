@@ -359,6 +359,25 @@ def test_a_tree_thousands_of_levels_deep_is_fingerprinted_and_removed() -> None:
     assert root is None or not os.path.lexists(root)
 
 
+def test_removal_lists_each_directory_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A directory does not shrink when its entries go (ext4): listing the top directory again for
+    each level of a chain cost the chain's depth times the most entries it ever held."""
+    top = tmp_path / "fixture"
+    top.mkdir()
+    _chain(str(top), 200)
+    listed: list[Any] = []
+    real = os.scandir
+
+    def counted(path: Any = ".") -> Any:
+        listed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(machine_fixtures.os, "scandir", counted)
+    machine_fixtures.remove(top)
+    assert not os.path.lexists(top)
+    assert len(listed) <= 200 + 3  # each of the chain's directories, and the top once a round
+
+
 _UNREADABLE_TREE = """
 import os, sys
 from inboxspec.conformance.fixtures import FixturePool
