@@ -372,7 +372,7 @@ def test_removal_lists_each_directory_once(tmp_path: Path, monkeypatch: pytest.M
         listed.append(path)
         return real(path)
 
-    monkeypatch.setattr(machine_fixtures.os, "scandir", counted)
+    monkeypatch.setattr(os, "scandir", counted)  # the os module machines/fixtures.py lists with
     machine_fixtures.remove(top)
     assert not os.path.lexists(top)
     assert len(listed) <= 200 + 3  # each of the chain's directories, and the top once a round
