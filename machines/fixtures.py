@@ -70,7 +70,10 @@ MAX_COMPONENT_BYTES = 255  # one name (NAME_MAX)
 MAX_DEPTH = 32  # components of an entry's path
 # WARNING: a fingerprint walks no deeper than this (``fingerprint``); it must stay past MAX_DEPTH.
 FINGERPRINT_DEPTH = MAX_DEPTH + 1
-MAX_REMOVAL_STEPS = 1_000_000  # unlinks, renames and removals of one removal (``_emptied``)
+REMOVAL_SECONDS = 10.0  # the longest a removal during a run takes (``remove``)
+# The longest the removal of a run's root takes (``FixtureRoot.close``): nothing writes into it then,
+# so only a tree of millions of entries needs more; a process the kill missed cannot hold the run.
+CLOSING_REMOVAL_SECONDS = 120.0
 SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
 # The requirements that need an entry with the setuid, setgid or sticky bit: WRITER-MEAS-5 says a
 # writer root holding one is `unsafe-runtime`. Only a case citing one of them may set these bits.
@@ -406,9 +409,10 @@ def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
     in place): the check that a tree restored after a case is the one laid out.
 
     A fingerprint is only ever compared with that of a tree as laid out, whose entries are at most
-    ``MAX_DEPTH`` components deep. So a directory deeper than that stands for its subtree in one row
-    (its path, "too deep" and its ctime): the walk holds a bounded number of descriptors and frames
-    however deep a tree an adapter makes, and such a tree never compares equal to a laid-out one.
+    ``MAX_DEPTH`` components deep. So below a directory ``FINGERPRINT_DEPTH`` components deep one
+    row (its path, "too deep" and its ctime) stands for the subtree: the walk holds a bounded number
+    of descriptors and frames however deep a tree an adapter makes, and such a tree never compares
+    equal to a laid-out one.
     """
     rows: list[tuple[str | int, ...]] = []
 
@@ -462,7 +466,7 @@ def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
 # -- removal and swaps, without following a link ----------------------------------------------------
 
 
-def _emptied(top: int) -> None:
+def _emptied(top: int, deadline: float | None) -> None:
     """Remove everything below the directory ``top``, through descriptors only and never following a
     link, with at most three descriptors open however deep the tree: each directory's entries are
     renamed up into ``top`` (a rename moves a whole subtree at once) and handled there in turn, and
@@ -472,24 +476,24 @@ def _emptied(top: int) -> None:
 
     ``top`` is listed once a round, not once a level: a directory does not shrink when its entries
     go (ext4), so listing ``top`` again for each level of a chain cost the chain's depth times the
-    most entries ``top`` ever held. A round that removes nothing (an entry that cannot be removed,
-    or moved off a mount) ends the removal, and so does its ``MAX_REMOVAL_STEPS``-th unlink, rename
-    or removal (a process writing into the tree as fast as it is removed): what is left stays for
-    the removal of the run's root, after the adapter's end."""
-    token, hoisted, steps = secrets.token_hex(8), 0, 0
-    while steps < MAX_REMOVAL_STEPS:
+    most entries ``top`` ever held. An entry that cannot be moved or removed (an immutable file) is
+    passed over, and the rest still go. A round that moves and removes nothing ends the removal,
+    which, with nothing writing into the tree, therefore always ends; ``deadline`` (a
+    ``time.monotonic()`` value), checked at every entry, ends it too, for a removal while the
+    adapter runs (a process of its own may write into the tree as fast as it is removed)."""
+    token, hoisted = secrets.token_hex(8), 0
+    while deadline is None or time.monotonic() < deadline:
         with os.scandir(top) as listing:
             pending = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing]
         if not pending:
             return
-        removed = 0
-        while pending and steps < MAX_REMOVAL_STEPS:
+        progress = False
+        while pending and (deadline is None or time.monotonic() < deadline):
             name, is_directory = pending.pop()
-            steps += 1
             try:
                 if not is_directory:
                     os.unlink(name, dir_fd=top)
-                    removed += 1
+                    progress = True
                     continue
                 child = _opened_for_removal(name, top)
             except OSError:
@@ -500,19 +504,22 @@ def _emptied(top: int) -> None:
                     names = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in inner]
                 for inner_name, inner_is_directory in names:
                     hoisted += 1
-                    steps += 1
                     up = f".removing-{token}-{hoisted}"
                     if inner_is_directory:  # moving a directory rewrites its "..": it must be writable
                         _made_writable(inner_name, child)
-                    os.rename(inner_name, up, src_dir_fd=child, dst_dir_fd=top)
+                    try:
+                        os.rename(inner_name, up, src_dir_fd=child, dst_dir_fd=top)
+                    except OSError:
+                        continue  # immutable, or on another mount: it stays, the others go
+                    progress = True
                     pending.append((up, inner_is_directory))
                 os.rmdir(name, dir_fd=top)
-                removed += 1
+                progress = True
             except OSError:
                 pass
             finally:
                 os.close(child)
-        if not removed:
+        if not progress:
             return
 
 
@@ -551,8 +558,11 @@ def _opened_for_removal(name: str, dir_fd: int) -> int:
         os.close(handle)
 
 
-def remove(directory: Path) -> None:
-    """Remove a fixture directory and everything below it; a link is removed, never followed."""
+def remove(directory: Path, seconds: float | None = REMOVAL_SECONDS) -> None:
+    """Remove a fixture directory and everything below it; a link is removed, never followed. While
+    the adapter runs, a removal gives up after ``seconds`` and leaves the rest to the removal of the
+    run's root (``FixtureRoot.close``: after the adapter's end, with a longer limit)."""
+    deadline = None if seconds is None else time.monotonic() + seconds
     try:
         parent = _open_directory(str(directory.parent), None)
     except OSError:
@@ -564,7 +574,7 @@ def remove(directory: Path) -> None:
             return
         try:
             os.fchmod(fd, stat.S_IRWXU)
-            _emptied(fd)
+            _emptied(fd, deadline)
         except OSError:
             pass
         finally:
@@ -758,8 +768,11 @@ class FixtureRoot:
         remove(Path(directory))
 
     def close(self) -> None:
+        """Remove the root and every fixture directory in it. Called once the adapter has ended
+        (PROTO-FIX-1), when nothing writes into them any more: with a longer time limit, so that a
+        tree a removal during the run gave up on goes too."""
         if self.path is not None:
-            remove(Path(self.path))
+            remove(Path(self.path), seconds=CLOSING_REMOVAL_SECONDS)
             self.path = None
 
 

@@ -378,6 +378,43 @@ def test_removal_lists_each_directory_once(tmp_path: Path, monkeypatch: pytest.M
     assert len(listed) <= 200 + 3  # each of the chain's directories, and the top once a round
 
 
+def test_an_entry_that_cannot_be_moved_keeps_nothing_else_behind(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry that cannot be moved (an adapter as root may make a file immutable) stopped the
+    removal of its directory's other entries, and a round that only moved entries up counted as
+    one that did nothing: 50 removable subtrees were moved up and left."""
+    top = tmp_path / "fixture"
+    for n in range(50):
+        (top / "a" / f"sub{n}" / "deeper").mkdir(parents=True)
+        (top / "a" / f"sub{n}" / "deeper" / "f").write_text("x")
+    (top / "a" / "stuck").write_text("immutable")
+    real = os.rename
+
+    def refusing(source: Any, target: Any, **kwargs: Any) -> None:
+        if source == "stuck":
+            raise PermissionError(1, "Operation not permitted")
+        real(source, target, **kwargs)
+
+    monkeypatch.setattr(os, "rename", refusing)  # the os module machines/fixtures.py moves with
+    machine_fixtures.remove(top)
+    assert sorted(str(p.relative_to(top)) for p in top.rglob("*")) == ["a", "a/stuck"]
+
+
+def test_a_removal_ends_at_its_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process of the adapter's may write into its fixture directory as fast as it is removed: a
+    removal during the run ends at its deadline, checked at every entry, and leaves the rest to the
+    run's final removal. Here the clock passes the deadline after five entries."""
+    top = tmp_path / "fixture"
+    for n in range(20):
+        (top / f"d{n}" / "inner").mkdir(parents=True)
+    clock = iter(range(10**6))
+    monkeypatch.setattr(time, "monotonic", lambda: float(next(clock)))  # the module fixtures.py reads
+    machine_fixtures.remove(top, seconds=6)  # the deadline is read at 0: 6; the first check at 1
+    assert 14 <= len(list(top.iterdir())) < 20
+    machine_fixtures.remove(top, seconds=None)
+    assert not os.path.lexists(top)
+
+
 _UNREADABLE_TREE = """
 import os, sys
 from inboxspec.conformance.fixtures import FixturePool
