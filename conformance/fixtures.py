@@ -29,6 +29,7 @@ from inboxspec.machines.fixtures import (
     FixtureRoot,
     FixtureTimeout,
     fingerprint,
+    fingerprints,
     fixture_problems,
     materialise,
     materialised,
@@ -157,8 +158,8 @@ class FixturePool:
             return
         try:
             lent.restore(lent.directory)
-            restored = fingerprint(lent.directory, times=False) == lent.content
-            taken = fingerprint(lent.directory)
+            taken, content = fingerprints(lent.directory)  # one walk: no write slips in between
+            restored = content == lent.content
         except OSError:
             restored = False
         if restored:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import base64
 import binascii
 import errno
+import hashlib
 import json
 import os
 import secrets
@@ -400,67 +401,118 @@ Fingerprint = tuple[tuple[str | int, ...], ...]
 
 def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
     """Every entry's path, inode, type and mode, owner, size and link count, walked without
-    following links; with ``times``, every entry's change and modification times as well.
+    following links; with ``times``, every entry's change and modification times as well; without,
+    every regular file's modification time and the digest of its content.
 
     With ``times``, any write, chmod, chown, rename, link or removal below ``directory`` changes
-    some entry's ctime or a directory's listing, so an equal fingerprint means an untouched tree.
-    Without, a tree whose entries were moved and moved back compares equal to the original, while
-    any other change still shows (a file's content changes its mtime; a link's target cannot change
-    in place): the check that a tree restored after a case is the one laid out.
+    some entry's ctime or a directory's listing (``utime`` too), so an equal fingerprint means an
+    untouched tree. Without, a tree whose entries were moved and moved back compares equal to the
+    original, while any other change still shows (a link's target cannot change in place; a file's
+    content is read, since ``utime`` can set its mtime back): the check that a tree restored after a
+    case is the one laid out.
 
     A fingerprint is only ever compared with that of a tree as laid out, whose entries are at most
-    ``MAX_DEPTH`` components deep. So below a directory ``FINGERPRINT_DEPTH`` components deep one
-    row (its path, "too deep" and its ctime) stands for the subtree: the walk holds a bounded number
-    of descriptors and frames however deep a tree an adapter makes, and such a tree never compares
-    equal to a laid-out one.
+    ``MAX_DEPTH`` components deep and whose files hold at most ``MAX_TOTAL_BYTES``. So below a
+    directory ``FINGERPRINT_DEPTH`` components deep one row (its path, "too deep" and its ctime)
+    stands for the subtree, and a file past what is left of those bytes is "too large" unread: the
+    walk holds a bounded number of descriptors and frames, and reads a bounded number of bytes,
+    whatever tree an adapter makes, and such a tree never compares equal to a laid-out one.
     """
-    rows: list[tuple[str | int, ...]] = []
+    timed, untimed = _fingerprints(directory, contents=not times)
+    return timed if times else untimed
 
-    def row(path: str, info: os.stat_result) -> tuple[str | int, ...]:
+
+def fingerprints(directory: str) -> tuple[Fingerprint, Fingerprint]:
+    """``fingerprint(directory)`` and ``fingerprint(directory, times=False)`` from one walk: a
+    process writing into the tree between two walks could make its change the second one's."""
+    return _fingerprints(directory, contents=True)
+
+
+def _fingerprints(directory: str, *, contents: bool) -> tuple[Fingerprint, Fingerprint]:
+    timed: list[tuple[str | int, ...]] = []
+    untimed: list[tuple[str | int, ...]] = []
+    budget = [MAX_TOTAL_BYTES]  # what is left to read: a laid-out tree's files hold no more
+    digests: dict[int, str] = {}  # by inode: hard links to one file read it once
+
+    def content(fd: int, name: str, info: os.stat_result) -> str:
+        if info.st_ino in digests:
+            return digests[info.st_ino]
+        if info.st_size > budget[0]:
+            return "too large"
+        try:
+            handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+        except OSError:  # unreadable (mode 0000 where the runner's user has no override): mtime alone
+            return "unread"
+        try:
+            if os.fstat(handle).st_ino != info.st_ino:
+                return "replaced"  # meanwhile: the tree is not as it was listed
+            data = b""
+            while chunk := os.read(handle, budget[0] + 1 - len(data)):
+                data += chunk
+                if len(data) > budget[0]:
+                    return "too large"
+        finally:
+            os.close(handle)
+        budget[0] -= len(data)
+        digest = digests[info.st_ino] = hashlib.sha256(data).hexdigest()
+        return digest
+
+    def add(fd: int, name: str, path: str, info: os.stat_result) -> None:
         base: tuple[str | int, ...] = (path, info.st_ino, info.st_mode, info.st_uid, info.st_gid,
                                        info.st_size, info.st_nlink)
-        if times:
-            return (*base, info.st_ctime_ns, info.st_mtime_ns)
-        return base if stat.S_ISDIR(info.st_mode) else (*base, info.st_mtime_ns)
+        timed.append((*base, info.st_ctime_ns, info.st_mtime_ns))
+        if stat.S_ISDIR(info.st_mode):
+            untimed.append(base)
+        elif stat.S_ISREG(info.st_mode) and contents:
+            untimed.append((*base, info.st_mtime_ns, content(fd, name, info)))
+        else:
+            untimed.append((*base, info.st_mtime_ns))
 
-    def walk(fd: int, prefix: str, depth: int) -> list[tuple[str | int, ...]]:
+    def summary(prefix: str, kind: str, info: os.stat_result) -> None:
+        timed.append((prefix, kind, info.st_ctime_ns))
+        untimed.append((prefix, kind, info.st_ctime_ns))
+
+    def walk(fd: int, prefix: str, depth: int) -> None:
         with os.scandir(fd) as listing:
             entries = sorted(listing, key=lambda e: e.name)
-        found: list[tuple[str | int, ...]] = []
         for entry in entries:
             info = entry.stat(follow_symlinks=False)
-            found.append(row(prefix + entry.name, info))
+            add(fd, entry.name, prefix + entry.name, info)
             if stat.S_ISDIR(info.st_mode):
-                found += below(fd, entry.name, prefix + entry.name + "/", info, depth + 1)
-        return found
+                below(fd, entry.name, prefix + entry.name + "/", info, depth + 1)
 
-    def below(fd: int, name: str, prefix: str, info: os.stat_result,
-              depth: int) -> list[tuple[str | int, ...]]:
+    def below(fd: int, name: str, prefix: str, info: os.stat_result, depth: int) -> None:
         """The rows below the directory ``name``, at ``depth`` components; for one its owner may not
         read or search (mode 0000 or 0600, laid out so or made so by a case) where the runner's user
         has no override, one row with its ctime, times or not: a change below it needs a chmod of it
         first, which changes its ctime. Below ``FINGERPRINT_DEPTH`` one row stands for the subtree."""
         if depth > FINGERPRINT_DEPTH:
-            return [(prefix, "too deep", info.st_ctime_ns)]
-        unreadable: list[tuple[str | int, ...]] = [(prefix, "unreadable", info.st_ctime_ns)]
+            summary(prefix, "too deep", info)
+            return
         try:
             child = _open_directory(name, fd)
         except PermissionError:
-            return unreadable
+            summary(prefix, "unreadable", info)
+            return
+        kept = len(timed), len(untimed)
         try:
-            return walk(child, prefix, depth)
+            walk(child, prefix, depth)
         except PermissionError:  # listed, but its entries cannot be looked at (no search permission)
-            return unreadable
+            del timed[kept[0]:], untimed[kept[1]:]
+            summary(prefix, "unreadable", info)
         finally:
             os.close(child)
 
     fd = _open_directory(directory, None)
     try:
-        rows.append(row("", os.fstat(fd)))
-        rows.extend(walk(fd, "", 1))
+        top = os.fstat(fd)
+        timed.append(("", top.st_ino, top.st_mode, top.st_uid, top.st_gid, top.st_size, top.st_nlink,
+                      top.st_ctime_ns, top.st_mtime_ns))
+        untimed.append(("", top.st_ino, top.st_mode, top.st_uid, top.st_gid, top.st_size, top.st_nlink))
+        walk(fd, "", 1)
     finally:
         os.close(fd)
-    return tuple(rows)
+    return tuple(timed), tuple(untimed)
 
 
 # -- removal and swaps, without following a link ----------------------------------------------------

@@ -202,6 +202,27 @@ def test_lent_directories_are_restored_after_the_case() -> None:
     assert not os.path.lexists(third)
 
 
+def test_a_lent_file_rewritten_with_its_mtime_set_back_is_not_lent_again() -> None:
+    """A case (found by a review) rewrote a file with as many bytes and set its mtime back with
+    utime: the tree, restored by its swap, compared equal to the one laid out, and the next case
+    was handed the changed content."""
+    pool = FixturePool()
+    restore = undo("writer-proofs", [{"event": "swap_paths", "args": {"first": "a", "second": "b"}}])
+    assert restore is not None
+    try:
+        lent = pool.directory_for(SMALL, lend_to=1, restore=restore)
+        swap(lent, "a", "b")
+        written = Path(lent, "b/x")  # "a/x" until the swap is undone
+        before = os.stat(written)
+        written.write_text("E")  # as many bytes as "x"
+        os.utime(written, ns=(before.st_atime_ns, before.st_mtime_ns))
+        pool.release(1)
+        again = pool.directory_for(SMALL, lend_to=2, restore=restore)
+        assert again != lent and Path(again, "a/x").read_text() == "x"
+    finally:
+        pool.close()
+
+
 def test_which_cases_may_change_their_fixture() -> None:
     assert may_change("writer-proofs", ["initial", "swap_paths"])
     assert not may_change("writer-proofs", ["initial", "attest"])
