@@ -505,10 +505,7 @@ def _fingerprints(directory: str, *, contents: bool) -> tuple[Fingerprint, Finge
 
     fd = _open_directory(directory, None)
     try:
-        top = os.fstat(fd)
-        timed.append(("", top.st_ino, top.st_mode, top.st_uid, top.st_gid, top.st_size, top.st_nlink,
-                      top.st_ctime_ns, top.st_mtime_ns))
-        untimed.append(("", top.st_ino, top.st_mode, top.st_uid, top.st_gid, top.st_size, top.st_nlink))
+        add(fd, ".", "", os.fstat(fd))  # the directory itself: a directory's rows read nothing
         walk(fd, "", 1)
     finally:
         os.close(fd)
@@ -534,13 +531,17 @@ def _emptied(top: int, deadline: float | None) -> None:
     ``time.monotonic()`` value), checked at every entry, ends it too, for a removal while the
     adapter runs (a process of its own may write into the tree as fast as it is removed)."""
     token, hoisted = secrets.token_hex(8), 0
-    while deadline is None or time.monotonic() < deadline:
+
+    def in_time() -> bool:
+        return deadline is None or time.monotonic() < deadline
+
+    while in_time():
         with os.scandir(top) as listing:
             pending = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing]
         if not pending:
             return
         progress = False
-        while pending and (deadline is None or time.monotonic() < deadline):
+        while pending and in_time():
             name, is_directory = pending.pop()
             try:
                 if not is_directory:
