@@ -90,7 +90,12 @@ def one_line(text: str) -> str:
     unassigned character, lone surrogate and line or paragraph separator escaped (``\\x0a``,
     ``\\udcff``), the rest as it is. A problem names a file, and a file's name may hold a newline
     (a forged line of the report), an escape sequence (a command to the terminal) or, from a name
-    that is not UTF-8, a lone surrogate (which a strict output encoding refused with a traceback)."""
+    that is not UTF-8, a lone surrogate (which a strict output encoding refused with a traceback).
+
+    A backslash is kept as it is (PROTO-VAL-4): the result is safe, not exact, since a text that
+    spells ``\\x0a`` prints as an escaped newline does. Problems and details are mostly Python reprs
+    and JSON already, whose backslashes doubled would read worse; ``--json`` carries the exact text.
+    (``escape_for_display``, whose windows are compared character by character, doubles them.)"""
     if text.isprintable():  # the common case, at C speed: no character above is printable
         return text
     return "".join(_escaped(char) if unicodedata.category(char) in _LINE_BREAKING else char for char in text)

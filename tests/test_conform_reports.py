@@ -29,6 +29,7 @@ from inboxspec.conformance.compare import (
     find_difference,
     first_difference,
     indented_block,
+    one_line,
     printable_json,
     string_difference,
 )
@@ -376,6 +377,20 @@ def test_an_indented_block_keeps_every_line_below_its_indent(text: str) -> None:
     lines = indented_block(text, "  ").split("\n")
     assert len(lines) == text.count("\n") + 1
     assert all(line.startswith("  ") and _safe_on_a_terminal(line) for line in lines)
+
+
+@given(ANY_TEXT)
+def test_one_line_escapes_what_commands_a_terminal_and_keeps_a_safe_text_as_it_is(text: str) -> None:
+    shown = one_line(text)
+    assert _safe_on_a_terminal(shown)
+    assert (shown == text) == _safe_on_a_terminal(text)
+
+
+def test_one_line_keeps_a_backslash_as_it_is() -> None:
+    # The decision PROTO-VAL-4 states: a backslash is not doubled, so a repr's escapes read as they
+    # were written, and a text that spells an escape prints as the escaped character does.
+    assert one_line(r"not 'a\nb'") == r"not 'a\nb'"
+    assert one_line("\n") == one_line(r"\x0a") == r"\x0a"
 
 
 @pytest.mark.slow
