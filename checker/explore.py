@@ -48,6 +48,7 @@ from inboxspec.machines.frame import (
     Step,
     any_step,
     forever_properties,
+    step_memo,
 )
 
 Progress = Callable[[int, int, float], None]
@@ -331,6 +332,10 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
 
     letters = letters_by_state()
     load, store = explorer.load, explorer.store
+    # The description's step memo, if it has one (a recording search fires every step: a record keeps
+    # which options each step read).
+    memo = None if record is not None else step_memo(
+        explorer, data, parsed, chosen, actions, lambda pre, fire: take_step(data, pre, fire, load, store))
     coverage, violations = result.coverage, result.violations
     covered: set[CompiledTransition] = set()  # by identity: the chart's transitions met so far
     # parent[s] = (previous snapshot, letter index): the BFS tree, which gives shortest traces.
@@ -392,8 +397,8 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                 new_row = [None] * len(actions)
                 record.steps[pre] = (pre, new_row, state_failures(pre))
             # WARNING: this loop takes a step as the sharded search's does (checker/parallel.py,
-            # _Shard.expand: take_step, Action.when, the two generated checks, the generated
-            # marks); a change to one is a change to both.
+            # _Shard.expand: take_step or the step memo, Action.when, the two generated checks, the
+            # generated marks); a change to one is a change to both.
             for index, action, when, fire, check_seen, check_new, step_marks in letters[pre[0]]:
                 if when is not None and not when(pre):
                     continue
@@ -421,7 +426,8 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                 else:
                     if reading is not None:
                         reading.read = 0
-                    fired, post, output = take_step(data, pre, fire, load, store)
+                    fired, post, output = take_step(data, pre, fire, load, store) if memo is None \
+                        else memo.step(index, pre, fire)
                     if fired not in covered:
                         # Only the last step is kept here; the BFS tree gives the rest afterwards.
                         covered.add(fired)

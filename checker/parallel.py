@@ -144,7 +144,9 @@ from inboxspec.machines.frame import (
     Invariant,
     Snapshot,
     Step,
+    StepMemo,
     forever_properties,
+    step_memo,
 )
 
 # Successors in one message to one owner: large enough that a message's cost is its
@@ -284,6 +286,8 @@ class _Search:
     controls: list[Any]  # per worker: from the coordinator
     results: Any  # to the coordinator
     coordinator: int  # its process id
+    # The description's step memo (``Explorer.step_memo``), or None: each forked worker fills its own copy.
+    memo: StepMemo | None
 
 
 _SEARCH: _Search | None = None
@@ -388,7 +392,7 @@ class _Shard:
         """Expand this level's owned states; route the successors others own to them."""
         search, me = self.search, self.me
         workers, width = search.workers, len(search.actions)
-        data, load, store = search.data, search.load, search.store
+        data, load, store, memo = search.data, search.load, search.store, search.memo
         seen, sent, sent_count, inboxes = self.seen, self.sent, self.sent_count, search.inboxes
         packers = self.packers
         pieces = self.pieces
@@ -406,13 +410,15 @@ class _Shard:
         for source, pre in self.frontier:
             first_key = source * width
             recorded = len(edge_target)
-            # WARNING: this loop takes a step as ``explore``'s does (take_step, Action.when,
-            # the two generated checks, the generated marks); a change to one is a change to both.
+            # WARNING: this loop takes a step as ``explore``'s does (take_step or the step memo,
+            # Action.when, the two generated checks, the generated marks); a change to one is a
+            # change to both.
             for index, action, when, fire, check_seen, check_new, step_marks in self.letters[pre[0]]:  # type: ignore[index]
                 if when is not None and not when(pre):
                     continue
                 fired_letters += 1
-                fired, post, output = take_step(data, pre, fire, load, store)
+                fired, post, output = take_step(data, pre, fire, load, store) if memo is None \
+                    else memo.step(index, pre, fire)
                 key = first_key + index
                 if fired not in covered:
                     covered.add(fired)
@@ -605,7 +611,9 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
                      start, owner_of(start, workers), by_letter,
                      state_level_invariants(by_letter, start, parsed), forever, forever_groups(forever),
                      [context.Queue() for _ in range(workers)], [context.Queue() for _ in range(workers)],
-                     context.Queue(), os.getpid())
+                     context.Queue(), os.getpid(),
+                     step_memo(explorer, data, parsed, chosen, actions,
+                               lambda pre, fire: take_step(data, pre, fire, explorer.load, explorer.store)))
     result = Exploration(name, parsed, chosen, all_transitions=chart.transitions,
                          invariants_checked=tuple(inv.name for inv in checked))
     began, began_cpu = time.perf_counter(), time.process_time()

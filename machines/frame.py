@@ -235,6 +235,32 @@ def coverage_explorations(explorer: Any) -> tuple[Mapping[str, str], ...]:
     return declared
 
 
+# The search's own step (``checker.compiled.take_step`` on its data, load and store): from a
+# snapshot, fire a letter's generated function; the transition fired, the snapshot reached, the output.
+TakeStep = Callable[[Any, Callable[[Any], Any]], tuple[Any, Any, Any]]
+
+
+class StepMemo(Protocol):
+    """A description's shortcut for the search's steps: ``step(index, pre, fire)`` gives what the
+    search's ``take(pre, fire)`` would (the transition fired, the snapshot reached, the output) for
+    letter ``index`` from ``pre``, taking the step when it does not know it yet and remembering it
+    by what alone it read.
+
+    A memo is an abstraction the search makes, so its description tests it for exactness: every
+    exploration finds with it what it finds without it (``tests/test_host_steps.py``)."""
+
+    def step(self, index: int, pre: Any, fire: Callable[[Any], Any]) -> tuple[Any, Any, Any]: ...
+
+
+def step_memo(explorer: Any, data: Any, bounds: Bounds, options: Mapping[str, bool],
+              actions: Sequence[Action], take: TakeStep) -> StepMemo | None:
+    """A new memo of an explorer description for one search on ``data`` (``step_memo``; none when it
+    declares none). Read through this function, as ``forever`` is, so that a description without
+    one needs no change."""
+    make: Callable[..., StepMemo | None] | None = getattr(explorer, "step_memo", None)
+    return None if make is None else make(data, bounds, options, actions, take)
+
+
 class Explorer(Protocol):
     """What the bounded explorer, refinement and generated cases need of a machine.
 

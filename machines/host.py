@@ -574,6 +574,24 @@ def _in_order_of_appearance(sessions: tuple[SessionView, ...]) -> bool:
     return True
 
 
+# A view, its ``_key``, and whether it holds a subscription id.
+SeenView = tuple[SessionView, tuple[Any, ...], bool]
+
+
+def ordered_pair(data: Any, forward: Sequence[SeenView]
+                 ) -> tuple[tuple[SessionView, ...], tuple[int, ...]] | None:
+    """Two sessions' canonical sequence of views and the chart position of each (``_least``), from
+    each position's view named forward: the swap is the one other permutation, and it leaves
+    relative views unchanged, so the pair is ordered by ``_key``. None when the keys are equal
+    (the ids then break the tie, which ``_least`` does)."""
+    (first_view, first, first_ids), (second_view, second, second_ids) = forward
+    if first == second:
+        return None
+    positions: tuple[int, ...] = (1, 0) if second < first else (0, 1)
+    pair = (second_view, first_view) if positions[0] else (first_view, second_view)
+    return _numbered(data, pair) if first_ids or second_ids else pair, positions
+
+
 def _renumbered(view: SessionView, new_ids: tuple[int, ...]) -> SessionView:
     """``view`` with the subscription ids of its outstanding rows, then its subscribers, in order,
     replaced by ``new_ids``."""
@@ -647,6 +665,14 @@ class HostExplorer:
         {"hand": "1", "box_cap": "0", "forgeries": "0", "subscriptions": "0"},
         {"reminders": "1", "box_cap": "0", "forgeries": "0", "subscriptions": "0"},
     )
+
+    def step_memo(self, data: Any, bounds: Bounds, options: Mapping[str, bool], actions: Sequence[Action],
+                  take: frame.TakeStep) -> frame.StepMemo:
+        """The letters whose step is a function of one session's view, each fired once per view
+        (``machines/host_steps.py``, which says why each is)."""
+        from inboxspec.machines import host_steps  # it reads this module's views
+
+        return host_steps.step_memo(data, bounds, options, actions, take)
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
         merged = frame.merged_bounds("host", self.default_bounds, raw)
@@ -770,6 +796,7 @@ class HostExplorer:
         # and each sequence of views, and each view, with its subscription ids numbered anew (``_numbered``).
         data.views = [[{} for _ in addresses] for _ in range(2)]
         data.numbered, data.renumbered = {}, {}
+        data.forward_seen = []  # each position's view named forward, as the last ``store`` found it
         relative = relative_names(count)
         # Per session position j: its relative name for each address (forward, and mirrored:
         # ``d`` places after it named as ``d`` places before it), and each relative name's address.
@@ -947,13 +974,11 @@ class HostExplorer:
         """The canonical sequence of views (see ``canonical``), and the position in the chart's
         sessions of each."""
         count = len(data.addresses)
-        forward = [self._seen_view(data, 0, j) for j in range(count)]
-        if count == 2:  # the swap is the one other permutation, and it leaves relative views unchanged
-            (first_view, first, first_ids), (second_view, second, second_ids) = forward
-            if first != second:
-                positions: tuple[int, ...] = (1, 0) if second < first else (0, 1)
-                pair = (second_view, first_view) if positions[0] else (first_view, second_view)
-                return _numbered(data, pair) if first_ids or second_ids else pair, positions
+        forward = data.forward_seen = [self._seen_view(data, 0, j) for j in range(count)]
+        if count == 2:
+            ordered = ordered_pair(data, forward)
+            if ordered is not None:
+                return ordered
         families = [forward]
         if count > 2:
             families.append([self._seen_view(data, 1, j) for j in range(count)])
@@ -975,7 +1000,7 @@ class HostExplorer:
             chosen.append((_numbered(data, tuple(views[direction][p] for p in positions)), positions))
         return min(chosen, key=lambda pair: _id_key(pair[0])) if len(chosen) > 1 else chosen[0]
 
-    def _seen_view(self, data: Any, family: int, position: int) -> tuple[SessionView, tuple[Any, ...], bool]:
+    def _seen_view(self, data: Any, family: int, position: int) -> SeenView:
         """The session at ``position`` as ``_view`` gives it, named forward (``family`` 0) or
         mirrored (1), with its ``_key`` and whether it holds a subscription id: worked out once
         per distinct ``_session_data`` and kept in ``data.views``."""

@@ -35,21 +35,7 @@ from inboxspec.checker.explore import (
 )
 from inboxspec.checker.option_steps import OptionReads, StepRecord, reuses_default_steps
 from tests import toy_machine
-
-
-def _steps(steps: list[Any]) -> list[Any]:
-    """Steps with their snapshots as plain tuples: equal only when every field is (a machine's own
-    equality may leave out fields its outputs show, such as peer delivery's tickets)."""
-    return [(tuple(pre), action, tuple(post), output) for pre, action, post, output in steps]
-
-
-def _found(result: Exploration) -> tuple[Any, ...]:
-    """Everything a search found, whichever way it took its steps."""
-    return (result.states, result.transitions, result.max_depth,
-            {key: _steps(steps) for key, steps in result.coverage.items()}, list(result.coverage),
-            {name: (_steps(lasso.prefix), _steps(lasso.loop)) for name, lasso in result.lassos.items()},
-            result.forever_checked, result.invariants_checked,
-            {name: _steps(steps) for name, steps in result.violations.items()}, list(result.violations))
+from tests.exploration_found import found
 
 
 def _reusing() -> list[str]:
@@ -74,7 +60,7 @@ def test_an_option_exploration_from_the_record_finds_what_firing_finds(
         name: str, explorations: Explorations) -> None:
     record, recorded = _recorded(name)
     # Recording changes nothing found, and keeps every step.
-    assert _found(recorded) == _found(explorations.get(name))
+    assert found(recorded) == found(explorations.get(name))
     assert len(record.steps) == recorded.states
     assert sum(step is not None for _pre, row, _failing in record.steps.values() for step in row) \
         == recorded.transitions
@@ -82,15 +68,15 @@ def test_an_option_exploration_from_the_record_finds_what_firing_finds(
         options = {option: True}
         fired = explorations.get(name, options=options)
         taken = explore(name, options=options, reuse=record)
-        assert _found(taken) == _found(fired), option
+        assert found(taken) == found(fired), option
         assert 0 < taken.steps_reused < taken.transitions and fired.steps_reused == 0
         # What check asks for: the option's own invariants only (tests/test_option_invariants.py shows
         # such a search finds what the full one does, with those invariants' violations).
         kept = option_invariants(name, options)
         narrowed = explore(name, options=options, invariants=kept, reuse=record)
         assert narrowed.invariants_checked == kept and narrowed.steps_reused > 0
-        assert _found(narrowed)[:7] == _found(fired)[:7], option
-        assert _found(narrowed)[8] == {k: v for k, v in _found(fired)[8].items() if k in (kept or ())}
+        assert found(narrowed)[:7] == found(fired)[:7], option
+        assert found(narrowed)[8] == {k: v for k, v in found(fired)[8].items() if k in (kept or ())}
 
 
 # -- each condition on taking a step is needed -----------------------------------------------------
@@ -128,7 +114,7 @@ def test_a_step_is_taken_only_from_the_very_snapshot_recorded() -> None:
     fired = explore("peer-delivery", bounds, options)
     assert explore("peer-delivery", bounds, options, reuse=record).steps_reused > 0
     taken = explore("peer-delivery", bounds, options, reuse=renumbered)
-    assert _found(taken) == _found(fired) and fired.violations
+    assert found(taken) == found(fired) and fired.violations
     assert taken.steps_reused == 0
 
 
@@ -142,8 +128,8 @@ def test_a_recorded_failure_of_an_invariant_still_checked_fires_the_step(explora
     options = {"announce_requires_refusal": True}
     fired = explorations.get("wake-gate", options=options)
     assert fired.violations  # the default's other failures are failures with this option too
-    assert _found(explore("wake-gate", options=options, reuse=blank))[8] != _found(fired)[8]
-    assert _found(explore("wake-gate", options=options, reuse=record)) == _found(fired)
+    assert found(explore("wake-gate", options=options, reuse=blank))[8] != found(fired)[8]
+    assert found(explore("wake-gate", options=options, reuse=record)) == found(fired)
 
 
 def test_a_record_is_of_one_machine_and_bounds_and_one_process() -> None:
@@ -203,7 +189,7 @@ def test_the_memos_workers_explore_a_family_as_its_own_process_explores_each() -
     in_process = Explorations(option_invariants_only=True)
     for from_worker, configuration in zip(from_workers, configurations, strict=True):
         alone = in_process.get(*configuration)
-        assert _found(from_worker) == _found(alone) and alone.steps_reused == 0
+        assert found(from_worker) == found(alone) and alone.steps_reused == 0
     assert [result.steps_reused > 0 for result in from_workers] == [False, True, True, False]
 
 
@@ -214,7 +200,7 @@ def test_a_recording_search_checks_only_the_invariants_asked_for() -> None:
         plain = explore(name, invariants=asked)
         recorded = explore(name, invariants=asked, record=StepRecord())
         assert plain.violations and set(plain.violations) < set(asked)
-        assert _found(recorded) == _found(plain)
+        assert found(recorded) == found(plain)
 
 
 def test_an_explorer_that_keeps_an_option_elsewhere_fires_every_step(

@@ -1,0 +1,204 @@
+"""The host's step memo: the letters whose step is a function of one session's view.
+
+Most of the host's explored steps repeat a step met before on another state: the same session,
+in the same view, typing a line or ending its turn, or refused a letter by a guard of the host's
+own, while the other sessions, which the step does not read, differ. The search fires such a step
+once per (letter, control state, view of the session the letter names) and takes it from this
+memo after that (``machines/frame.py``'s ``StepMemo``).
+
+Which steps, and why each is a function of that view alone (a step of the host chart, model/host.py)
+    * A guard rejection (``GUARD_REJECTIONS``): the host chart's own guards
+      (``session_is_not_in_turn``, ``turn_budget_is_spent``, ``reminders_are_at_their_limit``)
+      read the named session alone (its phase, its action count, its reminders), and a rejection
+      changes nothing (HOST-IF-4): the snapshot reached is the one left, and the output is the
+      error and every session's summary (``summary``), which the memo works out from the views.
+      So a letter's rejection is remembered for its named session's view, at any session count;
+      a letter that was not rejected there is fired (a send then reads its recipient too).
+    * ``user_input`` and ``end_turn`` with two sessions: ``book_typed_line`` and
+      ``book_turn_end`` change the named session alone (its pending mail; its idle half's
+      ``turn_finished`` and its phase), and then ``_emit`` syncs each session's held count with
+      its idle half. Every stored snapshot was synced by the step that reached it, so the sync
+      changes no other session. The records are the named session's, and the output's summary is
+      worked out from the views. The snapshot reached is the other session's view beside the
+      named one's new view, ordered as ``store`` orders two sessions (``host.ordered_pair``); a
+      pair whose keys tie is fired, since ``store`` then reads the subscription ids. With three
+      sessions the ordering reads the views named mirrored, which a snapshot does not keep, so
+      only rejections are remembered.
+
+An option changes no reasoning above (each is read inside the named session's parts, or by
+``_emit``'s sync, which a stored snapshot has already run), and the memo lives for one search.
+
+Exactness (``tests/test_host_steps.py``): an exploration finds with the memo what it finds
+without it (states, transitions, coverage with every step's output, violations and lassos), at
+the default bounds and options, under every option, with the hand and reminders, and with
+three sessions; and with ``audit`` on, every step the memo gives is fired as well and compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+from inboxspec.machines.frame import Action, Bounds, TakeStep
+from inboxspec.machines.host import GUARD_REJECTIONS, SeenView, SessionView, Snapshot, _key, ordered_pair
+
+# The events whose accepted step changes the named session alone (see above).
+LOCAL_EVENTS = frozenset({"user_input", "end_turn"})
+
+# What the memo keeps per (letter, control state, named view): a rejection (its transition and
+# error code), a local step (its transition, the named session's new view as ``store`` saw it, and
+# the records), or None: fire it. Per (tick, control state, position, view): the transition, the
+# session's new view and its records.
+_Rejected = tuple[Any, str]
+_Local = tuple[Any, SeenView, list[dict[str, Any]]]
+
+# The events whose step is each session's own part, one after another (see above), and the
+# field naming the session each of their records belongs to: a step with a record of any other
+# type (a receipt, whose line goes to the message's sender; an idle answer, which its requester's
+# idle half takes) reaches across sessions, and is fired.
+PER_SESSION_EVENTS = frozenset({"tick", "advance"})
+OWN_RECORDS = {"refusal": "session", "wake": "session", "line": "to"}
+
+# How the memo takes each letter.
+_FIRED, _NAMED, _PER_SESSION = 0, 1, 2
+
+_UNSEEN: Any = object()  # a key the memo has not met (None is a key it met and fires)
+
+
+class StepMemoMismatch(AssertionError):
+    """With ``audit`` on, a step the memo gave differs from the step fired."""
+
+
+def summary(view: SessionView) -> dict[str, Any]:
+    """One session's entry in a step's output ``sessions``.
+
+    WARNING: the host chart's ``_state`` (model/host.py) writes the same five fields from a
+    session's data; tests/test_host_steps.py compares every output the memo gives with the
+    chart's."""
+    return {"phase": view.phase, "pending": len(view.pending), "shown": view.shown,
+            "held": len(view.delivery.held), "streak": view.gate.streak}
+
+
+class HostStepMemo:
+    """The memo of one search (see the module docstring)."""
+
+    audit = False  # fire every step the memo gives too, and compare (the tests turn it on)
+
+    def __init__(self, data: Any, bounds: Bounds, actions: Sequence[Action], take: TakeStep) -> None:
+        self._data = data
+        self._take = take
+        self._addresses: tuple[str, ...] = tuple(bounds["addresses"])
+        two = len(self._addresses) == 2
+        # Per letter: how the memo takes it, the position of the session it names (0 for none), and
+        # whether its accepted step is local. With three sessions only rejections are remembered.
+        self._letters: list[tuple[int, int, bool]] = [
+            (_NAMED, self._addresses.index(a.kwargs["session"]), two and a.event in LOCAL_EVENTS)
+            if "session" in a.kwargs
+            else (_PER_SESSION if two and a.event in PER_SESSION_EVENTS else _FIRED, 0, False)
+            for a in actions]
+        self._known: dict[tuple[Any, ...], _Rejected | _Local | None] = {}
+        self._summaries: dict[SessionView, dict[str, Any]] = {}
+        self._seen: dict[SessionView, SeenView] = {}
+        self._shown_for: tuple[Any, dict[str, Any]] = (None, {})  # the last pre and its ``sessions``
+
+    def step(self, index: int, pre: Snapshot, fire: Callable[[Any], Any]) -> tuple[Any, Any, Any]:
+        how, position, local = self._letters[index]
+        if how == _FIRED:
+            return self._take(pre, fire)
+        if how == _NAMED:
+            given = self._named(index, pre, fire, position, local)
+        else:
+            given = self._per_session(index, pre, fire)
+        if given is None:
+            return self._take(pre, fire)
+        if self.audit:
+            fired = self._take(pre, fire)
+            if fired[0] is not given[0] or fired[1] != given[1] or fired[2] != given[2]:
+                raise StepMemoMismatch(f"letter {index} from {pre}: fired {fired}, the memo gave {given}")
+        return given
+
+    def _named(self, index: int, pre: Snapshot, fire: Callable[[Any], Any], position: int,
+               local: bool) -> tuple[Any, Any, Any] | None:
+        """A letter naming a session: remembered by that session's view."""
+        key = (index, pre[0], pre.sessions[position])
+        known = self._known.get(key, _UNSEEN)
+        if known is _UNSEEN:  # not met: fire it and remember what it was
+            fired, _post, output = taken = self._take(pre, fire)
+            error = output.get("error")
+            if error is not None:
+                self._known[key] = (fired, error) if error in GUARD_REJECTIONS else None
+            elif local:
+                self._known[key] = (fired, self._data.forward_seen[position], output["events"])
+            else:
+                self._known[key] = None
+            return taken
+        if known is None:
+            return None
+        if len(known) == 2:
+            fired, error = known
+            if pre is not self._shown_for[0]:  # a state's letters are taken one after another
+                self._shown_for = (pre, self._sessions(pre.sessions))
+            return fired, pre, {"error": error, "sessions": self._shown_for[1]}
+        fired, named, records = known
+        views = list(pre.sessions)
+        views[position] = named[0]
+        forward = [named if p == position else self._seen_of(view) for p, view in enumerate(views)]
+        return self._reached(fired, forward, views, records)
+
+    def _per_session(self, index: int, pre: Snapshot, fire: Callable[[Any], Any]
+                     ) -> tuple[Any, Any, Any] | None:
+        """``tick`` or ``advance`` with two sessions: each session's part remembered by its position
+        and view, from steps that reach across no sessions."""
+        control, known = pre[0], self._known
+        parts = [known.get((index, control, position, view)) for position, view in enumerate(pre.sessions)]
+        if None in parts:  # some session's part not met: fire it and remember each session's part
+            fired, _post, output = taken = self._take(pre, fire)
+            events = output["events"]
+            owners = [record.get(OWN_RECORDS.get(record["type"], "")) for record in events]
+            if None in owners:
+                return taken
+            forward = self._data.forward_seen
+            for position, (view, address) in enumerate(zip(pre.sessions, self._addresses, strict=True)):
+                own = [record for record, owner in zip(events, owners, strict=True) if owner == address]
+                known[(index, control, position, view)] = (fired, forward[position], own)
+            return taken
+        first, second = cast("list[_Local]", parts)
+        if first[0] is not second[0]:
+            return None
+        views = [first[1][0], second[1][0]]
+        return self._reached(first[0], [first[1], second[1]], views, first[2] + second[2])
+
+    def _reached(self, fired: Any, forward: list[SeenView], views: list[SessionView],
+                 records: list[dict[str, Any]]) -> tuple[Any, Any, Any] | None:
+        """The step to the two sessions' new views (in chart order, each seen as ``store`` sees it),
+        with these records; None when ``store`` would break a tie by the ids (fire it then)."""
+        ordered = ordered_pair(self._data, forward)
+        if ordered is None:
+            return None
+        output = {"events": records, "sessions": self._sessions(views)}
+        return fired, Snapshot(fired.target, ordered[0]), output
+
+    def _sessions(self, views: Sequence[SessionView]) -> dict[str, Any]:
+        """The output's ``sessions``: each session's summary, by address, in config order."""
+        summaries = self._summaries
+        shown = {}
+        for address, view in zip(self._addresses, views, strict=True):
+            entry = summaries.get(view)
+            if entry is None:
+                entry = summaries[view] = summary(view)
+            shown[address] = entry
+        return shown
+
+    def _seen_of(self, view: SessionView) -> SeenView:
+        """A stored view as ``store`` sees it (``_seen_view``): the view, its key and whether it holds
+        an id. A stored view is named forward from its own position, as ``_seen_view`` names it."""
+        seen = self._seen.get(view)
+        if seen is None:
+            seen = self._seen[view] = (view, _key(view), view.subscribed)
+        return seen
+
+
+def step_memo(data: Any, bounds: Bounds, options: Mapping[str, bool], actions: Sequence[Action],
+              take: TakeStep) -> HostStepMemo:
+    """``HostExplorer.step_memo``: a memo for one search."""
+    return HostStepMemo(data, bounds, actions, take)

@@ -1,0 +1,130 @@
+"""The host's step memo (``machines/host_steps.py``) is exact: a search finds with it what it finds
+firing every step, and every step it gives is the step fired (``audit``).
+
+The configurations reach every way the memo takes a letter: rejections by each of the host's own
+guards (``not_in_turn``, ``turn_limit``, ``reminder_limit``), typed lines and turn ends, ticks that
+wake and refuse, and advances with and without receipts and idle answers (subscriptions on), under
+every option, with the hand's letters (named by a session, never remembered), and with three
+sessions (rejections alone). ``inboxspec check`` explores the default bounds with it and compares
+the manifest's counts and the findings' lassos; a benchmark compares its speed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from inboxspec.checker.explore import explore
+from inboxspec.machines import host_steps
+from inboxspec.machines.host import HostExplorer
+from tests.exploration_found import found
+
+CONFIGURATIONS = [
+    ({"forgeries": "0"}, {}),  # subscriptions: idle answers, notices, lassos
+    ({"subscriptions": "0"}, {}),  # forgeries, HOST-F1's lasso
+    ({"subscriptions": "0", "forgeries": "0"}, {"stamp_true_sender": True}),
+    ({"forgeries": "0"}, {"pending_counts_as_held": True}),  # the held sync after local steps
+    ({"subscriptions": "0", "forgeries": "0"}, {"harness_lines_as_agent_mail": True}),
+    ({"forgeries": "0"}, {"harness_lines_at_next_turn": True}),
+    ({"hand": "1", "box_cap": "0", "forgeries": "0", "subscriptions": "0"}, {}),
+    ({"reminders": "1", "box_cap": "0", "forgeries": "0", "subscriptions": "0"}, {}),  # reminder_limit
+    ({"turn_action_limit": "2", "subscriptions": "0", "forgeries": "0", "box_cap": "0"}, {}),
+    ({"sessions": "3", "subscriptions": "0", "forgeries": "0", "box_cap": "0"}, {}),
+]
+
+
+@pytest.fixture
+def audited(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """The memo audits every step it gives; yields [steps given, steps taken by the search]."""
+    counts = [0, 0]
+    monkeypatch.setattr(host_steps.HostStepMemo, "audit", True)
+    make = host_steps.step_memo
+
+    def counting(data: Any, bounds: Any, options: Any, actions: Any, take: Any) -> host_steps.HostStepMemo:
+        def taken(pre: Any, fire: Any) -> Any:
+            counts[1] += 1
+            return take(pre, fire)
+
+        memo = make(data, bounds, options, actions, taken)
+        step = memo.step
+
+        def given(index: int, pre: Any, fire: Any) -> Any:
+            counts[0] += 1
+            return step(index, pre, fire)
+
+        memo.step = given  # type: ignore[method-assign]
+        return memo
+
+    monkeypatch.setattr(host_steps, "step_memo", counting)
+    yield counts
+
+
+def _without_memo(bounds: dict[str, str], options: dict[str, bool], monkeypatch: pytest.MonkeyPatch) -> Any:
+    with monkeypatch.context() as patched:
+        patched.setattr(HostExplorer, "step_memo", lambda self, *args: None)
+        return explore("host", bounds, options)
+
+
+@pytest.mark.parametrize(("bounds", "options"), CONFIGURATIONS,
+                         ids=[",".join([*(f"{k}={v}" for k, v in b.items()), *o]) for b, o in CONFIGURATIONS])
+def test_the_memo_finds_what_firing_every_step_finds(
+        bounds: dict[str, str], options: dict[str, bool], audited: list[int],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    with_memo = explore("host", bounds, options)
+    given, fired = audited
+    # Every step went through the memo, and it gave some without firing them (the audit fires
+    # each once more: a step given is fired twice, one it did not know once).
+    assert given == with_memo.transitions and fired < 2 * given
+    assert found(with_memo) == found(_without_memo(bounds, options, monkeypatch))
+
+
+def test_the_memo_gives_most_steps_at_the_default_bounds_without_firing_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a smaller exploration of the same letters (the default, without forgeries): a memo that
+    # stopped giving steps would leave every result the same, and the host four times as slow.
+    counts = [0]
+    make = host_steps.step_memo
+
+    def counting(data: Any, bounds: Any, options: Any, actions: Any, take: Any) -> host_steps.HostStepMemo:
+        def taken(pre: Any, fire: Any) -> Any:
+            counts[0] += 1
+            return take(pre, fire)
+
+        return make(data, bounds, options, actions, taken)
+
+    monkeypatch.setattr(host_steps, "step_memo", counting)
+    result = explore("host", {"forgeries": "0"})
+    assert counts[0] < result.transitions / 3
+
+
+@pytest.mark.parametrize("wrong", ["send_message", "subscribe"])
+def test_the_audit_catches_a_letter_taken_as_local_that_reaches_another_session(
+        wrong: str, audited: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    # A send changes its recipient's delivery and a subscription its target's idle half: remembered
+    # by the sender's view alone, the step given would keep the recipient as it was.
+    monkeypatch.setattr(host_steps, "LOCAL_EVENTS", host_steps.LOCAL_EVENTS | {wrong})
+    with pytest.raises(host_steps.StepMemoMismatch):
+        explore("host", {"forgeries": "0"})
+
+
+def test_the_audit_catches_an_advance_whose_idle_answer_was_taken_as_its_targets_own(
+        audited: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    # An idle answer goes to its requester's idle half: an advance with one reaches across sessions,
+    # and the requester's new view is no function of its own view alone.
+    monkeypatch.setitem(host_steps.OWN_RECORDS, "answer", "from")
+    with pytest.raises(host_steps.StepMemoMismatch):
+        explore("host", {"forgeries": "0"})
+
+
+def test_the_audit_catches_a_summary_that_differs_from_the_charts(
+        audited: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    summary = host_steps.summary
+
+    def off_by_one(view: Any) -> dict[str, Any]:
+        return {**summary(view), "shown": view.shown + 1}
+
+    monkeypatch.setattr(host_steps, "summary", off_by_one)
+    with pytest.raises(host_steps.StepMemoMismatch):
+        explore("host", {"forgeries": "0", "subscriptions": "0"})
