@@ -50,6 +50,13 @@ Canonical form, and why each merge is exact
       reset by a wake), and a rejected step's snapshot is the one loaded
       (HOST-IF-4; ``tests/test_host_explorer.py`` checks both).
 
+Steps taken from a memo
+    A step that is a function of one session's view (a rejection by the
+    host's own guards, a typed line, a turn end, and each session's part of
+    a tick or of an advance that reaches across no sessions) is fired once
+    per view and then taken from ``machines/host_steps.py``'s memo, which
+    says why each is; ``tests/test_host_steps.py`` shows it exact.
+
 Bounds (``--bound NAME=VALUE``), and the small-scope argument
     ``sessions`` (2)    two sessions are the least that ping-pong; three
                         (``--bound sessions=3``) add loops through a third
