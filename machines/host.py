@@ -585,18 +585,36 @@ def _in_order_of_appearance(sessions: tuple[SessionView, ...]) -> bool:
 SeenView = tuple[SessionView, tuple[Any, ...], bool]
 
 
-def ordered_pair(data: Any, forward: Sequence[SeenView]
-                 ) -> tuple[tuple[SessionView, ...], tuple[int, ...]] | None:
-    """Two sessions' canonical sequence of views and the chart position of each (``_least``), from
-    each position's view named forward: the swap is the one other permutation, and it leaves
-    relative views unchanged, so the pair is ordered by ``_key``. None when the keys are equal
-    (the ids then break the tie, which ``_least`` does)."""
-    (first_view, first, first_ids), (second_view, second, second_ids) = forward
-    if first == second:
-        return None
-    positions: tuple[int, ...] = (1, 0) if second < first else (0, 1)
-    pair = (second_view, first_view) if positions[0] else (first_view, second_view)
-    return _numbered(data, pair) if first_ids or second_ids else pair, positions
+def least_of(data: Any, families: Sequence[Sequence[SeenView]]
+             ) -> tuple[tuple[SessionView, ...], tuple[int, ...]]:
+    """The canonical sequence of views (see ``HostExplorer.canonical``) and the chart position of
+    each, from each position's view named forward (``families[0]``) and, with three sessions,
+    mirrored (``families[1]``), as ``_seen_view`` gives them."""
+    forward = families[0]
+    count = len(forward)
+    if count == 2:  # the swap is the one other permutation, and it leaves relative views unchanged
+        (first_view, first, first_ids), (second_view, second, second_ids) = forward
+        if first != second:
+            positions: tuple[int, ...] = (1, 0) if second < first else (0, 1)
+            pair = (second_view, first_view) if positions[0] else (first_view, second_view)
+            return _numbered(data, pair) if first_ids or second_ids else pair, positions
+    views = [[entry[0] for entry in family] for family in families]
+    keys = [[entry[1] for entry in family] for family in families]
+    best: list[tuple[Any, int, int]] = []
+    for direction, family_keys in enumerate(keys):
+        step = 1 if direction == 0 else -1
+        for rotation in range(count):
+            order = tuple(family_keys[(rotation + step * k) % count] for k in range(count))
+            best.append((order, direction, rotation))
+    least = min(entry[0] for entry in best)
+    chosen = []
+    for order, direction, rotation in best:
+        if order != least:
+            continue
+        step = 1 if direction == 0 else -1
+        positions = tuple((rotation + step * k) % count for k in range(count))
+        chosen.append((_numbered(data, tuple(views[direction][p] for p in positions)), positions))
+    return min(chosen, key=lambda pair: _id_key(pair[0])) if len(chosen) > 1 else chosen[0]
 
 
 def _renumbered(view: SessionView, new_ids: tuple[int, ...]) -> SessionView:
@@ -803,7 +821,8 @@ class HostExplorer:
         # and each sequence of views, and each view, with its subscription ids numbered anew (``_numbered``).
         data.views = [[{} for _ in addresses] for _ in range(2)]
         data.numbered, data.renumbered = {}, {}
-        data.forward_seen = []  # each position's view named forward, as the last ``store`` found it
+        # Each position's view named forward and (three sessions) mirrored, as the last ``store`` saw them.
+        data.seen_families = []
         relative = relative_names(count)
         # Per session position j: its relative name for each address (forward, and mirrored:
         # ``d`` places after it named as ``d`` places before it), and each relative name's address.
@@ -979,33 +998,14 @@ class HostExplorer:
 
     def _least(self, data: Any) -> tuple[tuple[SessionView, ...], tuple[int, ...]]:
         """The canonical sequence of views (see ``canonical``), and the position in the chart's
-        sessions of each."""
+        sessions of each. The views it sees, named forward and (three sessions) mirrored, are left
+        in ``data.seen_families`` for the step memo (``machines/host_steps.py``)."""
         count = len(data.addresses)
-        forward = data.forward_seen = [self._seen_view(data, 0, j) for j in range(count)]
-        if count == 2:
-            ordered = ordered_pair(data, forward)
-            if ordered is not None:
-                return ordered
-        families = [forward]
+        families = [[self._seen_view(data, 0, j) for j in range(count)]]
         if count > 2:
             families.append([self._seen_view(data, 1, j) for j in range(count)])
-        views = [[entry[0] for entry in family] for family in families]
-        keys = [[entry[1] for entry in family] for family in families]
-        best: list[tuple[Any, int, int]] = []
-        for direction, family_keys in enumerate(keys):
-            step = 1 if direction == 0 else -1
-            for rotation in range(count):
-                order = tuple(family_keys[(rotation + step * k) % count] for k in range(count))
-                best.append((order, direction, rotation))
-        least = min(entry[0] for entry in best)
-        chosen = []
-        for order, direction, rotation in best:
-            if order != least:
-                continue
-            step = 1 if direction == 0 else -1
-            positions = tuple((rotation + step * k) % count for k in range(count))
-            chosen.append((_numbered(data, tuple(views[direction][p] for p in positions)), positions))
-        return min(chosen, key=lambda pair: _id_key(pair[0])) if len(chosen) > 1 else chosen[0]
+        data.seen_families = families
+        return least_of(data, families)
 
     def _seen_view(self, data: Any, family: int, position: int) -> SeenView:
         """The session at ``position`` as ``_view`` gives it, named forward (``family`` 0) or

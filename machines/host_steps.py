@@ -1,10 +1,11 @@
 """The host's step memo: the letters whose step is a function of one session's view.
 
 Most of the host's explored steps repeat a step met before on another state: the same session,
-in the same view, typing a line or ending its turn, or refused a letter by a guard of the host's
-own, while the other sessions, which the step does not read, differ. The search fires such a step
-once per (letter, control state, view of the session the letter names) and takes it from this
-memo after that (``machines/frame.py``'s ``StepMemo``).
+in the same view, typing a line, ending its turn, refused a letter by a guard of the host's own,
+or taking its part of a tick or an advance, while the other sessions, which its step does not
+read, differ. The search fires such a step once per view (and letter, and control state) and
+takes it from this memo after that (``machines/frame.py``'s ``StepMemo``): at the default bounds
+it fires about one step in ten.
 
 Which steps, and why each is a function of that view alone (a step of the host chart, model/host.py)
     * A guard rejection (``GUARD_REJECTIONS``): the host chart's own guards
@@ -12,26 +13,34 @@ Which steps, and why each is a function of that view alone (a step of the host c
       read the named session alone (its phase, its action count, its reminders), and a rejection
       changes nothing (HOST-IF-4): the snapshot reached is the one left, and the output is the
       error and every session's summary (``summary``), which the memo works out from the views.
-      So a letter's rejection is remembered for its named session's view, at any session count;
-      a letter that was not rejected there is fired (a send then reads its recipient too).
-    * ``user_input`` and ``end_turn`` with two sessions: ``book_typed_line`` and
-      ``book_turn_end`` change the named session alone (its pending mail; its idle half's
-      ``turn_finished`` and its phase), and then ``_emit`` syncs each session's held count with
-      its idle half. Every stored snapshot was synced by the step that reached it, so the sync
-      changes no other session. The records are the named session's, and the output's summary is
-      worked out from the views. The snapshot reached is the other session's view beside the
-      named one's new view, ordered as ``store`` orders two sessions (``host.ordered_pair``); a
-      pair whose keys tie is fired, since ``store`` then reads the subscription ids. With three
-      sessions the ordering reads the views named mirrored, which a snapshot does not keep, so
-      only rejections are remembered.
+      So a letter's rejection is remembered for its named session's view; a letter that was not
+      rejected there is fired (a send then reads its recipient too).
+    * ``user_input`` and ``end_turn``: ``book_typed_line`` and ``book_turn_end`` change the
+      named session alone (its pending mail; its idle half's ``turn_finished`` and its phase),
+      and then ``_emit`` syncs each session's held count with its idle half. Every stored
+      snapshot was synced by the step that reached it, so the sync changes no other session.
+      The records are the named session's.
+    * ``tick`` and ``advance``, each session's part: ``book_tick`` decides each idle session's
+      wake from its own pending mail and gate, and ``book_time`` moves each session's delivery,
+      idle half and reminders. A part reaches another session only through a receipt (its line
+      goes to the message's sender) or an idle answer (its requester's idle half takes it), so
+      a step whose every record belongs to one session (``OWN_RECORDS``) is each session's own
+      part, one after another in config order: the parts are remembered by each session's
+      position and view, and a step is taken from the memo when each session's part is known.
+
+    The snapshot reached is then the sessions' new views, ordered as ``store`` orders them
+    (``host.least_of``), from each view as ``store`` sees it: named forward (every stored view
+    is) and, with three sessions, mirrored, which a snapshot does not keep: the memo keeps each
+    view's mirrored name from the steps it fired, and fires a step whose view it never saw so.
+    The output's summary is worked out from the views.
 
 An option changes no reasoning above (each is read inside the named session's parts, or by
 ``_emit``'s sync, which a stored snapshot has already run), and the memo lives for one search.
 
 Exactness (``tests/test_host_steps.py``): an exploration finds with the memo what it finds
-without it (states, transitions, coverage with every step's output, violations and lassos), at
-the default bounds and options, under every option, with the hand and reminders, and with
-three sessions; and with ``audit`` on, every step the memo gives is fired as well and compared.
+without it (states, transitions, coverage with every step's output, violations and lassos),
+under every option, with the hand and reminders, and with three sessions; and with ``audit`` on,
+every step the memo gives is fired as well and compared.
 """
 
 from __future__ import annotations
@@ -40,17 +49,17 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from inboxspec.machines.frame import Action, Bounds, TakeStep
-from inboxspec.machines.host import GUARD_REJECTIONS, SeenView, SessionView, Snapshot, _key, ordered_pair
+from inboxspec.machines.host import GUARD_REJECTIONS, SeenView, SessionView, Snapshot, _key, least_of
 
 # The events whose accepted step changes the named session alone (see above).
 LOCAL_EVENTS = frozenset({"user_input", "end_turn"})
 
 # What the memo keeps per (letter, control state, named view): a rejection (its transition and
-# error code), a local step (its transition, the named session's new view as ``store`` saw it, and
-# the records), or None: fire it. Per (tick, control state, position, view): the transition, the
-# session's new view and its records.
+# error code), a local step (its transition, the named session's new view as ``store`` saw it in
+# each family, and the records), or None: fire it. Per (tick or advance, control state, position,
+# view): the transition, the session's new view in each family, and its records.
 _Rejected = tuple[Any, str]
-_Local = tuple[Any, SeenView, list[dict[str, Any]]]
+_Local = tuple[Any, tuple[SeenView, ...], list[dict[str, Any]]]
 
 # The events whose step is each session's own part, one after another (see above), and the
 # field naming the session each of their records belongs to: a step with a record of any other
@@ -88,17 +97,20 @@ class HostStepMemo:
         self._data = data
         self._take = take
         self._addresses: tuple[str, ...] = tuple(bounds["addresses"])
-        two = len(self._addresses) == 2
         # Per letter: how the memo takes it, the position of the session it names (0 for none), and
-        # whether its accepted step is local. With three sessions only rejections are remembered.
+        # whether its accepted step is local.
         self._letters: list[tuple[int, int, bool]] = [
-            (_NAMED, self._addresses.index(a.kwargs["session"]), two and a.event in LOCAL_EVENTS)
+            (_NAMED, self._addresses.index(a.kwargs["session"]), a.event in LOCAL_EVENTS)
             if "session" in a.kwargs
-            else (_PER_SESSION if two and a.event in PER_SESSION_EVENTS else _FIRED, 0, False)
+            else (_PER_SESSION if a.event in PER_SESSION_EVENTS else _FIRED, 0, False)
             for a in actions]
         self._known: dict[tuple[Any, ...], _Rejected | _Local | None] = {}
         self._summaries: dict[SessionView, dict[str, Any]] = {}
-        self._seen: dict[SessionView, SeenView] = {}
+        # Each stored view as ``store`` sees it, per family: named forward (its ``_key`` worked out
+        # here) and, with three sessions, mirrored (met in a step fired: else that step is fired).
+        self._forward: dict[SessionView, SeenView] = {}
+        self._mirrored: dict[SessionView, SeenView] = {}
+        self._families = 1 if len(self._addresses) == 2 else 2
         self._shown_for: tuple[Any, dict[str, Any]] = (None, {})  # the last pre and its ``sessions``
 
     def step(self, index: int, pre: Snapshot, fire: Callable[[Any], Any]) -> tuple[Any, Any, Any]:
@@ -117,18 +129,27 @@ class HostStepMemo:
                 raise StepMemoMismatch(f"letter {index} from {pre}: fired {fired}, the memo gave {given}")
         return given
 
+    def _fired(self, pre: Snapshot, fire: Callable[[Any], Any]) -> tuple[Any, Any, Any]:
+        """The step fired; each view ``store`` saw, named mirrored, kept (three sessions)."""
+        taken = self._take(pre, fire)
+        if self._families == 2 and "error" not in taken[2]:
+            forward, mirrored = self._data.seen_families
+            for named, other in zip(forward, mirrored, strict=True):
+                self._mirrored[named[0]] = other
+        return taken
+
     def _named(self, index: int, pre: Snapshot, fire: Callable[[Any], Any], position: int,
                local: bool) -> tuple[Any, Any, Any] | None:
         """A letter naming a session: remembered by that session's view."""
         key = (index, pre[0], pre.sessions[position])
         known = self._known.get(key, _UNSEEN)
         if known is _UNSEEN:  # not met: fire it and remember what it was
-            fired, _post, output = taken = self._take(pre, fire)
+            fired, _post, output = taken = self._fired(pre, fire)
             error = output.get("error")
             if error is not None:
                 self._known[key] = (fired, error) if error in GUARD_REJECTIONS else None
             elif local:
-                self._known[key] = (fired, self._data.forward_seen[position], output["events"])
+                self._known[key] = (fired, self._seen_at(position), output["events"])
             else:
                 self._known[key] = None
             return taken
@@ -140,43 +161,59 @@ class HostStepMemo:
                 self._shown_for = (pre, self._sessions(pre.sessions))
             return fired, pre, {"error": error, "sessions": self._shown_for[1]}
         fired, named, records = known
-        views = list(pre.sessions)
-        views[position] = named[0]
-        forward = [named if p == position else self._seen_of(view) for p, view in enumerate(views)]
-        return self._reached(fired, forward, views, records)
+        seen = [named if p == position else self._seen_of(view) for p, view in enumerate(pre.sessions)]
+        return self._reached(fired, seen, records)
 
     def _per_session(self, index: int, pre: Snapshot, fire: Callable[[Any], Any]
                      ) -> tuple[Any, Any, Any] | None:
-        """``tick`` or ``advance`` with two sessions: each session's part remembered by its position
-        and view, from steps that reach across no sessions."""
+        """``tick`` or ``advance``: each session's part remembered by its position and view, from
+        steps that reach across no sessions."""
         control, known = pre[0], self._known
         parts = [known.get((index, control, position, view)) for position, view in enumerate(pre.sessions)]
         if None in parts:  # some session's part not met: fire it and remember each session's part
-            fired, _post, output = taken = self._take(pre, fire)
+            fired, _post, output = taken = self._fired(pre, fire)
             events = output["events"]
             owners = [record.get(OWN_RECORDS.get(record["type"], "")) for record in events]
             if None in owners:
                 return taken
-            forward = self._data.forward_seen
             for position, (view, address) in enumerate(zip(pre.sessions, self._addresses, strict=True)):
                 own = [record for record, owner in zip(events, owners, strict=True) if owner == address]
-                known[(index, control, position, view)] = (fired, forward[position], own)
+                known[(index, control, position, view)] = (fired, self._seen_at(position), own)
             return taken
-        first, second = cast("list[_Local]", parts)
-        if first[0] is not second[0]:
+        local = cast("list[_Local]", parts)
+        fired = local[0][0]
+        if any(part[0] is not fired for part in local):
             return None
-        views = [first[1][0], second[1][0]]
-        return self._reached(first[0], [first[1], second[1]], views, first[2] + second[2])
+        records = [record for part in local for record in part[2]]
+        return self._reached(fired, [part[1] for part in local], records)
 
-    def _reached(self, fired: Any, forward: list[SeenView], views: list[SessionView],
+    def _seen_at(self, position: int) -> tuple[SeenView, ...]:
+        """The view at ``position`` that the step just fired reached, in each family ``store`` saw."""
+        return tuple(family[position] for family in self._data.seen_families)
+
+    def _seen_of(self, view: SessionView) -> tuple[SeenView, ...] | None:
+        """A stored view as ``store`` sees it (``_seen_view``), in each family: named forward (a stored
+        view is named forward from its own position) with its key and whether it holds an id, and
+        mirrored, as met in a step fired (None: not met)."""
+        forward = self._forward.get(view)
+        if forward is None:
+            forward = self._forward[view] = (view, _key(view), view.subscribed)
+        if self._families == 1:
+            return (forward,)
+        mirrored = self._mirrored.get(view)
+        return None if mirrored is None else (forward, mirrored)
+
+    def _reached(self, fired: Any, seen: Sequence[tuple[SeenView, ...] | None],
                  records: list[dict[str, Any]]) -> tuple[Any, Any, Any] | None:
-        """The step to the two sessions' new views (in chart order, each seen as ``store`` sees it),
-        with these records; None when ``store`` would break a tie by the ids (fire it then)."""
-        ordered = ordered_pair(self._data, forward)
-        if ordered is None:
+        """The step to the sessions' new views (in chart order, each as ``store`` sees it), with these
+        records; None when a view's mirrored name was never seen (fire it then)."""
+        if None in seen:
             return None
-        output = {"events": records, "sessions": self._sessions(views)}
-        return fired, Snapshot(fired.target, ordered[0]), output
+        present = cast("Sequence[tuple[SeenView, ...]]", seen)
+        families = [[entry[family] for entry in present] for family in range(self._families)]
+        sessions, _positions = least_of(self._data, families)
+        output = {"events": records, "sessions": self._sessions([entry[0][0] for entry in present])}
+        return fired, Snapshot(fired.target, sessions), output
 
     def _sessions(self, views: Sequence[SessionView]) -> dict[str, Any]:
         """The output's ``sessions``: each session's summary, by address, in config order."""
@@ -188,14 +225,6 @@ class HostStepMemo:
                 entry = summaries[view] = summary(view)
             shown[address] = entry
         return shown
-
-    def _seen_of(self, view: SessionView) -> SeenView:
-        """A stored view as ``store`` sees it (``_seen_view``): the view, its key and whether it holds
-        an id. A stored view is named forward from its own position, as ``_seen_view`` names it."""
-        seen = self._seen.get(view)
-        if seen is None:
-            seen = self._seen[view] = (view, _key(view), view.subscribed)
-        return seen
 
 
 def step_memo(data: Any, bounds: Bounds, options: Mapping[str, bool], actions: Sequence[Action],

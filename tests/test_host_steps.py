@@ -5,8 +5,9 @@ The configurations reach every way the memo takes a letter: rejections by each o
 guards (``not_in_turn``, ``turn_limit``, ``reminder_limit``), typed lines and turn ends, ticks that
 wake and refuse, and advances with and without receipts and idle answers (subscriptions on), under
 every option, with the hand's letters (named by a session, never remembered), and with three
-sessions (rejections alone). ``inboxspec check`` explores the default bounds with it and compares
-the manifest's counts and the findings' lassos; a benchmark compares its speed.
+sessions, whose order reads the views named mirrored. ``inboxspec check`` explores the default
+bounds with it and compares the manifest's counts and the findings' lassos; a benchmark compares
+its speed.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from inboxspec.checker.explore import explore
+from inboxspec.checker.explore import ExplorationTooLarge, explore
 from inboxspec.machines import host_steps
 from inboxspec.machines.host import HostExplorer
 from tests.exploration_found import found
@@ -128,3 +129,31 @@ def test_the_audit_catches_a_summary_that_differs_from_the_charts(
     monkeypatch.setattr(host_steps, "summary", off_by_one)
     with pytest.raises(host_steps.StepMemoMismatch):
         explore("host", {"forgeries": "0", "subscriptions": "0"})
+
+
+def test_the_audit_catches_three_sessions_ordered_without_their_mirrored_names(
+        audited: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    # With three sessions a reflection can give the least sequence of views, which store finds from
+    # the views named mirrored: ordered by the forward names alone, some steps reach another snapshot.
+    seen_of = host_steps.HostStepMemo._seen_of
+
+    def forward_twice(self: host_steps.HostStepMemo, view: Any) -> Any:
+        seen = seen_of(self, view)
+        return None if seen is None else (seen[0], seen[0])
+
+    monkeypatch.setattr(host_steps.HostStepMemo, "_seen_of", forward_twice)
+    with pytest.raises(host_steps.StepMemoMismatch):
+        explore("host", THREE_WITH_MAIL, max_states=3_000)
+
+
+# Three sessions whose views name each other (peer mail, held messages, receipts), so that a view
+# named mirrored differs from it: the least such exploration is some 60,000 states, so its first
+# 3,000 are audited.
+THREE_WITH_MAIL = {"sessions": "3", "subscriptions": "0", "forgeries": "0", "max_streak": "0"}
+
+
+def test_three_sessions_with_mail_are_audited_to_a_bound(audited: list[int]) -> None:
+    with pytest.raises(ExplorationTooLarge):
+        explore("host", THREE_WITH_MAIL, max_states=3_000)
+    given, fired = audited
+    assert 0 < fired < 2 * given
