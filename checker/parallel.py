@@ -70,20 +70,24 @@ the forever-properties are inherited by the fork. A worker that fails, dies
 or is sent a state it does not own ends the search with ``ShardingError``.
 
 Cost
-    Measured on two cores (``benchmarks/explorer_workers.py``, five samples,
-    medians). The host's default exploration (124,508 states): 16.7 s of
-    processor time in one process; on two workers 18.7 s in all (about 9.1 s
-    a worker, 0.5 s in the coordinator), 10.1 s by the wall clock and 9.8 s
-    along the critical path (per level the busiest worker, the busiest
-    worker's last phase, and the coordinator's: the wall time without the
-    machine's other load). The ratios: 1.68 times one process by the wall
-    clock, 1.71 along the critical path (other runs that day: 1.65 and 1.68,
-    1.63 and 1.65). What a worker does beyond half of one process, measured
-    inside the workers: packing its batches (0.14 s), taking the others' (0.29 s, of
-    which unpickling 0.07 s), numbering (0.08 s), answering handles (0.06 s),
-    and the host's memos of the views that both workers meet (0.07 s); the
-    rest is the two cores slowing each other (two one-process searches side
-    by side each take 3 to 8 % longer than one alone). The coordinator's end
+    Measured on two cores (``benchmarks/explorer_workers.py``, three samples,
+    medians, 2026-12-06, the yardstick at 0.13 s). The host's default
+    exploration (124,508 states), with its step memo (``machines/host_steps.py``):
+    18.9 s of processor time in one process; on two workers 23.2 s in all,
+    12.2 s by the wall clock and 12.0 s along the critical path (per level the
+    busiest worker, the busiest worker's last phase, and the coordinator's: the
+    wall time without the machine's other load). The ratios: 1.56 times one
+    process by the wall clock, 1.57 along the critical path, short of the 1.7
+    this search aims at. Before the memo the same machine gave 1.75 to 1.78, from
+    30.5 s in one process: the memo took a step's cost down by 1.7 times in
+    each process, and what the pair adds to a step did not shrink with it.
+    What a worker does beyond half of one process, measured inside the workers
+    (py-spy, the share of a worker's time): the owner of each successor
+    (``owner_of``, 5%), taking the others' batches (3%), packing its own (2%),
+    numbering and answering handles (1%); each worker's memo fires the steps
+    it has not met (61,000 a worker, against 104,000 in one process); and the
+    two cores slowing each other (two one-process searches side by side each
+    take 3 to 8 % longer than one alone). The coordinator's end
     (the reports, the graph, the cycle pass: about 0.35 s) runs while the
     workers wait, as the cycle pass does in the serial search. The batches
     were most of the overhead (1.42 times) until each channel kept one
@@ -92,12 +96,7 @@ Cost
     new objects whose hashes and counts were worked out anew. The levels are
     large and even, so waiting on the busier worker costs little. On a busy
     machine the wall ratio falls towards 1, or below: Linux shares the cores
-    between sessions, not processes (1.49 in a busy hour, when two
-    one-process searches side by side took 17.4 and 18.8 s). On a slower machine
-    (``benchmarks/calibration.py``'s yardstick at 0.13 to 0.14 s; one process
-    took 30.5 s of processor time there) the ratio was higher: 1.77 by the
-    wall clock and 1.78 along the critical path (five samples, medians), so
-    the search's own Python code slowed more than what the pair adds to it.
+    between sessions, not processes.
 
 ``tests/test_parallel.py`` compares 1, 2 and 3 workers with one process on
 every machine, and shows planted faults in the sharding caught.
