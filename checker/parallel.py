@@ -193,9 +193,11 @@ def shared(snapshot: Snapshot, pieces: dict[tuple[Any, ...], tuple[Any, ...]]) -
     """``snapshot`` with each tuple among its fields, and among theirs, replaced by the equal one
     ``pieces`` met first (and kept there when new).
 
-    Snapshots share most of their parts (the host's 17,801 states at ``subscriptions=0`` have
-    35,602 session views, 346 of them distinct), but equal parts built apart are distinct
-    objects, which a batch would pickle each time. Made one object, a part is pickled once per
+    Snapshots share most of their parts, but equal parts built apart are distinct objects, which
+    a batch would pickle each time. (The host's parts are not rebuilt here: its snapshot and views
+    are ``HashedOnce`` tuples, not plain or named ones, and its ``store`` already gives a few
+    objects per distinct view: its 17,801 states at ``subscriptions=0`` hold 35,602 session views,
+    346 of them distinct.) Made one object, a part is pickled once per
     channel (``Packer``'s memo keeps what it has written) and unpickled once, and the owner keeps
     one copy.
     Only plain and named tuples are rebuilt (``tuple.__new__`` with the same class gives an

@@ -34,6 +34,20 @@ Which steps, and why each is a function of that view alone (a step of the host c
     view's mirrored name from the steps it fired, and fires a step whose view it never saw so.
     The output's summary is worked out from the views.
 
+What the argument leans on besides (each true of every stored snapshot, and each checked by the
+audit below):
+    * ``load`` sets the host's clock and every part's to 0, so the clock a step reads is the same
+      from every state; and it keeps each session's reminders in its own view, so the host's
+      list of reminders holds, for a session, only that session's.
+    * A notice's line names its target through the host's ``subscription_targets``, built by
+      ``load`` from every session's outstanding subscriptions; a subscription id is one
+      session's alone (the ids are numbered across the sessions, ``_numbered``), so the lookup
+      reads only the requester's own view.
+    * ``book_time`` writes every session's receipts before any session's idle output: its
+      records are in config order by session only because a step with a receipt is fired.
+    * The initial snapshot is synced, and so is one a step leaves with an error (``store`` gives
+      back the snapshot loaded).
+
 An option changes no reasoning above (each is read inside the named session's parts, or by
 ``_emit``'s sync, which a stored snapshot has already run), and the memo lives for one search.
 
@@ -112,6 +126,7 @@ class HostStepMemo:
         self._mirrored: dict[SessionView, SeenView] = {}
         self._families = 1 if len(self._addresses) == 2 else 2
         self._shown_for: tuple[Any, dict[str, Any]] = (None, {})  # the last pre and its ``sessions``
+        self.steps_given = 0  # the steps taken from the memo, not fired (the tests and benchmarks read it)
 
     def step(self, index: int, pre: Snapshot, fire: Callable[[Any], Any]) -> tuple[Any, Any, Any]:
         how, position, local = self._letters[index]
@@ -159,6 +174,7 @@ class HostStepMemo:
             fired, error = known
             if pre is not self._shown_for[0]:  # a state's letters are taken one after another
                 self._shown_for = (pre, self._sessions(pre.sessions))
+            self.steps_given += 1
             return fired, pre, {"error": error, "sessions": self._shown_for[1]}
         fired, named, records = known
         seen = [named if p == position else self._seen_of(view) for p, view in enumerate(pre.sessions)]
@@ -213,6 +229,7 @@ class HostStepMemo:
         families = [[entry[family] for entry in present] for family in range(self._families)]
         sessions, _positions = least_of(self._data, families)
         output = {"events": records, "sessions": self._sessions([entry[0][0] for entry in present])}
+        self.steps_given += 1
         return fired, Snapshot(fired.target, sessions), output
 
     def _sessions(self, views: Sequence[SessionView]) -> dict[str, Any]:

@@ -37,43 +37,33 @@ CONFIGURATIONS = [
 
 
 @pytest.fixture
-def audited(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """The memo audits every step it gives; yields [steps given, steps taken by the search]."""
-    counts = [0, 0]
+def audited(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[host_steps.HostStepMemo]]:
+    """The memo audits every step it gives; yields the memos the searches made."""
+    memos: list[host_steps.HostStepMemo] = []
     monkeypatch.setattr(host_steps.HostStepMemo, "audit", True)
     make = host_steps.step_memo
 
-    def counting(data: Any, bounds: Any, options: Any, actions: Any, take: Any) -> host_steps.HostStepMemo:
-        def taken(pre: Any, fire: Any) -> Any:
-            counts[1] += 1
-            return take(pre, fire)
-
-        memo = make(data, bounds, options, actions, taken)
-        step = memo.step
-
-        def given(index: int, pre: Any, fire: Any) -> Any:
-            counts[0] += 1
-            return step(index, pre, fire)
-
-        memo.step = given  # type: ignore[method-assign]
+    def kept(data: Any, bounds: Any, options: Any, actions: Any, take: Any) -> host_steps.HostStepMemo:
+        memo = make(data, bounds, options, actions, take)
+        memos.append(memo)
         return memo
 
-    monkeypatch.setattr(host_steps, "step_memo", counting)
-    yield counts
+    monkeypatch.setattr(host_steps, "step_memo", kept)
+    yield memos
 
 
 @pytest.mark.parametrize(("bounds", "options"), CONFIGURATIONS,
                          ids=[",".join([*(f"{k}={v}" for k, v in b.items()), *o]) for b, o in CONFIGURATIONS])
 def test_every_step_the_memo_gives_is_the_step_fired(
-        bounds: dict[str, str], options: dict[str, bool], audited: list[int]) -> None:
+        bounds: dict[str, str], options: dict[str, bool], audited: list[host_steps.HostStepMemo]) -> None:
     # The audit compares each step given with the step fired (its transition, the snapshot reached
     # and the output), so the search takes the same steps as one that fires them all: it finds the
-    # same (the next test shows that once, end to end).
+    # same (the next test shows that once, end to end). A memo that gave no step would pass the
+    # audit, so each configuration also counts the steps given: 39% of them with the hand's letters
+    # (which are fired), 75% to 92% in the others.
     explored = explore("host", bounds, options)
-    given, fired = audited
-    # Every step went through the memo, and it gave some without firing them (the audit fires
-    # each once more: a step given is fired twice, one it did not know once).
-    assert given == explored.transitions and fired < 2 * given
+    (memo,) = audited
+    assert memo.steps_given > explored.transitions / 3
 
 
 def test_the_memo_finds_what_firing_every_step_finds_firing_few(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,7 +90,7 @@ def test_the_memo_finds_what_firing_every_step_finds_firing_few(monkeypatch: pyt
 
 @pytest.mark.parametrize("wrong", ["send_message", "subscribe"])
 def test_the_audit_catches_a_letter_taken_as_local_that_reaches_another_session(
-        wrong: str, audited: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+        wrong: str, audited: list[host_steps.HostStepMemo], monkeypatch: pytest.MonkeyPatch) -> None:
     # A send changes its recipient's delivery and a subscription its target's idle half: remembered
     # by the sender's view alone, the step given would keep the recipient as it was.
     monkeypatch.setattr(host_steps, "LOCAL_EVENTS", host_steps.LOCAL_EVENTS | {wrong})
@@ -109,7 +99,7 @@ def test_the_audit_catches_a_letter_taken_as_local_that_reaches_another_session(
 
 
 def test_the_audit_catches_an_advance_whose_idle_answer_was_taken_as_its_targets_own(
-        audited: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+        audited: list[host_steps.HostStepMemo], monkeypatch: pytest.MonkeyPatch) -> None:
     # An idle answer goes to its requester's idle half: an advance with one reaches across sessions,
     # and the requester's new view is no function of its own view alone.
     monkeypatch.setitem(host_steps.OWN_RECORDS, "answer", "from")
@@ -118,7 +108,7 @@ def test_the_audit_catches_an_advance_whose_idle_answer_was_taken_as_its_targets
 
 
 def test_the_audit_catches_a_summary_that_differs_from_the_charts(
-        audited: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+        audited: list[host_steps.HostStepMemo], monkeypatch: pytest.MonkeyPatch) -> None:
     summary = host_steps.summary
 
     def off_by_one(view: Any) -> dict[str, Any]:
@@ -130,7 +120,7 @@ def test_the_audit_catches_a_summary_that_differs_from_the_charts(
 
 
 def test_the_audit_catches_three_sessions_ordered_without_their_mirrored_names(
-        audited: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+        audited: list[host_steps.HostStepMemo], monkeypatch: pytest.MonkeyPatch) -> None:
     # With three sessions a reflection can give the least sequence of views, which store finds from
     # the views named mirrored: ordered by the forward names alone, some steps reach another snapshot.
     seen_of = host_steps.HostStepMemo._seen_of
@@ -150,8 +140,8 @@ def test_the_audit_catches_three_sessions_ordered_without_their_mirrored_names(
 THREE_WITH_MAIL = {"sessions": "3", "subscriptions": "0", "forgeries": "0", "max_streak": "0"}
 
 
-def test_three_sessions_with_mail_are_audited_to_a_bound(audited: list[int]) -> None:
+def test_three_sessions_with_mail_are_audited_to_a_bound(audited: list[host_steps.HostStepMemo]) -> None:
     with pytest.raises(ExplorationTooLarge):
         explore("host", THREE_WITH_MAIL, max_states=3_000)
-    given, fired = audited
-    assert 0 < fired < 2 * given
+    (memo,) = audited
+    assert memo.steps_given > 10_000  # 16,689 today
