@@ -585,6 +585,11 @@ def _in_order_of_appearance(sessions: tuple[SessionView, ...]) -> bool:
 SeenView = tuple[SessionView, tuple[Any, ...], bool]
 
 
+def seen(view: SessionView) -> SeenView:
+    """A view as ``store`` orders it (``least_of``): with its ``_key`` and whether it holds an id."""
+    return view, _key(view), view.subscribed
+
+
 def least_of(data: Any, families: Sequence[Sequence[SeenView]]
              ) -> tuple[tuple[SessionView, ...], tuple[int, ...]]:
     """The canonical sequence of views (see ``HostExplorer.canonical``) and the chart position of
@@ -1014,11 +1019,11 @@ class HostExplorer:
         address = data.addresses[position]
         raw = _session_data(data, address)
         known = data.views[family][position]
-        seen = known.get(raw)
-        if seen is None:
-            view = self._view(data, address, (data.forward, data.mirrored)[family][position])
-            seen = known[raw] = (view, _key(view), view.subscribed)
-        return seen  # type: ignore[no-any-return]
+        entry = known.get(raw)
+        if entry is None:
+            names = (data.forward, data.mirrored)[family][position]
+            entry = known[raw] = seen(self._view(data, address, names))
+        return entry  # type: ignore[no-any-return]
 
     def _view(self, data: Any, address: str, names: Mapping[str, str]) -> SessionView:
         """One session's view, other sessions named by ``names``, subscription ids as the chart has them."""

@@ -63,7 +63,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from inboxspec.machines.frame import Action, Bounds, TakeStep
-from inboxspec.machines.host import GUARD_REJECTIONS, SeenView, SessionView, Snapshot, _key, least_of
+from inboxspec.machines.host import GUARD_REJECTIONS, SeenView, SessionView, Snapshot, least_of, seen
 
 # The events whose accepted step changes the named session alone (see above).
 LOCAL_EVENTS = frozenset({"user_input", "end_turn"})
@@ -126,7 +126,7 @@ class HostStepMemo:
         self._mirrored: dict[SessionView, SeenView] = {}
         self._families = 1 if len(self._addresses) == 2 else 2
         self._shown_for: tuple[Any, dict[str, Any]] = (None, {})  # the last pre and its ``sessions``
-        self.steps_given = 0  # the steps taken from the memo, not fired (the tests and benchmarks read it)
+        self.steps_given = 0  # the steps taken from the memo, not fired (the tests read it)
 
     def step(self, index: int, pre: Snapshot, fire: Callable[[Any], Any]) -> tuple[Any, Any, Any]:
         how, position, local = self._letters[index]
@@ -177,8 +177,8 @@ class HostStepMemo:
             self.steps_given += 1
             return fired, pre, {"error": error, "sessions": self._shown_for[1]}
         fired, named, records = known
-        seen = [named if p == position else self._seen_of(view) for p, view in enumerate(pre.sessions)]
-        return self._reached(fired, seen, records)
+        entries = [named if p == position else self._seen_of(view) for p, view in enumerate(pre.sessions)]
+        return self._reached(fired, entries, records)
 
     def _per_session(self, index: int, pre: Snapshot, fire: Callable[[Any], Any]
                      ) -> tuple[Any, Any, Any] | None:
@@ -213,7 +213,7 @@ class HostStepMemo:
         mirrored, as met in a step fired (None: not met)."""
         forward = self._forward.get(view)
         if forward is None:
-            forward = self._forward[view] = (view, _key(view), view.subscribed)
+            forward = self._forward[view] = seen(view)
         if self._families == 1:
             return (forward,)
         mirrored = self._mirrored.get(view)
