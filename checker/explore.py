@@ -46,6 +46,7 @@ from inboxspec.machines.frame import (
     Invariant,
     Snapshot,
     Step,
+    StepMemo,
     any_step,
     forever_properties,
     step_memo,
@@ -334,8 +335,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     load, store = explorer.load, explorer.store
     # The description's step memo, if it has one (a recording search fires every step: a record keeps
     # which options each step read).
-    memo = None if record is not None else step_memo(
-        explorer, data, parsed, chosen, actions, lambda pre, fire: take_step(data, pre, fire, load, store))
+    memo = None if record is not None else search_memo(explorer, data, parsed, chosen, actions)
     coverage, violations = result.coverage, result.violations
     covered: set[CompiledTransition] = set()  # by identity: the chart's transitions met so far
     # parent[s] = (previous snapshot, letter index): the BFS tree, which gives shortest traces.
@@ -485,6 +485,15 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
     result.max_depth = deepest
     result.forever_checked = tuple(p.name for p in forever)
     return result
+
+
+def search_memo(explorer: Explorer, data: Any, bounds: Bounds, options: Mapping[str, bool],
+                actions: Sequence[Action]) -> StepMemo | None:
+    """The explorer description's step memo for a search that takes its steps on ``data``
+    (``frame.step_memo``), or None: the serial and the sharded search both ask here."""
+    load, store = explorer.load, explorer.store
+    return step_memo(explorer, data, bounds, options, actions,
+                     lambda pre, fire: take_step(data, pre, fire, load, store))
 
 
 def forever_groups(forever: Sequence[ForeverProperty]) -> list[tuple[int, ...]]:

@@ -131,6 +131,7 @@ from inboxspec.checker.explore import (
     letter_checks,
     letter_marks,
     letter_table,
+    search_memo,
     set_up,
     state_level_invariants,
     young_collections_only,
@@ -145,7 +146,6 @@ from inboxspec.machines.frame import (
     Step,
     StepMemo,
     forever_properties,
-    step_memo,
 )
 
 # Successors in one message to one owner: large enough that a message's cost is its
@@ -612,9 +612,7 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
                      start, owner_of(start, workers), by_letter,
                      state_level_invariants(by_letter, start, parsed), forever, forever_groups(forever),
                      [context.Queue() for _ in range(workers)], [context.Queue() for _ in range(workers)],
-                     context.Queue(), os.getpid(),
-                     step_memo(explorer, data, parsed, chosen, actions,
-                               lambda pre, fire: take_step(data, pre, fire, explorer.load, explorer.store)))
+                     context.Queue(), os.getpid(), search_memo(explorer, data, parsed, chosen, actions))
     result = Exploration(name, parsed, chosen, all_transitions=chart.transitions,
                          invariants_checked=tuple(inv.name for inv in checked))
     began, began_cpu = time.perf_counter(), time.process_time()

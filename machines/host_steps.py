@@ -132,13 +132,14 @@ class HostStepMemo:
         how, position, local = self._letters[index]
         if how == _FIRED:
             return self._take(pre, fire)
+        given_before = self.steps_given
         if how == _NAMED:
             given = self._named(index, pre, fire, position, local)
         else:
             given = self._per_session(index, pre, fire)
         if given is None:
             return self._take(pre, fire)
-        if self.audit:
+        if self.audit and self.steps_given != given_before:  # a step the memo gave, not one it fired
             fired = self._take(pre, fire)
             if fired[0] is not given[0] or fired[1] != given[1] or fired[2] != given[2]:
                 raise StepMemoMismatch(f"letter {index} from {pre}: fired {fired}, the memo gave {given}")
@@ -219,13 +220,13 @@ class HostStepMemo:
         mirrored = self._mirrored.get(view)
         return None if mirrored is None else (forward, mirrored)
 
-    def _reached(self, fired: Any, seen: Sequence[tuple[SeenView, ...] | None],
+    def _reached(self, fired: Any, entries: Sequence[tuple[SeenView, ...] | None],
                  records: list[dict[str, Any]]) -> tuple[Any, Any, Any] | None:
         """The step to the sessions' new views (in chart order, each as ``store`` sees it), with these
         records; None when a view's mirrored name was never seen (fire it then)."""
-        if None in seen:
+        if None in entries:
             return None
-        present = cast("Sequence[tuple[SeenView, ...]]", seen)
+        present = cast("Sequence[tuple[SeenView, ...]]", entries)
         families = [[entry[family] for entry in present] for family in range(self._families)]
         sessions, _positions = least_of(self._data, families)
         output = {"events": records, "sessions": self._sessions([entry[0][0] for entry in present])}
