@@ -8,7 +8,9 @@ Ownership
     another worker owns is routed to that owner in batches (``BATCH``
     successors to a message), and it sends each such successor to its owner
     once in the whole search (it remembers what it sent), however many of its
-    states reach it. Before a successor is sent, its equal parts are made one
+    states reach it. What it owns and what it sent are one dict (``known``):
+    a successor met before costs one lookup, and its owner is worked out only
+    the first time. Before a successor is sent, its equal parts are made one
     object (``shared``); it goes as its class and a plain tuple of its fields
     (which pickle writes in C); and each worker pickles what it sends another
     with one pickler for the whole search (``Packer``), whose memo persists: a part sent
@@ -73,19 +75,21 @@ Cost
     Measured on two cores (``benchmarks/explorer_workers.py``, three samples,
     medians, 2026-12-06, the yardstick at 0.13 s). The host's default
     exploration (124,508 states), with its step memo (``machines/host_steps.py``):
-    18.9 s of processor time in one process; on two workers 23.2 s in all,
-    12.2 s by the wall clock and 12.0 s along the critical path (per level the
+    19.1 s of processor time in one process; on two workers 22.9 s in all,
+    12.1 s by the wall clock and 11.8 s along the critical path (per level the
     busiest worker, the busiest worker's last phase, and the coordinator's: the
-    wall time without the machine's other load). The ratios: 1.56 times one
-    process by the wall clock, 1.57 along the critical path, short of the 1.7
+    wall time without the machine's other load). The ratios: 1.61 times one
+    process by the wall clock, 1.62 along the critical path, short of the 1.7
     this search aims at. Before the memo the same machine gave 1.75 to 1.78, from
     30.5 s in one process: the memo took a step's cost down by 1.7 times in
     each process, and what the pair adds to a step did not shrink with it.
     What a worker does beyond half of one process, measured inside the workers
-    (py-spy, the share of a worker's time): the owner of each successor
-    (``owner_of``, 5%), taking the others' batches (3%), packing its own (2%),
-    numbering and answering handles (1%); each worker's memo fires the steps
-    it has not met (61,000 a worker, against 104,000 in one process); and the
+    (py-spy, the share of a worker's time): taking the others' batches (4%),
+    packing its own (2%), the owner of each new successor (``owner_of``, 1%:
+    5% when every step asked it, before ``known`` was one dict, and the ratio
+    1.56), numbering and answering handles (1%); each worker's memo fires the
+    steps it has not met (61,000 a worker, against 104,000 in one process: 14%
+    of a worker's time against 11% of one process's); and the
     two cores slowing each other (two one-process searches side by side each
     take 3 to 8 % longer than one alone). The coordinator's end
     (the reports, the graph, the cycle pass: about 0.35 s) runs while the
@@ -299,17 +303,20 @@ class _Shard:
 
     def __init__(self, search: _Search, me: int) -> None:
         self.search, self.me = search, me
-        self.seen: dict[Snapshot, int] = {}  # owned states, numbered
+        # Every state this worker has met, with its step target: its number, for an owned state
+        # numbered; a handle (``handle``, negative) for an owned candidate of this level and for a
+        # successor sent to its owner. One lookup tells a step's target whichever owns it: the owner
+        # is worked out only for a state met for the first time.
+        self.known: dict[Snapshot, int] = {}
         self.frontier: list[tuple[int, Snapshot]] = []  # this level's owned states, by number
         # The tree links of the owned states: number, source number, letter (-1 for the initial state).
         self.tree = (array("q"), array("q"), array("q"))
         if search.first_owner == me:  # the coordinator's owner of the initial state
             self.check_owner(search.start)
-            self.seen[search.start] = 0
+            self.known[search.start] = 0
             self.frontier.append((0, search.start))
             for column, value in zip(self.tree, (0, -1, -1), strict=True):
                 column.append(value)
-        self.sent: dict[Snapshot, int] = {}  # successors sent to other owners: their handles
         self.pieces: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # see ``shared``
         self.sent_count = [0] * search.workers
         # Per sender: for each successor it sent here, in order, its number or own-handle.
@@ -394,7 +401,7 @@ class _Shard:
         search, me = self.search, self.me
         workers, width = search.workers, len(search.actions)
         data, load, store, memo = search.data, search.load, search.store, search.memo
-        seen, sent, sent_count, inboxes = self.seen, self.sent, self.sent_count, search.inboxes
+        known, sent_count, inboxes = self.known, self.sent_count, search.inboxes
         packers = self.packers
         pieces = self.pieces
         covered, coverage = self.covered, self.coverage
@@ -424,24 +431,20 @@ class _Shard:
                 if fired not in covered:
                     covered.add(fired)
                     coverage[fired.key] = (key, (pre, index, post, output))
-                owner = owner_of(post, workers)
-                if owner == me:
-                    target = seen.get(post)
-                    fresh = False
-                    if target is None:
-                        slot = candidates.get(post)
-                        if slot is None:
-                            fresh = True
-                            slot = candidates[post] = len(keys)
-                            keys.append(key)
-                            posts.append(post)
-                        target = handle(base + slot, me, workers)
-                else:
-                    sent_target = sent.get(post)
-                    fresh = sent_target is None
-                    if sent_target is None:
+                # A state met before, owned or sent, keeps its target; within a level an owned
+                # candidate keeps the key of its first step here, the least (steps are taken in key order).
+                target = known.get(post)
+                fresh = target is None
+                if target is None:
+                    owner = owner_of(post, workers)
+                    if owner == me:
+                        slot = candidates[post] = len(keys)
+                        keys.append(key)
+                        posts.append(post)
+                        target = known[post] = handle(base + slot, me, workers)
+                    else:
                         kept = shared(post, pieces)
-                        target = sent[kept] = handle(sent_count[owner], owner, workers)
+                        target = known[kept] = handle(sent_count[owner], owner, workers)
                         sent_count[owner] += 1
                         batch = batches[owner]
                         # A snapshot is its fields (machines/frame.py): sent as a plain tuple with its
@@ -452,8 +455,6 @@ class _Shard:
                         if len(batch) >= BATCH:
                             inboxes[owner].put((me, packers[owner].packed(batch), False))
                             batches[owner] = []
-                    else:
-                        target = sent_target
                 # A state new to this worker is checked with the invariants checked once per
                 # state as well: the step that discovers a state is one of those.
                 check = check_new if fresh else check_seen
@@ -479,7 +480,7 @@ class _Shard:
     def receive(self, candidates: dict[Snapshot, int], keys: list[int], posts: list[Snapshot]) -> None:
         """Take the other workers' successors of this level that this worker owns."""
         search, me = self.search, self.me
-        workers, seen = search.workers, self.seen
+        workers, known = search.workers, self.known
         base = len(self.own_numbers)
         inbox = search.inboxes[me]
         waiting = workers - 1
@@ -491,16 +492,17 @@ class _Shard:
                 post = tuple.__new__(kind, fields)  # as ``expand`` sent it: the class and its fields
                 if owner_of(post, workers) != me:
                     self.check_owner(post)
-                target = seen.get(post)
+                # Owned, so known as a number (numbered) or as an own handle (this level's candidate).
+                target = known.get(post)
                 if target is None:
-                    slot = candidates.get(post)
-                    if slot is None:
-                        slot = candidates[post] = len(keys)
-                        keys.append(key)
-                        posts.append(post)
-                    elif key < keys[slot]:
+                    slot = candidates[post] = len(keys)
+                    keys.append(key)
+                    posts.append(post)
+                    target = known[post] = handle(base + slot, me, workers)
+                elif target < 0:
+                    slot = candidates[post]
+                    if key < keys[slot]:
                         keys[slot] = key
-                    target = handle(base + slot, me, workers)
                 answers.append(target)
             if last:
                 waiting -= 1
@@ -515,7 +517,7 @@ class _Shard:
         for slot, number in zip(order, numbers, strict=True):
             by_slot[slot] = number
             post = posts[slot]
-            self.seen[post] = number
+            self.known[post] = number
             frontier.append((number, post))
             numbered.append(number)
             sources.append(keys[slot] // width)
@@ -562,7 +564,7 @@ class _Shard:
             kind, wanted = self.wait(control)
             if kind != "snapshots":
                 return
-            search.results.put(("snapshots", me, {n: s for s, n in self.seen.items() if n in wanted}))
+            search.results.put(("snapshots", me, {n: s for s, n in self.known.items() if n in wanted}))
 
 
 def _run_shard(me: int) -> None:
