@@ -337,7 +337,8 @@ def test_an_unwritable_junit_path_is_exit_2_with_a_reason_and_no_litter(tmp_path
                       "--junit", str(directory))
     assert process.returncode == 2
     assert "cannot write --junit" in process.stderr and "Traceback" not in process.stderr
-    assert "conform: ok" in process.stdout  # the report itself is still printed
+    # The report itself is still printed: its own last line (an adapter's text could say anything).
+    assert process.stdout.splitlines()[-1].startswith("conform: ok in ")
     assert list(directory.iterdir()) == [] and sorted(tmp_path.iterdir()) == [directory]
 
 
