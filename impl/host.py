@@ -539,7 +539,7 @@ class Host:
         self._turn(owner)
         waiting = sum(1 for r in self.reminders if r.session == owner.address)
         if self.reminder_limit is not None and waiting >= self.reminder_limit:
-            raise ReminderLimit(f"session {owner.address} has {waiting} reminders not yet due")
+            raise ReminderLimit(f"session {owner.address} has {waiting} reminders waiting")
         if self.now_ms + delay_ms > MAX_SAFE_INTEGER:
             raise InvalidDelay(f"the reminder would fall due past 2**53 - 1 ms (delay {delay_ms})")
         events = self._begin()

@@ -215,6 +215,9 @@ case("sending", "tickets-per-recipient", "Each recipient's peer delivery numbers
      ["HOST-SEND-1"], config(ACCEPT, sessions=THREE), woken() + [send("s1", "s2"), send("s1", "s3"), send("s1", "s2")])
 case("sending", "option-stamp-true-sender", "With stamp_true_sender the claim is recorded and ignored: the mail is from its true origin",
      ["HOST-OPT-1", "HOST-SEND-2"], opt("stamp_true_sender", ACCEPT), woken() + [send("s1", "s2", "[scheduled] x", claimed_from="s2"), TICK])
+case("sending", "option-stamp-true-sender-still-checks-the-claim", "Under stamp_true_sender a claimed_from that names no configured session is still invalid_claim, and a valid claim is recorded in send as given while the true origin is the sender",
+     ["HOST-OPT-1", "HOST-IF-5", "HOST-SEND-1"], opt("stamp_true_sender"),
+     woken() + [send("s1", "s2", "x", claimed_from="nobody"), send("s1", "s2", "x", claimed_from="s2")])
 
 # Notices and receipts under each reading (HOST-LINE-1, HOST-OPT-2/3)
 case("notices", "receipt-line-is-user-mail", "By default a delivery receipt is a user-kind line that wakes its session in the user lane",
@@ -272,6 +275,20 @@ case("environment", "advance-order", "One advance tells peer delivery's receipts
      ["HOST-TIME-1", "HOST-TIME-2", "HOST-RCPT-1", "HOST-IDLE-2"], {"idle_subscriptions": {"debounce_ms": 300000}},
      woken("s1") + woken("s2") + [send("s2", "s1", "review"), subscribe("s1", "s2"), schedule("s2", 300000, "wake up"), end("s2"),
                                   end("s1", "done"), advance(300000)])
+case("environment", "setting-again-drains-what-a-full-box-kept", "A set_setting to the setting in force still drains: the message a full box kept back is delivered once the box has room",
+     ["HOST-ENV-2", "HOST-RCPT-1"], {"peer_delivery": {"setting": "hold", "box_cap": 1, "options": {"release_respects_box_cap": True}}},
+     woken() + [send("s1", "s2", "a"), send("s1", "s2", "b"), setting("s2", "accept"), TICK, setting("s2", "accept")])
+# advance-order's mirror: the receipt is the later session's and the answer the earlier session's, so a
+# host that advanced each session's delivery and then its idle half would tell them the other way round.
+case("environment", "advance-order-across-sessions", "One advance tells every session's peer delivery receipts before any session's idle answer: a later session's receipt comes before an earlier session's answer",
+     ["HOST-TIME-1", "HOST-RCPT-1", "HOST-IDLE-2"], {},
+     woken("s1") + woken("s2") + [send("s1", "s2", "review"), subscribe("s2", "s1"), end("s1"), end("s2"), advance(300000)])
+# The held message expires in the advance in which the idle half's back-off falls due: told at once, the
+# idle half would answer in that advance.
+case("environment", "held-count-synced-at-the-end-of-the-step", "The idle half learns a held message's expiry only at the end of the advance that expired it: in that advance its back-off still sees the message held, and the idle answer comes at the next back-off",
+     ["HOST-IDLE-1", "HOST-TIME-1"], {},
+     woken("s1") + woken("s2") + [send("s1", "s2", "review"), subscribe("s1", "s2"), end("s2"), end("s1"),
+                                  advance(750), advance(300750), advance(330750)])
 case("environment", "advance-to-the-same-time", "Advancing to the current clock is allowed and a clock moving back is invalid_time",
      ["HOST-TIME-1", "HOST-IF-4"], {}, [advance(10), advance(10), advance(9), advance(11)])
 case("environment", "approve-into-a-full-box", "Under peer delivery's release_respects_box_cap an approval into a full box is box_full and changes nothing",
