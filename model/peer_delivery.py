@@ -178,7 +178,9 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
         return self.now_ms + self.expiry_ms if arms and self.expiry_ms is not None else None
 
     def _drain_outcomes(self) -> list[tuple[Entry, str, str | None]]:
-        """Per entry in buffer order: (entry, outcome, cause), with the box filling as it goes."""
+        """Per entry in buffer order: (entry, outcome, cause), with the box filling as it goes. The
+        outcome is a receipt state, or "held" (judged held, with that cause), or "kept": judged
+        delivered but kept back for room (PEER-OPT-2), its cause and deadline unchanged."""
         box = self.box
         result: list[tuple[Entry, str, str | None]] = []
         for entry in self.held:
@@ -191,7 +193,7 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
             outcome, cause = self._policy(entry[2], entry[3])
             if outcome == "delivered":
                 if self.options.release_respects_box_cap and box >= self.box_cap:
-                    outcome, cause = "held", entry[4]
+                    outcome, cause = "kept", entry[4]
                 else:
                     box += 1
             result.append((entry, outcome, cause))
@@ -235,7 +237,7 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
 
     def nothing_leaves_at_drain(self) -> bool:
         """PEER-DRAIN-2."""
-        return all(outcome == "held" for _e, outcome, _c in self._drain_outcomes())
+        return all(outcome in ("held", "kept") for _e, outcome, _c in self._drain_outcomes())
 
     # -- actions: each sets ``output`` in the conformance output shape -------------------
 
@@ -339,8 +341,10 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
         receipts: list[dict[str, Any]] = []
         kept: list[Entry] = []
         for entry, outcome, cause in self._drain_outcomes():
-            if entry[4] in REVIEW:
-                kept.append(entry)  # not judged again: its cause and deadline stay (PEER-DRAIN-1)
+            if entry[4] in REVIEW or outcome == "kept":
+                # Not judged again (PEER-DRAIN-1), or kept back for room (PEER-OPT-2, which arms no
+                # deadline for it, also under deadline_for_waiting_holds): cause and deadline stay.
+                kept.append(entry)
             elif outcome == "held":
                 assert cause is not None
                 deadline = entry[5] if entry[5] is not None else self._deadline(cause)

@@ -11,6 +11,7 @@ import * as idleSubscriptions from "./idle-subscriptions.mjs";
 import * as writerProofs from "./writer-proofs.mjs";
 import * as inboxRefresh from "./inbox-refresh.mjs";
 import * as host from "./host.mjs";
+import { toJson } from "./protocol.mjs";
 
 /** @typedef {import("./protocol.mjs").Step} Step */
 /**
@@ -107,5 +108,5 @@ for await (const line of lines) { // every line is a request, a blank one too (P
   }
   if (isObject(request) && request.cmd === "stop") break;
   // JSON.stringify escapes a lone surrogate as \udXXX, so the line stays UTF-8 (PROTO-MAL-3).
-  process.stdout.write(JSON.stringify(handle(request)) + "\n");
+  process.stdout.write(toJson(handle(request)) + "\n");
 }

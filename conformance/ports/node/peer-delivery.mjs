@@ -262,8 +262,8 @@ export function resolveCrossSessionDialogExpiry(raw) {
  * @property {CrossSessionHoldCause | null} cause
  * @property {PeerDropReason | null} reason
  */
-/** @typedef {{ ticket: number, facts: MessageFacts, cause: CrossSessionHoldCause, deadline: number | null }} HeldEntry */
-/** @typedef {{ ticket: number, sender: string, cause: CrossSessionHoldCause, deadline_ms: number | null }} HeldOutput */
+/** @typedef {{ ticket: number, facts: MessageFacts, cause: CrossSessionHoldCause, deadline: number | bigint | null }} HeldEntry */
+/** @typedef {{ ticket: number, sender: string, cause: CrossSessionHoldCause, deadline_ms: number | bigint | null }} HeldOutput */
 /** PEER-IF-2: the state block every stateful event's output carries. @typedef {{ receipts: Receipt[], held: HeldOutput[], box: number }} DeliveryState */
 /** @typedef {import("./protocol.mjs").Args} Args */
 
@@ -340,10 +340,16 @@ export class PeerDelivery {
     this.expiryMs = EXPIRY_MS[CROSS_SESSION_DIALOG_EXPIRY_DEFAULT];
   }
 
-  /** @param {CrossSessionHoldCause} cause @returns {number | null} PEER-EXP-4, PEER-OPT-3 */
+  /**
+   * PEER-EXP-4, PEER-OPT-3. The sum is exact: a BigInt past 2^53 - 1 (a clock near the top of its
+   * range), which compares with the clock's numbers exactly and is written out as its digits.
+   * @param {CrossSessionHoldCause} cause @returns {number | bigint | null}
+   */
   deadline(cause) {
     const arms = PEER_HELD_REVIEW_CAUSES.includes(cause) || this.options.deadline_for_waiting_holds;
-    return arms && this.expiryMs !== null ? this.now + this.expiryMs : null;
+    if (!arms || this.expiryMs === null) return null;
+    const sum = this.now + this.expiryMs;
+    return Number.isSafeInteger(sum) ? sum : BigInt(this.now) + BigInt(this.expiryMs);
   }
 
   /** @param {Receipt[]} receipts @param {Record<string, unknown>} [extra] @returns {DeliveryState} */

@@ -69,7 +69,7 @@ export const MAX_CASE_OUTPUT_BYTES = 64 * 1024 * 1024;
  * @param {unknown} value
  */
 export function jsonLength(value) {
-  const text = JSON.stringify(value);
+  const text = toJson(value);
   let length = text.length;
   if (/[^\x00-\x7e]/.test(text)) {
     for (let unit = 0; unit < text.length; unit += 1) {
@@ -77,4 +77,32 @@ export function jsonLength(value) {
     }
   }
   return length;
+}
+
+/**
+ * `value` as compact JSON, as `JSON.stringify` writes it, with a BigInt written as its digits: the one
+ * output past 2^53 - 1, peer delivery's deadline (PEER-EXP-4), is an exact integer, which a double
+ * would round. `JSON.stringify` refuses a BigInt (a TypeError), so only a value holding one is
+ * written by the walk below.
+ * @param {unknown} value
+ * @returns {string}
+ */
+export function toJson(value) {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return withBigInts(value);
+  }
+}
+
+/** @param {unknown} value @returns {string} */
+function withBigInts(value) {
+  if (typeof value === "bigint") return value.toString();
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? "null" : withBigInts(item))).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const members = Object.entries(value).filter(([, item]) => item !== undefined && typeof item !== "function");
+    return `{${members.map(([key, item]) => `${JSON.stringify(key)}:${withBigInts(item)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
 }

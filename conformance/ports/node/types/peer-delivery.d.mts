@@ -102,8 +102,12 @@ export class PeerDelivery {
     nextTicket: number;
     /** @type {number | null} */
     expiryMs: number | null;
-    /** @param {CrossSessionHoldCause} cause @returns {number | null} PEER-EXP-4, PEER-OPT-3 */
-    deadline(cause: CrossSessionHoldCause): number | null;
+    /**
+     * PEER-EXP-4, PEER-OPT-3. The sum is exact: a BigInt past 2^53 - 1 (a clock near the top of its
+     * range), which compares with the clock's numbers exactly and is written out as its digits.
+     * @param {CrossSessionHoldCause} cause @returns {number | bigint | null}
+     */
+    deadline(cause: CrossSessionHoldCause): number | bigint | null;
     /** @param {Receipt[]} receipts @param {Record<string, unknown>} [extra] @returns {DeliveryState} */
     state(receipts: Receipt[], extra?: Record<string, unknown>): DeliveryState;
     /** @param {Args} args */
@@ -165,13 +169,13 @@ export type HeldEntry = {
     ticket: number;
     facts: MessageFacts;
     cause: CrossSessionHoldCause;
-    deadline: number | null;
+    deadline: number | bigint | null;
 };
 export type HeldOutput = {
     ticket: number;
     sender: string;
     cause: CrossSessionHoldCause;
-    deadline_ms: number | null;
+    deadline_ms: number | bigint | null;
 };
 /**
  * PEER-IF-2: the state block every stateful event's output carries.

@@ -18,6 +18,15 @@ export function runSteps<S>(ConfigError: abstract new (...args: any[]) => CodedE
  * @param {unknown} value
  */
 export function jsonLength(value: unknown): number;
+/**
+ * `value` as compact JSON, as `JSON.stringify` writes it, with a BigInt written as its digits: the one
+ * output past 2^53 - 1, peer delivery's deadline (PEER-EXP-4), is an exact integer, which a double
+ * would round. `JSON.stringify` refuses a BigInt (a TypeError), so only a value holding one is
+ * written by the walk below.
+ * @param {unknown} value
+ * @returns {string}
+ */
+export function toJson(value: unknown): string;
 /** @typedef {Record<string, unknown>} Args */
 /** @typedef {{ event: string, args?: Args }} Step */
 /** PROTO-RUN-2: one output a step, or the config error. @typedef {{ outputs: Record<string, unknown>[] } | { config_error: string }} CaseResult */
