@@ -8,8 +8,9 @@ drivers need them too); this module adds the runner's pool (PROTO-FIX-1, PROTO-F
 - a case that cannot change it gets the directory laid out for the same content by an earlier case,
   after checking that the tree's fingerprint (every entry's inode, mode, size, link count, change
   and modification times, walked without following links) is the one taken right after lay-out.
-  A tree that an adapter changed anyway is discarded and laid out afresh, so a case never sees
-  another case's changes through a shared directory that it was handed.
+  A tree that an adapter changed anyway is set aside (removed with the pool: a case still in
+  flight may hold it) and laid out afresh, so a case never sees another case's changes through a
+  shared directory that it was handed.
 """
 
 from __future__ import annotations
@@ -92,14 +93,18 @@ class FixturePool:
         self.laid_out += 1
         return directory
 
-    def _unchanged(self, directory: str, taken: Fingerprint) -> bool:
+    def _unchanged(self, directory: str, taken: Fingerprint, *, in_flight: bool = False) -> bool:
+        """Whether ``directory`` is as its fingerprint ``taken`` says; a changed one is removed, or
+        only set aside when a case still ``in_flight`` may hold it (a shared directory: the runner
+        sends cases ahead of their answers, PROTO-RUN-3): removing it would pull the tree from under
+        that case, which an adapter changing its shared tree made error, at random."""
         try:
             unchanged = fingerprint(directory) == taken
         except OSError:
             unchanged = False
         if unchanged:
             self.reused += 1
-        else:
+        elif not in_flight:
             self._discard(directory)
         return unchanged
 
@@ -130,7 +135,7 @@ class FixturePool:
         if shared:
             key = self._key(fixture)
             held = self._shared.pop(key, None)
-            if held is None or not self._unchanged(*held):
+            if held is None or not self._unchanged(*held, in_flight=True):
                 directory = self._lay_out(fixture, deadline)
                 held = (directory, self._fingerprint(directory))
             self._shared[key] = held
