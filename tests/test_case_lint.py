@@ -50,6 +50,35 @@ def mutated(**changes: Any) -> dict[str, Any]:
     return case
 
 
+def untagged_options(cases: list[casefiles.Case]) -> list[str]:
+    """The bundled cases (config errors aside) that turn on an option of their own machine without its
+    ``option:NAME`` tag, which an adapter that does not list the option would be sent anyway, though
+    PROTO-START-1 and the adapter guide promise it such cases are skipped."""
+    from inboxspec import machines
+
+    found = []
+    for case in cases:
+        options = case.config.get("options")
+        if case.expect_config_error is not None or not isinstance(options, dict):
+            continue
+        own = machines.get(case.machine).interface.options
+        found += [f"{case.id}: option:{name}" for name, value in options.items()
+                  if value is True and name in own and f"option:{name}" not in case.features]
+    return found
+
+
+def test_a_bundled_case_that_turns_an_option_on_carries_its_tag() -> None:
+    assert untagged_options(lint([bundled_cases_dir()]).loaded) == []
+
+
+def test_an_untagged_option_is_found(tmp_path: Path) -> None:
+    case = {**GOOD_CASE, "config": {"options": {"announce_requires_refusal": True}}}
+    assert untagged_options(lint([write(tmp_path, case)]).loaded) == [
+        "wake-gate/lint-probe: option:announce_requires_refusal"]
+    tagged = {**case, "features": ["option:announce_requires_refusal"]}
+    assert untagged_options(lint([write(tmp_path, tagged)]).loaded) == []
+
+
 def test_schema_violation_names_file_and_place(tmp_path: Path) -> None:
     bad = mutated(steps=[{"event": "announce_refusal"}])  # no expect
     assert "schema: at $.cases[0].steps[0]: 'expect' is a required property" in problems_for(tmp_path, bad)
