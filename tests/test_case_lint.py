@@ -61,7 +61,8 @@ def untagged_options(cases: list[casefiles.Case]) -> list[str]:
         options = case.config.get("options")
         if case.expect_config_error is not None or not isinstance(options, dict):
             continue
-        own = machines.get(case.machine).interface.options
+        interface = machines.get(case.machine).interface
+        own = interface.options if interface is not None else {}
         found += [f"{case.id}: option:{name}" for name, value in options.items()
                   if value is True and name in own and f"option:{name}" not in case.features]
     return found
