@@ -661,7 +661,8 @@ def _lexists(parent: int, name: str) -> bool:
 def swap(directory: str, first: str, second: str) -> None:
     """Exchange two paths inside a fixture directory (the writer proofs' ``swap_paths`` step).
 
-    When one of the two does not exist, the other is moved to its place. Each path's parents are
+    When one of the two does not exist, the other is moved to its place; two paths that are one, or
+    one inside the other, are refused (FixtureError) with nothing moved. Each path's parents are
     walked without following a link, and the last component is renamed as itself (a link is moved,
     not its target), so nothing outside ``directory`` is ever moved. Raises OSError (ELOOP, ENOTDIR,
     ENOENT) or FixtureError for a path that leaves the directory or goes through a link.
@@ -671,6 +672,14 @@ def swap(directory: str, first: str, second: str) -> None:
     try:
         a_parent, a = _parent_and_name(root_fd, first, opened)
         b_parent, b = _parent_and_name(root_fd, second, opened)
+        # One path, or one inside the other, cannot be exchanged: the three renames below would park
+        # the first and then fail with it parked (or move a directory into itself), a bad argument
+        # that changed the tree. Refused before anything moves. Exact on components: a fixture path
+        # has no '.', '..' or empty component (path_problem) and no link is walked through.
+        first_parts, second_parts = first.split("/"), second.split("/")
+        shorter = min(len(first_parts), len(second_parts))
+        if first_parts[:shorter] == second_parts[:shorter]:
+            raise FixtureError(f"{first[:80]!r} and {second[:80]!r} are one path or one inside the other")
         a_exists, b_exists = _lexists(a_parent, a), _lexists(b_parent, b)
         if not a_exists and not b_exists:
             raise FileNotFoundError(errno.ENOENT, f"neither {first!r} nor {second!r} exists")

@@ -59,6 +59,14 @@ INTENDED: dict[str, list[tuple[Any, ...]]] = {
     "swap-missing-or-bad-path-argument": [BAD_ARGUMENT, BAD_ARGUMENT, BAD_ARGUMENT, CLI_MEASURED],
     "no-fixture-swap": [BAD_ARGUMENT, ARMED, refusal("running CLI", "unavailable", "unreadable")],
     "renewal-escape-leaves-no-context": [("measured", ["{fixture}/cli", "{fixture}/rcpt"]), ("renewal", "pending"), ("error", "no_context")],
+    "swap-one-path-or-nested-moves-nothing": [BAD_ARGUMENT, BAD_ARGUMENT, BAD_ARGUMENT, CLI_MEASURED],
+    "receipt-respelled-during-measurement-is-unchanged": [ARMED, CLI_MEASURED],
+    "preview-reads-no-floor": [("preview", True, True)],
+    "preview-reads-no-renewal": [("preview", True, True)],
+    "home-relative-is-resolved": [refusal("home floor", "missing", None)],
+    "attest-reads-the-locator-afresh": [("measured", ACTIVE_ROOTS), ("context", "active"), ("attested", ACTIVE_ROOTS)],
+    "first-failing-root-in-given-order": [refusal("declared writer", "unavailable", "below-minimum"),
+                                          refusal("declared writer", "unavailable", "writable-runtime")],
 }
 
 
@@ -72,8 +80,12 @@ def _outcome(expect: dict[str, Any]) -> tuple[Any, ...]:
         return ("renewal", expect["renewal"]["state"])
     if "error" in expect:
         return ("error", expect["error"])
+    if "preview" in expect:
+        return ("preview", expect["preview"]["matches"], expect["preview"]["complete"])
+    if "attestation" in expect:
+        return ("attested", [row["writerId"] for row in expect["attestation"]["writers"]])
     assert set(expect) == {"context"}, expect
-    return ARMED
+    return ARMED if expect["context"] is None else ("context", expect["context"])
 
 
 def _cases() -> dict[str, dict[str, Any]]:

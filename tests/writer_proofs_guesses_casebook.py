@@ -175,6 +175,40 @@ case("no-fixture-swap", "Without a fixture the fixture directory is empty: a swa
 case("renewal-escape-leaves-no-context", "An active read that escapes with the renewal error leaves the session without a context, like a refusal",
      ["WRITER-SES-1", "WRITER-ACT-7", "WRITER-IF-3"], config(active_world(renewal="pending")), [initial(), step("active"), step("attest")])
 
+# -- a second spec-only review's guesses ---------------------------------------------------------------
+# Two swap paths that are one, or one inside the other, cannot be exchanged: refused, nothing moved
+# (the three renames parked the first and then failed, a bad argument that had moved it).
+case("swap-one-path-or-nested-moves-nothing", "A swap of one path with itself, or of a path with one inside it, is a bad argument and moves nothing",
+     SWAP_IN, config(CLI + INITIAL_HOME), [swap("cli", "cli"), swap("cli", "cli/src"), swap("cli/src", "cli"), initial("cli")])
+# The receipt compared at the restat is the resolved root list, not the file's text.
+RESPELLED_RECEIPT = [{"path": "home-next", "type": "dir"},
+                     {"path": "home-next/setup-receipt.json", "type": "file",
+                      "text": json.dumps({"writerRoots": [f"{F}/cli", f"{F}/cli"], "note": 1})}]
+case("receipt-respelled-during-measurement-is-unchanged", "A receipt rewritten during the measurement with the same roots (a duplicate, another key) is the same receipt: no change",
+     ["WRITER-COMP-4", "WRITER-HOME-1"], config(CLI + home(receipt=["cli"]) + RESPELLED_RECEIPT),
+     [mid("home/setup-receipt.json", "home-next/setup-receipt.json", "before_restat"), initial("cli")])
+# A preview reads the locator alone: no reader floor and no renewal check.
+NO_FLOOR = [entry for entry in active_world() if not entry["path"].endswith("formats.json")]
+case("preview-reads-no-floor", "A preview reads the locator alone: with no formats.json it still previews",
+     ["WRITER-PREV-1", "WRITER-PREV-3"], config(NO_FLOOR), [step("preview")])
+case("preview-reads-no-renewal", "A preview reads the locator alone: a pending renewal does not stop it",
+     ["WRITER-PREV-1", "WRITER-PREV-3"], config(active_world(renewal="pending")), [step("preview")])
+# A relative home is resolved by the kernel (WRITER-HOME-5), not refused; one that names nothing is
+# a missing floor wherever the adapter runs.
+case("home-relative-is-resolved", "A relative home is resolved, not refused: one that names nothing anywhere has no reader floor",
+     ["WRITER-HOME-5", "WRITER-HOME-2"], {**config(CLI + INITIAL_HOME), "home": "no-such-inboxspec-home/home"}, [initial("cli")])
+# The attest's "still current" compares its own active read's two reads, not the context's.
+NEXT_GENERATION = {**locator(["cli", "decl", "rcpt"], [W_CLI, W_DECL, W_RCPT]), "activation": {"generation": 2, "renewal": None}}
+case("attest-reads-the-locator-afresh", "An attest after the locator changed since the active context was built (its generation only) reads it afresh and attests",
+     ["WRITER-ACT-7", "WRITER-HOME-4", "WRITER-ATT-1"],
+     config(active_world() + [{"path": "alt", "type": "dir"}, {"path": "alt/sync-placement-writer-roots.json", "type": "file", "text": json.dumps(NEXT_GENERATION)}]),
+     [step("active"), swap("home/sync-placement-writer-roots.json", "alt/sync-placement-writer-roots.json"), step("attest")])
+# Roots are measured in the order given: the first failing root is the one reported, not the first by name.
+OLD = install("old", "0.20.9")
+LOOSE = install("loose", modes={"src/index.ts": "0666"})
+case("first-failing-root-in-given-order", "With several failing roots, the first in the given order is reported, not the first by name",
+     ["WRITER-MEAS-1", "WRITER-INIT-2"], config(CLI + OLD + LOOSE + INITIAL_HOME), [initial("old", "loose"), initial("loose", "old")])
+
 
 def main() -> int:
     BOOK.write()

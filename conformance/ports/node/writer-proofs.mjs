@@ -675,6 +675,11 @@ const lexists = (p) => { try { fs.lstatSync(p); return true; } catch { return fa
 /** @param {string} dir @param {string} first @param {string} second */
 function swapPaths(dir, first, second) {
   const a = fixturePath(dir, first), b = fixturePath(dir, second), parking = path.join(dir, ".swap-parking");
+  // WRITER-IF-6: one path, or one inside the other, is refused before anything moves (parking the
+  // first would take the second with it).
+  const firstParts = first.split("/"), secondParts = second.split("/");
+  const shorter = Math.min(firstParts.length, secondParts.length);
+  if (firstParts.slice(0, shorter).every((part, index) => part === secondParts[index])) throw new Error("one path, or one inside the other");
   const hasA = lexists(a), hasB = lexists(b);
   if (!hasA && !hasB) throw new Error("neither path exists");
   const recheck = () => { fixturePath(dir, first); fixturePath(dir, second); }; // parents unchanged by the last rename
