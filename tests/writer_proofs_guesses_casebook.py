@@ -3,7 +3,9 @@
 written from the spec alone could take either way and still pass the other files (the moments of
 an armed swap, a file gone or replaced in the read pass, the root's special bits, the order and
 escaping of pin entries, the locator's re-read, the home path's spelling, relative paths, the
-``{fixture}`` placeholder, the swap step's own input, and the context after a renewal escape).
+``{fixture}`` placeholder, the swap step's own input, the context after a renewal escape, and from a
+second review: a swap of one path or nested paths, the receipt a restat compares, what a preview
+reads, a relative home, an attest's re-read of the locator, and which failing root is reported).
 
 ``python -m tests.writer_proofs_guesses_casebook`` records the reference's outputs as the
 expectations and rewrites that one file; ``tests/test_writer_proofs_guesses.py`` checks the outcome
