@@ -800,3 +800,40 @@ def test_the_shortest_reply_counts_utf_8_and_a_lone_surrogates_escape() -> None:
         base = dataclasses.replace(case, expect_config_error="")
         assert shortest_reply_bytes(changed, 7) - shortest_reply_bytes(base, 7) == extra
     assert shortest_reply_bytes(case, 10) == ascii_only + 1  # the seq's digits
+
+
+
+def _replying(write: str) -> str:
+    """An adapter that answers as the reference does and writes each reply as ``write`` (a Python
+    expression of the reply object ``reply``, giving bytes)."""
+    return f"""
+import json, sys
+from inboxspec.conformance.adapter import handle
+for line in sys.stdin:
+    request = json.loads(line)
+    if request.get("cmd") == "stop":
+        break
+    reply = handle(request)
+    sys.stdout.buffer.write({write})
+    sys.stdout.flush()
+"""
+
+
+@pytest.mark.slow
+def test_a_reply_with_a_byte_order_mark_spaces_escapes_and_crlf_is_json(tmp_path: Path) -> None:
+    """PROTO-FRAME-1 as written: the runner reads a reply line as RFC 8259 allows (a byte order mark,
+    spaces, escapes past ASCII and a CRLF end read as JSON), so such an adapter passes; a blank line
+    before each reply is not JSON, and the start it answers so never completes (exit 2)."""
+    lenient = tmp_path / "lenient.py"
+    bom_spaced_crlf = 'b"\\xef\\xbb\\xbf" + json.dumps(reply, ensure_ascii=True).encode() + b"\\r\\n"'
+    lenient.write_text(_replying(bom_spaced_crlf))
+    code, report, output = conform("--adapter", f"{sys.executable} {lenient}",
+                                   "--machine", "idle-subscriptions")
+    assert code == 0 and report is not None and report["ok"], output
+    tally = report["machines"]["idle-subscriptions"]
+    assert tally["passed"] == tally["executed"] > 300  # its labels and notices hold text past ASCII
+    blank = tmp_path / "blank.py"
+    blank.write_text(_replying('b"\\n" + json.dumps(reply).encode() + b"\\n"'))
+    code, report, output = conform("--adapter", f"{sys.executable} {blank}",
+                                   "--machine", "idle-subscriptions", "--run", "idle-subscriptions/label-*")
+    assert code == 2 and report is not None and "not-json" in report["unusable"], output
