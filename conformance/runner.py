@@ -326,6 +326,29 @@ def unsupported_reason(session: Session, case: Case,
     return None
 
 
+def unknown_listings(session: Session, cases: Iterable[Case]) -> list[str]:
+    """What the adapter's start lists that nothing knows (PROTO-START-1): a machine that is not
+    registered, or, for a machine this run has cases of, a feature that none of them carries and the
+    machine does not define. Not an error (a port may list what a later suite uses), but a feature
+    listed under a misspelt name skips, silently, every case that needs the real one. (Only the
+    machines with cases are read: reading a machine imports its module.)"""
+    from inboxspec import machines
+
+    tags: dict[str, set[str]] = defaultdict(set)
+    for case in cases:
+        tags[case.machine].update(case.features)
+    warnings = [f"the adapter lists machine {name!r}, which is not one of {', '.join(machines.names())}"
+                for name in sorted(session.machines) if name not in machines.REGISTRY]
+    for name, listed in sorted(session.features.items()):
+        if name not in tags:
+            continue
+        known = tags[name] | set(machines.get(name).features if name in machines.REGISTRY else ())
+        warnings += [f"the adapter lists feature {feature!r} for {name}, which no case of this run carries "
+                     f"and {name} does not define: a misspelt feature skips the cases that need the real one"
+                     for feature in sorted(listed - known)]
+    return warnings
+
+
 def _request(case: Case, seq: int, timeout: float | None = None) -> dict[str, Any]:
     body = {"id": case.id, "machine": case.machine, "config": case.config, "steps": case.inputs}
     if "fixture" in case.config:
@@ -497,6 +520,8 @@ class RunReport:
     extra: dict[str, Any] = field(default_factory=dict)
     # The signal that ended the run early (PROTO-SIG-1): the results are those so far.
     interrupted: str | None = None
+    # What the adapter's start listed that nothing knows (``unknown_listings``): reported, not failed.
+    warnings: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Per machine: executed, passed, failed, errored, skipped, expected failures."""
@@ -558,6 +583,7 @@ class RunReport:
             "seconds": round(self.seconds, 3),
             "results": [r.as_json() for r in self.results],
             "interrupted": self.interrupted,
+            "warnings": self.warnings,
             **self.extra,
         }
 
@@ -586,6 +612,7 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
             work.append((seq, case))
         else:
             results[seq] = CaseResult(case, SKIP, reason)
+    warnings = unknown_listings(session, cases)
     shown = Progress(Counter(c.machine for c in chosen), enabled=progress)
     for seq, result in results.items():
         shown.finished(result.case.machine, seq)
@@ -609,7 +636,8 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
         end_session(session, interrupted=interrupted is not None)
     ordered = [results[seq] for seq in sorted(results)]
     return RunReport(session.implementation, ordered, session.restarts, time.monotonic() - began,
-                     coverage, tuple(sorted({c.machine for c in chosen})), interrupted=interrupted)
+                     coverage, tuple(sorted({c.machine for c in chosen})), interrupted=interrupted,
+                     warnings=warnings)
 
 
 def _not_bundled(cases: list[Case]) -> list[Case]:
@@ -664,6 +692,8 @@ def print_report(report: RunReport) -> None:
             print(indented_block(result.detail, "  "))
     if report.restarts:
         print(f"\nadapter restarted {report.restarts} time(s)")
+    for warning in report.warnings:  # names the adapter chose: one_line, as everything it sends
+        print(f"\nwarning: {one_line(warning)}")
     for shrunk in report.extra.get("fuzz", {}).get("shrunk", []):
         cut = ", cut short by --shrink-seconds" if shrunk["cut_short"] else ""
         print(f"\nSHRUNK {shrunk['failure']}: {shrunk['original_steps']} steps down to "

@@ -837,3 +837,26 @@ def test_a_reply_with_a_byte_order_mark_spaces_escapes_and_crlf_is_json(tmp_path
     code, report, output = conform("--adapter", f"{sys.executable} {blank}",
                                    "--machine", "idle-subscriptions", "--run", "idle-subscriptions/label-*")
     assert code == 2 and report is not None and "not-json" in report["unusable"], output
+
+
+@pytest.mark.slow
+def test_a_start_listing_an_unknown_machine_or_a_misspelt_feature_is_warned_of(tmp_path: Path) -> None:
+    """PROTO-START-1: what the start lists that nothing knows is reported, not failed; the misspelt
+    tag's cases are skipped, as a tag the adapter does not list."""
+    adapter = tmp_path / "typo.py"
+    adapter.write_text(_replying('json.dumps(reply).encode() + b"\\n"').replace(
+        "    reply = handle(request)\n",
+        "    reply = handle(request)\n"
+        "    if request.get('cmd') == 'start':\n"
+        "        reply['machines'] = [*reply['machines'], 'wake_gate']\n"
+        "        reply['features']['wake-gate'] = ['option:reject-empty-batch',\n"
+        "                                          'option:announce_requires_refusal']\n"))
+    code, report, output = conform("--adapter", f"{sys.executable} {adapter}", "--machine", "wake-gate")
+    assert code == 0 and report is not None and report["ok"], output
+    assert [w.split(",")[0] for w in report["warnings"]] == [
+        "the adapter lists machine 'wake_gate'",
+        "the adapter lists feature 'option:reject-empty-batch' for wake-gate"]
+    assert report["machines"]["wake-gate"]["skipped"] > 0
+    code, report, output = conform("--adapter", REFERENCE, "--machine", "wake-gate",
+                                   "--run", "wake-gate/defaults")
+    assert code == 0 and report is not None and report["warnings"] == [], output
