@@ -45,6 +45,7 @@ import fastjsonschema
 from inboxspec.conformance import interface_lint, process_tree
 from inboxspec.conformance.adapter_process import (
     DEFAULT_MAX_LINE_BYTES,
+    STOP_GRACE_S,
     AdapterFault,
     AdapterProcess,
     kill_all,
@@ -265,6 +266,7 @@ class Session:
         self.machines: set[str] = set()
         self.features: dict[str, set[str]] = {}
         self.restarts = 0
+        self.stop_warnings: list[str] = []  # what the end of the run found (``stop``)
 
     def start(self) -> None:
         try:
@@ -305,7 +307,10 @@ class Session:
 
     def stop(self) -> None:
         if self.process is not None:
-            self.process.stop()
+            if not self.process.stop():
+                self.stop_warnings.append(
+                    f"the adapter did not exit within {STOP_GRACE_S:g} s of stop (PROTO-STOP-1); "
+                    f"the runner ended its processes")
             self.process = None
 
     def kill(self) -> None:
@@ -637,7 +642,7 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
     ordered = [results[seq] for seq in sorted(results)]
     return RunReport(session.implementation, ordered, session.restarts, time.monotonic() - began,
                      coverage, tuple(sorted({c.machine for c in chosen})), interrupted=interrupted,
-                     warnings=warnings)
+                     warnings=warnings + session.stop_warnings)
 
 
 def _not_bundled(cases: list[Case]) -> list[Case]:

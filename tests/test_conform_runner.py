@@ -860,3 +860,16 @@ def test_a_start_listing_an_unknown_machine_or_a_misspelt_feature_is_warned_of(t
     code, report, output = conform("--adapter", REFERENCE, "--machine", "wake-gate",
                                    "--run", "wake-gate/defaults")
     assert code == 0 and report is not None and report["warnings"] == [], output
+
+
+@pytest.mark.slow
+def test_an_adapter_that_outlives_stop_is_warned_of(tmp_path: Path) -> None:
+    """PROTO-STOP-1: an adapter still running 2 s after stop is ended and reported, not failed."""
+    adapter = tmp_path / "lingering.py"
+    adapter.write_text(_replying('json.dumps(reply).encode() + b"\\n"').replace(
+        "        break\n", "        import time; time.sleep(30)\n        break\n"))
+    code, report, output = conform("--adapter", f"{sys.executable} {adapter}", "--machine", "wake-gate",
+                                   "--run", "wake-gate/defaults")
+    assert code == 0 and report is not None and report["ok"], output
+    assert report["warnings"] == [
+        "the adapter did not exit within 2 s of stop (PROTO-STOP-1); the runner ended its processes"]
