@@ -331,6 +331,10 @@ def unsupported_reason(session: Session, case: Case,
     return None
 
 
+# The most unknown listings (``unknown_listings``) a report names one by one.
+MAX_LISTING_WARNINGS = 20
+
+
 def unknown_listings(session: Session, cases: Iterable[Case]) -> list[str]:
     """What the adapter's start lists that nothing knows (PROTO-START-1): a machine that is not
     registered, or, for a machine this run has cases of, a feature that none of them carries and the
@@ -351,6 +355,10 @@ def unknown_listings(session: Session, cases: Iterable[Case]) -> list[str]:
         warnings += [f"the adapter lists feature {feature!r} for {name}, which no case of this run carries "
                      f"and {name} does not define: a misspelt feature skips the cases that need the real one"
                      for feature in sorted(listed - known)]
+    # A start reply may list a million names within the line bound: the report names the first few.
+    if len(warnings) > MAX_LISTING_WARNINGS:
+        more = len(warnings) - MAX_LISTING_WARNINGS
+        warnings = [*warnings[:MAX_LISTING_WARNINGS], f"and {more} more unknown machine(s) or feature(s)"]
     return warnings
 
 

@@ -873,3 +873,16 @@ def test_an_adapter_that_outlives_stop_is_warned_of(tmp_path: Path) -> None:
     assert code == 0 and report is not None and report["ok"], output
     assert report["warnings"] == [
         "the adapter did not exit within 2 s of stop (PROTO-STOP-1); the runner ended its processes"]
+
+
+def test_unknown_listings_are_named_up_to_a_bound() -> None:
+    """A start listing thousands of unknown features gets a bounded report, not one line each."""
+    from inboxspec.conformance.runner import MAX_LISTING_WARNINGS, Session, unknown_listings
+
+    session = Session("unused", 1.0, 1024)
+    session.machines = {"wake-gate"}
+    session.features = {"wake-gate": {f"option:typo_{n}" for n in range(5000)}}
+    cases = [c for c in load_cases([bundled_cases_dir() / "wake-gate"]) if c.machine == "wake-gate"]
+    warnings = unknown_listings(session, cases)
+    assert len(warnings) == MAX_LISTING_WARNINGS + 1
+    assert warnings[-1] == f"and {5000 - MAX_LISTING_WARNINGS} more unknown machine(s) or feature(s)"
