@@ -533,7 +533,8 @@ class RunReport:
     extra: dict[str, Any] = field(default_factory=dict)
     # The signal that ended the run early (PROTO-SIG-1): the results are those so far.
     interrupted: str | None = None
-    # What the adapter's start listed that nothing knows (``unknown_listings``): reported, not failed.
+    # Reported, not failed: what the adapter's start listed that nothing knows (``unknown_listings``)
+    # and an adapter that outlived ``stop`` (``Session.stop``).
     warnings: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, dict[str, int]]:

@@ -55,17 +55,10 @@ def untagged_options(cases: list[casefiles.Case]) -> list[str]:
     ``option:NAME`` tag, which an adapter that does not list the option would be sent anyway, though
     PROTO-START-1 and the adapter guide promise it such cases are skipped."""
     from inboxspec import machines
+    from inboxspec.conformance.fuzz import features_of
 
-    found = []
-    for case in cases:
-        options = case.config.get("options")
-        if case.expect_config_error is not None or not isinstance(options, dict):
-            continue
-        interface = machines.get(case.machine).interface
-        own = interface.options if interface is not None else {}
-        found += [f"{case.id}: option:{name}" for name, value in options.items()
-                  if value is True and name in own and f"option:{name}" not in case.features]
-    return found
+    return [f"{case.id}: {tag}" for case in cases if case.expect_config_error is None
+            for tag in features_of(machines.get(case.machine), case.config) if tag not in case.features]
 
 
 def test_a_bundled_case_that_turns_an_option_on_carries_its_tag() -> None:

@@ -803,17 +803,21 @@ def test_the_shortest_reply_counts_utf_8_and_a_lone_surrogates_escape() -> None:
 
 
 
-def _replying(write: str) -> str:
+def _replying(write: str, *, on_start: str = "pass", on_stop: str = "pass") -> str:
     """An adapter that answers as the reference does and writes each reply as ``write`` (a Python
-    expression of the reply object ``reply``, giving bytes)."""
+    expression of the reply object ``reply``, giving bytes); ``on_start`` changes the start reply
+    ``reply`` before it is written, and ``on_stop`` runs before the adapter exits (one statement each)."""
     return f"""
-import json, sys
+import json, sys, time
 from inboxspec.conformance.adapter import handle
 for line in sys.stdin:
     request = json.loads(line)
     if request.get("cmd") == "stop":
+        {on_stop}
         break
     reply = handle(request)
+    if request.get("cmd") == "start":
+        {on_start}
     sys.stdout.buffer.write({write})
     sys.stdout.flush()
 """
@@ -844,13 +848,9 @@ def test_a_start_listing_an_unknown_machine_or_a_misspelt_feature_is_warned_of(t
     """PROTO-START-1: what the start lists that nothing knows is reported, not failed; the misspelt
     tag's cases are skipped, as a tag the adapter does not list."""
     adapter = tmp_path / "typo.py"
-    adapter.write_text(_replying('json.dumps(reply).encode() + b"\\n"').replace(
-        "    reply = handle(request)\n",
-        "    reply = handle(request)\n"
-        "    if request.get('cmd') == 'start':\n"
-        "        reply['machines'] = [*reply['machines'], 'wake_gate']\n"
-        "        reply['features']['wake-gate'] = ['option:reject-empty-batch',\n"
-        "                                          'option:announce_requires_refusal']\n"))
+    misspelt = ("reply['machines'].append('wake_gate'); reply['features']['wake-gate'] = "
+                "['option:reject-empty-batch', 'option:announce_requires_refusal']")
+    adapter.write_text(_replying('json.dumps(reply).encode() + b"\\n"', on_start=misspelt))
     code, report, output = conform("--adapter", f"{sys.executable} {adapter}", "--machine", "wake-gate")
     assert code == 0 and report is not None and report["ok"], output
     assert [w.split(",")[0] for w in report["warnings"]] == [
@@ -866,8 +866,7 @@ def test_a_start_listing_an_unknown_machine_or_a_misspelt_feature_is_warned_of(t
 def test_an_adapter_that_outlives_stop_is_warned_of(tmp_path: Path) -> None:
     """PROTO-STOP-1: an adapter still running 2 s after stop is ended and reported, not failed."""
     adapter = tmp_path / "lingering.py"
-    adapter.write_text(_replying('json.dumps(reply).encode() + b"\\n"').replace(
-        "        break\n", "        import time; time.sleep(30)\n        break\n"))
+    adapter.write_text(_replying('json.dumps(reply).encode() + b"\\n"', on_stop="time.sleep(30)"))
     code, report, output = conform("--adapter", f"{sys.executable} {adapter}", "--machine", "wake-gate",
                                    "--run", "wake-gate/defaults")
     assert code == 0 and report is not None and report["ok"], output
