@@ -23,6 +23,7 @@ from inboxspec.checker.traces import (
     to_itf,
     to_itf_lasso,
 )
+from inboxspec.machines import interface
 from inboxspec.machines.frame import bound_integer, forever_properties
 
 
@@ -167,7 +168,7 @@ def _explore(args: argparse.Namespace) -> int:
                        f"The shortest trace that breaks {chosen} replays with the reference's outputs",
                        list(requirements), explorer.config(result.bounds, options),
                        concrete_steps(explorer, failed[chosen]),
-                       features=[f"option:{o}" for o, on in options.items() if on] or None)
+                       features=interface.features_for_options(options) or None)
         written = _written(emit_case, json.dumps({"machine": args.machine, "cases": [case]}, indent=2))
         if written is not None:
             return _unusable("explore", written, args.json)

@@ -26,6 +26,7 @@ from inboxspec.checker.compiled import CompiledTransition
 from inboxspec.checker.explore import Explorations, compiled_chart
 from inboxspec.checker.traces import NoReferenceOutputs, Replays, concrete_steps, model_disagreements, to_case
 from inboxspec.conformance.casefiles import case_file_text, share_fixtures, write_or_compare
+from inboxspec.machines import interface
 from inboxspec.machines.frame import Step, coverage_explorations
 
 REQUIREMENT_ID = re.compile(r"\b[A-Z]+-[A-Z]+-\d+\b")
@@ -98,7 +99,7 @@ def generate(name: str, explorations: Explorations | None = None,
             f"Transition {transition.describe()} replays with exact outputs",
             requirements_of(transition), explorer.config(bounds, options),
             concrete_steps(explorer, trace),
-            features=[f"option:{o}" for o in options] or None, replays=replays,
+            features=interface.features_for_options(options) or None, replays=replays,
         )
         disagreements = model_disagreements(name, case, replays)
         if disagreements:

@@ -34,7 +34,7 @@ from inboxspec.conformance.casefiles import Case, case_file_text, read_case_file
 from inboxspec.impl import host as host_module
 from inboxspec.impl.host import Host
 from inboxspec.impl.wake_gate import Message
-from inboxspec.machines import host_driver
+from inboxspec.machines import host_driver, interface
 
 HOST = "host"
 
@@ -219,7 +219,7 @@ def project_steps(slug: str, host_config: Mapping[str, Any],
                 "requirements": requirements,
             }
             options = part_config.get("options", {})
-            features = [f"option:{name}" for name, on in sorted(options.items()) if on is True]
+            features = interface.features_for_options(dict(sorted(options.items())))
             if features:
                 projected_case["features"] = features
             projected_case["config"] = part_config

@@ -56,6 +56,7 @@ from inboxspec.conformance.runner import (
     run_cases,
     unsupported_reason,
 )
+from inboxspec.machines import interface
 from inboxspec.spec import index as spec_index
 
 # Candidate runs allowed while shrinking one failure (each is one round trip).
@@ -98,8 +99,7 @@ def features_of(target: FuzzTarget, config: Mapping[str, Any]) -> tuple[str, ...
     options = config.get("options")
     if not isinstance(options, Mapping):
         return ()
-    tags = (f"option:{name}" for name, on in options.items() if on is True)
-    return tuple(tag for tag in tags if tag in target.features)
+    return tuple(tag for tag in interface.features_for_options(options) if tag in target.features)
 
 
 def expected_case(target: FuzzTarget, case_id: str, description: str, config: dict[str, Any],

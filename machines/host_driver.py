@@ -20,7 +20,7 @@ from inboxspec.machines.sessions import run_reference_case
 from inboxspec.model.host import HostChart, HostModelOptions
 
 INTERFACE = interface.load("host")
-FEATURES = tuple(f"option:{name}" for name in INTERFACE.options)
+FEATURES = INTERFACE.option_features
 
 
 class _Absent:

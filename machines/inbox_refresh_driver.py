@@ -48,18 +48,13 @@ from inboxspec.model.inbox_refresh import (
     Script,
 )
 
-FEATURES = (
-    "option:refreshing_only_when_runnable",
-    "option:read_failure_backs_off",
-    "option:reject_negative_added",
-)
-
 # The config keys, the job script and computation records, the events and their arguments,
 # defaults and codes, and the scripted world's start: spec/inbox-refresh.interface.json. The
 # world (REFRESH-IF-11) is what this module plays itself: its config keys (`deny`, `jobs`,
 # `log_throws`) and its events (`edit_sources`, `change_policy`, `set_readable`) are validated
 # here as the data says; everything else is the cache's, which checks its own input.
 INTERFACE = interface.load("inbox-refresh")
+FEATURES = INTERFACE.option_features
 JOB_SCRIPT = INTERFACE.records["job_script"]
 SOURCE_START: Mapping[str, Any] = INTERFACE.vocabularies["fake_source_start"]
 ERRORS: Mapping[str, type[InboxRefreshError]] = {

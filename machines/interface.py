@@ -187,6 +187,19 @@ class Event:
         return {**ordered, **{name: value for name, value in merged.items() if name not in ordered}}
 
 
+def option_feature(name: str) -> str:
+    """The feature tag of the finding option ``name``: a case that turns the option on carries it,
+    and a port that has not built the option lists it as unsupported, so that the case is skipped
+    (spec/conformance-protocol.md, PROTO-START-1; each machine's spec names its tags). The one
+    place in the code where the tag is spelt."""
+    return f"option:{name}"
+
+
+def features_for_options(options: Mapping[str, Any]) -> list[str]:
+    """The tags a config's ``options`` object needs: one per option set to true, in its order."""
+    return [option_feature(name) for name, on in options.items() if on is True]
+
+
 @dataclass(frozen=True)
 class Interface:
     machine: str
@@ -215,6 +228,12 @@ class Interface:
     @property
     def options(self) -> tuple[str, ...]:
         return self.vocabulary(self.options_vocabulary) if self.options_vocabulary else ()
+
+    @property
+    def option_features(self) -> tuple[str, ...]:
+        """The feature tag of each of the machine's options, in the vocabulary's order: a driver's
+        ``FEATURES``."""
+        return tuple(option_feature(name) for name in self.options)
 
     def config_key(self, name: str) -> Parameter:
         return next(k for k in self.config_keys if k.name == name)

@@ -30,15 +30,11 @@ from inboxspec.model.peer_delivery import PeerDeliveryChart, PeerDeliveryModelOp
 
 # One feature per finding option: a port that has not implemented an option
 # declares the feature unsupported and its cases are skipped, not failed.
-FEATURES = (
-    "option:fair_eviction",
-    "option:release_respects_box_cap",
-    "option:deadline_for_waiting_holds",
-)
 
 # The events, their arguments (in the order their faults are checked, PEER-IF-4),
 # defaults and output fields: spec/peer-delivery.interface.json.
 INTERFACE = interface.load("peer-delivery")
+FEATURES = INTERFACE.option_features
 PURE_EVENTS = frozenset(name for name, event in INTERFACE.events.items() if event.pure)
 STATEFUL_EVENTS = frozenset(INTERFACE.events) - PURE_EVENTS
 

@@ -26,15 +26,6 @@ from inboxspec.machines import interface, sessions
 from inboxspec.machines.sessions import run_reference_case
 from inboxspec.model.wake_gate import WakeGateChart, WakeGateModelOptions
 
-# One feature per finding option: a port that has not implemented an option
-# declares the feature unsupported and its cases are skipped, not failed.
-FEATURES = (
-    "option:announce_requires_refusal",
-    "option:cadence_from_allowed_wakes",
-    "option:clamp_backwards_clock",
-    "option:reject_empty_batch",
-)
-
 
 def encode_decision(decision: WakeDecision, streak: int) -> dict[str, Any]:
     return {
@@ -51,6 +42,9 @@ def encode_decision(decision: WakeDecision, streak: int) -> dict[str, Any]:
 # A missing argument without a default is taken as null (and rejected as its
 # type's error); an argument the event does not define is `invalid_argument`.
 INTERFACE = interface.load("wake-gate")
+# One feature per finding option: a port that has not implemented an option
+# declares the feature unsupported and its cases are skipped, not failed.
+FEATURES = INTERFACE.option_features
 
 
 def apply_step(policy: WakePolicy, step: Mapping[str, Any]) -> dict[str, Any]:

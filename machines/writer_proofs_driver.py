@@ -44,7 +44,7 @@ PLACEHOLDER = fixtures.PLACEHOLDER
 # an armed one (``during``).
 INTERFACE = interface.load("writer-proofs")
 # One feature per finding option: a port that has not implemented an option declares it unsupported.
-FEATURES = tuple(f"option:{name}" for name in INTERFACE.options)
+FEATURES = INTERFACE.option_features
 # The events that read the world (and so may refuse, WRITER-IF-3); the others only set the fences.
 WORLD_EVENTS = tuple(name for name, entry in INTERFACE.events.items() if "refusal" in entry.outputs)
 

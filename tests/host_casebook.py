@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from inboxspec.machines.host_driver import run_case
+from inboxspec.machines.interface import features_for_options
 from tests.writer_proofs_casebook import write_case_file
 
 FOLDER = Path(__file__).resolve().parent.parent / "conformance" / "cases" / "host"
@@ -375,7 +376,7 @@ case("findings", "f3-option-pending-counts-as-held", "With pending_counts_as_hel
      ["HOST-INV-4", "HOST-OPT-4", "HOST-IDLE-1"], opt("pending_counts_as_held", ACCEPT), F3_STEPS + [TICK, end("s2", "really done"), advance(30750)])
 
 FEATURED = {
-    slug: [f"option:{name}" for name in cfg.get("options", {}) if cfg["options"][name] is True]
+    slug: features_for_options(cfg["options"])
     for cases in CASES.values() for slug, _d, _r, cfg, _s in cases
     if isinstance(cfg.get("options"), dict)
 }

@@ -112,3 +112,16 @@ def test_peer_delivery_writes_no_hyphenated_word_outside_the_vocabularies(module
     known.add(PEER.machine)  # the machine's own name, which its options' error messages give
     hyphenated = {s for s in string_literals(module) if HYPHENATED.match(s)}
     assert hyphenated <= known, sorted(hyphenated - known)
+
+
+def test_every_machines_features_are_its_options_tags_and_a_config_needs_those_set_true() -> None:
+    """The feature tags are the interface data's options, tagged once (``interface.option_feature``),
+    for every registered machine; a config needs the tag of each option set to true, and of no
+    option set false or to a value that is not true (a port reads the option as off)."""
+    from inboxspec import machines
+
+    for entry in machines.all_machines():
+        assert entry.interface is not None
+        assert entry.features == tuple(f"option:{name}" for name in entry.interface.options), entry.name
+    needed = interface.features_for_options({"b": True, "a": True, "off": False, "one": 1, "text": "true"})
+    assert needed == ["option:b", "option:a"]
