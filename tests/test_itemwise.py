@@ -9,6 +9,7 @@ variants of them, and on steps and entries that hypothesis writes.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from typing import Any
 
@@ -31,8 +32,14 @@ def _whole(schema: dict[str, Any], document: Any) -> list[Error]:
     return [(tuple(e.absolute_path), e.message) for e in errors]
 
 
-_CASES: list[Case] = lint(registered_case_dirs()).loaded
-_MACHINES = sorted({case.machine for case in _CASES if machines.get(case.machine).interface is not None})
+@functools.cache
+def _bundled_cases() -> list[Case]:
+    """The bundled cases, linted when a test first asks (not while the module is collected: every
+    xdist worker collects every module, and the lint takes seconds)."""
+    return lint(registered_case_dirs()).loaded
+
+
+_MACHINES = sorted(name for name in machines.names() if machines.get(name).interface is not None)
 
 
 def _case_schema(machine: str) -> dict[str, Any]:
@@ -50,7 +57,7 @@ def _validator(machine: str) -> ItemwiseValidator:
 @pytest.mark.parametrize("machine", _MACHINES)
 def test_every_bundled_case_has_the_whole_schemas_errors(machine: str) -> None:
     schema, validator = _case_schema(machine), _validator(machine)
-    cases = [c for c in _CASES if c.machine == machine]
+    cases = [c for c in _bundled_cases() if c.machine == machine]
     assert cases
     for case in cases:
         instance = interface_lint.case_instance(case)
@@ -80,7 +87,8 @@ def _broken_steps(step: dict[str, Any], events: list[str]) -> list[Any]:
 def test_broken_steps_and_configs_have_the_whole_schemas_errors(machine: str) -> None:
     schema, validator = _case_schema(machine), _validator(machine)
     events = list(schema["properties"]["steps"]["items"]["properties"]["event"]["enum"])
-    case = next(c for c in _CASES if c.machine == machine and c.steps and "error" not in c.steps[0]["expect"])
+    case = next(c for c in _bundled_cases()
+                if c.machine == machine and c.steps and "error" not in c.steps[0]["expect"])
     instance = interface_lint.case_instance(case)
     broken_documents: list[Any] = [
         {**instance, "steps": [*instance["steps"], *_broken_steps(dict(instance["steps"][0]), events)]},
@@ -110,7 +118,7 @@ _JSON = st.recursive(
 def test_written_steps_have_the_whole_schemas_errors(data: st.DataObject, machine: str) -> None:
     schema, validator = _case_schema(machine), _validator(machine)
     events = schema["properties"]["steps"]["items"]["properties"]["event"]["enum"]
-    real = [c for c in _CASES if c.machine == machine and c.steps]
+    real = [c for c in _bundled_cases() if c.machine == machine and c.steps]
     base = data.draw(st.sampled_from(real)).steps
     step = data.draw(st.one_of(
         st.sampled_from(list(base)),
@@ -124,7 +132,8 @@ def test_written_steps_have_the_whole_schemas_errors(data: st.DataObject, machin
 
 
 def _fixtures() -> list[Any]:
-    return [case.config["fixture"] for case in _CASES if isinstance(case.config.get("fixture"), dict)]
+    return [case.config["fixture"] for case in _bundled_cases()
+            if isinstance(case.config.get("fixture"), dict)]
 
 
 def test_every_bundled_fixture_and_broken_ones_have_the_whole_schemas_errors() -> None:
@@ -199,7 +208,7 @@ def test_the_memo_starting_again_changes_no_error(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(itemwise, "_REMEMBERED", 3)
     machine = _MACHINES[0]
     validator = ItemwiseValidator(_case_schema(machine), "steps", interface_lint._own_event_rule)
-    cases = [c for c in _CASES if c.machine == machine][:20]
+    cases = [c for c in _bundled_cases() if c.machine == machine][:20]
     for case in [*cases, *cases]:
         instance = interface_lint.case_instance(case)
         broken = {**instance, "steps": [*instance["steps"], {"event": "no_such_event"}, 7]}
