@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 
 from inboxspec import machines
-from inboxspec.checker.explore import explore
 from inboxspec.checker.traces import describe, describe_lasso
 from inboxspec.machines.frame import forever_properties
+from tests.session_shared import SharedExplorations
 
 # finding -> (property, option, bounds, whether it is a forever-property)
 FINDINGS = {
@@ -32,10 +32,11 @@ FINDINGS = {
 
 
 @pytest.mark.parametrize("finding", sorted(FINDINGS))
-def test_the_finding_fails_by_default_and_holds_with_its_option(finding: str) -> None:
+def test_the_finding_fails_by_default_and_holds_with_its_option(finding: str,
+                                                                explorations: SharedExplorations) -> None:
     prop, option, bounds, forever = FINDINGS[finding]
-    default = explore("host", bounds)
-    fixed = explore("host", bounds, {option: True})
+    default = explorations.get("host", bounds)
+    fixed = explorations.get("host", bounds, {option: True})
     variables = machines.get("host").explorer.variables
     if forever:
         lasso = default.lassos[prop]
