@@ -11,10 +11,9 @@ import io
 import json
 import sys
 import traceback
-from importlib.metadata import version
 from typing import Any, TextIO
 
-from inboxspec import machines
+from inboxspec import __version__, machines
 from inboxspec.conformance.plainjson import escaping_lone_surrogates
 
 
@@ -54,10 +53,10 @@ def handle(request: dict[str, Any]) -> dict[str, Any] | None:
         return {
             "ready": True,
             "version": 1,
-            "implementation": {"name": "inboxspec-reference", "version": version("inboxspec"),
+            "implementation": {"name": "inboxspec-reference", "version": __version__,
                                "language": "python"},
             "machines": machines.names(),
-            "features": {m.name: list(m.features) for m in machines.all_machines()},
+            "features": {name: list(machines.features(name)) for name in machines.names()},
         }
     if command == "run":
         problem = run_request_problem(request)

@@ -393,9 +393,6 @@ class Driver(Protocol):
     """What a bundled machine's driver module (``machines/<snake>_driver.py``) provides."""
 
     @property
-    def FEATURES(self) -> tuple[str, ...]: ...
-
-    @property
     def run_case(self) -> CaseRunner: ...
 
     @property
@@ -403,6 +400,14 @@ class Driver(Protocol):
 
     @property
     def fuzz(self) -> Fuzzer: ...
+
+
+def bundled_features(name: str) -> tuple[str, ...]:
+    """The features of the bundled machine ``name``: the tag of each option its interface data
+    (spec/<name>.interface.json) names, or none while it has no interface data. Read without
+    importing the machine's module, so that an adapter's ``start`` lists every machine's features
+    and imports only the machines its run reads (``machines.features``)."""
+    return interface_data.load(name).option_features if interface_data.has_interface(name) else ()
 
 
 def bundled_machine(name: str, title: str, seed: str, chart: type[StateChart[Any]], driver: Driver,
@@ -416,7 +421,7 @@ def bundled_machine(name: str, title: str, seed: str, chart: type[StateChart[Any
         chart=chart,
         run_case=driver.run_case,
         run_model_case=driver.run_model_case,
-        features=driver.FEATURES,
+        features=bundled_features(name),
         explorer=explorer,
         fuzz=driver.fuzz,
         interface=interface_data.load(name) if interface_data.has_interface(name) else None,

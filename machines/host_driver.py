@@ -20,7 +20,6 @@ from inboxspec.machines.sessions import run_reference_case
 from inboxspec.model.host import HostChart, HostModelOptions
 
 INTERFACE = interface.load("host")
-FEATURES = INTERFACE.option_features
 
 
 class _Absent:

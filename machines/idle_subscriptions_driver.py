@@ -36,7 +36,6 @@ from inboxspec.model.idle_subscriptions import IdleModelOptions, IdleSubscriptio
 
 INTERFACE = interface.load("idle-subscriptions")
 # One feature per finding option (the spec's "Options from the findings").
-FEATURES = INTERFACE.option_features
 HELPERS = frozenset(name for name, event in INTERFACE.events.items() if event.pure)
 # The reference's name of an argument whose case name is a Python keyword.
 PYTHON_NAMES = {"from": "sender"}

@@ -54,7 +54,6 @@ from inboxspec.model.inbox_refresh import (
 # `log_throws`) and its events (`edit_sources`, `change_policy`, `set_readable`) are validated
 # here as the data says; everything else is the cache's, which checks its own input.
 INTERFACE = interface.load("inbox-refresh")
-FEATURES = INTERFACE.option_features
 JOB_SCRIPT = INTERFACE.records["job_script"]
 SOURCE_START: Mapping[str, Any] = INTERFACE.vocabularies["fake_source_start"]
 ERRORS: Mapping[str, type[InboxRefreshError]] = {

@@ -231,8 +231,8 @@ class Interface:
 
     @property
     def option_features(self) -> tuple[str, ...]:
-        """The feature tag of each of the machine's options, in the vocabulary's order: a driver's
-        ``FEATURES``."""
+        """The feature tag of each of the machine's options, in the vocabulary's order: a bundled
+        machine's features (``frame.bundled_features``)."""
         return tuple(option_feature(name) for name in self.options)
 
     def config_key(self, name: str) -> Parameter:

@@ -34,7 +34,6 @@ from inboxspec.model.peer_delivery import PeerDeliveryChart, PeerDeliveryModelOp
 # The events, their arguments (in the order their faults are checked, PEER-IF-4),
 # defaults and output fields: spec/peer-delivery.interface.json.
 INTERFACE = interface.load("peer-delivery")
-FEATURES = INTERFACE.option_features
 PURE_EVENTS = frozenset(name for name, event in INTERFACE.events.items() if event.pure)
 STATEFUL_EVENTS = frozenset(INTERFACE.events) - PURE_EVENTS
 

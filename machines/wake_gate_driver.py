@@ -42,9 +42,6 @@ def encode_decision(decision: WakeDecision, streak: int) -> dict[str, Any]:
 # A missing argument without a default is taken as null (and rejected as its
 # type's error); an argument the event does not define is `invalid_argument`.
 INTERFACE = interface.load("wake-gate")
-# One feature per finding option: a port that has not implemented an option
-# declares the feature unsupported and its cases are skipped, not failed.
-FEATURES = INTERFACE.option_features
 
 
 def apply_step(policy: WakePolicy, step: Mapping[str, Any]) -> dict[str, Any]:

@@ -44,7 +44,6 @@ PLACEHOLDER = fixtures.PLACEHOLDER
 # an armed one (``during``).
 INTERFACE = interface.load("writer-proofs")
 # One feature per finding option: a port that has not implemented an option declares it unsupported.
-FEATURES = INTERFACE.option_features
 # The events that read the world (and so may refuse, WRITER-IF-3); the others only set the fences.
 WORLD_EVENTS = tuple(name for name, entry in INTERFACE.events.items() if "refusal" in entry.outputs)
 

@@ -13,6 +13,7 @@ import random
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -220,3 +221,34 @@ def test_a_process_that_reads_one_machine_imports_that_machine_alone() -> None:
     assert imported(ONE_MACHINE, "writer-proofs") == ["inboxspec.machines.writer_proofs"]
     adapter = f"{sys.executable} -m inboxspec.conformance.adapter"
     assert imported(CONFORM_ONE_MACHINE, adapter) == [0, ["inboxspec.machines.wake_gate"]]
+
+
+# What the reference adapter's start imports: the machines' modules it imported, printed after its reply.
+ADAPTER_START = """
+import json, sys
+from inboxspec import machines
+from inboxspec.conformance import adapter
+reply = adapter.handle({"cmd": "start"})
+print(json.dumps([reply["features"], sorted(m for m in machines.MODULES.values() if m in sys.modules)]))
+"""
+
+
+def test_the_reference_adapters_start_lists_every_machines_features_and_imports_none() -> None:
+    """The start reply lists each machine's features as its entry has them, read from the interface
+    data (``machines.features``): a run of one machine then imports that machine alone, in the
+    adapter as in the runner."""
+    done = subprocess.run([sys.executable, "-c", ADAPTER_START], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    features, imported = json.loads(done.stdout)
+    assert imported == []
+    assert features == {name: list(machines.get(name).features) for name in machines.names()}
+    assert all(features.values())  # every bundled machine has options
+
+
+def test_features_of_a_machine_read_or_set_are_its_entrys(monkeypatch: pytest.MonkeyPatch) -> None:
+    wake_gate = machines.get("wake-gate")
+    monkeypatch.setitem(machines.REGISTRY, "host", replace(wake_gate, features=("option:planted",)))
+    assert machines.features("host") == ("option:planted",)
+    assert machines.features("wake-gate") == wake_gate.features
+    with pytest.raises(machines.UnknownMachine):
+        machines.features("no-such-machine")
