@@ -11,9 +11,10 @@ import io
 import json
 import sys
 import traceback
+from importlib.metadata import version
 from typing import Any, TextIO
 
-from inboxspec import __version__, machines
+from inboxspec import machines
 from inboxspec.conformance.plainjson import escaping_lone_surrogates
 
 
@@ -53,7 +54,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any] | None:
         return {
             "ready": True,
             "version": 1,
-            "implementation": {"name": "inboxspec-reference", "version": __version__,
+            "implementation": {"name": "inboxspec-reference", "version": version("inboxspec"),
                                "language": "python"},
             "machines": machines.names(),
             "features": {name: list(machines.features(name)) for name in machines.names()},
