@@ -49,6 +49,7 @@ from inboxspec.conformance.runner import (
     SKIP,
     CaseResult,
     Coverage,
+    RestartFailed,
     RunReport,
     Session,
     UnusableRun,
@@ -140,6 +141,8 @@ class FuzzRun:
     shrunk: list[Shrunk] = field(default_factory=list)
     # The signal that ended the run early (PROTO-SIG-1); results and shrunk are those so far.
     interrupted: str | None = None
+    # The failed restart that ended the run early (PROTO-RUN-6); results and shrunk are those so far.
+    unusable: str | None = None
 
 
 class _Sender:
@@ -185,8 +188,9 @@ def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int,
          shrink_seconds: float = DEFAULT_SHRINK_SECONDS, progress: Progress | None = None) -> FuzzRun:
     """Run ``count`` random cases per target through the adapter and shrink failures.
 
-    A signal ends it early (PROTO-SIG-1): the run holds every result reported so
-    far, and the failure being shrunk is reported unshrunk.
+    A signal ends it early (PROTO-SIG-1), as does an adapter that does not start again after a
+    fault (PROTO-RUN-6): the run holds every result reported so far, and the failure being shrunk
+    is reported unshrunk.
     """
     run = FuzzRun()
     try:
@@ -194,6 +198,8 @@ def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int,
                       shrink_budget, shrink_seconds, progress)
     except RunInterrupted as interruption:
         run.interrupted = interruption.signal_name
+    except RestartFailed as failure:
+        run.unusable = str(failure)
     return run
 
 
@@ -520,4 +526,5 @@ def conform_fuzz(command: str, targets: Sequence[FuzzTarget], count: int, seed: 
                       "shrunk": [s.as_json() for s in run.shrunk]}}
     return RunReport(session.implementation, run.results, session.restarts,
                      time.monotonic() - began, coverage or Coverage(),
-                     tuple(sorted(t.name for t in targets)), extra, interrupted=run.interrupted)
+                     tuple(sorted(t.name for t in targets)), extra, interrupted=run.interrupted,
+                     unusable=run.unusable)

@@ -135,6 +135,8 @@ def junit_tree(report: RunReport | None, unusable: Sequence[str] = ()) -> ET.Ele
         for machine, results in sorted(by_machine.items()):
             seconds = sum(r.seconds or 0.0 for r in results)
             root.append(_suite(machine, [_testcase(r) for r in results], seconds))
+        if report.unusable is not None:  # a failed restart ended the run (PROTO-RUN-6)
+            problems.append(report.unusable)
         problems.extend(report.coverage_problems())
     if problems:
         root.append(_run_problems_suite(problems))

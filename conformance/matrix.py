@@ -252,6 +252,8 @@ def run_matrix(commands: Sequence[str], args: argparse.Namespace) -> Matrix:
                                  progress=True, window=args.window)  # drawn on a terminal only
         except UnusableRun as error:
             run.unusable = str(error)
+        if run.report is not None and run.report.unusable is not None:  # a failed restart (PROTO-RUN-6)
+            run.unusable, run.report = run.report.unusable, None
         runs.append(run)
         if received() is not None:
             break  # a signal ends the matrix: no later adapter starts (``_command`` reports it)

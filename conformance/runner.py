@@ -410,15 +410,28 @@ def _judge(case: Case, seq: int, reply: Any) -> CaseResult:
 
 
 def _fault_result(session: Session, case: Case, fault: AdapterFault) -> CaseResult:
+    """The error of the case a fault blames; the caller restarts the adapter once it has yielded
+    the result (``_restarted``)."""
     detail = f"{fault.kind}: {fault.detail}"
     tail = session.process.stderr_tail().strip() if session.process else ""
     if tail and fault.kind == "crashed":
         detail += f"\n    adapter stderr (tail): {tail[-400:]}"
+    return CaseResult(case, ERROR, detail)
+
+
+class RestartFailed(UnusableRun):
+    """The adapter did not start again after a fault (PROTO-RUN-6): the run ends there, and what it
+    answered so far, the case the fault blamed included, is still reported."""
+
+
+def _restarted(session: Session, blamed: CaseResult) -> None:
+    """A new adapter after the fault that errored ``blamed``; RestartFailed when it does not start.
+
+    Called after ``blamed`` is yielded, so that the run has it when the restart fails."""
     try:
         session.restart()
     except UnusableRun as error:
-        raise UnusableRun(f"after {case.id} ({detail}), restart failed: {error}") from error
-    return CaseResult(case, ERROR, detail)
+        raise RestartFailed(f"after {blamed.case.id} ({blamed.detail}), restart failed: {error}") from error
 
 
 def _timed(result: CaseResult, sent_at: float | None) -> CaseResult:
@@ -469,7 +482,9 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
                 if in_flight:
                     break  # an earlier case brought the adapter down; receiving will say which
                 pending.popleft()
-                yield seq, _fault_result(session, case, fault)
+                blamed = _fault_result(session, case, fault)
+                yield seq, blamed
+                _restarted(session, blamed)
                 continue
             sent_at[seq] = time.monotonic()
             in_flight.append(pending.popleft())
@@ -487,8 +502,9 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
                 earlier_seq, earlier_case = earlier
                 duplicate = AdapterFault("duplicate-reply",
                                          f"the adapter answered this case (seq {earlier_seq}) twice")
-                yield earlier_seq, _timed(_fault_result(session, earlier_case, duplicate),
-                                          sent_at.get(earlier_seq))
+                blamed = _timed(_fault_result(session, earlier_case, duplicate), sent_at.get(earlier_seq))
+                yield earlier_seq, blamed
+                _restarted(session, blamed)
                 continue
             result = _judge(case, seq, reply)
             _FIXTURES.release(seq)  # PROTO-FIX-4: its tree restored for the next case, or removed
@@ -496,7 +512,10 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
         except AdapterFault as fault:
             pending.extendleft(reversed(in_flight))
             in_flight.clear()
-            result = _fault_result(session, case, fault)
+            blamed = _timed(_fault_result(session, case, fault), sent_at.get(seq))
+            yield seq, blamed
+            _restarted(session, blamed)
+            continue
         yield seq, _timed(result, sent_at.get(seq))
 
 
@@ -533,6 +552,9 @@ class RunReport:
     extra: dict[str, Any] = field(default_factory=dict)
     # The signal that ended the run early (PROTO-SIG-1): the results are those so far.
     interrupted: str | None = None
+    # Why the run ended early without a signal: the adapter did not start again after a fault
+    # (PROTO-RUN-6). The results are those so far, and the run is unusable (exit 2).
+    unusable: str | None = None
     # Reported, not failed: what the adapter's start listed that nothing knows (``unknown_listings``)
     # and an adapter that outlived ``stop`` (``Session.stop``).
     warnings: list[str] = field(default_factory=list)
@@ -571,14 +593,17 @@ class RunReport:
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.coverage_problems() and self.interrupted is None
+        return (not self.failed and not self.coverage_problems() and self.interrupted is None
+                and self.unusable is None)
 
     @property
     def exit_code(self) -> int:
-        """128 + the signal for an interrupted run; 1 for any failure; otherwise 2 when the
-        run proves too little; else 0."""
+        """128 + the signal for an interrupted run; 2 for a run a failed restart ended; 1 for any
+        failure; otherwise 2 when the run proves too little; else 0."""
         if self.interrupted is not None:
             return interrupt_exit_code(self.interrupted)
+        if self.unusable is not None:
+            return 2
         if self.failed:
             return 1
         return 2 if self.coverage_problems() else 0
@@ -598,6 +623,9 @@ class RunReport:
             "results": [r.as_json() for r in self.results],
             "interrupted": self.interrupted,
             "warnings": self.warnings,
+            # Only in a run that a failed restart ended (PROTO-RUN-6), as in the report of a run that
+            # could not start (``unusable_report``).
+            **({"unusable": self.unusable, "problems": [self.unusable]} if self.unusable is not None else {}),
             **self.extra,
         }
 
@@ -631,6 +659,7 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
     for seq, result in results.items():
         shown.finished(result.case.machine, seq)
     interrupted: str | None = None
+    unusable: str | None = None
     try:
         shown.start()
         for seq, result in run_cases(session, work, timeout, window):
@@ -645,13 +674,15 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
             shown.finished(case.machine, seq)
     except RunInterrupted as interruption:  # PROTO-SIG-1: what ran so far is still reported
         interrupted = interruption.signal_name
+    except RestartFailed as failure:  # PROTO-RUN-6: so is what ran before a failed restart
+        unusable = str(failure)
     finally:
         shown.close()
         end_session(session, interrupted=interrupted is not None)
     ordered = [results[seq] for seq in sorted(results)]
     return RunReport(session.implementation, ordered, session.restarts, time.monotonic() - began,
                      coverage, tuple(sorted({c.machine for c in chosen})), interrupted=interrupted,
-                     warnings=warnings + session.stop_warnings)
+                     unusable=unusable, warnings=warnings + session.stop_warnings)
 
 
 def _not_bundled(cases: list[Case]) -> list[Case]:
@@ -717,7 +748,10 @@ def print_report(report: RunReport) -> None:
         print(printable_json(shrunk["case_file"]))
     for problem in report.coverage_problems():
         print(f"\nNOT A PASS: {problem}")
+    if report.unusable is not None:  # a failed restart ended the run (PROTO-RUN-6)
+        print(f"\nUNUSABLE: {one_line(report.unusable)}")
     verdict = (f"INTERRUPTED by {report.interrupted} (the results so far)" if report.interrupted
+               else "UNUSABLE (the results so far)" if report.unusable is not None
                else {0: "ok", 1: "FAILED", 2: "UNUSABLE (nothing proven)"}[report.exit_code])
     print(f"\nconform: {verdict} in {report.seconds:.2f}s")
 
@@ -833,6 +867,9 @@ def _run_command(args: argparse.Namespace) -> int:
         print(json.dumps(report.as_json(), indent=2))
     else:
         print_report(report)
+    if report.unusable is not None:
+        print(f"inboxspec conform: {one_line(report.unusable)}: {len(report.results)} case(s) reported",
+              file=sys.stderr)
     for problem in report.coverage_problems():
         print(f"inboxspec conform: not a pass: {one_line(problem)}", file=sys.stderr)
     if report.interrupted is not None:

@@ -197,6 +197,20 @@ def test_a_failing_and_an_unstartable_adapter_each_get_their_column(tmp_path: Pa
 
 
 @pytest.mark.slow
+def test_an_adapter_that_does_not_start_again_after_a_fault_gets_an_unusable_column(tmp_path: Path) -> None:
+    """PROTO-RUN-6 in the matrix: the run a failed restart ended is unusable, as one that never started."""
+    faulty = Path(__file__).parent / "adapters" / "faulty_adapter.py"
+    broken = f"{sys.executable} {faulty} no-restart announce-on-fresh-gate {tmp_path / 'once'}"
+    result = run_matrix([sys.executable, "-m", "inboxspec", "matrix", "--machine", "wake-gate",
+                         "--adapter", MIXED, "--adapter", broken, "--json", str(tmp_path / "m.json")])
+    assert result.returncode == 2, result.stderr
+    body = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    assert not body["adapters"][0]["unusable"]
+    assert "restart failed" in body["adapters"][1]["unusable"]
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
 def test_an_adapter_named_with_a_lone_surrogate_still_gets_its_json_file(tmp_path: Path) -> None:
     """PROTO-VAL-4: any text an adapter sent is written without failing; the JSON file is ASCII,
     with the surrogate escaped as JSON escapes it (as UTF-8 it could not be written at all)."""

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import junitparser
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -100,6 +101,44 @@ def test_crash_reports_adapter_stderr(tmp_path: Path) -> None:
     _, report, _ = conform("--adapter", faulty("crash", tmp_path / "once"), *WAKE_GATE)
     assert report is not None
     assert "adapter panic: simulated" in outcome(report, TRIGGER_ID)["detail"]
+
+
+def test_a_failed_restart_ends_the_run_with_the_results_so_far(tmp_path: Path) -> None:
+    """PROTO-RUN-6: an adapter that crashes on one case and then never starts again ends the run,
+    exit 2, and both reports still hold every case answered before the crash, then the crashed
+    one; the text report says the run is unusable and has its results so far."""
+    adapter = faulty("no-restart", tmp_path / "once")
+    junit = tmp_path / "junit.xml"
+    code, report, output = conform("--adapter", adapter, *WAKE_GATE, "--junit", str(junit))
+    assert code == 2 and report is not None, output
+    assert report["ok"] is False and report["restarts"] == 1, report  # the one attempted
+    assert report["unusable"].startswith(f"after {TRIGGER_ID} (crashed: ")
+    assert "restart failed" in report["unusable"]
+    assert report["problems"] == [report["unusable"]]
+    results = report["results"]
+    assert results[-1]["id"] == TRIGGER_ID and results[-1]["outcome"] == "error"
+    assert results[-1]["detail"].startswith("crashed") and "adapter panic: simulated" in results[-1]["detail"]
+    assert len(results) > 1 and {r["outcome"] for r in results[:-1]} == {"pass"}
+    bundled = [c.id for c in load_cases([bundled_cases_dir()]) if c.machine == "wake-gate"]
+    assert [r["id"] for r in results] == bundled[:len(results)] and len(results) < len(bundled)
+    document = junitparser.JUnitXml.fromfile(str(junit))
+    suites = {suite.name: suite for suite in document}
+    assert suites["wake-gate"].tests == len(results) and suites["wake-gate"].errors == 1
+    assert suites["inboxspec-conform"].errors == 1
+
+    text = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--adapter",
+                           faulty("no-restart", tmp_path / "again"), *WAKE_GATE],
+                          capture_output=True, text=True, timeout=120)
+    assert text.returncode == 2, text.stderr
+    assert text.stdout.splitlines()[-1].startswith("conform: UNUSABLE (the results so far) in ")
+    assert "restart failed" in text.stdout and "Traceback" not in text.stdout + text.stderr
+
+    # A fuzz run too: the random case the adapter crashes on is the last reported.
+    crashing = f"{sys.executable} {FAULTY} no-restart wake-gate/fuzz-7-5 {tmp_path / 'fuzzed'}"
+    code, report, output = conform("--adapter", crashing, *WAKE_GATE, "--fuzz", "20", "--seed", "7")
+    assert code == 2 and report is not None, output
+    assert [r["id"] for r in report["results"]] == [f"wake-gate/fuzz-7-{n}" for n in range(1, 6)]
+    assert report["results"][-1]["outcome"] == "error" and "restart failed" in report["unusable"]
 
 
 def test_hang_is_cut_by_the_per_case_timeout(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ It answers like the reference adapter, except that the case whose id
 contains the trigger (argv[2], default "announce-on-fresh-gate") gets the
 fault named by argv[1]. A few faults concern every case or the handshake:
 ``skip-all``, ``no-machines``, ``surrogate-name``, ``stop-reading`` (and the name that
-``terminal-escapes`` and ``crash-escapes`` give the implementation). Faults
+``terminal-escapes`` and ``crash-escapes`` give the implementation), and ``no-restart``, which
+crashes on the trigger and then never completes ``start`` again. Faults
 that should happen once write a marker file (argv[3]) so that the restarted
 adapter behaves.
 """
@@ -49,8 +50,8 @@ for line in sys.stdin:
     if request.get("cmd") == "start":
         if fault == "never-start":
             time.sleep(3600)
-        if fault == "bad-start":
-            out(json.dumps({"ready": "maybe"}) + "\n")
+        if fault == "bad-start" or (fault == "no-restart" and once_marker and os.path.exists(once_marker)):
+            out(json.dumps({"ready": "maybe"}) + "\n")  # no-restart: once it has crashed, never starts again
             continue
         if fault == "stderr-flood":
             for _ in range(2000):
@@ -73,7 +74,7 @@ for line in sys.stdin:
         reply = {"seq": reply["seq"], "id": reply["id"], "skipped": {"reason": "not today"}}
     hit = request.get("cmd") == "run" and trigger in request["case"]["id"]
     if hit and first_time():
-        if fault == "crash":
+        if fault in ("crash", "no-restart"):
             sys.stderr.write("adapter panic: simulated\n")
             sys.exit(3)
         if fault == "crash-escapes":
