@@ -5,7 +5,8 @@ the protocol's JSON Schema and must echo the request's ``seq`` and case id.
 Any fault (a crash, a hang past the per-case timeout, a line that is not
 JSON, is too long, or answers another case) errors that one case; the
 adapter is then restarted and the run goes on. Only an adapter that cannot
-complete ``start`` makes the run unusable (exit 2).
+complete ``start`` makes the run unusable (exit 2); when that is a restart, the
+report still holds what the run answered before it (PROTO-RUN-6).
 
 Skip-file entries are still run: one that passes is reported as an
 unexpected pass and fails the run, so the list cannot rot.
