@@ -99,7 +99,10 @@ def features(name: str) -> tuple[str, ...]:
     when it is not imported yet: a machine registered by its module is bundled, and its features
     are its interface data's (``frame.bundled_features``). The reference adapter's ``start`` lists
     every machine's features this way; reading every machine for them cost each start of the
-    adapter about 0.25 processor seconds, for machines most runs never read."""
+    adapter about 0.25 processor seconds, for machines most runs never read.
+
+    WARNING: this holds while every module in ``MODULES`` builds its entry with
+    ``frame.bundled_machine``; tests/test_registry.py compares these features with each entry's."""
     if isinstance(REGISTRY, Registry) and REGISTRY.unread(name):
         return bundled_features(name)
     return get(name).features
