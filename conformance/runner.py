@@ -610,6 +610,9 @@ class RunReport:
         return 2 if self.coverage_problems() else 0
 
     def as_json(self) -> dict[str, Any]:
+        # WARNING: conformance/schemas/conform-report.schema.json describes these fields, and
+        # ``unusable_report``'s; change both together (tests/report_schema.py checks every report
+        # the runner tests read against it).
         totals: Counter[str] = Counter(r.outcome for r in self.results)
         return {
             "ok": self.ok,

@@ -36,6 +36,7 @@ from inboxspec.conformance.casefiles import (
 )
 from inboxspec.conformance.fixtures import FixtureError, FixturePool, materialise, swap
 from inboxspec.machines import fixtures as machine_fixtures
+from tests.report_schema import checked_report
 
 ATTACKS = Path(__file__).resolve().parent / "attacks" / "fixtures"
 REFERENCE = f"{sys.executable} -m inboxspec.conformance.adapter"
@@ -92,7 +93,7 @@ def conform(tmp_path: Path, adapter: str, *args: str, tmpdir: Path | None = None
         capture_output=True, text=True, timeout=timeout, env={**os.environ, "TMPDIR": str(run_tmp)},
     )
     try:
-        report = json.loads(process.stdout)
+        report = checked_report(json.loads(process.stdout))
     except json.JSONDecodeError:
         report = None
     return process.returncode, report, process.stdout + process.stderr

@@ -27,6 +27,7 @@ import pytest
 
 from inboxspec.conformance.process_tree import all_processes, has_token
 from tests.adversarial_adapters import CORPUS, EVERY_LEFTOVER, TRIGGER_ID, Attack
+from tests.report_schema import checked_report
 
 pytestmark = pytest.mark.slow
 
@@ -106,7 +107,7 @@ def _end_survivors() -> Iterator[None]:
 
 def _report(stdout: str) -> dict[str, Any] | None:
     try:
-        report = json.loads(stdout)
+        report = checked_report(json.loads(stdout))
     except json.JSONDecodeError:
         return None
     return report if isinstance(report, dict) else None

@@ -34,6 +34,7 @@ from inboxspec.conformance.compare import (
     string_difference,
 )
 from inboxspec.conformance.reportfile import write_atomically
+from tests.report_schema import checked_report
 
 ROOT = Path(__file__).resolve().parent.parent
 ADAPTERS = Path(__file__).parent / "adapters"
@@ -238,7 +239,7 @@ def test_junit_counts_equal_the_json_reports_per_machine(tmp_path: Path) -> None
         "--skip-file", str(skip_file), "--without-feature", "option:reject_empty_batch",
         "--json", "--junit", str(junit_path))
     assert process.returncode == 1, process.stderr
-    report = json.loads(process.stdout)
+    report = checked_report(json.loads(process.stdout))
     document = junitparser.JUnitXml.fromfile(str(junit_path))
     suites = {suite.name: suite for suite in document}
     grouped = by_machine(report)
@@ -414,7 +415,7 @@ def test_what_an_adapter_says_reaches_the_text_report_escaped(fault: str) -> Non
     (errored,) = [line for line in lines if line.startswith("ERROR ")]
     detail = lines[lines.index(errored) + 2:lines.index(errored) + 6]
     assert all(line.startswith("  ") for line in detail), detail
-    report = json.loads(conform(*arguments, "--json").stdout)
+    report = checked_report(json.loads(conform(*arguments, "--json").stdout))
     assert report["implementation"]["name"].startswith("\x1b]0;owned")
     (result,) = [r for r in report["results"] if r["outcome"] == "error"]
     assert "\x1b[2J" in result["detail"]

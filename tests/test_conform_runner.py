@@ -29,6 +29,7 @@ from inboxspec.conformance.runner import (
     read_skip_file,
 )
 from inboxspec.machines import sessions
+from tests.report_schema import checked_report
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +50,7 @@ def conform(*args: str, timeout: float = 120) -> tuple[int, dict[str, Any] | Non
         capture_output=True, text=True, timeout=timeout,
     )
     try:
-        report = json.loads(process.stdout)
+        report = checked_report(json.loads(process.stdout))
     except json.JSONDecodeError:
         report = None
     return process.returncode, report, process.stdout + process.stderr
@@ -554,7 +555,7 @@ def test_lone_surrogates_are_printed_escaped(fault: str, as_json: bool, tmp_path
     expected_code = 1 if fault == "surrogate-detail" else 0
     assert process.returncode == expected_code, stdout
     if as_json:
-        report = json.loads(stdout)
+        report = checked_report(json.loads(stdout))
         assert report["ok"] is (expected_code == 0)
     else:
         assert "\\ud800" in stdout or "\\udc80" in stdout
