@@ -27,6 +27,7 @@ from inboxspec.cli import main
 from inboxspec.impl import wake_gate as impl
 from inboxspec.machines.wake_gate import MACHINE
 from inboxspec.model.wake_gate import WakeGateChart
+from tests.test_host_findings import FINDINGS as HOST_FINDINGS
 
 description = MACHINE.explorer
 CONFIGURATIONS: list[dict[str, bool]] = [{}] + [{option: True} for option in description.options]
@@ -200,10 +201,10 @@ def test_a_trace_line_shows_the_control_state_and_only_the_fields_that_changed()
     assert "refusing_unannounced  -> " in line and "=" not in line.split("->")[0]
 
 
-# The bounds of the host's finding traces below: those of tests/test_host_findings.py. Its findings at
-# the default bounds need its default-bound explorations, which are the main job's
+# The bounds of the host's finding trace below: tests/test_host_findings.py's for HOST-F3. Its findings
+# at the default bounds need its default-bound explorations, which are the main job's
 # (tests/test_check_command.py's CHECKED_WHOLE says why); the trace is printed as check_findings prints it.
-HOST_FINDING_BOUNDS = {"forgeries": "0"}
+HOST_FINDING_BOUNDS = HOST_FINDINGS["HOST-F3"][2]
 
 
 def test_findings_name_each_changed_field_for_every_machine(explorations: Explorations) -> None:
