@@ -294,10 +294,18 @@ class Session:
             raise UnusableRun(
                 f"the adapter did not complete start ({fault.kind}: {fault.detail}){hint}"
             ) from fault
+        implementation = reply["implementation"]
+        machines = set(reply["machines"])
+        features = {m: set(f) for m, f in reply.get("features", {}).items()}
+        if self.restarts and (implementation, machines, features) != (
+                self.implementation, self.machines, self.features):
+            # PROTO-RUN-6: the cases were chosen by the first listing, and a report names one
+            # implementation; an adapter that starts again as another is a restart that failed.
+            process.kill()
+            raise UnusableRun("the restarted adapter's start reply lists another implementation, other "
+                              "machines or other features than its first start")
         self.process = process
-        self.implementation = reply["implementation"]
-        self.machines = set(reply["machines"])
-        self.features = {m: set(f) for m, f in reply.get("features", {}).items()}
+        self.implementation, self.machines, self.features = implementation, machines, features
 
     def restart(self) -> None:
         if self.process is not None:

@@ -142,6 +142,17 @@ def test_a_failed_restart_ends_the_run_with_the_results_so_far(tmp_path: Path) -
     assert report["results"][-1]["outcome"] == "error" and "restart failed" in report["unusable"]
 
 
+def test_an_adapter_that_starts_again_as_another_ends_the_run(tmp_path: Path) -> None:
+    """PROTO-RUN-6: a restarted adapter whose start reply lists other features than its first (it
+    drops the option tags it listed, so that the option cases would now be skipped) is a restart
+    that failed: the run ends with the results so far, the crashed case the last."""
+    code, report, output = conform("--adapter", faulty("other-listing", tmp_path / "once"), *WAKE_GATE)
+    assert code == 2 and report is not None, output
+    assert "restart failed" in report["unusable"] and "lists another implementation" in report["unusable"]
+    assert report["results"][-1]["id"] == TRIGGER_ID and report["results"][-1]["outcome"] == "error"
+    assert report["implementation"]["name"] == "inboxspec-reference"  # the first start's
+
+
 def test_hang_is_cut_by_the_per_case_timeout(tmp_path: Path) -> None:
     code, report, output = conform("--adapter", faulty("hang", tmp_path / "once"), *WAKE_GATE,
                                    "--timeout", "1.5")

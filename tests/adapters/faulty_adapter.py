@@ -4,8 +4,9 @@ It answers like the reference adapter, except that the case whose id
 contains the trigger (argv[2], default "announce-on-fresh-gate") gets the
 fault named by argv[1]. A few faults concern every case or the handshake:
 ``skip-all``, ``no-machines``, ``surrogate-name``, ``stop-reading`` (and the name that
-``terminal-escapes`` and ``crash-escapes`` give the implementation), and ``no-restart``, which
-crashes on the trigger and then never completes ``start`` again. Faults
+``terminal-escapes`` and ``crash-escapes`` give the implementation), ``no-restart``, which
+crashes on the trigger and then never completes ``start`` again, and ``other-listing``, which crashes
+on the trigger and then starts again listing no wake-gate feature. Faults
 that should happen once write a marker file (argv[3]) so that the restarted
 adapter behaves.
 """
@@ -60,6 +61,8 @@ for line in sys.stdin:
         assert start is not None
         if fault == "no-machines":
             start["machines"], start["features"] = [], {}
+        if fault == "other-listing" and once_marker and os.path.exists(once_marker):
+            start["features"]["wake-gate"] = []  # once it has crashed, it drops its option tags
         if fault == "surrogate-name":
             start["implementation"]["name"] = "port \ud800 of the gate"
         if fault in ("terminal-escapes", "crash-escapes"):
@@ -74,7 +77,7 @@ for line in sys.stdin:
         reply = {"seq": reply["seq"], "id": reply["id"], "skipped": {"reason": "not today"}}
     hit = request.get("cmd") == "run" and trigger in request["case"]["id"]
     if hit and first_time():
-        if fault in ("crash", "no-restart"):
+        if fault in ("crash", "no-restart", "other-listing"):
             sys.stderr.write("adapter panic: simulated\n")
             sys.exit(3)
         if fault == "crash-escapes":
