@@ -402,12 +402,18 @@ class Driver(Protocol):
     def fuzz(self) -> Fuzzer: ...
 
 
+def _bundled_interface(name: str) -> interface_data.Interface | None:
+    """The interface data of the bundled machine ``name`` (spec/<name>.interface.json), if it has one."""
+    return interface_data.load(name) if interface_data.has_interface(name) else None
+
+
 def bundled_features(name: str) -> tuple[str, ...]:
     """The features of the bundled machine ``name``: the tag of each option its interface data
-    (spec/<name>.interface.json) names, or none while it has no interface data. Read without
-    importing the machine's module, so that an adapter's ``start`` lists every machine's features
-    and imports only the machines its run reads (``machines.features``)."""
-    return interface_data.load(name).option_features if interface_data.has_interface(name) else ()
+    names, or none while it has no interface data. Read without importing the machine's module, so
+    that an adapter's ``start`` lists every machine's features and imports only the machines its
+    run reads (``machines.features``)."""
+    interface = _bundled_interface(name)
+    return () if interface is None else interface.option_features
 
 
 def bundled_machine(name: str, title: str, seed: str, chart: type[StateChart[Any]], driver: Driver,
@@ -424,5 +430,5 @@ def bundled_machine(name: str, title: str, seed: str, chart: type[StateChart[Any
         features=bundled_features(name),
         explorer=explorer,
         fuzz=driver.fuzz,
-        interface=interface_data.load(name) if interface_data.has_interface(name) else None,
+        interface=_bundled_interface(name),
     )
