@@ -339,21 +339,21 @@ class AdapterProcess:
                     stream.close()
 
     # WARNING: spec/conformance-protocol.md (PROTO-STOP-1) states this grace; change both together.
-    def stop(self, grace: float = STOP_GRACE_S) -> bool:
-        """Ask politely with ``stop``, then end the adapter's tree if anything lingers. Whether the
-        adapter exited of itself within ``grace`` (PROTO-STOP-1)."""
-        exited = False
+    def stop(self, grace: float = STOP_GRACE_S) -> int | None:
+        """Ask politely with ``stop``, then end the adapter's tree if anything lingers. The adapter's
+        exit status when it exited of itself within ``grace``, as ``Popen.returncode`` gives it
+        (negative: ended by that signal), or None (PROTO-STOP-1)."""
+        status = None
         try:
             self.send({"cmd": "stop"})
             if self.flush(grace):
                 assert self._process.stdin is not None
                 self._process.stdin.close()
-                self._process.wait(timeout=grace)
-                exited = True
+                status = self._process.wait(timeout=grace)
         except (AdapterFault, OSError, subprocess.TimeoutExpired):
             pass
         self.kill()
-        return exited
+        return status
 
 
 def split_command(command: str) -> list[str]:

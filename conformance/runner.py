@@ -316,10 +316,14 @@ class Session:
 
     def stop(self) -> None:
         if self.process is not None:
-            if not self.process.stop():
+            status = self.process.stop()
+            if status is None:
                 self.stop_warnings.append(
                     f"the adapter did not exit within {STOP_GRACE_S:g} s of stop (PROTO-STOP-1); "
                     f"the runner ended its processes")
+            elif status != 0:
+                how = f"was ended by signal {-status}" if status < 0 else f"exited with status {status}"
+                self.stop_warnings.append(f"the adapter {how} after stop (PROTO-STOP-1)")
             self.process = None
 
     def kill(self) -> None:

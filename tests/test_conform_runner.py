@@ -925,6 +925,24 @@ def test_an_adapter_that_outlives_stop_is_warned_of(tmp_path: Path) -> None:
         "the adapter did not exit within 2 s of stop (PROTO-STOP-1); the runner ended its processes"]
 
 
+@pytest.mark.parametrize(("on_stop", "warning"), [
+    ("sys.exit(3)", "the adapter exited with status 3 after stop (PROTO-STOP-1)"),
+    ("os.kill(os.getpid(), 9)", "the adapter was ended by signal 9 after stop (PROTO-STOP-1)"),
+], ids=["status", "signal"])
+def test_an_adapter_that_fails_as_it_stops_is_warned_of(tmp_path: Path, on_stop: str, warning: str) -> None:
+    """PROTO-STOP-1: an adapter that exits on stop, but with a status other than 0 or by a signal, is
+    named in the warnings; its results stand. The reference adapter, which exits with 0, gets none."""
+    adapter = tmp_path / "failing.py"
+    adapter.write_text("import os\n" + _replying('json.dumps(reply).encode() + b"\\n"', on_stop=on_stop))
+    code, report, output = conform("--adapter", f"{sys.executable} {adapter}", "--machine", "wake-gate",
+                                   "--run", "wake-gate/defaults")
+    assert code == 0 and report is not None and report["ok"], output
+    assert report["totals"]["pass"] == 1
+    assert report["warnings"] == [warning]
+    code, report, output = conform("--adapter", REFERENCE, *WAKE_GATE, "--run", "wake-gate/defaults")
+    assert code == 0 and report is not None and report["warnings"] == [], output
+
+
 def test_unknown_listings_are_named_up_to_a_bound() -> None:
     """A start listing thousands of unknown features gets a bounded report, not one line each."""
     from inboxspec.conformance.runner import MAX_LISTING_WARNINGS, Session, unknown_listings
