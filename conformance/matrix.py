@@ -21,6 +21,10 @@ processes and fixture directories gone, 128 plus the signal's number), and no
 later adapter starts; since a table of the adapters that ran so far would be
 read as the whole, none is printed or written.
 
+``--json FILE`` writes the matrix as JSON, each adapter's run's warnings included; its fields are
+those of ``conformance/schemas/matrix-report.schema.json``, against which the tests check every
+matrix they read.
+
 ``--into FILE`` replaces the block between :data:`BEGIN` and :data:`END` in
 FILE with the Markdown (the README's matrix is made this way), and
 ``--check`` only compares, exiting 1 when the block is stale.
@@ -137,24 +141,32 @@ class Matrix:
         return dict(sorted(totals.items()))
 
     def as_json(self) -> dict[str, Any]:
+        # WARNING: conformance/schemas/matrix-report.schema.json describes these fields, and the
+        # matrix tests check every report they read against it (tests/report_schema.py); a field
+        # changed here is a field changed there.
         machines: dict[str, dict[str, Any]] = defaultdict(dict)
         for (machine, area), by_label in sorted(self.cells.items()):
             machines[machine][area] = {
                 "cases": self.cases[(machine, area)],
-                "adapters": {label: {kind: by_label.get(label, Counter())[kind] for kind in KINDS}
-                             for label in self.labels},
+                "adapters": {label: _every_kind(by_label.get(label, Counter())) for label in self.labels},
             }
         return {
             "ok": self.exit_code == 0,
             "adapters": [{"label": run.label, "command": run.command, "exit_code": run.exit_code,
                           "implementation": run.report.implementation if run.report else None,
                           "unusable": run.unusable,
-                          "totals": (dict(Counter(_KIND_OF[r.outcome] for r in run.report.results))
-                                     if run.report else None)}
+                          "totals": (_every_kind(Counter(_KIND_OF[r.outcome] for r in run.report.results))
+                                     if run.report else None),
+                          "warnings": run.report.warnings if run.report else None}
                          for run in self.runs],
             "machines": dict(machines),
             "failing_requirements": self.failing,
         }
+
+
+def _every_kind(counts: Counter[str]) -> dict[str, int]:
+    """Each of KINDS, a kind no case had as 0 (a reader finds every key in every adapter's totals)."""
+    return {kind: counts[kind] for kind in KINDS}
 
 
 def build_matrix(runs: list[AdapterRun]) -> Matrix:
@@ -232,6 +244,8 @@ def as_markdown(matrix: Matrix) -> str:
         if run.unusable is not None:
             lines += ["", f"{_markdown_text(run.label)} could not run: "
                           f"{_markdown_text(run.unusable.splitlines()[0])}"]
+        for warning in run.report.warnings if run.report else []:
+            lines += ["", f"{_markdown_text(run.label)}, warning: {_markdown_text(warning)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -336,7 +350,8 @@ def add_matrix_parser(commands: Any) -> None:
     parser.add_argument("--markdown", type=Path, default=None, metavar="FILE",
                         help="also write the matrix as Markdown to FILE")
     parser.add_argument("--json", type=Path, default=None, metavar="FILE",
-                        help="also write the matrix as JSON to FILE")
+                        help="also write the matrix as JSON to FILE (its fields: "
+                             "conformance/schemas/matrix-report.schema.json)")
     parser.add_argument("--into", type=Path, default=None, metavar="FILE",
                         help="replace the generated matrix block in FILE (the README's): an existing "
                              "regular file, which keeps its permissions; a link at FILE is replaced "

@@ -203,7 +203,7 @@ def test_every_schema_is_valid_under_its_declared_draft() -> None:
     import jsonschema
 
     schemas = sorted((bundled_cases_dir().parent / "schemas").rglob("*.json"))
-    assert len(schemas) == 8  # the case file, the fixture, the conform report, and five protocol messages
+    assert len(schemas) == 9  # the case file, the fixture, two reports, and five protocol messages
     for path in schemas:
         schema = json.loads(path.read_text())
         jsonschema.validators.validator_for(schema).check_schema(schema)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from inboxspec.conformance.casefiles import Case
 from inboxspec.conformance.matrix import (
     BEGIN,
     END,
+    KINDS,
     AdapterRun,
     area_of,
     as_markdown,
@@ -25,6 +27,7 @@ from inboxspec.conformance.matrix import (
     replace_block,
 )
 from inboxspec.conformance.runner import ERROR, FAIL, PASS, SKIP, CaseResult, RunReport
+from tests.report_schema import MATRIX, checked_report, report_problems, report_validator
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -70,7 +73,7 @@ def test_cells_count_each_case_once_per_area_and_failing_requirements_name_their
         "WAKE-LANE-3": {"port 1.0": ["wake-gate/lane-one"]},
     }
     assert matrix.exit_code == 1
-    body = matrix.as_json()
+    body = checked_report(json.loads(json.dumps(matrix.as_json())), MATRIX)
     assert body["machines"]["wake-gate"]["WAKE-LANE"] == {
         "cases": 2, "adapters": {"ref 1.0": {"fail": 0, "error": 0, "skip": 0, "pass": 2},
                                  "port 1.0": {"fail": 1, "error": 1, "skip": 0, "pass": 0}}}
@@ -90,6 +93,50 @@ def test_columns_are_told_apart_and_an_adapter_that_cannot_start_has_its_own() -
     markdown = as_markdown(matrix)
     assert "| `wake-gate` | ✅ 1 pass | ✅ 1 pass | unusable |" in markdown
     assert "adapter 3 could not run: the adapter did not start (no such file)" in markdown
+
+
+def _warned_and_unusable() -> dict[str, Any]:
+    """The JSON of a matrix of an adapter whose run was warned of and one that could not run."""
+    warned = report("warned", [(FLOOR, PASS), (LANE_ONE, FAIL)])
+    warned.warnings = ["the adapter exited with status 3 after stop (PROTO-STOP-1)"]
+    unusable = AdapterRun("b", "", unusable="the adapter did not start (no such file)")
+    matrix = build_matrix([AdapterRun("a", "", warned), unusable])
+    body: dict[str, Any] = json.loads(json.dumps(matrix.as_json()))
+    return body
+
+
+def test_the_json_keeps_to_its_schema_with_every_kind_and_each_adapters_warnings() -> None:
+    """matrix-report.schema.json: every adapter's totals name every kind (a kind no case had is 0), and
+    its run's warnings are there (null for an adapter that could not run), as in the Markdown."""
+    body = checked_report(_warned_and_unusable(), MATRIX)
+    warned, unusable = body["adapters"]
+    assert warned["totals"] == {"fail": 1, "error": 0, "skip": 0, "pass": 1}
+    assert warned["warnings"] == ["the adapter exited with status 3 after stop (PROTO-STOP-1)"]
+    assert unusable["totals"] is None and unusable["warnings"] is None and unusable["exit_code"] == 2
+    schema = report_validator(MATRIX).schema
+    assert isinstance(schema, dict) and schema["$defs"]["kinds"]["required"] == list(KINDS)
+    listed = report("warned", [(FLOOR, PASS)])
+    listed.warnings = ["the adapter lists machine 'x|y'"]
+    runs = [AdapterRun("a", "", listed)]
+    assert "warned 1.0, warning: the adapter lists machine 'x\\|y'" in as_markdown(build_matrix(runs))
+
+
+def _first_adapter(body: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    return {**body, "adapters": [{**body["adapters"][0], **changes}, *body["adapters"][1:]]}
+
+
+@pytest.mark.parametrize("breaks", [
+    lambda b: {**b, "table": []},  # a key no reader knows
+    lambda b: _first_adapter(b, totals={"fail": 1, "pass": 1}),
+    lambda b: _first_adapter(b, warnings=None),
+    lambda b: _first_adapter(b, exit_code=3),
+    lambda b: _first_adapter(b, unusable="no start"),  # with counts and an implementation
+    lambda b: {**b, "failing_requirements": {"WAKE-LANE-3": {"warned 1.0": []}}},
+    lambda b: {**b, "machines": {"wake-gate": {"WAKE-LANE": {"cases": -1, "adapters": {}}}}},
+], ids=["unknown-key", "totals-without-every-kind", "ran-without-warnings", "exit-code-3",
+        "unusable-with-counts", "failing-without-cases", "negative-count"])
+def test_the_matrix_schema_refuses_what_a_matrix_must_not_be(breaks: Any) -> None:
+    assert report_problems(breaks(_warned_and_unusable()), MATRIX)
 
 
 def test_an_adapter_cannot_take_another_columns_label() -> None:
@@ -140,6 +187,11 @@ def readme_command() -> list[str]:
     return shlex.split(line)
 
 
+def _written_json(path: Path) -> Any:
+    """The matrix's JSON file, once it keeps to matrix-report.schema.json."""
+    return checked_report(json.loads(path.read_text(encoding="utf-8")), MATRIX)
+
+
 def run_matrix(argv: list[str], *extra: str) -> subprocess.CompletedProcess[str]:
     # The README's command names `python` and `inboxspec`: this interpreter's, first on PATH.
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
@@ -158,7 +210,7 @@ def test_the_readme_matrix_is_what_its_command_generates(tmp_path: Path) -> None
     assert checked.returncode == 0, checked.stdout + checked.stderr
     markdown = (tmp_path / "m.md").read_text(encoding="utf-8")
     assert markdown == checked.stdout and replace_block(readme, markdown) == readme
-    body = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    body = _written_json(tmp_path / "m.json")
     assert [a["implementation"]["language"].split()[0] for a in body["adapters"]] == ["python", "javascript"]
 
     # --into rewrites the block, and --check finds one changed character and writes nothing: on
@@ -184,7 +236,7 @@ def test_a_failing_and_an_unstartable_adapter_each_get_their_column(tmp_path: Pa
                          "--adapter", MIXED, "--adapter", f"{MIXED} fail=wake-gate/defaults",
                          "--adapter", str(tmp_path / "missing"), "--json", str(tmp_path / "m.json")])
     assert result.returncode == 2, result.stderr
-    body = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    body = _written_json(tmp_path / "m.json")
     labels = [a["label"] for a in body["adapters"]]
     assert labels[2] == "adapter 3" and body["adapters"][2]["unusable"]
     assert labels[1] == labels[0] + " (2)"
@@ -204,7 +256,7 @@ def test_an_adapter_that_does_not_start_again_after_a_fault_gets_an_unusable_col
     result = run_matrix([sys.executable, "-m", "inboxspec", "matrix", "--machine", "wake-gate",
                          "--adapter", MIXED, "--adapter", broken, "--json", str(tmp_path / "m.json")])
     assert result.returncode == 2, result.stderr
-    body = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    body = _written_json(tmp_path / "m.json")
     assert not body["adapters"][0]["unusable"]
     assert "restart failed" in body["adapters"][1]["unusable"]
     assert "Traceback" not in result.stderr
@@ -218,8 +270,8 @@ def test_an_adapter_named_with_a_lone_surrogate_still_gets_its_json_file(tmp_pat
                          "--adapter", f"{MIXED} 'name=evil\\ud800'", "--json", str(tmp_path / "m.json"),
                          "--markdown", str(tmp_path / "m.md")])
     assert result.returncode == 0, result.stderr
-    raw = (tmp_path / "m.json").read_bytes()
-    assert raw.isascii() and json.loads(raw)["adapters"][0]["implementation"]["name"] == "evil\ud800"
+    assert (tmp_path / "m.json").read_bytes().isascii()
+    assert _written_json(tmp_path / "m.json")["adapters"][0]["implementation"]["name"] == "evil\ud800"
     assert "evil" in (tmp_path / "m.md").read_text(encoding="utf-8")
 
 
