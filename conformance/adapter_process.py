@@ -56,10 +56,21 @@ STDERR_SETTLE_S = 0.5
 _LIVE: set[AdapterProcess] = set()
 
 
+# WARNING: the faults that error a case, by the name a report gives them: the protocol's fault table
+# ("What the runner does with a bad adapter", spec/conformance-protocol.md) and the `fault` enum of
+# conformance/schemas/conform-report.schema.json list the same (tests/test_conform_report_schema.py
+# compares the three). The other kinds of AdapterFault end a start, which makes the run unusable.
+CASE_FAULTS = ("crashed", "timeout", "not-json", "duplicate-reply", "oversized-line", "bad-reply",
+               "wrong-seq", "wrong-case", "fixture-timeout")
+START_FAULTS = ("bad-command", "no-command", "spawn-failed", "bad-start")
+
+
 class AdapterFault(Exception):
-    """The adapter did something the protocol does not allow; ``kind`` names what."""
+    """The adapter did something the protocol does not allow; ``kind`` names what (one of
+    ``CASE_FAULTS`` or ``START_FAULTS``)."""
 
     def __init__(self, kind: str, detail: str) -> None:
+        assert kind in CASE_FAULTS or kind in START_FAULTS, kind
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail

@@ -408,7 +408,8 @@ def _shrink(sender: _Sender, target: FuzzTarget, failure: CaseResult, seed: int,
             break
     final = expected_case(target, f"{original.id}", original.description, config, steps,
                           original.source)
-    return Shrunk(failure, CaseResult(final, result.outcome, result.detail), len(original.steps),
+    shrunk = CaseResult(final, result.outcome, result.detail, fault=result.fault)
+    return Shrunk(failure, shrunk, len(original.steps),
                   budget_total - budget.candidates, case_file(target, final, seed, result.detail),
                   budget.cut_short)
 

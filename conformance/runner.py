@@ -88,6 +88,7 @@ FUZZ_SEED_BITS = 32
 
 # Outcomes of one case.
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
+ERRORED = "errored"  # an error result's fault when the adapter itself answered `errored`
 EXPECTED_FAIL, UNEXPECTED_PASS = "expected-fail", "unexpected-pass"
 
 
@@ -136,10 +137,15 @@ class CaseResult:
     difference: Difference | None = None
     # From sending the case's request to judging its reply; None when nothing was sent.
     seconds: float | None = None
+    # For an error, and only then: the fault (adapter_process.CASE_FAULTS) or ERRORED, the adapter's
+    # own `errored` reply; the detail starts with the same word.
+    fault: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"id": self.case.id, "machine": self.case.machine,
                                 "outcome": self.outcome, "detail": self.detail}
+        if self.fault is not None:
+            body["fault"] = self.fault
         if self.difference is not None:
             body["first_difference"] = self.difference.as_json()
         if self.seconds is not None:
@@ -415,7 +421,7 @@ def _judge(case: Case, seq: int, reply: Any) -> CaseResult:
     if "errored" in reply:
         errored = reply["errored"]
         context = f" {json.dumps(errored['context'])[:300]}" if "context" in errored else ""
-        return CaseResult(case, ERROR, f"adapter errored: {errored['message'][:300]}{context}")
+        return CaseResult(case, ERROR, f"adapter errored: {errored['message'][:300]}{context}", fault=ERRORED)
     difference = find_difference(case, reply["result"])
     if difference is None:
         return CaseResult(case, PASS)
@@ -429,7 +435,7 @@ def _fault_result(session: Session, case: Case, fault: AdapterFault) -> CaseResu
     tail = session.process.stderr_tail().strip() if session.process else ""
     if tail and fault.kind == "crashed":
         detail += f"\n    adapter stderr (tail): {tail[-400:]}"
-    return CaseResult(case, ERROR, detail)
+    return CaseResult(case, ERROR, detail, fault=fault.kind)
 
 
 class RestartFailed(UnusableRun):

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from inboxspec.conformance.adapter_process import CASE_FAULTS
 from inboxspec.conformance.casefiles import Case, bundled_cases_dir, load_cases
 from inboxspec.conformance.compare import find_difference
 from inboxspec.conformance.runner import (
     ERROR,
+    ERRORED,
     EXPECTED_FAIL,
     FAIL,
     PASS,
@@ -32,6 +36,7 @@ from inboxspec.conformance.runner import (
 from tests.report_schema import checked_report, report_problems, report_validator
 
 OUTCOMES = {PASS, FAIL, ERROR, SKIP, EXPECTED_FAIL, UNEXPECTED_PASS}
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _with_a_text(case: Case) -> str | None:
@@ -53,7 +58,7 @@ def _report(**marks: Any) -> dict[str, Any]:
     assert difference is not None
     results = [CaseResult(cases[0], PASS, seconds=0.01),
                CaseResult(texted, FAIL, difference.render(), difference),
-               CaseResult(cases[2], ERROR, "crashed: exit code 3"),
+               CaseResult(cases[2], ERROR, "crashed: exit code 3", fault="crashed"),
                CaseResult(cases[3], SKIP, "unsupported"),
                CaseResult(cases[4], EXPECTED_FAIL, "on the skip list"),
                CaseResult(cases[5], UNEXPECTED_PASS)]
@@ -71,6 +76,18 @@ def test_the_schema_names_the_runners_outcomes_and_tallies() -> None:
     assert set(full["totals"]["required"]) == OUTCOMES == set(full["totals"]["properties"])
     tally = full["machines"]["additionalProperties"]
     assert set(tally["required"]) == set(_tally([])) == set(tally["properties"])
+
+
+def test_the_schemas_faults_are_the_runners_and_the_protocols() -> None:
+    """One list of the faults that error a case (adapter_process.CASE_FAULTS), which the schema's
+    `fault` and the protocol's fault table name alike; `errored` is the adapter's own."""
+    schema = report_validator().schema
+    assert isinstance(schema, dict)
+    assert schema["$defs"]["result"]["properties"]["fault"]["enum"] == [*CASE_FAULTS, ERRORED]
+    protocol = (ROOT / "spec" / "conformance-protocol.md").read_text(encoding="utf-8")
+    table = protocol.split("## What the runner does with a bad adapter", 1)[1].split("\n\n")[2]
+    named = [m[1] for m in re.finditer(r"`error`, `([a-z-]+)`", table)]
+    assert sorted(set(named)) == sorted(CASE_FAULTS), named
 
 
 MARKS: dict[str, dict[str, Any]] = {
@@ -118,8 +135,11 @@ def _difference_without(report: dict[str, Any], key: str) -> dict[str, Any]:
     lambda r: _difference_without(r, "window"),
     lambda r: {**r, "machines": {"wake-gate": _without(r["machines"]["wake-gate"], "errored")}},
     lambda r: {"ok": True, "unusable": "x", "problems": ["x"]},  # an unusable report is never ok
+    lambda r: {**r, "results": [_without(r["results"][2], "fault")]},  # an error without its fault
+    lambda r: {**r, "results": [{**r["results"][0], "fault": "crashed"}]},  # a pass with one
+    lambda r: {**r, "results": [{**r["results"][2], "fault": "exploded"}]},
 ], ids=["unknown-key", "no-warnings", "negative-count", "unknown-outcome", "no-detail", "unknown-signal",
         "unusable-alone", "difference-without-path", "index-without-window", "tally-without-errored",
-        "unusable-ok"])
+        "unusable-ok", "error-without-fault", "pass-with-fault", "unknown-fault"])
 def test_the_schema_refuses_what_a_report_must_not_be(breaks: Any) -> None:
     assert report_problems(breaks(_report()))

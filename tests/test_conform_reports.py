@@ -257,6 +257,7 @@ def test_junit_counts_equal_the_json_reports_per_machine(tmp_path: Path) -> None
         assert suite.time == pytest.approx(sum(c.time for c in cases), abs=1e-5 * (len(cases) + 1))
     totals = report["totals"]
     assert totals["fail"] and totals["error"] and totals["skip"]
+    assert {r["fault"] for r in report["results"] if r["outcome"] == "error"} == {"errored"}  # its own
     assert totals["expected-fail"] == totals["unexpected-pass"] == 1
     assert (document.tests, document.failures, document.errors, document.skipped) == (
         len(report["results"]), totals["fail"] + totals["unexpected-pass"], totals["error"],

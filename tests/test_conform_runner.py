@@ -92,7 +92,7 @@ def test_fault_errors_one_case_and_the_rest_still_run(fault: str, kind: str, tmp
     assert code == 1, output
     assert report is not None
     bad = outcome(report, TRIGGER_ID)
-    assert bad["outcome"] == "error" and bad["detail"].startswith(kind), bad
+    assert bad["outcome"] == "error" and bad["detail"].startswith(kind) and bad["fault"] == kind, bad
     assert report["totals"]["error"] == 1
     assert report["totals"]["pass"] == len(report["results"]) - 1
     assert report["restarts"] == 1
