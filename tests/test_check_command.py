@@ -24,7 +24,7 @@ from inboxspec.cli import main
 from inboxspec.conformance import process_tree
 from inboxspec.conformance.casefiles import lint, registered_case_dirs
 from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
-from inboxspec.conformance.progress import ERASE_LINE, SHOW_AFTER_S
+from inboxspec.conformance.progress import ERASE_LINE, REDRAW_EVERY_S, SHOW_AFTER_S
 from inboxspec.impl import wake_gate as impl
 from inboxspec.model.wake_gate import WakeGateChart
 from tests.session_shared import SharedExplorations
@@ -194,8 +194,13 @@ def test_check_on_a_terminal_shows_its_progress_and_a_piped_check_shows_none() -
     assert terminal.endswith(ERASE_LINE)
     assert "\r" not in stdout and "\x1b" not in stdout
 
-    piped = subprocess.run([sys.executable, "-m", "inboxspec", "check", "--machine", "peer-delivery"],
+    # Piped, a check long enough that a terminal would have been drawn on (3 s and more: its
+    # explorations and refinement, past SHOW_AFTER_S), in half the processor time of peer delivery's.
+    began = time.monotonic()
+    piped = subprocess.run([sys.executable, "-m", "inboxspec", "check", "--machine", "idle-subscriptions"],
                            capture_output=True, text=True, timeout=300)
+    lasted = time.monotonic() - began
+    assert lasted > SHOW_AFTER_S + REDRAW_EVERY_S, f"{lasted:.1f} s: too short to be drawn on"
     assert piped.returncode == 0 and piped.stderr == ""
     assert "\r" not in piped.stdout and "\x1b" not in piped.stdout
 
