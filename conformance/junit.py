@@ -9,7 +9,7 @@ outcome              element
 pass                 none
 fail                 ``<failure type="fail">``: the first difference
 unexpected-pass      ``<failure type="unexpected-pass">``
-error                ``<error type="error">``: the fault
+error                ``<error type="FAULT">``: the fault (its kind, the report's ``fault``)
 skip                 ``<skipped>``: why
 expected-fail        ``<skipped type="expected-fail">``: the skip file
 ===================  ===============================================
@@ -87,7 +87,8 @@ def _testcase(result: CaseResult) -> ET.Element:
         failure = ET.SubElement(element, "failure", message=_message(message), type=result.outcome)
         failure.text = _clean(result.detail)
     elif result.outcome == ERROR:
-        error = ET.SubElement(element, "error", message=_message(result.detail), type=ERROR)
+        # The fault's kind (crashed, timeout, ..., errored), as the JSON report's `fault` gives it.
+        error = ET.SubElement(element, "error", message=_message(result.detail), type=result.fault or ERROR)
         error.text = _clean(result.detail)
     elif result.outcome == SKIP:
         ET.SubElement(element, "skipped", message=_message(result.detail))

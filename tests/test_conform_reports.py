@@ -287,7 +287,7 @@ def test_junit_failures_name_the_first_difference_and_cases_carry_their_properti
 
     (error,) = cases["wake-gate/defaults"].result
     assert isinstance(error, junitparser.Error) and "simulated \\x07 fault" not in error.message
-    assert error.message.startswith("adapter errored: simulated")
+    assert error.message.startswith("adapter errored: simulated") and error.type == "errored"
     skipped = [c for c in suite if c.result and isinstance(c.result[0], junitparser.Skipped)]
     assert skipped and all(c.result[0].message == "adapter skipped: not implemented here" for c in skipped)
 

@@ -125,6 +125,8 @@ def test_a_failed_restart_ends_the_run_with_the_results_so_far(tmp_path: Path) -
     document = junitparser.JUnitXml.fromfile(str(junit))
     suites = {suite.name: suite for suite in document}
     assert suites["wake-gate"].tests == len(results) and suites["wake-gate"].errors == 1
+    crashed = [r for case in suites["wake-gate"] for r in case.result if isinstance(r, junitparser.Error)]
+    assert [error.type for error in crashed] == ["crashed"]  # the fault's kind, as the JSON's fault
     assert suites["inboxspec-conform"].errors == 1
 
     text = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--adapter",
