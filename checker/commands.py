@@ -263,16 +263,26 @@ def _findings(args: argparse.Namespace) -> int:
 
 
 def _refine(args: argparse.Namespace) -> int:
-    from inboxspec.checker.refine import Refinement, refine
+    from inboxspec.checker.refine import Refinement, refine, refine_reachable
 
     def shown(so_far: Refinement) -> None:
-        print(f"\r  {so_far.sequences:,} sequences, {so_far.steps:,} steps compared", end="",
-              file=sys.stderr, flush=True)
+        counts = (f"{so_far.sequences:,} steps compared, {so_far.steps:,} steps replayed" if args.reachable
+                  else f"{so_far.sequences:,} sequences, {so_far.steps:,} steps compared")
+        print(f"\r  {counts}", end="", file=sys.stderr, flush=True)
 
     drawn = not args.json and sys.stderr.isatty()
     try:
-        result = refine(args.machine, args.depth, _options(args.option), progress=shown if drawn else None,
-                        max_steps=args.max_steps)
+        if args.reachable and args.depth is not None:
+            raise ValueError("--depth and --reachable exclude each other: --reachable goes as deep as "
+                             "the bounds let the model go")
+        bounds = _pairs(args.bound, "--bound")
+        progress = shown if drawn else None
+        if args.reachable:
+            result = refine_reachable(args.machine, bounds, _options(args.option), progress=progress,
+                                      max_steps=args.max_steps)
+        else:
+            result = refine(args.machine, args.depth or DEFAULT_REFINE_DEPTH, _options(args.option),
+                            bounds, progress=progress, max_steps=args.max_steps)
     except ValueError as error:
         return _unusable("refine", str(error), args.json)
     finally:
@@ -281,11 +291,26 @@ def _refine(args: argparse.Namespace) -> int:
     report: dict[str, Any] = vars(result)
     if args.json:
         print(json.dumps(report, indent=2))
+    elif result.reachable_bounds is not None:
+        within = ", ".join(f"{name}={_shown_bound(value)}" for name, value in result.reachable_bounds.items())
+        print(f"{result.machine}: every step of every state reachable within {within}: {result.sequences:,} "
+              f"steps compared, each after its state's shortest trace (the longest {result.depth} letters; "
+              f"{result.steps:,} steps replayed)")
+        print("\n".join(result.mismatch) if result.mismatch else "model and reference agree")
     else:
         print(f"{result.machine}: {result.sequences:,} sequences of {result.depth} letters, "
               f"{result.steps:,} steps compared")
         print("\n".join(result.mismatch) if result.mismatch else "model and reference agree")
     return 1 if result.mismatch else 0
+
+
+def _shown_bound(value: Any) -> str:
+    """A parsed bound as ``--bound`` writes it (a list of names joined by commas)."""
+    return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
+# ``inboxspec refine``'s depth when neither --depth nor --reachable is given.
+DEFAULT_REFINE_DEPTH = 4
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -335,12 +360,19 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
     findings.add_argument("--json", action="store_true")
     findings.set_defaults(func=_findings)
 
-    refine_parser = commands.add_parser("refine", help="model and reference agree on every short sequence")
+    refine_parser = commands.add_parser(
+        "refine", help="model and reference agree on every short sequence, or on every reachable step")
     refine_parser.add_argument("machine", choices=machines.names())
-    refine_parser.add_argument("--depth", type=whole_number(1), default=4)
+    refine_parser.add_argument("--depth", type=whole_number(1), default=None, metavar="N",
+                               help=f"every sequence of up to N letters (default: {DEFAULT_REFINE_DEPTH})")
+    refine_parser.add_argument("--reachable", action="store_true",
+                               help="instead, every step of every state the model reaches within the bounds, "
+                                    "after the state's shortest trace (small bounds: see the README)")
     refine_parser.add_argument("--max-steps", type=whole_number(1), default=REFINE_MAX_STEPS, metavar="N",
                                help=f"stop, exit 2, past N steps compared (default: {REFINE_MAX_STEPS:,}; "
                                     "the sequences grow as the alphabet to the depth)")
+    refine_parser.add_argument("--bound", action="append", default=[], metavar="NAME=VALUE",
+                               help="a bound of the machine's alphabet and, with --reachable, of its states")
     refine_parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     refine_parser.add_argument("--json", action="store_true")
     refine_parser.set_defaults(func=_refine)

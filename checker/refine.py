@@ -23,6 +23,7 @@ shows happens only at a real disagreement.
 
 from __future__ import annotations
 
+import collections
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +31,13 @@ from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart
-from inboxspec.checker.explore import checked_alphabet, parse_options, refuse_unbuildable
+from inboxspec.checker.explore import (
+    MAX_STATES,
+    ExplorationTooLarge,
+    checked_alphabet,
+    parse_options,
+    refuse_unbuildable,
+)
 from inboxspec.checker.forked import WorkerLost, Workers, can_fork
 from inboxspec.checker.traces import run_side
 from inboxspec.conformance.compare import canonical
@@ -56,11 +63,64 @@ class RefinementTooLarge(ValueError):
 @dataclass
 class Refinement:
     machine: str
-    depth: int
+    depth: int  # of a reachable refinement: the longest sequence compared
     options: dict[str, bool]
-    sequences: int = 0
+    sequences: int = 0  # of a reachable refinement: the steps compared (each after its shortest trace)
     steps: int = 0
     mismatch: list[str] = field(default_factory=list)
+    # A reachable refinement (``refine_reachable``): the bounds it explored at; None for one by depth.
+    reachable_bounds: dict[str, Any] | None = None
+
+
+@dataclass
+class _Compared:
+    """What both refinements compare with: the machine, its bounds and options, the compiled chart
+    bound to its letters, and the config a case of those bounds and options has."""
+
+    entry: Any
+    explorer: Any
+    parsed: Any
+    chosen: dict[str, bool]
+    actions: list[Action]
+    bound: list[dict[str, Any]]
+    data: Any
+    config: dict[str, Any]
+
+    def fire(self, snapshot: Any, index: int) -> tuple[Any, Any]:
+        """The model's step of letter ``index`` from ``snapshot``: the snapshot reached, and its output."""
+        self.explorer.load(self.data, snapshot)
+        fired = self.bound[index][snapshot[0]](self.data)
+        return self.explorer.store(self.data, fired.target), self.data.output
+
+    def disagreement(self, path: list[tuple[Any, Action, Any]], expected: Any) -> list[str] | None:
+        """Whether the reference, replaying ``path`` with concrete values, gives the model's output
+        ``expected`` at its last step; when not, the disagreement as ``Refinement.mismatch`` words it."""
+        steps = self.explorer.concretize(path)
+        # A reference that raises answers {"raised": ...}, which no model output equals.
+        replayed = run_side(self.entry.run_case, self.config, steps)
+        actual = replayed.get("outputs", [replayed])[-1]
+        if canonical(expected) == canonical(actual):
+            return None
+        modelled = _model_output(self.entry.run_model_case, self.config, steps)
+        if modelled is not None and canonical(modelled) == canonical(actual):
+            return None
+        shown = expected if modelled is None else modelled
+        return [*(f"{a.label}" for _, a, _ in path), f"steps {canonical(steps)}",
+                f"model {canonical(shown)}", f"reference {canonical(actual)}"]
+
+
+def _compared(name: str, bounds: Mapping[str, str] | None, options: Mapping[str, bool] | None) -> _Compared:
+    entry = machines.get(name)
+    explorer = entry.explorer
+    parsed = explorer.parse_bounds(bounds or {})
+    chosen = parse_options(explorer, name, options)
+    refuse_unbuildable(name, parsed, chosen)
+    actions = checked_alphabet(explorer, name, parsed)
+    chart = CompiledChart(entry.chart)
+    data = chart.blank()
+    explorer.constants(data, parsed, chosen)
+    bound = [chart.bind(a.event, a.kwargs) for a in actions]
+    return _Compared(entry, explorer, parsed, chosen, actions, bound, data, explorer.config(parsed, chosen))
 
 
 def refine(name: str, depth: int, options: Mapping[str, bool] | None = None,
@@ -73,18 +133,9 @@ def refine(name: str, depth: int, options: Mapping[str, bool] | None = None,
     :class:`RefinementTooLarge`."""
     if not 0 < depth <= MAX_DEPTH:
         raise ValueError(f"depth must be between 1 and {MAX_DEPTH}")
-    entry = machines.get(name)
-    explorer = entry.explorer
-    parsed = explorer.parse_bounds(bounds or {})
-    chosen = parse_options(explorer, name, options)
-    refuse_unbuildable(name, parsed, chosen)
-    actions = checked_alphabet(explorer, name, parsed)
-    chart = CompiledChart(entry.chart)
-    bound = [chart.bind(a.event, a.kwargs) for a in actions]
-    data = chart.blank()
-    explorer.constants(data, parsed, chosen)
-    result = Refinement(name, depth, chosen)
-    config = explorer.config(parsed, chosen)
+    compared = _compared(name, bounds, options)
+    explorer, actions = compared.explorer, compared.actions
+    result = Refinement(name, depth, compared.chosen)
     path: list[tuple[Any, Action, Any]] = []
 
     last_report = [time.monotonic()]
@@ -99,33 +150,89 @@ def refine(name: str, depth: int, options: Mapping[str, bool] | None = None,
         for index, action in enumerate(actions):
             if not action.offered(snapshot):
                 continue
-            explorer.load(data, snapshot)
-            fired = bound[index][snapshot[0]](data)
-            post, expected = explorer.store(data, fired.target), data.output
+            post, expected = compared.fire(snapshot, index)
             path.append((snapshot, action, post))
             if action.event not in explorer.unobservable_events:
-                steps = explorer.concretize(path)
                 result.steps += 1
                 if result.steps > max_steps:
                     raise RefinementTooLarge(name, depth, max_steps)
-                # A reference that raises answers {"raised": ...}, which no model output equals.
-                replayed = run_side(entry.run_case, config, steps)
-                actual = replayed.get("outputs", [replayed])[-1]
-                if canonical(expected) != canonical(actual):
-                    modelled = _model_output(entry.run_model_case, config, steps)
-                    if modelled is None or canonical(modelled) != canonical(actual):
-                        shown = expected if modelled is None else modelled
-                        result.mismatch = [*(f"{a.label}" for _, a, _ in path), f"steps {canonical(steps)}",
-                                           f"model {canonical(shown)}", f"reference {canonical(actual)}"]
-                        return False
+                mismatch = compared.disagreement(path, expected)
+                if mismatch is not None:
+                    result.mismatch = mismatch
+                    return False
             ok = visit(post, remaining - 1)
             path.pop()
             if not ok:
                 return False
         return True
 
-    visit(explorer.initial(parsed), depth)
+    visit(explorer.initial(compared.parsed), depth)
     return result
+
+
+def refine_reachable(name: str, bounds: Mapping[str, str] | None = None,
+                     options: Mapping[str, bool] | None = None,
+                     progress: Callable[[Refinement], None] | None = None, *,
+                     max_steps: int = MAX_STEPS, max_states: int = MAX_STATES) -> Refinement:
+    """Every step of every state the model reaches within ``bounds``: the state's shortest trace
+    and the step are replayed on the reference, and the step's output compared.
+
+    Where ``refine`` compares every short sequence, this compares the whole reachable transition
+    relation, as deep as the bounds let the model go: a disagreement five steps in, under two
+    options together, is out of a depth-3 refinement's reach and within this one's
+    (``tests/test_refine_reachable.py`` plants one). A step to a state met before is compared too:
+    a wrong step may well reach a state that a right one reaches sooner. Each step replays its
+    source's shortest trace, so the cost is the steps times the traces' lengths; it is a tool for
+    small bounds. Past ``max_states`` distinct states it stops with ``ExplorationTooLarge``, past
+    ``max_steps`` steps replayed with ``RefinementTooLarge``."""
+    compared = _compared(name, bounds, options)
+    explorer, actions = compared.explorer, compared.actions
+    result = Refinement(name, 0, compared.chosen, reachable_bounds=dict(compared.parsed))
+    start = explorer.initial(compared.parsed)
+    # Per state: its tree step (the state it was first reached from, and the letter).
+    tree: dict[Any, tuple[Any, int] | None] = {start: None}
+    frontier = collections.deque([start])
+    last_report = time.monotonic()
+    while frontier:  # breadth-first: the shortest traces first, so the first disagreement is a shortest one
+        pre = frontier.popleft()
+        trace = _tree_path(tree, actions, pre)
+        for index, action in enumerate(actions):
+            if not action.offered(pre):
+                continue
+            post, expected = compared.fire(pre, index)
+            if post not in tree:
+                tree[post] = (pre, index)
+                if len(tree) > max_states:
+                    raise ExplorationTooLarge(name, max_states)
+                frontier.append(post)
+            if action.event in explorer.unobservable_events:
+                continue  # its effect shows in the next observable step's output
+            path = [*trace, (pre, action, post)]
+            result.sequences += 1
+            result.steps += len(path)
+            result.depth = max(result.depth, len(path))
+            if result.steps > max_steps:
+                raise RefinementTooLarge(name, result.depth, max_steps)
+            mismatch = compared.disagreement(path, expected)
+            if mismatch is not None:
+                result.mismatch = mismatch
+                return result
+            if progress is not None and time.monotonic() - last_report > PROGRESS_EVERY_S:
+                last_report = time.monotonic()
+                progress(result)
+    return result
+
+
+def _tree_path(tree: Mapping[Any, tuple[Any, int] | None], actions: Sequence[Action],
+               state: Any) -> list[tuple[Any, Action, Any]]:
+    """The shortest trace to ``state`` along the tree, as (pre, action, post) steps."""
+    path = []
+    while (link := tree[state]) is not None:
+        pre, index = link
+        path.append((pre, actions[index], state))
+        state = pre
+    path.reverse()
+    return path
 
 
 def _model_output(run_model_case: Any, config: Mapping[str, Any], steps: list[dict[str, Any]]) -> Any:
