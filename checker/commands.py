@@ -53,6 +53,9 @@ def _options(values: list[str]) -> dict[str, bool]:
 # for 300, the search could not fork; for 2,000, not start its threads).
 MAX_WORKERS = 64
 
+# ``inboxspec refine``'s depth when neither --depth nor --reachable is given.
+DEFAULT_REFINE_DEPTH = 4
+
 
 def whole_number(least: int, most: int | None = None) -> Callable[[str], int]:
     """An argparse type: a whole number written in ASCII digits, from ``least`` to ``most`` (no
@@ -307,10 +310,6 @@ def _refine(args: argparse.Namespace) -> int:
 def _shown_bound(value: Any) -> str:
     """A parsed bound as ``--bound`` writes it (a list of names joined by commas)."""
     return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
-
-
-# ``inboxspec refine``'s depth when neither --depth nor --reachable is given.
-DEFAULT_REFINE_DEPTH = 4
 
 
 def _generate(args: argparse.Namespace) -> int:

@@ -41,7 +41,7 @@ from inboxspec.checker.explore import (
 from inboxspec.checker.forked import WorkerLost, Workers, can_fork
 from inboxspec.checker.traces import run_side
 from inboxspec.conformance.compare import canonical
-from inboxspec.machines.frame import MAX_REFINE_DEPTH, Action
+from inboxspec.machines.frame import MAX_REFINE_DEPTH, Action, Bounds, Explorer, Machine
 
 MAX_DEPTH = MAX_REFINE_DEPTH
 PROGRESS_EVERY_S = 0.25
@@ -77,9 +77,9 @@ class _Compared:
     """What both refinements compare with: the machine, its bounds and options, the compiled chart
     bound to its letters, and the config a case of those bounds and options has."""
 
-    entry: Any
-    explorer: Any
-    parsed: Any
+    entry: Machine
+    explorer: Explorer
+    parsed: Bounds
     chosen: dict[str, bool]
     actions: list[Action]
     bound: list[dict[str, Any]]

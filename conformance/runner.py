@@ -137,8 +137,8 @@ class CaseResult:
     difference: Difference | None = None
     # From sending the case's request to judging its reply; None when nothing was sent.
     seconds: float | None = None
-    # For an error, and only then: the fault (adapter_process.CASE_FAULTS) or ERRORED, the adapter's
-    # own `errored` reply; the detail starts with the same word.
+    # For an error, and only then: the fault (adapter_process.CASE_FAULTS), which the detail starts
+    # with, or ERRORED for the adapter's own `errored` reply, whose detail starts `adapter errored: `.
     fault: str | None = None
 
     def as_json(self) -> dict[str, Any]:
