@@ -53,11 +53,15 @@ MAX_STEPS = 1_000_000
 
 
 class RefinementTooLarge(ValueError):
-    """A refinement passed its ``max_steps`` steps compared."""
+    """A refinement passed its ``max_steps`` steps compared (a reachable one: replayed)."""
 
-    def __init__(self, name: str, depth: int, max_steps: int) -> None:
-        super().__init__(f"the {name} refinement to depth {depth} passed {max_steps:,} steps compared and "
-                         f"stopped (allow more with --max-steps, or refine less deep)")
+    def __init__(self, name: str, depth: int | None, max_steps: int) -> None:
+        if depth is None:  # a reachable refinement (``refine_reachable``)
+            what, counted, remedy = f"reachable {name} refinement", "replayed", "give smaller bounds"
+        else:
+            what, counted, remedy = f"{name} refinement to depth {depth}", "compared", "refine less deep"
+        super().__init__(f"the {what} passed {max_steps:,} steps {counted} and stopped (allow more with "
+                         f"--max-steps, or {remedy})")
 
 
 @dataclass
@@ -212,7 +216,7 @@ def refine_reachable(name: str, bounds: Mapping[str, str] | None = None,
             result.steps += len(path)
             result.depth = max(result.depth, len(path))
             if result.steps > max_steps:
-                raise RefinementTooLarge(name, result.depth, max_steps)
+                raise RefinementTooLarge(name, None, max_steps)
             mismatch = compared.disagreement(path, expected)
             if mismatch is not None:
                 result.mismatch = mismatch

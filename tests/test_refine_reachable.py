@@ -11,6 +11,7 @@ commands.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -118,6 +119,10 @@ def test_a_reachable_refinement_reports_its_progress(monkeypatch: pytest.MonkeyP
     assert seen[-1] == (done.sequences, done.steps)
 
 
-def test_a_refinement_past_its_step_limit_stops() -> None:
-    with pytest.raises(RefinementTooLarge):
+def test_a_refinement_past_its_step_limit_stops(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(RefinementTooLarge, match=r"passed 10 steps replayed .* or give smaller bounds\)$"):
         refine_reachable("wake-gate", {"max_streak": "2"}, max_steps=10)
+    # The host at its default bounds: a message and exit 2 as soon as the limit passes.
+    assert main(["refine", "host", "--reachable", "--max-steps", "1000", "--json"]) == 2
+    unusable = json.loads(capsys.readouterr().out)["unusable"]
+    assert unusable.startswith("the reachable host refinement passed 1,000 steps replayed"), unusable
