@@ -396,6 +396,7 @@ def test_the_readme_states_the_explorations_limits() -> None:
     assert (f"A search stops, exit 2, past {MAX_STATES:,} distinct states (`--max-states N` allows more), "
             f"and an alphabet of more than {MAX_LETTERS:,} letters is refused") in readme
     assert f"A refinement stops, exit 2, past {REFINE_MAX_STEPS:,} steps compared" in readme
+    assert f"a reachable one (`--reachable`) past as many steps replayed, or {MAX_STATES:,} states" in readme
 
 
 class _Terminal(io.StringIO):
