@@ -278,11 +278,13 @@ def _refine(args: argparse.Namespace) -> int:
         if args.reachable and args.depth is not None:
             raise ValueError("--depth and --reachable exclude each other: --reachable goes as deep as "
                              "the bounds let the model go")
+        if args.max_states is not None and not args.reachable:
+            raise ValueError("--max-states bounds a reachable refinement's states: give it with --reachable")
         bounds = _pairs(args.bound, "--bound")
         progress = shown if drawn else None
         if args.reachable:
             result = refine_reachable(args.machine, bounds, _options(args.option), progress=progress,
-                                      max_steps=args.max_steps)
+                                      max_steps=args.max_steps, max_states=args.max_states or MAX_STATES)
         else:
             result = refine(args.machine, args.depth or DEFAULT_REFINE_DEPTH, _options(args.option),
                             bounds, progress=progress, max_steps=args.max_steps)
@@ -370,6 +372,9 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
     refine_parser.add_argument("--max-steps", type=whole_number(1), default=REFINE_MAX_STEPS, metavar="N",
                                help=f"stop, exit 2, past N steps compared (default: {REFINE_MAX_STEPS:,}; "
                                     "the sequences grow as the alphabet to the depth)")
+    refine_parser.add_argument("--max-states", type=whole_number(1), default=None, metavar="N",
+                               help=f"with --reachable: stop, exit 2, past N distinct states (default: "
+                                    f"{MAX_STATES:,})")
     refine_parser.add_argument("--bound", action="append", default=[], metavar="NAME=VALUE",
                                help="a bound of the machine's alphabet and, with --reachable, of its states")
     refine_parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")

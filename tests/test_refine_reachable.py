@@ -126,3 +126,8 @@ def test_a_refinement_past_its_step_limit_stops(capsys: pytest.CaptureFixture[st
     assert main(["refine", "host", "--reachable", "--max-steps", "1000", "--json"]) == 2
     unusable = json.loads(capsys.readouterr().out)["unusable"]
     assert unusable.startswith("the reachable host refinement passed 1,000 steps replayed"), unusable
+    # And past its states: the explorer's limit, which --max-states moves (a reachable refinement's alone).
+    assert main(["refine", "wake-gate", "--reachable", "--max-states", "20", "--json"]) == 2
+    assert "passed 20 distinct states" in json.loads(capsys.readouterr().out)["unusable"]
+    assert main(["refine", "wake-gate", "--max-states", "20", "--depth", "1"]) == 2
+    assert "give it with --reachable" in capsys.readouterr().err
