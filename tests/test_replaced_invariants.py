@@ -20,6 +20,7 @@ from inboxspec import machines
 from inboxspec.checker.explore import Explorations, explore
 from inboxspec.cli import main
 from inboxspec.spec import index as spec_index
+from tests.test_host_findings import FINDINGS
 
 
 def _options() -> list[tuple[str, str]]:
@@ -36,6 +37,39 @@ def test_an_option_breaks_no_property_but_the_other_findings(name: str, option: 
     assert set(found.violations) <= others
     replaced = {inv.name for inv in explorer.invariants if option in inv.replaced_by}
     assert replaced.isdisjoint(found.invariants_checked)
+
+
+# Where the fixes must compose: each machine with all its options on, at the bounds where its
+# findings show (check's, the default; for the host, each bound of tests/test_host_findings.py),
+# the host once with each of its two harness-line options, which exclude each other.
+HOST_OPTION_SETS = (("stamp_true_sender", "harness_lines_as_agent_mail", "pending_counts_as_held"),
+                    ("stamp_true_sender", "harness_lines_at_next_turn", "pending_counts_as_held"))
+HOST_BOUNDS = sorted({tuple(sorted(finding[2].items())) for finding in FINDINGS.values()})
+TOGETHER: list[tuple[str, dict[str, str], tuple[str, ...]]] = [
+    *((name, {}, tuple(machines.get(name).explorer.options)) for name in machines.names() if name != "host"),
+    *(("host", dict(bounds), options) for bounds in HOST_BOUNDS for options in HOST_OPTION_SETS),
+]
+
+
+def _together_id(name: str, bounds: dict[str, str], options: tuple[str, ...]) -> str:
+    shown = ",".join(f"{key}={value}" for key, value in bounds.items()) or "default"
+    return f"{name}-{shown}-{options[1] if name == 'host' else 'all'}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "bounds", "options"), TOGETHER, ids=[_together_id(*t) for t in TOGETHER])
+def test_all_the_fixes_together_break_no_property(name: str, bounds: dict[str, str],
+                                                  options: tuple[str, ...]) -> None:
+    """Each finding's option fixes its property alone (above); turned on together they must not break
+    one another's, nor any other property: no violation and no lasso. With harness_lines_at_next_turn
+    and pending_counts_as_held on together, the host's idle_is_true once failed here: it counted the
+    lines waiting for the next turn, which HOST-INV-4 and HOST-OPT-4 do not."""
+    found = explore(name, bounds, dict.fromkeys(options, True))
+    assert found.violations == {} and not found.lassos, (sorted(found.violations), sorted(found.lassos or []))
+
+
+def test_every_host_option_is_turned_on_together() -> None:
+    assert set().union(*HOST_OPTION_SETS) == set(machines.get("host").explorer.options)
 
 
 def _replacements() -> list[tuple[str, str, str]]:
