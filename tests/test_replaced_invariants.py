@@ -4,6 +4,8 @@ and the spec's option says so.
 
 - With any option on, an exploration finds no violation but the other findings' (the host's
   options, 20 to 30 s each, are left to ``tests/test_host_findings.py``).
+- With all of a machine's options on together, where its findings show, it finds no violation and
+  no lasso: the fixes compose.
 - Each ``replaced_by`` names an option of its machine, and the spec's requirement for that
   option names the property it replaces, and no other requirement of the option does.
 - ``inboxspec explore --option`` says which properties the options replace, and passes; a
