@@ -182,7 +182,7 @@ def refine_reachable(name: str, bounds: Mapping[str, str] | None = None,
     and the step are replayed on the reference, and the step's output compared.
 
     Where ``refine`` compares every short sequence, this compares the whole reachable transition
-    relation, as deep as the bounds let the model go: a disagreement five steps in, under two
+    relation, as deep as the bounds let the model go: a disagreement seven steps in, under two
     options together, is out of a depth-3 refinement's reach and within this one's
     (``tests/test_refine_reachable.py`` plants one). A step to a state met before is compared too:
     a wrong step may well reach a state that a right one reaches sooner. Each step replays its
