@@ -2,7 +2,10 @@
 
 Ownership
     Each of the N forked workers owns the states whose snapshot hashes to it
-    (``owner_of``: the hash modulo N). A worker keeps its states' seen-set,
+    (``owner_of``: the hash modulo N), or whose shard key does, for a machine
+    whose description names one (``frame.shard_key``: the host keys a state by
+    its first session's view, so that one worker's step memo meets all of that
+    view's steps). A worker keeps its states' seen-set,
     their numbers and their breadth-first tree links, and it expands them. It
     does not keep the other workers' states: a successor it reaches that
     another worker owns is routed to that owner in batches (``BATCH``
@@ -72,24 +75,29 @@ the forever-properties are inherited by the fork. A worker that fails, dies
 or is sent a state it does not own ends the search with ``ShardingError``.
 
 Cost
-    Measured on two cores (``benchmarks/explorer_workers.py``, three samples,
+    Measured on two cores (``benchmarks/explorer_workers.py``, five samples,
     medians, 2026-12-06, the yardstick at 0.13 s). The host's default
-    exploration (124,508 states), with its step memo (``machines/host_steps.py``):
-    19.1 s of processor time in one process; on two workers 22.9 s in all,
-    12.1 s by the wall clock and 11.8 s along the critical path (per level the
-    busiest worker, the busiest worker's last phase, and the coordinator's: the
-    wall time without the machine's other load). The ratios: 1.61 times one
-    process by the wall clock, 1.62 along the critical path, short of the 1.7
-    this search aims at. Before the memo the same machine gave 1.75 to 1.78, from
-    30.5 s in one process: the memo took a step's cost down by 1.7 times in
-    each process, and what the pair adds to a step did not shrink with it.
+    exploration (124,508 states), with its step memo (``machines/host_steps.py``)
+    and its shard key (``HostExplorer.shard_key``): 18.7 s of processor time in
+    one process; on two workers 21.0 s in all, 11.2 s by the wall clock and
+    11.0 s along the critical path (per level the busiest worker, the busiest
+    worker's last phase, and the coordinator's: the wall time without the
+    machine's other load). The ratios: 1.69 times one process by the wall
+    clock, 1.70 along the critical path, at the 1.7 this search aims at (1.74
+    in another run of two samples; single runs range from 1.66 to 1.77, the
+    machine being shared). Sharded by the whole snapshot the ratios were 1.61
+    and 1.62 (11.9 to 12.1 s by the wall clock): each worker's memo met most session
+    views and fired their steps again. Before the memo the same machine gave
+    1.75 to 1.78, from 30.5 s in one process: the memo took a step's cost down
+    by 1.7 times in each process, and what the pair adds to a step did not
+    shrink with it.
     What a worker does beyond half of one process, measured inside the workers
     (py-spy, the share of a worker's time): taking the others' batches (4%),
     packing its own (2%), the owner of each new successor (``owner_of``, 1%:
     5% when every step asked it, before ``known`` was one dict, and the ratio
     1.56), numbering and answering handles (1%); each worker's memo fires the
-    steps it has not met (61,000 a worker, against 104,000 in one process: 14%
-    of a worker's time against 11% of one process's); and the
+    steps it has not met (about 54,000 a worker by the shard key, 59,000 by the
+    whole snapshot, against 99,000 in one process); and the
     two cores slowing each other (two one-process searches side by side each
     take 3 to 8 % longer than one alone). The coordinator's end
     (the reports, the graph, the cycle pass: about 0.35 s) runs while the
@@ -146,10 +154,12 @@ from inboxspec.machines.frame import (
     Bounds,
     ForeverProperty,
     Invariant,
+    ShardKey,
     Snapshot,
     Step,
     StepMemo,
     forever_properties,
+    shard_key,
 )
 
 # Successors in one message to one owner: large enough that a message's cost is its
@@ -171,14 +181,15 @@ class ShardingError(RuntimeError):
     """A worker of the sharded search failed, died, or was sent a state it does not own."""
 
 
-def owner_of(snapshot: Snapshot, workers: int) -> int:
-    """The worker that owns ``snapshot``.
+def owner_of(snapshot: Snapshot, workers: int, shard_key: ShardKey | None = None) -> int:
+    """The worker that owns ``snapshot``: the hash of its shard key (``frame.shard_key``; the
+    snapshot itself when its description names none) modulo ``workers``.
 
     WARNING: every worker must compute the same owner for the same snapshot (a worker
     checks each state it is sent); ``hash`` agrees across processes forked from one
     process, not across spawned ones.
     """
-    return hash(snapshot) % workers
+    return hash(snapshot if shard_key is None else shard_key(snapshot)) % workers
 
 
 def rank_level(keys_by_worker: Sequence[Sequence[int]], first: int) -> list[list[int]]:
@@ -293,6 +304,8 @@ class _Search:
     coordinator: int  # its process id
     # The description's step memo (``Explorer.step_memo``), or None: each forked worker fills its own copy.
     memo: StepMemo | None
+    # The description's shard key (``frame.shard_key``), or None: the part of a snapshot its owner is of.
+    shard_key: ShardKey | None
 
 
 _SEARCH: _Search | None = None
@@ -355,7 +368,7 @@ class _Shard:
                     os._exit(1)
 
     def check_owner(self, snapshot: Snapshot) -> None:
-        owner = owner_of(snapshot, self.search.workers)
+        owner = owner_of(snapshot, self.search.workers, self.search.shard_key)
         if owner != self.me:
             raise ShardingError(f"worker {self.me} was sent a state that worker {owner} owns: {snapshot!r}")
 
@@ -399,7 +412,7 @@ class _Shard:
     def expand(self) -> tuple[dict[Snapshot, int], list[int], list[Snapshot]]:
         """Expand this level's owned states; route the successors others own to them."""
         search, me = self.search, self.me
-        workers, width = search.workers, len(search.actions)
+        workers, width, key_of = search.workers, len(search.actions), search.shard_key
         data, load, store, memo = search.data, search.load, search.store, search.memo
         known, sent_count, inboxes = self.known, self.sent_count, search.inboxes
         packers = self.packers
@@ -436,7 +449,7 @@ class _Shard:
                 target = known.get(post)
                 fresh = target is None
                 if target is None:
-                    owner = owner_of(post, workers)
+                    owner = owner_of(post, workers, key_of)
                     if owner == me:
                         slot = candidates[post] = len(keys)
                         keys.append(key)
@@ -480,7 +493,7 @@ class _Shard:
     def receive(self, candidates: dict[Snapshot, int], keys: list[int], posts: list[Snapshot]) -> None:
         """Take the other workers' successors of this level that this worker owns."""
         search, me = self.search, self.me
-        workers, known = search.workers, self.known
+        workers, known, key_of = search.workers, self.known, search.shard_key
         base = len(self.own_numbers)
         inbox = search.inboxes[me]
         waiting = workers - 1
@@ -490,7 +503,7 @@ class _Shard:
             answers = self.received[sender]
             for kind, fields, key in batch:
                 post = tuple.__new__(kind, fields)  # as ``expand`` sent it: the class and its fields
-                if owner_of(post, workers) != me:
+                if owner_of(post, workers, key_of) != me:
                     self.check_owner(post)
                 # Owned, so known as a number (numbered) or as an own handle (this level's candidate).
                 target = known.get(post)
@@ -610,11 +623,13 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
     start = explorer.initial(parsed)
     forever = forever_properties(explorer)
     context = fork_context()
+    key_of = shard_key(explorer)
     search = _Search(workers, actions, bound, chart.states, data, explorer.load, explorer.store, parsed,
-                     start, owner_of(start, workers), by_letter,
+                     start, owner_of(start, workers, key_of), by_letter,
                      state_level_invariants(by_letter, start, parsed), forever, forever_groups(forever),
                      [context.Queue() for _ in range(workers)], [context.Queue() for _ in range(workers)],
-                     context.Queue(), os.getpid(), search_memo(explorer, data, parsed, chosen, actions))
+                     context.Queue(), os.getpid(), search_memo(explorer, data, parsed, chosen, actions),
+                     key_of)
     result = Exploration(name, parsed, chosen, all_transitions=chart.transitions,
                          invariants_checked=tuple(inv.name for inv in checked))
     began, began_cpu = time.perf_counter(), time.process_time()

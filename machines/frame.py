@@ -261,6 +261,24 @@ def step_memo(explorer: Any, data: Any, bounds: Bounds, options: Mapping[str, bo
     return None if make is None else make(data, bounds, options, actions, take)
 
 
+# The part of a snapshot whose hash names its owner in the sharded search (``shard_key``).
+ShardKey = Callable[[Any], Hashable]
+
+
+def shard_key(explorer: Any) -> ShardKey | None:
+    """An explorer description's shard key (``shard_key``), or None: the sharded search
+    (``checker/parallel.py``) gives each state to the worker its shard key's hash names, the
+    whole snapshot's when the description names none.
+
+    A description names one to keep together the states whose steps its step memo
+    (``step_memo``) remembers by one part: a worker's memo then meets that part's steps
+    alone, instead of each worker firing them again. Any key gives the same exploration
+    (the search numbers the states as one process does, whoever owns them), so long as
+    equal snapshots have equal keys: each state must have one owner."""
+    key: ShardKey | None = getattr(explorer, "shard_key", None)
+    return key
+
+
 class Explorer(Protocol):
     """What the bounded explorer, refinement and generated cases need of a machine.
 
@@ -269,10 +287,13 @@ class Explorer(Protocol):
     the compiled chart fires one transition on it, and ``store`` reads the
     canonical snapshot back.
 
-    Two members are optional, and read through a function so that a
+    Some members are optional, and read through a function so that a
     description without them needs no change: ``forever``, the
-    forever-properties (``forever_properties``), and ``coverage_bounds``, the
-    extra explorations the generated cases search (``coverage_explorations``).
+    forever-properties (``forever_properties``); ``coverage_bounds``, the
+    extra explorations the generated cases search (``coverage_explorations``);
+    ``step_memo``, a shortcut for the search's steps (``step_memo``); and
+    ``shard_key``, the part of a snapshot that names its owner in the sharded
+    search (``shard_key``).
     """
 
     # Snapshot field names, in order (ITF traces name the state variables so).

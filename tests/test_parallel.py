@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import pytest
 
@@ -37,11 +37,14 @@ from inboxspec.checker.explore import (
     Explorations,
     available_cores,
     default_workers,
+    edges,
     explore,
 )
 from inboxspec.checker.parallel import ShardingError, explore_on_workers
 from inboxspec.cli import main
 from inboxspec.machines.frame import Machine, Snapshot, forever_properties
+from inboxspec.machines.host import HostExplorer
+from inboxspec.machines.host import Snapshot as HostSnapshot
 from tests.test_check_command import PROBE, with_token
 from tests.test_cycles import ping_pong
 
@@ -238,10 +241,46 @@ def test_workers_that_disagree_on_an_owner_are_caught(monkeypatch: pytest.Monkey
     """Each worker computes every owner one place further than the one before it (as spawned workers
     would, each with its own hash seed): the first state routed is refused by the worker it reaches."""
     monkeypatch.setattr(parallel, "owner_of",
-                        lambda snapshot, workers: (hash(snapshot) + _own_shard()) % workers)
+                        lambda snapshot, workers, key=None: (hash(snapshot) + _own_shard()) % workers)
     with pytest.raises(ShardingError, match="was sent a state that worker"):
         explore_on_workers("peer-delivery", None, None, 2)
     assert multiprocessing.active_children() == []
+
+
+def test_a_shard_key_that_equal_snapshots_do_not_share_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shard key must be a function of the snapshot's value (``frame.shard_key``): one that differs
+    between equal snapshots (here, on each worker: a key that reads the process it is worked out in)
+    names another owner at the other end, which refuses the state."""
+    monkeypatch.setattr(HostExplorer, "shard_key", staticmethod(lambda snapshot: (snapshot, os.getpid())))
+    with pytest.raises(ShardingError, match="was sent a state that worker"):
+        explore_on_workers("host", SMALL_HOST, None, 2)
+    assert multiprocessing.active_children() == []
+
+
+def test_the_host_s_states_are_owned_by_their_first_session_s_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host names a shard key (``HostExplorer.shard_key`` says why), and the sharded search owns
+    each state by it: each worker's count of new states is the count of reachable states whose first
+    session's view hashes to it. Sharded by the whole snapshot instead, it finds the same."""
+    owned, rank_level = [0, 0], parallel.rank_level
+
+    def counting(keys_by_worker: Sequence[Sequence[int]], first: int) -> list[list[int]]:
+        for worker, keys in enumerate(keys_by_worker):
+            owned[worker] += len(keys)
+        return rank_level(keys_by_worker, first)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(parallel, "rank_level", counting)
+        by_view = explore_on_workers("host", SMALL_HOST, None, 2)
+    host = HostExplorer()
+    start = host.initial(host.parse_bounds(SMALL_HOST))
+    reachable = {start, *(cast(HostSnapshot, post) for post, _output in edges("host", SMALL_HOST).values())}
+    assert len(reachable) == by_view.states
+    expected = [0, 0]
+    for snapshot in reachable - {start}:  # the initial state is numbered before the first level
+        expected[hash(snapshot.sessions[0]) % 2] += 1
+    assert owned == expected and min(owned) > by_view.states // 4
+    monkeypatch.setattr(HostExplorer, "shard_key", None)
+    _same(by_view, explore_on_workers("host", SMALL_HOST, None, 2))
 
 
 def test_ranks_in_arrival_order_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
