@@ -42,8 +42,13 @@ class _Missing:
 MISSING: Any = _Missing()
 
 
+# Made once: ``json.dumps`` with any argument besides the value makes a new encoder at every call,
+# and every output of every case is compared through this.
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
 def canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return _CANONICAL.encode(value)
 
 
 def _shown(value: Any) -> str:
