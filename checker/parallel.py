@@ -181,15 +181,15 @@ class ShardingError(RuntimeError):
     """A worker of the sharded search failed, died, or was sent a state it does not own."""
 
 
-def owner_of(snapshot: Snapshot, workers: int, shard_key: ShardKey | None = None) -> int:
-    """The worker that owns ``snapshot``: the hash of its shard key (``frame.shard_key``; the
-    snapshot itself when its description names none) modulo ``workers``.
+def owner_of(snapshot: Snapshot, workers: int, key_of: ShardKey | None = None) -> int:
+    """The worker that owns ``snapshot``: the hash of its shard key (``key_of``, the description's
+    ``frame.shard_key``; the snapshot itself when it names none) modulo ``workers``.
 
     WARNING: every worker must compute the same owner for the same snapshot (a worker
     checks each state it is sent); ``hash`` agrees across processes forked from one
     process, not across spawned ones.
     """
-    return hash(snapshot if shard_key is None else shard_key(snapshot)) % workers
+    return hash(snapshot if key_of is None else key_of(snapshot)) % workers
 
 
 def rank_level(keys_by_worker: Sequence[Sequence[int]], first: int) -> list[list[int]]:
