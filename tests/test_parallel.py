@@ -278,7 +278,7 @@ def test_the_host_s_states_are_owned_by_their_first_session_s_view(monkeypatch: 
     expected = [0, 0]
     for snapshot in reachable - {start}:  # the initial state is numbered before the first level
         expected[hash(snapshot.sessions[0]) % 2] += 1
-    assert owned == expected and min(owned) > by_view.states // 4
+    assert owned == expected and all(owned)
     monkeypatch.setattr(HostExplorer, "shard_key", None)
     _same(by_view, explore_on_workers("host", SMALL_HOST, None, 2))
 
