@@ -10,21 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.checker.explore import MAX_STATES, checked_invariants, default_workers, explore
-from inboxspec.checker.forked import WorkerLost
-from inboxspec.checker.parallel import ShardingError
-from inboxspec.checker.refine import MAX_STEPS as REFINE_MAX_STEPS
-from inboxspec.checker.traces import (
-    concrete_steps,
-    describe,
-    describe_lasso,
-    model_disagreements,
-    to_case,
-    to_itf,
-    to_itf_lasso,
-)
-from inboxspec.machines import interface
-from inboxspec.machines.frame import bound_integer, forever_properties
+from inboxspec.checker.limits import MAX_REFINE_STEPS, MAX_STATES
+from inboxspec.machines.frame import bound_integer
+
+# The searches are imported by the commands that run them, not here: every ``inboxspec`` command
+# builds the whole parser (``add_checker_parsers``), ``conform`` included.
 
 
 def _pairs(values: list[str], what: str) -> dict[str, str]:
@@ -105,6 +95,21 @@ def _progress(states: int, depth: int, seconds: float) -> None:
 
 
 def _explore(args: argparse.Namespace) -> int:
+    from inboxspec.checker.explore import checked_invariants, default_workers, explore
+    from inboxspec.checker.forked import WorkerLost
+    from inboxspec.checker.parallel import ShardingError
+    from inboxspec.checker.traces import (
+        concrete_steps,
+        describe,
+        describe_lasso,
+        model_disagreements,
+        to_case,
+        to_itf,
+        to_itf_lasso,
+    )
+    from inboxspec.machines import interface
+    from inboxspec.machines.frame import forever_properties
+
     try:
         options = _options(args.option)
         bounds = _pairs(args.bound, "--bound")
@@ -369,8 +374,8 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
     refine_parser.add_argument("--reachable", action="store_true",
                                help="instead, every step of every state the model reaches within the bounds, "
                                     "after the state's shortest trace (small bounds: see the README)")
-    refine_parser.add_argument("--max-steps", type=whole_number(1), default=REFINE_MAX_STEPS, metavar="N",
-                               help=f"stop, exit 2, past N steps compared (default: {REFINE_MAX_STEPS:,}; "
+    refine_parser.add_argument("--max-steps", type=whole_number(1), default=MAX_REFINE_STEPS, metavar="N",
+                               help=f"stop, exit 2, past N steps compared (default: {MAX_REFINE_STEPS:,}; "
                                     "the sequences grow as the alphabet to the depth)")
     refine_parser.add_argument("--max-states", type=whole_number(1), default=None, metavar="N",
                                help=f"with --reachable: stop, exit 2, past N distinct states (default: "

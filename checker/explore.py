@@ -29,6 +29,7 @@ from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart, CompiledTransition, generated_function, take_step
 from inboxspec.checker.cycles import Edge, LassoPath, find_lassos
 from inboxspec.checker.forked import WorkerLost, Workers, can_fork
+from inboxspec.checker.limits import MAX_STATES
 from inboxspec.checker.option_steps import (
     OptionReads,
     RecordedStep,
@@ -223,12 +224,6 @@ def checked_invariants(explorer: Explorer, machine: str, names: Collection[str] 
     return tuple(inv for inv in explorer.invariants if inv.name in names)
 
 
-# The most distinct states an exploration visits before it stops with ExplorationTooLarge, unless
-# the caller allows more (``inboxspec explore --max-states``). The largest documented exploration,
-# the host on three sessions, visits 313,304; a bound given by mistake (a wake gate's max_streak of
-# a million, an idle subscription's TTL of 10**30 ms) otherwise grows until memory runs out.
-# WARNING: the README states it and MAX_LETTERS; tests/test_checker.py compares them.
-MAX_STATES = 1_000_000
 
 
 class ExplorationTooLarge(ValueError):

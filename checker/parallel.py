@@ -132,7 +132,6 @@ from inboxspec.checker import forked
 from inboxspec.checker.compiled import take_step
 from inboxspec.checker.cycles import Edge
 from inboxspec.checker.explore import (
-    MAX_STATES,
     Exploration,
     ExplorationTooLarge,
     Progress,
@@ -149,6 +148,7 @@ from inboxspec.checker.explore import (
     young_collections_only,
 )
 from inboxspec.checker.forked import end_with_parent, fork_context, held_for_fork, take_default_termination
+from inboxspec.checker.limits import MAX_STATES
 from inboxspec.machines.frame import (
     Action,
     Bounds,

@@ -32,24 +32,20 @@ from typing import Any
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart
 from inboxspec.checker.explore import (
-    MAX_STATES,
     ExplorationTooLarge,
     checked_alphabet,
     parse_options,
     refuse_unbuildable,
 )
 from inboxspec.checker.forked import WorkerLost, Workers, can_fork
+from inboxspec.checker.limits import MAX_REFINE_STEPS as MAX_STEPS
+from inboxspec.checker.limits import MAX_STATES
 from inboxspec.checker.traces import run_side
 from inboxspec.conformance.compare import canonical
 from inboxspec.machines.frame import MAX_REFINE_DEPTH, Action, Bounds, Explorer, Machine
 
 MAX_DEPTH = MAX_REFINE_DEPTH
 PROGRESS_EVERY_S = 0.25
-# The most steps a refinement compares unless asked for more (``refine --max-steps``): the sequences
-# grow as the alphabet to the depth, and each step replays its sequence on the reference, so a depth
-# the limit allows can still run for days (the host's depth 8). Peer delivery's depth 4, the command
-# line's default, compares about 420,000; the check's depth 3, at most 17,000 on any machine.
-MAX_STEPS = 1_000_000
 
 
 class RefinementTooLarge(ValueError):

@@ -14,7 +14,6 @@ import pytest
 from statemachine import State, StateChart
 
 from inboxspec import machines
-from inboxspec.checker import commands as checker_commands
 from inboxspec.checker import explore as explore_module
 from inboxspec.checker.compiled import ChartNotCompilable, CompiledChart
 from inboxspec.checker.explore import Explorations, edges, explore
@@ -277,8 +276,7 @@ def test_explore_refuses_what_it_would_ignore_before_it_searches(
     def no_search(*args: Any, **kwargs: Any) -> NoReturn:
         raise AssertionError("explored")
 
-    monkeypatch.setattr(checker_commands, "explore", no_search)
-    monkeypatch.setattr(explore_module, "explore", no_search)
+    monkeypatch.setattr(explore_module, "explore", no_search)  # which the command imports as it runs
     assert main(["explore", *(a.replace("{tmp}", str(tmp_path)) for a in arguments), "--json"]) == 2
     assert message in json.loads(capsys.readouterr().out)["unusable"]
     assert not (tmp_path / "case.json").exists()
@@ -389,13 +387,13 @@ def test_a_bound_that_multiplies_letters_is_refused_before_the_search(
 
 
 def test_the_readme_states_the_explorations_limits() -> None:
-    from inboxspec.checker.explore import MAX_LETTERS, MAX_STATES
-    from inboxspec.checker.refine import MAX_STEPS as REFINE_MAX_STEPS
+    from inboxspec.checker.explore import MAX_LETTERS
+    from inboxspec.checker.limits import MAX_REFINE_STEPS, MAX_STATES
 
     readme = " ".join((Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8").split())
     assert (f"A search stops, exit 2, past {MAX_STATES:,} distinct states (`--max-states N` allows more), "
             f"and an alphabet of more than {MAX_LETTERS:,} letters is refused") in readme
-    assert f"A refinement stops, exit 2, past {REFINE_MAX_STEPS:,} steps compared" in readme
+    assert f"A refinement stops, exit 2, past {MAX_REFINE_STEPS:,} steps compared" in readme
     assert f"a reachable one (`--reachable`) past as many steps replayed, or {MAX_STATES:,} states" in readme
 
 
