@@ -11,11 +11,11 @@ import io
 import json
 import sys
 import traceback
-from importlib.metadata import version
 from typing import Any, TextIO
 
 from inboxspec import machines
 from inboxspec.conformance.plainjson import escaping_lone_surrogates
+from inboxspec.conformance.version import VERSION
 
 
 def _errored(request: object, message: str) -> dict[str, Any]:
@@ -54,7 +54,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any] | None:
         return {
             "ready": True,
             "version": 1,
-            "implementation": {"name": "inboxspec-reference", "version": version("inboxspec"),
+            "implementation": {"name": "inboxspec-reference", "version": VERSION,
                                "language": "python"},
             "machines": machines.names(),
             "features": {name: list(machines.features(name)) for name in machines.names()},

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import subprocess
 import zipfile
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
 from inboxspec import __version__
+from inboxspec.conformance.adapter import handle
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_FOLDERS = {"spec": "inboxspec/spec", "conformance": "inboxspec/conformance"}
@@ -48,6 +50,14 @@ def test_the_wheels_version_is_the_packages(wheel_of_this_tree: Path) -> None:
     versions = [line.split(":", 1)[1].strip() for line in archive.read(metadata).decode().splitlines()
                 if line.startswith("Version:")]
     assert versions == [__version__]
+
+
+def test_the_reference_adapter_reports_the_packages_version() -> None:
+    """One definition (conformance/version.py): the adapter's start reply, ``inboxspec --version``
+    and the installed distribution's metadata name one version."""
+    reply = handle({"cmd": "start", "version": 1})
+    assert reply is not None and reply["implementation"]["version"] == __version__
+    assert metadata.version("inboxspec") == __version__
 
 
 def test_no_top_level_folder_shadows_the_installed_package() -> None:
