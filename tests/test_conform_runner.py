@@ -5,8 +5,10 @@ Each test names the requirements of spec/conformance-protocol.md it shows.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fnmatch
+import io
 import json
 import os
 import shutil
@@ -20,6 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from inboxspec.cli import main
 from inboxspec.conformance import casefiles
 from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases, shortest_reply_bytes
 from inboxspec.conformance.runner import (
@@ -44,16 +47,24 @@ TRIGGER_ID = "wake-gate/announce-on-fresh-gate"
 WAKE_GATE = ("--machine", "wake-gate")
 
 
-def conform(*args: str, timeout: float = 120) -> tuple[int, dict[str, Any] | None, str]:
-    process = subprocess.run(
-        [sys.executable, "-m", "inboxspec", "conform", "--json", *args],
-        capture_output=True, text=True, timeout=timeout,
-    )
+def conform(*args: str) -> tuple[int, dict[str, Any] | None, str]:
+    """``inboxspec conform --json ARGS`` as the command runs it (``cli.main``): its exit code, its
+    report (checked against the report schema) and everything it printed.
+
+    In this process, not a subprocess: a start of the command costs about 0.25 processor seconds of
+    imports, and this file runs it some seventy times (the file took 101 processor seconds so, 69 in
+    this process, measured one after the other). What only a process of its own shows (the module's
+    entry point, signals, the exit as the interpreter ends) is shown by the subprocess runs below and
+    by tests/test_conform_process.py. A run that hangs fails its test at pytest's timeout
+    (pyproject.toml), where the subprocess had one of its own."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["conform", "--json", *args])
     try:
-        report = checked_report(json.loads(process.stdout))
+        report = checked_report(json.loads(stdout.getvalue()))
     except json.JSONDecodeError:
         report = None
-    return process.returncode, report, process.stdout + process.stderr
+    return code, report, stdout.getvalue() + stderr.getvalue()
 
 
 def faulty(fault: str, marker: Path | None = None) -> str:
@@ -258,7 +269,7 @@ def test_a_small_case_that_asks_for_gigabytes_of_outputs_is_an_error_not_a_swoll
             "requirements": ["HOST-IF-2"], "config": {"sessions": long_names}, "steps": [tick] * 500}
     file = {"machine": "host", "cases": [case]}
     (tmp_path / "amplified.json").write_text(json.dumps(file, indent=1) + "\n")
-    code, report, output = conform("--adapter", adapter, "--cases", str(tmp_path), timeout=120)
+    code, report, output = conform("--adapter", adapter, "--cases", str(tmp_path))
     assert code == 1 and report is not None, output
     result = outcome(report, "host/amplified")
     assert result["outcome"] == "error", result
@@ -298,8 +309,7 @@ def test_a_skip_file_entry_that_matches_no_case_refuses_the_run_before_an_adapte
     skip_file.write_bytes(f"\ufeff{TRIGGER_ID}\n# a comment\nwake-gate/defualts\nwake-gate/default*\n"
                           "peer-delivery/no-such-case\npeer-*/host/*\n*/no-such-case\nwake-gate/nope*\n".encode())
     never_starts = "/nonexistent/adapter"
-    code, report, output = conform("--adapter", never_starts, "--skip-file", str(skip_file), *WAKE_GATE,
-                                   timeout=30)
+    code, report, output = conform("--adapter", never_starts, "--skip-file", str(skip_file), *WAKE_GATE)
     assert code == 2 and report is not None, output
     assert report["problems"] == [
         f"skip file {skip_file}: line 1: '\\ufeff{TRIGGER_ID}' matches no case of this run",  # shown
@@ -308,7 +318,7 @@ def test_a_skip_file_entry_that_matches_no_case_refuses_the_run_before_an_adapte
     ]
     assert "cannot start" not in output and "Traceback" not in output
     skip_file.write_text("peer-delivery/no-such-case\n")
-    code, report, _ = conform("--adapter", never_starts, "--skip-file", str(skip_file), timeout=30)
+    code, report, _ = conform("--adapter", never_starts, "--skip-file", str(skip_file))
     assert code == 2 and report is not None
     assert report["problems"] == [f"skip file {skip_file}: line 1: 'peer-delivery/no-such-case' "
                                   "matches no case of this run"]
@@ -351,8 +361,7 @@ def test_a_skip_file_that_is_no_small_regular_text_file_is_refused_at_once(kind:
         skip_file.write_bytes(b"wake-gate/\xff\n")
     else:
         skip_file.mkdir()
-    code, report, output = conform("--adapter", REFERENCE, "--skip-file", str(skip_file), *WAKE_GATE,
-                                   timeout=30)
+    code, report, output = conform("--adapter", REFERENCE, "--skip-file", str(skip_file), *WAKE_GATE)
     assert code == 2 and report is not None and "cannot read skip file" in report["unusable"], output
     assert "Traceback" not in output
 
@@ -519,12 +528,12 @@ def test_writes_to_an_adapter_that_stopped_reading_are_bounded(tmp_path: Path) -
     cases = _megabyte_case(tmp_path)
     began = time.monotonic()
     code, report, output = conform("--adapter", faulty("stop-reading"), "--cases", str(cases),
-                                   "--timeout", "2", timeout=60)
+                                   "--timeout", "2")
     assert time.monotonic() - began < 30
     assert code == 1 and report is not None, output
     detail = outcome(report, "wake-gate/megabyte")["detail"]
     assert detail.startswith("timeout") and "stopped reading its input" in detail
-    code, report, output = conform("--adapter", REFERENCE, "--cases", str(cases), timeout=60)
+    code, report, output = conform("--adapter", REFERENCE, "--cases", str(cases))
     assert code == 0, output
 
 
@@ -733,8 +742,6 @@ def test_a_broken_generator_is_an_unusable_run(monkeypatch: pytest.MonkeyPatch,
     from dataclasses import replace
 
     from inboxspec import machines
-    from inboxspec.cli import main
-
     def broken(rng: Any) -> Any:
         raise KeyError("no such event")
 
@@ -751,7 +758,6 @@ def test_fuzz_is_generic_over_the_registry(tmp_path: Path, monkeypatch: pytest.M
                                            capsys: pytest.CaptureFixture[str]) -> None:
     """PROTO-FUZZ-1, PROTO-FUZZ-3: a machine only the tests know (tests/toy_machine.py) fuzzes alike."""
     from inboxspec import machines
-    from inboxspec.cli import main
     from tests import toy_machine
 
     entry = toy_machine.make_machine(tmp_path / "runner")
@@ -798,7 +804,7 @@ def test_skip_files_with_too_many_wildcard_entries_are_refused_before_an_adapter
                       + "".join(f"wake-gate/literal-{n}\n" for n in range(5000)))
     never_starts = "/nonexistent/adapter"
     code, report, output = conform("--adapter", never_starts, "--skip-file", str(first), "--skip-file",
-                                   str(second), *WAKE_GATE, timeout=30)
+                                   str(second), *WAKE_GATE)
     assert code == 2 and report is not None, output
     most = MAX_SKIP_WILDCARD_ENTRIES
     assert report["unusable"] == (f"the skip files hold {most + 1} entries with a wildcard (*, ? or [), "
@@ -806,7 +812,7 @@ def test_skip_files_with_too_many_wildcard_entries_are_refused_before_an_adapter
     assert "cannot start" not in output and "Traceback" not in output
     second.write_text("".join(f"wake-gate/z{n}?\n" for n in range(MAX_SKIP_WILDCARD_ENTRIES // 2)))
     code, report, output = conform("--adapter", never_starts, "--skip-file", str(first), "--skip-file",
-                                   str(second), *WAKE_GATE, timeout=30)
+                                   str(second), *WAKE_GATE)
     assert code == 2 and report is not None and "matches no case of this run" in report["unusable"], output
 
 
