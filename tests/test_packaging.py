@@ -7,6 +7,7 @@ misses a folder breaks the README's main job while an editable install hides it.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import zipfile
 from importlib import metadata
@@ -58,6 +59,12 @@ def test_the_reference_adapter_reports_the_packages_version() -> None:
     reply = handle({"cmd": "start", "version": 1})
     assert reply is not None and reply["implementation"]["version"] == __version__
     assert metadata.version("inboxspec") == __version__
+
+
+def test_the_ci_guide_pins_the_packages_version() -> None:
+    """docs/ci.md tells a project to pin the release it tested: the pin it shows is this version."""
+    pins = re.findall(r"inboxspec==([^`\s]+)", (ROOT / "docs" / "ci.md").read_text(encoding="utf-8"))
+    assert pins == [__version__]
 
 
 def test_no_top_level_folder_shadows_the_installed_package() -> None:
