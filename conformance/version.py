@@ -1,8 +1,11 @@
 """The distribution's version: its one definition.
 
-Three places report it: the packaging (``pyproject.toml`` reads it as the
-distribution's version), ``inboxspec --version`` (the root package re-exports
-it as ``inboxspec.__version__``) and the reference adapter's ``start`` reply.
+The packaging reads it (``pyproject.toml``: the distribution's version);
+``inboxspec --version`` shows it (the root package re-exports it as
+``inboxspec.__version__``); the reference adapter's ``start`` reply names it.
+The inbox refresh reference hashes the installed distribution's version into its
+worker pin, as the seed hashes its package's (``impl/inbox_refresh_version.py``:
+``impl/`` may not import this folder), and that is this version once installed.
 It lives here, not in the root package, because the adapter may not import the
 root (``tests/test_import_graph.py``); and it is read as a constant, not from the
 installed distribution's metadata, which cost each adapter start about 40 ms of

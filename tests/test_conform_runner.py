@@ -55,8 +55,9 @@ def conform(*args: str) -> tuple[int, dict[str, Any] | None, str]:
     imports, and this file runs it some seventy times (the file took 101 processor seconds so, 69 in
     this process, measured one after the other). What only a process of its own shows (the module's
     entry point, signals, the exit as the interpreter ends) is shown by the subprocess runs below and
-    by tests/test_conform_process.py. A run that hangs fails its test at pytest's timeout
-    (pyproject.toml), where the subprocess had one of its own."""
+    by tests/test_conform_process.py. A run that hangs fails its test at the test's time limit, where
+    the subprocess had one of its own: ``pytest.mark.timeout`` on a test whose runs must end soon (a
+    refusal "at once"), pytest's own elsewhere (pyproject.toml)."""
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         code = main(["conform", "--json", *args])
@@ -65,6 +66,19 @@ def conform(*args: str) -> tuple[int, dict[str, Any] | None, str]:
     except json.JSONDecodeError:
         report = None
     return code, report, stdout.getvalue() + stderr.getvalue()
+
+
+def conform_in_a_process(hash_seed: str, *args: str) -> dict[str, Any] | None:
+    """The report of ``inboxspec conform --json ARGS`` run as a process of its own, under
+    PYTHONHASHSEED ``hash_seed``."""
+    process = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--json", *args],
+                             capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "PYTHONHASHSEED": hash_seed})
+    try:
+        report: dict[str, Any] = checked_report(json.loads(process.stdout))
+    except json.JSONDecodeError:
+        return None
+    return report
 
 
 def faulty(fault: str, marker: Path | None = None) -> str:
@@ -255,6 +269,7 @@ NODE_PORT = Path(__file__).resolve().parents[1] / "conformance" / "ports" / "nod
 NODE_ADAPTER = f"node {NODE_PORT / 'adapter.mjs'}"
 
 
+@pytest.mark.timeout(120)  # its runs' bound when they were subprocesses (``conform``)
 @pytest.mark.parametrize("adapter", [REFERENCE, NODE_ADAPTER], ids=["reference", "node"])
 def test_a_small_case_that_asks_for_gigabytes_of_outputs_is_an_error_not_a_swollen_adapter(
         tmp_path: Path, adapter: str) -> None:
@@ -299,6 +314,7 @@ def test_the_node_port_measures_outputs_as_the_reference_does() -> None:
     assert json.loads(node.stdout) == expected
 
 
+@pytest.mark.timeout(60)  # its runs' bound when they were subprocesses (``conform``)
 def test_a_skip_file_entry_that_matches_no_case_refuses_the_run_before_an_adapter_starts(
         tmp_path: Path) -> None:
     """A typo, or a byte-order mark that does not show, left an entry that marked nothing, for
@@ -344,6 +360,7 @@ def test_a_skip_file_s_globs_match_as_fnmatch_matches(globs: list[str], case_id:
     assert glob_matcher(globs)(case_id) == any(fnmatch.fnmatchcase(case_id, glob) for glob in globs)
 
 
+@pytest.mark.timeout(30)  # its runs' bound when they were subprocesses (``conform``)
 @pytest.mark.parametrize("kind", ["fifo", "device", "link", "huge", "not-utf8", "directory"])
 def test_a_skip_file_that_is_no_small_regular_text_file_is_refused_at_once(kind: str, tmp_path: Path) -> None:
     """A FIFO hung the runner in ``open``, past every signal; /dev/zero filled memory."""
@@ -521,6 +538,7 @@ def _megabyte_case(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.timeout(120)  # its runs' bound when they were subprocesses (``conform``)
 def test_writes_to_an_adapter_that_stopped_reading_are_bounded(tmp_path: Path) -> None:
     """PROTO-FRAME-4 (attack 4): a 1 MB request to an adapter that never reads times out."""
     import time
@@ -692,7 +710,10 @@ def test_fuzz_is_deterministic_for_a_seed(tmp_path: Path) -> None:
     """PROTO-FUZZ-2: the same seed sends the same cases and shrinks to the same case file."""
     mutant = _node_mutant(tmp_path)
     wake_gate = ("--machine", "wake-gate")
-    runs = [conform("--adapter", mutant, *wake_gate, "--fuzz", "300", "--seed", "3")[1] for _ in range(2)]
+    # The same seed in two processes under two hash seeds: a generator or a shrinker that followed the
+    # order of a set of strings would differ between them (conformance/fuzz.py), not within one process.
+    runs = [conform_in_a_process(hash_seed, "--adapter", mutant, *wake_gate, "--fuzz", "300", "--seed", "3")
+            for hash_seed in ("1", "2")]
     other = conform("--adapter", mutant, *wake_gate, "--fuzz", "300", "--seed", "4")[1]
     assert runs[0] is not None and runs[1] is not None and other is not None
 
@@ -793,6 +814,7 @@ def test_fixtures_are_materialised_for_each_request_and_removed(tmp_path: Path) 
     assert not any(Path(s["dir"]).exists() for s in seen)
 
 
+@pytest.mark.timeout(60)  # its runs' bound when they were subprocesses (``conform``)
 def test_skip_files_with_too_many_wildcard_entries_are_refused_before_an_adapter_starts(
         tmp_path: Path) -> None:
     """PROTO-CLI-2: 56,000 entries with a wildcard took 8 s to refuse, one by one, and entries that

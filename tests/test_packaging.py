@@ -7,10 +7,10 @@ misses a folder breaks the README's main job while an editable install hides it.
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
 import subprocess
 import zipfile
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -44,8 +44,9 @@ def test_wheel_ships_every_data_file(wheel_of_this_tree: Path) -> None:
 
 @pytest.mark.slow
 def test_the_wheels_version_is_the_packages(wheel_of_this_tree: Path) -> None:
-    """One definition: the distribution's version is the package's ``__version__`` (``inboxspec
-    --version``), which pyproject.toml reads instead of stating one of its own."""
+    """One definition: the distribution's version is the package's (``conformance/version.py``, which
+    ``inboxspec --version`` shows as ``inboxspec.__version__``), read by pyproject.toml instead of
+    stating one of its own."""
     archive = zipfile.ZipFile(wheel_of_this_tree)
     (metadata,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
     versions = [line.split(":", 1)[1].strip() for line in archive.read(metadata).decode().splitlines()
@@ -58,7 +59,7 @@ def test_the_reference_adapter_reports_the_packages_version() -> None:
     and the installed distribution's metadata name one version."""
     reply = handle({"cmd": "start", "version": 1})
     assert reply is not None and reply["implementation"]["version"] == __version__
-    assert metadata.version("inboxspec") == __version__
+    assert importlib.metadata.version("inboxspec") == __version__
 
 
 def test_the_ci_guide_pins_the_packages_version() -> None:
