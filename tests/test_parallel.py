@@ -142,6 +142,19 @@ def test_two_workers_find_exactly_what_one_process_finds(name: str, explorations
         _same(explore_on_workers(name, bounds, options, 2), explorations.get(name, bounds, options))
 
 
+def test_a_level_sent_in_many_batches_finds_what_one_process_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker sends another its successors in batches of ``parallel.BATCH``, the last of a level
+    marked as such. At the default size a level of these bounds goes in one batch, so the batches
+    sent while a level is still being expanded are shown here, at seven successors a batch: the
+    same result and the same cycle-pass input (whose targets are the handles the batches carry)."""
+    monkeypatch.setattr(parallel, "BATCH", 7)
+    alone, graphs = _cycle_inputs(monkeypatch, functools.partial(explore, "host", SMALL_HOST))
+    sharded, sharded_graphs = _cycle_inputs(monkeypatch, functools.partial(explore_on_workers, "host",
+                                                                           SMALL_HOST, None, 2))
+    _same(sharded, alone)
+    assert sharded_graphs == graphs
+
+
 def test_more_workers_than_cores_find_what_one_process_finds(explorations: Explorations) -> None:
     """One worker more than there are cores, so that the levels are cut into other chunks too, on
     the machine with the most states per level (inbox-refresh: 17,280 states in 21 levels)."""
