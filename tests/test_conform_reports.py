@@ -6,6 +6,8 @@ its counts are checked against the JSON report of the same run, per machine.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -20,6 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from inboxspec.cli import main
 from inboxspec.conformance import junit
 from inboxspec.conformance.casefiles import Case
 from inboxspec.conformance.compare import (
@@ -47,9 +50,14 @@ def case_with(*expects: Any, config_error: str | None = None) -> Case:
     return Case("toy", "toy/probe", "A probe", ("TOY-1",), (), {}, steps, config_error, "probe.json")
 
 
-def conform(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "inboxspec", "conform", *args],
-                          capture_output=True, text=True, timeout=timeout)
+def conform(*args: str) -> subprocess.CompletedProcess[str]:
+    """``inboxspec conform ARGS`` as the command runs it (``cli.main``), in this process with its
+    output captured (tests/test_conform_runner.py's ``conform`` says why)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["conform", *args])
+    return subprocess.CompletedProcess(["inboxspec", "conform", *args], code, stdout.getvalue(),
+                                       stderr.getvalue())
 
 
 def caret_target(rendered: str, side: str = "actual") -> str:
