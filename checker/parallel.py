@@ -88,7 +88,8 @@ Cost
     machine being shared; with a level in one batch, ``BATCH``, 1.69 and 1.71
     in five samples on 2026-12-06, against 1.71 and 1.73 in three samples of the
     smaller batches earlier that day: the batches' gain, 1 to 2 % side by side,
-    is within what the machine's load moves a run). Sharded by the whole snapshot the ratios were 1.61
+    is within what the machine's load moves a run). Sharded by the whole
+    snapshot the ratios were 1.61
     and 1.62 (11.9 to 12.1 s by the wall clock): each worker's memo met most session
     views and fired their steps again. Before the memo the same machine gave
     1.75 to 1.78, from 30.5 s in one process: the memo took a step's cost down
@@ -165,14 +166,14 @@ from inboxspec.machines.frame import (
     shard_key,
 )
 
-# Successors in one message to one owner. An owner takes its batches only once it has expanded its
-# own share of the level (``_Shard.run``), so a batch sent sooner is read no sooner, and every message
-# adds its own cost: the size only bounds what a worker holds before sending (a batch is its
-# snapshots' classes, fields and keys, some 10 MB at this size). Measured side by side on the host's
-# default exploration, two workers against one process, four rounds each (medians, two runs): 1,024
-# a batch gave 1.645 and 1.653 times one process by the wall clock, 16,384 gave 1.665 and 1.683,
-# 65,536 gave 1.676. At the default bounds a level goes in one batch; tests/test_parallel.py sends
-# many a level by setting this small.
+# Successors in one message to one owner. An owner takes its batches only once it has expanded
+# its own share of the level (``_Shard.run``), so a batch sent sooner is read no sooner, and every
+# message adds its own cost: the size only bounds what a worker holds before sending (a class, a
+# tuple of fields and a key per successor: some 10 MB at this size, by a rough count). Measured
+# side by side on the host's default exploration, two workers against one process, four rounds
+# each (medians, two runs): 1,024 a batch gave 1.645 and 1.653 times one process by the wall
+# clock, 16,384 gave 1.665 and 1.683, 65,536 gave 1.676. At the default bounds a level goes in
+# one batch; tests/test_parallel.py sends many a level by setting this small.
 BATCH = 65536
 
 # How long the coordinator (a worker) waits for a message before it looks whether a worker
