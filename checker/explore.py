@@ -224,8 +224,6 @@ def checked_invariants(explorer: Explorer, machine: str, names: Collection[str] 
     return tuple(inv for inv in explorer.invariants if inv.name in names)
 
 
-
-
 class ExplorationTooLarge(ValueError):
     """An exploration met more distinct states than its ``max_states``."""
 

@@ -6,8 +6,6 @@ its counts are checked against the JSON report of the same run, per machine.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import shutil
@@ -22,7 +20,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inboxspec.cli import main
 from inboxspec.conformance import junit
 from inboxspec.conformance.casefiles import Case
 from inboxspec.conformance.compare import (
@@ -37,6 +34,7 @@ from inboxspec.conformance.compare import (
     string_difference,
 )
 from inboxspec.conformance.reportfile import write_atomically
+from tests.in_process import run_command
 from tests.report_schema import checked_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,13 +49,8 @@ def case_with(*expects: Any, config_error: str | None = None) -> Case:
 
 
 def conform(*args: str) -> subprocess.CompletedProcess[str]:
-    """``inboxspec conform ARGS`` as the command runs it (``cli.main``), in this process with its
-    output captured (tests/test_conform_runner.py's ``conform`` says why)."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = main(["conform", *args])
-    return subprocess.CompletedProcess(["inboxspec", "conform", *args], code, stdout.getvalue(),
-                                       stderr.getvalue())
+    """``inboxspec conform ARGS`` in this process (tests/in_process.py says why)."""
+    return run_command("conform", *args)
 
 
 def caret_target(rendered: str, side: str = "actual") -> str:

@@ -5,10 +5,8 @@ Each test names the requirements of spec/conformance-protocol.md it shows.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import fnmatch
-import io
 import json
 import os
 import shutil
@@ -32,6 +30,7 @@ from inboxspec.conformance.runner import (
     read_skip_file,
 )
 from inboxspec.machines import sessions
+from tests.in_process import run_command
 from tests.report_schema import checked_report
 
 pytestmark = pytest.mark.slow
@@ -48,24 +47,14 @@ WAKE_GATE = ("--machine", "wake-gate")
 
 
 def conform(*args: str) -> tuple[int, dict[str, Any] | None, str]:
-    """``inboxspec conform --json ARGS`` as the command runs it (``cli.main``): its exit code, its
-    report (checked against the report schema) and everything it printed.
-
-    In this process, not a subprocess: a start of the command costs about 0.25 processor seconds of
-    imports, and this file runs it some seventy times (the file took 101 processor seconds so, 69 in
-    this process, measured one after the other). What only a process of its own shows (the module's
-    entry point, signals, the exit as the interpreter ends) is shown by the subprocess runs below and
-    by tests/test_conform_process.py. A run that hangs fails its test at the test's time limit, where
-    the subprocess had one of its own: ``pytest.mark.timeout`` on a test whose runs must end soon (a
-    refusal "at once"), pytest's own elsewhere (pyproject.toml)."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = main(["conform", "--json", *args])
+    """``inboxspec conform --json ARGS`` in this process (tests/in_process.py says why): its exit
+    code, its report (checked against the report schema) and everything it printed."""
+    run = run_command("conform", "--json", *args)
     try:
-        report = checked_report(json.loads(stdout.getvalue()))
+        report = checked_report(json.loads(run.stdout))
     except json.JSONDecodeError:
         report = None
-    return code, report, stdout.getvalue() + stderr.getvalue()
+    return run.returncode, report, run.stdout + run.stderr
 
 
 def conform_in_a_process(hash_seed: str, *args: str) -> dict[str, Any] | None:

@@ -254,7 +254,7 @@ def test_workers_that_disagree_on_an_owner_are_caught(monkeypatch: pytest.Monkey
     """Each worker computes every owner one place further than the one before it (as spawned workers
     would, each with its own hash seed): the first state routed is refused by the worker it reaches."""
     monkeypatch.setattr(parallel, "owner_of",
-                        lambda snapshot, workers, key=None: (hash(snapshot) + _own_shard()) % workers)
+                        lambda snapshot, workers, key_of=None: (hash(snapshot) + _own_shard()) % workers)
     with pytest.raises(ShardingError, match="was sent a state that worker"):
         explore_on_workers("peer-delivery", None, None, 2)
     assert multiprocessing.active_children() == []
