@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import gc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,14 @@ def _reusing() -> list[str]:
 def _recorded(name: str) -> tuple[StepRecord, Exploration]:
     record = StepRecord()
     return record, explore(name, record=record)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def records_freed_after_this_module() -> Iterator[None]:
+    """A record stays cached for this module's tests only: kept for the rest of a worker's session,
+    its hundreds of thousands of objects would be walked again by every later full collection."""
+    yield
+    _recorded.cache_clear()
 
 
 def test_every_machine_but_the_host_reuses_steps() -> None:
