@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -17,14 +18,21 @@ from typing import Any
 import pytest
 
 from inboxspec import machines
-from inboxspec.check import REFINE_DEPTH, check_configurations, run_check
+from inboxspec.check import (
+    REFINE_DEPTH,
+    YOUNG_COLLECTION_EVERY,
+    check_configurations,
+    rarer_young_collections,
+    run_check,
+    started_check,
+)
 from inboxspec.checker.explore import Explorations, available_cores
 from inboxspec.checker.refine import refine
 from inboxspec.cli import main
 from inboxspec.conformance import process_tree
 from inboxspec.conformance.casefiles import lint, registered_case_dirs
 from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
-from inboxspec.conformance.progress import ERASE_LINE, REDRAW_EVERY_S, SHOW_AFTER_S
+from inboxspec.conformance.progress import ERASE_LINE, REDRAW_EVERY_S, SHOW_AFTER_S, Progress
 from inboxspec.impl import wake_gate as impl
 from inboxspec.model.wake_gate import WakeGateChart
 from tests.session_shared import SharedExplorations
@@ -59,6 +67,31 @@ def test_check_is_green_and_reports_every_part(explorations: SharedExplorations)
     assert report["explorer"]["problems"] == []
     assert set(report["machines"]) == set(report["explorer"]["explorations"]) == set(CHECKED_WHOLE)
     assert len(CHECKED_WHOLE) == len(machines.names()) - 1
+
+
+@pytest.mark.parametrize("young", [700, 0, 50_000])
+def test_the_check_collects_its_youngest_generation_less_often_and_puts_the_setting_back(young: int) -> None:
+    """Every YOUNG_COLLECTION_EVERY allocations or less often, while the check runs; automatic
+    collection turned off (0) stays off; the caller's setting is back afterwards, even on an error."""
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(young, 9, 8)
+        with pytest.raises(KeyError), rarer_young_collections():
+            assert gc.get_threshold() == ((max(young, YOUNG_COLLECTION_EVERY) if young else 0), 9, 8)
+            raise KeyError("planted")
+        assert gc.get_threshold() == (young, 9, 8)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_a_started_check_collects_so() -> None:
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with machines.only(["wake-gate"]), started_check(1, Progress({}, enabled=False)):
+            assert gc.get_threshold() == (YOUNG_COLLECTION_EVERY, 10, 10)
+    finally:
+        gc.set_threshold(*before)
 
 
 def test_the_host_refines_as_the_check_refines_it() -> None:
