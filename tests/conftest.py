@@ -7,6 +7,8 @@ budget; ``deep`` runs many more and longer examples. Choose with
 The session checks itself at its end: no fixture directory and no adapter
 process may outlive it (``tests/session_hygiene.py``). Its Python processes share
 a bytecode cache even where writing bytecode is turned off (``tests/bytecode_cache.py``).
+Each worker freezes what collection made and collects its youngest generation less often
+(``pytest_collection_finish``).
 
 ``explorations`` explores each configuration once in the session, and
 ``wheel_of_this_tree`` builds the wheel once, whichever xdist worker asks first
