@@ -96,9 +96,10 @@ def started_check(workers: int | None, progress: Progress,
 
 # How many allocations the check's processes make between two collections of the youngest
 # generation (Python's default: 700). The refinements and the replays allocate many short-lived
-# containers; at 700 every tenth young collection led to a full one. 10,000 took the five machines'
-# check from 26.3 to 25.7 processor seconds (three runs of benchmarks/check_time.py each way,
-# alternated); the explorations' searches gain nothing from it (they run no full collection).
+# containers, and Python starts a full collection at most every hundred young ones (its other two
+# thresholds), walking all the process holds: fewer young collections, fewer full ones. 10,000 took
+# the five machines' check from 26.3 to 25.7 processor seconds (three runs of benchmarks/check_time.py
+# each way, alternated); the explorations' searches gain nothing from it (they run no full collection).
 YOUNG_COLLECTION_EVERY = 10_000
 
 

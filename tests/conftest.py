@@ -53,8 +53,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     What collection made (the modules, the test items, the parametrized tables) lives until the
     session ends: it is frozen out of the collector's reach, so that no full collection walks its
     180,000 objects again. And the youngest generation is collected every 10,000 allocations, not
-    700: the explorations' tests allocate millions of objects that they keep, and every tenth young
-    collection led to a full one. The collections' processor time over a run went from 35 s to 24 s
+    700: the explorations' tests allocate millions of objects that they keep, and Python starts a
+    full collection at most every hundred young ones (its other two thresholds), so fewer young
+    collections make fewer full ones. The collections' processor time over a run went from 35 s to 24 s
     with the freezing, and to 11 s with the threshold. ``inboxspec check`` sets the same young
     threshold for its own processes (``cli/check.py``'s ``rarer_young_collections``, measured on
     its own); the explorer's search keeps the young thresholds it finds and runs no full

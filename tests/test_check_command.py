@@ -84,7 +84,7 @@ def test_the_check_collects_its_youngest_generation_less_often_and_puts_the_sett
         gc.set_threshold(*before)
 
 
-def test_a_started_check_collects_so() -> None:
+def test_a_started_check_runs_with_the_rarer_young_collections() -> None:
     before = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
