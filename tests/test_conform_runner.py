@@ -50,11 +50,16 @@ def conform(*args: str) -> tuple[int, dict[str, Any] | None, str]:
     """``inboxspec conform --json ARGS`` in this process (tests/in_process.py says why): its exit
     code, its report (checked against the report schema) and everything it printed."""
     run = run_command("conform", "--json", *args)
+    return run.returncode, report_in(run.stdout), run.stdout + run.stderr
+
+
+def report_in(stdout: str) -> dict[str, Any] | None:
+    """The report ``conform --json`` printed, checked against the report schema; None if it printed none."""
     try:
-        report = checked_report(json.loads(run.stdout))
+        report: dict[str, Any] = checked_report(json.loads(stdout))
     except json.JSONDecodeError:
-        report = None
-    return run.returncode, report, run.stdout + run.stderr
+        return None
+    return report
 
 
 def conform_in_a_process(hash_seed: str, *args: str) -> dict[str, Any] | None:
@@ -63,11 +68,7 @@ def conform_in_a_process(hash_seed: str, *args: str) -> dict[str, Any] | None:
     process = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--json", *args],
                              capture_output=True, text=True, timeout=120,
                              env={**os.environ, "PYTHONHASHSEED": hash_seed})
-    try:
-        report: dict[str, Any] = checked_report(json.loads(process.stdout))
-    except json.JSONDecodeError:
-        return None
-    return report
+    return report_in(process.stdout)
 
 
 def faulty(fault: str, marker: Path | None = None) -> str:
