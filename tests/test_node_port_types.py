@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -38,10 +39,6 @@ def tsc_command() -> list[str]:
     return [NODE, str(TSC)]
 
 
-def tsc(*args: str, cwd: Path = PORT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*tsc_command(), *args], capture_output=True, text=True, cwd=cwd, timeout=300)
-
-
 def test_every_module_is_type_checked() -> None:
     modules = sorted(PORT.glob("*.mjs"))
     assert len(modules) >= 8
@@ -51,23 +48,65 @@ def test_every_module_is_type_checked() -> None:
         assert first == "// @ts-check", module.name
 
 
+@dataclass(frozen=True)
+class CheckedPort:
+    """What one tsc run over the port's project reported: its exit code and output, the files it
+    checked, and the declarations it generated from the modules (by file name)."""
+
+    returncode: int
+    output: str
+    checked: frozenset[Path]
+    declarations: dict[str, str]
+
+
+@pytest.fixture(scope="session")
+def checked_port(tmp_path_factory: pytest.TempPathFactory) -> CheckedPort:
+    """``tsc --strict -p .`` over the port, which checks every module and the type-level test, with the
+    declaration options of ``tsconfig.declarations.json`` (``npm run declarations``) added, so that
+    the same run also writes the declarations, into a scratch directory: one run of tsc (some 6.5
+    processor seconds) for both tests below, once in the session (tests/session_shared.py). The
+    declarations come from the modules alone either way: a module imports modules, never the
+    committed ``types/``."""
+    command = tsc_command()
+    out = scratch_directory(tmp_path_factory, "port-declarations")
+    return computed_once(tmp_path_factory, "port-checked", lambda: _checked_port(command, out))
+
+
+def declaration_flags(out: Path) -> list[str]:
+    """``tsconfig.declarations.json``'s compiler options as tsc flags, writing into ``out``. The
+    project root must then be given (``--rootDir``): with ``types-test.ts`` and ``types/`` in the
+    program, tsc cannot tell it, and needs it to read the package's export map."""
+    config = json.loads((PORT / "tsconfig.declarations.json").read_text(encoding="utf-8"))
+    assert config["extends"] == "./tsconfig.json", "the declarations extend the checked project's options"
+    options = {**config["compilerOptions"], "outDir": str(out), "rootDir": str(PORT)}
+    return [word for name, value in options.items()
+            for word in (f"--{name}", str(value).lower() if isinstance(value, bool) else str(value))]
+
+
+def _checked_port(command: list[str], out: Path) -> CheckedPort:
+    process = subprocess.run([*command, "-p", str(PORT), "--strict", "--listFiles", *declaration_flags(out)],
+                             capture_output=True, text=True, cwd=PORT, timeout=300)
+    checked = frozenset(Path(line).resolve() for line in process.stdout.splitlines()
+                        if line.startswith("/"))
+    declarations = {p.name: p.read_text(encoding="utf-8") for p in out.glob("*.d.mts")}
+    return CheckedPort(process.returncode, process.stdout + process.stderr, checked, declarations)
+
+
 @pytest.mark.slow
-def test_tsc_strict_is_clean_on_every_module_and_the_type_test() -> None:
-    process = tsc("--noEmit", "--strict", "-p", str(PORT), "--listFiles")
-    assert process.returncode == 0, process.stdout + process.stderr
-    checked = {Path(line).resolve() for line in process.stdout.splitlines() if line.strip()}
+def test_tsc_strict_is_clean_on_every_module_and_the_type_test(checked_port: CheckedPort) -> None:
+    assert checked_port.returncode == 0, checked_port.output
     wanted = {*PORT.glob("*.mjs"), PORT / "types-test.ts", *(PORT / "types").glob("*.d.mts")}
-    assert not {p.resolve() for p in wanted} - checked, sorted(str(p) for p in wanted - checked)
+    missed = {p.resolve() for p in wanted} - checked_port.checked
+    assert not missed, sorted(str(p) for p in missed)
 
 
 @pytest.mark.slow
-def test_declarations_are_what_the_modules_generate(tmp_path: Path) -> None:
-    process = tsc("-p", str(PORT / "tsconfig.declarations.json"), "--outDir", str(tmp_path))
-    assert process.returncode == 0, process.stdout + process.stderr
-    generated = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.glob("*.d.mts")}
+def test_declarations_are_what_the_modules_generate(checked_port: CheckedPort) -> None:
+    assert checked_port.returncode == 0, checked_port.output
     committed = {p.name: p.read_text(encoding="utf-8") for p in (PORT / "types").glob("*.d.mts")}
-    assert "index.d.mts" in generated
-    assert generated == committed, "types/ has drifted: run `npm run declarations` in conformance/ports/node"
+    assert "index.d.mts" in checked_port.declarations
+    assert checked_port.declarations == committed, \
+        "types/ has drifted: run `npm run declarations` in conformance/ports/node"
 
 
 # Declarations a plausible slip would produce; types-test.ts must reject each one.
