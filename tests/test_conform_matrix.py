@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from inboxspec.conformance.casefiles import Case
+from inboxspec.conformance.casefiles import Case, load_cases, registered_case_dirs
 from inboxspec.conformance.matrix import (
     BEGIN,
     END,
@@ -200,8 +200,14 @@ def run_matrix(argv: list[str], *extra: str) -> subprocess.CompletedProcess[str]
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
 def test_the_readme_matrix_is_what_its_command_generates(tmp_path: Path) -> None:
+    """Also the test that the reference and the Node port, as they are in the tree, each pass every
+    bundled case: the README's command runs both over all of them (the packed port's own run is
+    tests/test_node_port_package.py's)."""
+    if shutil.which("node") is None:
+        if os.environ.get("CI"):
+            pytest.fail("node is required in CI: the example port must run")
+        pytest.skip("node is not installed")
     argv = readme_command()
     assert argv.count("--adapter") == 2 and argv[-2:] == ["--into", "README.md"]
     readme = README.read_text(encoding="utf-8")
@@ -212,6 +218,11 @@ def test_the_readme_matrix_is_what_its_command_generates(tmp_path: Path) -> None
     assert markdown == checked.stdout and replace_block(readme, markdown) == readme
     body = _written_json(tmp_path / "m.json")
     assert [a["implementation"]["language"].split()[0] for a in body["adapters"]] == ["python", "javascript"]
+    every_case = len(load_cases(registered_case_dirs()))
+    assert every_case > 1000
+    for adapter in body["adapters"]:
+        assert adapter["exit_code"] == 0 and adapter["warnings"] == [], adapter
+        assert adapter["totals"] == {"pass": every_case, "fail": 0, "error": 0, "skip": 0}, adapter
 
     # --into rewrites the block, and --check finds one changed character and writes nothing: on
     # a copy, with the wake gate's cases alone (the block is the wake gate's matrix).
