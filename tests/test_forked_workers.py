@@ -417,8 +417,10 @@ def test_a_worker_lays_out_its_own_writer_proofs_fixtures(workers_made: list[Wor
 
 
 def test_check_refines_on_a_worker_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    expected = {name: refine_module.refine(name, 3) for name in ("wake-gate", "writer-proofs")}
-    with Refinements(3) as refinements:
+    # Depth 2: what is shown is where the refinement is made, and that it is the caller's own; the
+    # check's depth (3) takes writer proofs ten times as long, on fixture trees walked at every step.
+    expected = {name: refine_module.refine(name, 2) for name in ("wake-gate", "writer-proofs")}
+    with Refinements(2) as refinements:
         refinements.start(list(expected), workers=2)
         # Made on the worker, forked before this: the caller's own refine is never called.
         monkeypatch.setattr(refine_module, "refine", lambda *args: pytest.fail("refined in the caller"))
