@@ -12,7 +12,7 @@ reported, as the broken collapse in the last test shows.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +20,6 @@ import pytest
 
 from inboxspec import machines
 from inboxspec.checker.compiled import CompiledChart
-from inboxspec.checker.explore import edges
 from inboxspec.machines import inbox_refresh
 from inboxspec.model.inbox_refresh import MAX_FAILURES
 
@@ -52,9 +51,10 @@ def abstraction_counterexamples(machine: str, bounds: dict[str, str], families: 
     whose successors the description only argues about through reachability)
     are left out.
 
-    The states are taken in breadth-first order, so that a broken abstraction
-    shows within the first few (the search stops after four problems); what a
-    state of several families does is worked out once.
+    The states are reached breadth-first, as the explorer reaches them, by the
+    reachable state's own steps (every letter it is offered), so that a broken
+    abstraction shows within the first few (the search stops after four
+    problems); what a state of several families does is worked out once.
     """
     entry = machines.get(machine)
     explorer = entry.explorer
@@ -62,37 +62,47 @@ def abstraction_counterexamples(machine: str, bounds: dict[str, str], families: 
     chart = CompiledChart(entry.chart)
     data = chart.blank()
     explorer.constants(data, parsed, {})
-    actions = [a for a in explorer.alphabet(parsed)
-               if with_clock_letters or a.event not in explorer.unobservable_events]
-    fire = [chart.bind(action.event, action.kwargs) for action in actions]
+    letters = list(explorer.alphabet(parsed))
+    fire = [chart.bind(letter.event, letter.kwargs) for letter in letters]
+    compared = [index for index, letter in enumerate(letters)
+                if with_clock_letters or letter.event not in explorer.unobservable_events]
 
-    def behaviour(member: Any) -> list[tuple[str, str, Any]]:
-        """Per letter: the control state reached from ``member``, the output and the stored successor.
+    def step(member: Any, index: int) -> tuple[str, Any, Any]:
+        """The control state reached from ``member`` by letter ``index``, its output, the stored successor."""
+        explorer.load(data, member)
+        fired = fire[index][member[0]](data)
+        return fired.target, data.output, explorer.store(data, fired.target)
 
-        The output is kept as its ``repr``: outputs that print alike are equal as canonical JSON too
-        (same keys, values and types: ``True``, ``1`` and ``1.0`` print apart), so comparing prints
-        misses no difference that a port could see, and takes a third of the time."""
-        outcomes = []
-        for letter in fire:
-            explorer.load(data, member)
-            fired = letter[member[0]](data)
-            successor = explorer.store(data, fired.target)
-            outcomes.append((fired.target, repr(data.output), successor))
-        return outcomes
+    def printed(outcome: tuple[str, Any, Any]) -> tuple[str, str, Any]:
+        """``outcome`` with its output as its ``repr``: outputs that print alike are equal as canonical
+        JSON too (same keys, values and types: ``True``, ``1`` and ``1.0`` print apart), so comparing
+        prints misses no difference that a port could see, and takes a third of the time."""
+        target, output, successor = outcome
+        return target, repr(output), successor
 
     problems: list[str] = []
-    for pre in dict.fromkeys(pre for pre, _letter in edges(machine, bounds)):
+    start = explorer.initial(parsed)
+    seen = {start}
+    frontier = deque([start])
+    while frontier and len(problems) <= 3:
+        pre = frontier.popleft()
+        offered = [index for index, letter in enumerate(letters) if letter.offered(pre)]
+        own = {index: step(pre, index) for index in dict.fromkeys([*offered, *compared])}
+        for index in offered:
+            successor = own[index][2]
+            if successor not in seen:
+                seen.add(successor)
+                frontier.append(successor)
         known: dict[Any, list[tuple[str, str, Any]]] = {}
         for family in families(pre):
             for member in family:
                 if member not in known:
-                    known[member] = behaviour(member)
-            for index, action in enumerate(actions):
-                outcomes = [known[member][index] for member in family]
-                if any(outcome != outcomes[0] for outcome in outcomes[1:]):
-                    problems.append(f"{action.label} from {pre}: {outcomes}")
-        if len(problems) > 3:
-            break
+                    known[member] = [printed(own[index] if member == pre else step(member, index))
+                                     for index in compared]
+            for position, index in enumerate(compared):
+                outcomes = [known[member][position] for member in family]
+                if any(other != outcomes[0] for other in outcomes[1:]):
+                    problems.append(f"{letters[index].label} from {pre}: {outcomes}")
     return problems
 
 
