@@ -97,6 +97,7 @@ class AdapterProcess:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # so a kill reaches the adapter's children too
+                preexec_fn=process_tree.killed_with_this_thread(),  # PROTO-PROC-4
                 env={**os.environ, process_tree.TOKEN_VARIABLE: self.token},
             )
         except (OSError, ValueError) as error:

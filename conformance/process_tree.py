@@ -44,8 +44,9 @@ import contextlib
 import ctypes
 import os
 import signal
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +55,7 @@ TOKEN_VARIABLE = "INBOXSPEC_ADAPTER_TOKEN"
 KILL_GRACE_S = 1.0
 _POLL_S = 0.01
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 PROC = Path("/proc")
 
 
@@ -70,6 +72,31 @@ def prctl(option: int, value: int) -> bool:
 def become_subreaper() -> bool:
     """Adopt the orphans of every descendant (Linux); False where the system has no such thing."""
     return prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def killed_with_this_thread() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the kernel KILL the child when the thread starting it ends (Linux's
+    parent-death signal), for a runner killed outright, which runs no code to end anything
+    (PROTO-PROC-4); None where there is no such signal, or off the main thread.
+
+    Linux sends the signal when the *thread* that forked the child ends, not the process: only
+    the main thread's end is the process's, so a child started from another thread gets none.
+    The call is looked up before the fork, so the child only makes it. A runner that died between
+    the fork and the call has left the child to another parent already: it ends itself.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        call = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    runner = os.getpid()
+
+    def in_the_child() -> None:
+        if call(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0 and os.getppid() != runner:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return in_the_child
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +26,9 @@ from typing import Any
 
 import pytest
 
+from inboxspec.conformance import process_tree
 from inboxspec.conformance.process_tree import all_processes, has_token
+from inboxspec.conformance.runner import PROTOCOL_VERSION
 from tests.adversarial_adapters import CORPUS, EVERY_LEFTOVER, TRIGGER_ID, Attack
 from tests.report_schema import checked_report
 
@@ -566,34 +569,64 @@ NODE_ADAPTER = Path(__file__).resolve().parent.parent / "conformance" / "ports" 
 
 
 @pytest.mark.parametrize("adapter", ["python", "node"])
-def test_a_runner_killed_outright_leaves_an_adapter_that_ends_when_its_stdin_closes(
-        adapter: str, tmp_path: Path) -> None:
-    """The adapter guide's *What the runner cannot promise*: KILL gives the runner no chance to end
-    the adapter's tree, but its end closes the adapter's stdin, and an adapter that exits when
-    stdin closes, as the guide asks, is gone within 2 seconds: both example adapters do."""
+def test_each_example_adapter_ends_when_its_stdin_closes(adapter: str) -> None:
+    """The adapter guide's *What the runner cannot promise*: where the runner cannot set the
+    parent-death signal (PROTO-PROC-4), a runner killed outright ends its adapter only by closing its
+    stdin, and an adapter owes an exit within 2 seconds then: both example adapters exit, at once
+    and with status 0, mid-run (after ``start``, no ``stop`` sent)."""
     if adapter == "node" and shutil.which("node") is None and not os.environ.get("CI"):
         pytest.skip("node is not installed")
-    command = REFERENCE if adapter == "python" else f"{shutil.which('node') or 'node'} {NODE_ADAPTER}"
+    node = [shutil.which("node") or "node", str(NODE_ADAPTER)]
+    command = REFERENCE.split() if adapter == "python" else node
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(json.dumps({"cmd": "start", "version": PROTOCOL_VERSION}) + "\n")
+    process.stdin.flush()
+    assert "implementation" in json.loads(process.stdout.readline())
+    process.stdin.close()
+    try:
+        assert process.wait(timeout=2 + 1) == 0  # the guide's 2 seconds, and one for a loaded machine
+    finally:
+        process.kill()
+
+
+def test_a_runner_killed_outright_takes_its_adapter_with_it_even_one_deaf_to_stdin(tmp_path: Path) -> None:
+    """PROTO-PROC-4: an adapter that never reads its stdin again (here: hung on a case) does not
+    outlive a runner killed outright; the kernel KILLs it (Linux: the parent-death signal)."""
+    if sys.platform != "linux":
+        pytest.skip("the parent-death signal is Linux's")
     run = Run(tmp_path)
-    process = subprocess.Popen(run.argv("--adapter", command, "--timeout", "60", "--window", "1"),
+    hanging = tmp_path / "hanging"
+    adapter = run.hostile("--on-trigger", "hang", "--hanging", str(hanging))
+    process = subprocess.Popen(run.argv("--adapter", adapter, *CASES_WITH_TRIGGER),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=run.env)
     deadline = time.monotonic() + 60
-    while not (adapters := [pid for pid in run.token_holders() if pid != process.pid]):
-        assert process.poll() is None, "the run ended before its adapter was seen"
-        assert time.monotonic() < deadline, "the adapter never started"
+    while not hanging.exists():
+        assert process.poll() is None, "the run ended before its adapter hung"
+        assert time.monotonic() < deadline, "the adapter never reached its trigger"
         time.sleep(0.01)
-    (started,) = adapters
-    # Stopped first, so that the adapter answers its one request in flight (--window 1) and waits on
-    # its stdin when the KILL comes: killed mid-run, it could die of writing to the closed pipe alone.
-    process.send_signal(signal.SIGSTOP)
-    time.sleep(0.5)
+    (started,) = [pid for pid in run.token_holders() if pid != process.pid]
     process.kill()
     process.wait(timeout=30)
-    deadline = time.monotonic() + 2 + 1  # the guide's 2 seconds, and one for a loaded machine
+    deadline = time.monotonic() + 2  # at once, but a loaded machine may take a moment
     while _running(started, None) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not _running(started, None), "the adapter outlived its runner"
+    assert not _running(started, None), "the adapter outlived its runner's KILL"
     assert run.survivors() == []
+
+
+def test_the_parent_death_signal_is_set_only_from_the_main_thread() -> None:
+    """PROTO-PROC-4: Linux sends the signal when the starting *thread* ends, so an adapter started
+    from another thread would be KILLed when that thread ends, its run still going: none is set."""
+    if sys.platform != "linux":
+        pytest.skip("the parent-death signal is Linux's")
+    assert process_tree.killed_with_this_thread() is not None
+    off_main: list[object] = []
+    thread = threading.Thread(target=lambda: off_main.append(process_tree.killed_with_this_thread()))
+    thread.start()
+    thread.join()
+    assert off_main == [None]
 
 
 def test_ctrl_c_outside_a_run_is_a_message_not_a_traceback(
