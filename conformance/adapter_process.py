@@ -36,7 +36,7 @@ import threading
 import time
 from typing import IO, Any
 
-from inboxspec.conformance import process_tree
+from inboxspec.conformance import process_tree, warden
 from inboxspec.conformance.interrupts import raise_if_interrupted
 from inboxspec.conformance.plainjson import NotPlainJSON, parse_plain_json
 
@@ -103,6 +103,7 @@ class AdapterProcess:
         except (OSError, ValueError) as error:
             raise AdapterFault("spawn-failed", f"cannot start {argv[0]!r}: {error}") from error
         _LIVE.add(self)
+        warden.adapter_started(self._process.pid, self.token)
         self._ended = False
         self._buffer = b""
         self._eof = False

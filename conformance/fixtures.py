@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inboxspec.conformance import warden
 from inboxspec.machines.fixtures import (
     DIRECTORY_MODE,
     PLACEHOLDER,
@@ -88,7 +89,12 @@ class FixturePool:
         return json.dumps(fixture, sort_keys=True, ensure_ascii=True)
 
     def _lay_out(self, fixture: Mapping[str, Any], deadline: float | None) -> str:
-        directory = self.root.lay_out(fixture, deadline=deadline)
+        made = self.root.path
+        try:
+            directory = self.root.lay_out(fixture, deadline=deadline)
+        finally:
+            if self.root.path is not None and self.root.path != made:  # the root was made just now
+                warden.fixture_root_made(self.root.path)  # removed by the warden if the runner is KILLed
         self.directories.append(Path(directory))
         self.laid_out += 1
         return directory

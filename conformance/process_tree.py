@@ -25,7 +25,10 @@ residual limit is a process the adapter has *another* program start (a
 service manager, ``at``, a container daemon, ``ssh`` to this machine): it is
 no descendant, carries no token, and this module cannot see it.
 
-Without ``/proc`` (not Linux) only the process group is reached.
+Without ``/proc`` (not Linux) only the process group is reached. A runner
+killed outright runs none of this: the parent-death signal takes the adapter's
+own process (``killed_with_this_thread``), and the run's warden
+(``conformance/warden.py``) ends the rest of the tree by these same rules.
 
 Two other designs were weighed. A cgroup v2 per adapter (``cgroup.kill``)
 would also stop a fork bomb outright, but needs root *and* a writable,

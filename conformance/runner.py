@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 
 import fastjsonschema
 
-from inboxspec.conformance import interface_lint, process_tree
+from inboxspec.conformance import interface_lint, process_tree, warden
 from inboxspec.conformance.adapter_process import (
     DEFAULT_MAX_LINE_BYTES,
     STOP_GRACE_S,
@@ -806,12 +806,17 @@ def contained_runs() -> Iterator[None]:
     safe_output()
     # Orphans of the adapter's tree are re-parented to the runner, where they are found (PROTO-PROC-1).
     process_tree.become_subreaper()
-    with interruptible():
-        try:
-            yield
-        finally:
-            kill_all()
-            _FIXTURES.close()
+    # Forked first, before any adapter or thread: it does this end if the runner is KILLed (PROTO-PROC-5).
+    watching = warden.start()
+    try:
+        with interruptible():
+            try:
+                yield
+            finally:
+                kill_all()
+                _FIXTURES.close()
+    finally:
+        warden.stop(watching)
 
 
 def _command(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from inboxspec.conformance import process_tree
-from inboxspec.conformance.process_tree import all_processes, has_token
+from inboxspec.conformance.process_tree import KILL_GRACE_S, all_processes, has_token
 from inboxspec.conformance.runner import PROTOCOL_VERSION
 from tests.adversarial_adapters import CORPUS, EVERY_LEFTOVER, TRIGGER_ID, Attack
 from tests.report_schema import checked_report
@@ -598,22 +598,58 @@ def test_a_runner_killed_outright_takes_its_adapter_with_it_even_one_deaf_to_std
         pytest.skip("the parent-death signal is Linux's")
     run = Run(tmp_path)
     hanging = tmp_path / "hanging"
-    adapter = run.hostile("--on-trigger", "hang", "--hanging", str(hanging))
-    process = subprocess.Popen(run.argv("--adapter", adapter, *CASES_WITH_TRIGGER),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=run.env)
-    deadline = time.monotonic() + 60
-    while not hanging.exists():
-        assert process.poll() is None, "the run ended before its adapter hung"
-        assert time.monotonic() < deadline, "the adapter never reached its trigger"
-        time.sleep(0.01)
-    (started,) = [pid for pid in run.token_holders() if pid != process.pid]
+    started, process = _hung_run(run, run.hostile("--on-trigger", "hang", f"--hanging={hanging}"),
+                                 hanging, *CASES_WITH_TRIGGER)
     process.kill()
     process.wait(timeout=30)
     deadline = time.monotonic() + 2  # at once, but a loaded machine may take a moment
     while _running(started, None) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not _running(started, None), "the adapter outlived its runner's KILL"
+    while run.token_holders() and time.monotonic() < deadline + 2:  # the warden, its work done, exits
+        time.sleep(0.02)
     assert run.survivors() == []
+
+
+def test_the_warden_ends_what_a_runner_killed_outright_leaves(tmp_path: Path) -> None:
+    """PROTO-PROC-5: the runner KILLed mid-case, its warden ends the adapter's tree and removes the
+    run's fixture root, as the runner's own end would have; what stays is the one kind the guide
+    says a KILL of the runner leaves: a daemon that left the session and cleared its token, whose
+    adoptive parent the runner was."""
+    run = Run(tmp_path)
+    hanging = tmp_path / "hanging"
+    adapter = run.hostile(*EVERY_LEFTOVER, f"--trigger={WRITER_TRIGGER}", "--on-trigger=hang",
+                          f"--hanging={hanging}")
+    _, process = _hung_run(run, adapter, hanging, "--machine", "writer-proofs", "--cases", str(WRITER_CASES))
+    assert run.fixture_dirs(), "the hanging case has its fixture directory"
+    process.kill()
+    process.wait(timeout=30)
+    deadline = time.monotonic() + 2 * KILL_GRACE_S + 3  # TERM, the grace, KILL; and a loaded machine
+    while (run.fixture_dirs() or len(_alive_records(run)) > 1) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert run.fixture_dirs() == []
+    assert [kind for _, kind in _alive_records(run)] == ["daemon"]
+    assert [entry.split()[1] for entry in run.survivors()] == ["(daemon)"]
+
+
+def _hung_run(run: Run, adapter: str, hanging: Path, *args: str) -> tuple[int, subprocess.Popen[bytes]]:
+    """A ``conform`` subprocess whose adapter hangs on a case: the adapter's pid, and the run."""
+    process = subprocess.Popen(run.argv("--adapter", adapter, "--timeout", "60", *args),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=run.env)
+    deadline = time.monotonic() + 60
+    while not hanging.exists():
+        assert process.poll() is None, "the run ended before its adapter hung"
+        assert time.monotonic() < deadline, "the adapter never reached its trigger"
+        time.sleep(0.01)
+    adapters = [pid for pid in run.token_holders()
+                if pid != process.pid and Path(f"/proc/{pid}/cmdline").read_bytes().find(b"hostile") >= 0
+                and os.getsid(pid) == pid]
+    assert len(adapters) == 1, adapters
+    return adapters[0], process
+
+
+def _alive_records(run: Run) -> list[tuple[int, str]]:
+    return [(pid, kind) for pid, start, kind in _records(run.record) if _running(pid, start)]
 
 
 def test_the_parent_death_signal_is_set_only_from_the_main_thread() -> None:
