@@ -768,6 +768,7 @@ def undo(machine: str, steps: Sequence[Mapping[str, Any]]) -> Callable[[str], No
 # measure its own fixtures as unreadable, which a check reported as failures. Written out in
 # spec/conformance-protocol.md (PROTO-FIX-1).
 MAX_ROOT_BYTES = 2048
+FIXTURE_ROOT_PREFIX = "inboxspec-fixture-"  # the name of a run's root (the run's warden checks it too)
 
 
 @dataclass
@@ -784,7 +785,7 @@ class FixtureRoot:
     def _ensure(self) -> str:
         if self.path is None:
             try:
-                created = os.path.realpath(tempfile.mkdtemp(prefix="inboxspec-fixture-"))
+                created = os.path.realpath(tempfile.mkdtemp(prefix=FIXTURE_ROOT_PREFIX))
             except OSError as error:
                 # The error names the directory, or every one tried (gettempdir's, where none is usable).
                 raise FixtureError(f"cannot create a fixture directory: {error}") from None
