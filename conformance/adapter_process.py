@@ -338,6 +338,7 @@ class AdapterProcess:
         _LIVE.discard(self)
         spare = frozenset(other.pid for other in _LIVE)
         process_tree.terminate(process_tree.Tree(self._process.pid, self.token, spare), grace)
+        warden.adapter_ended(self._process.pid)  # before its status is collected and its pid freed
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._process.wait(timeout=grace)  # a zombie by now: the tree was KILLed
         self._selector.close()

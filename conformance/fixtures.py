@@ -74,7 +74,8 @@ class FixturePool:
     """The runner's fixture directories, all inside one private root removed by :meth:`close`."""
 
     def __init__(self) -> None:
-        self.root = FixtureRoot()
+        # The root is told to the run's warden, which removes it if the runner is KILLed.
+        self.root = FixtureRoot(made=warden.fixture_root_made)
         self.directories: list[Path] = []  # every directory laid out and not yet removed
         self._shared: dict[str, tuple[str, Fingerprint]] = {}  # content key -> directory, fingerprint
         self._spares: dict[str, list[tuple[str, Fingerprint, Fingerprint]]] = {}  # restored trees
@@ -89,12 +90,7 @@ class FixturePool:
         return json.dumps(fixture, sort_keys=True, ensure_ascii=True)
 
     def _lay_out(self, fixture: Mapping[str, Any], deadline: float | None) -> str:
-        made = self.root.path
-        try:
-            directory = self.root.lay_out(fixture, deadline=deadline)
-        finally:
-            if self.root.path is not None and self.root.path != made:  # the root was made just now
-                warden.fixture_root_made(self.root.path)  # removed by the warden if the runner is KILLed
+        directory = self.root.lay_out(fixture, deadline=deadline)
         self.directories.append(Path(directory))
         self.laid_out += 1
         return directory

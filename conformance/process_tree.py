@@ -155,20 +155,36 @@ class Tree:
     token: str
     # Live adapters the runner still needs (a restarted adapter): never collected as orphans.
     spare: frozenset[int] = frozenset()
+    # Whether the root's pid is still the root's own (alive, or a zombie not yet collected), asked at
+    # every look; None: held, as the runner's own child is until the runner collects it. The run's
+    # warden, whose runner is gone, asks the root's pidfd (see ``members``).
+    root_held: Callable[[], bool] | None = None
+
+    def group(self) -> int | None:
+        """The group to signal as a whole: the root's, unless its pid may be another's now."""
+        return self.root if self.root_held is None or self.root_held() else None
 
     def members(self) -> set[int]:
-        """Every live (not zombie) process of the tree, by the four rules of the module docstring."""
+        """Every live (not zombie) process of the tree, by the four rules of the module docstring.
+
+        Once the root is collected by a parent that is not the runner (``root_held``), its pid may
+        be given to an unrelated process. While any process of the root's session or group lives,
+        the kernel gives the pid to no other, so a process with that session or group is the tree's,
+        the pid's own process aside; once a process has the pid, none is (the session is gone), and
+        only the token and descent find the tree."""
         table = all_processes()
         runner = os.getpid()
         runner_sid = os.getsid(0)
+        root_exited = self.group() is None
+        by_session = not root_exited or self.root not in table
         found = {
             info.pid for info in table.values()
             if info.pid != runner and info.pid not in self.spare and (
-                info.sid == self.root or info.pgid == self.root
+                (by_session and info.pid != self.root and (info.sid == self.root or info.pgid == self.root))
                 or (info.ppid == runner and info.sid != runner_sid)
                 or has_token(info.pid, TOKEN_VARIABLE, self.token))
         }
-        if self.root in table:
+        if self.root in table and not root_exited:
             found.add(self.root)
         children: dict[int, list[int]] = {}
         for info in table.values():
@@ -182,9 +198,10 @@ class Tree:
         return {pid for pid in found if table[pid].state != "Z"}
 
 
-def _signal_all(pids: Iterable[int], group: int, signum: int) -> None:
-    with contextlib.suppress(OSError):
-        os.killpg(group, signum)
+def _signal_all(pids: Iterable[int], group: int | None, signum: int) -> None:
+    if group is not None:
+        with contextlib.suppress(OSError):
+            os.killpg(group, signum)
     for pid in pids:
         with contextlib.suppress(OSError):
             os.kill(pid, signum)
@@ -215,7 +232,7 @@ def terminate(tree: Tree, grace: float = KILL_GRACE_S) -> list[int]:
         return _terminate_group(tree.root, grace)
     keep = {tree.root, *tree.spare}
     members = tree.members()
-    _signal_all(members, tree.root, signal.SIGTERM)
+    _signal_all(members, tree.group(), signal.SIGTERM)
     deadline = time.monotonic() + grace
     while members and time.monotonic() < deadline:
         time.sleep(_POLL_S)
@@ -225,7 +242,7 @@ def terminate(tree: Tree, grace: float = KILL_GRACE_S) -> list[int]:
     # KILL until nothing of the tree is left: a process may fork between two scans.
     settle = time.monotonic() + grace
     while members and time.monotonic() < settle:
-        _signal_all(members, tree.root, signal.SIGKILL)
+        _signal_all(members, tree.group(), signal.SIGKILL)
         time.sleep(_POLL_S)
         reap_adopted(keep)
         members = tree.members()

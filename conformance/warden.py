@@ -3,30 +3,42 @@
 A runner killed by SIGKILL (the OOM killer, ``kill -9``) runs no code, so its own end (PROTO-PROC-1,
 PROTO-FIX-1) never comes. The parent-death signal (PROTO-PROC-4) takes the adapter's own process
 with it, but not what the adapter started, nor the run's fixture root. The warden is forked when
-runs begin (``start``), before any adapter or thread, and reads one pipe from the runner:
+runs begin (``start``), before any adapter or thread, and reads the runner's messages, one datagram
+each, from its end of a socket pair:
 
 - ``["adapter", pid, token]`` when an adapter starts;
+- ``["ended", pid]`` when the runner has ended that adapter's tree itself;
 - ``["fixtures", path]`` when the run's fixture root is made;
 - ``["done"]`` when the runner's own end has run: the warden exits, doing nothing.
 
-Each message carries a secret drawn before the fork, which only the runner and the warden hold:
-an adapter running as the runner's user can open the pipe's write end through ``/proc``, and a
-forged ``["adapter", 1, ...]`` or ``["fixtures", "/"]`` would have the warden end init's session
-or remove the root directory. A line without the secret, or of another shape, is ignored, and so
-is a message naming what the runner does not make: an adapter that is not the runner's child leading
-a session of its own, a fixture root that is not a real directory named as the roots are. (Such a
-writer can still make the warden hold a long line in memory, or end it: nothing it could not do to
-its own processes, and a warden ended is a run without one.)
-
-End of file without ``done`` means the runner is gone without its end (the kernel closes a dead
-process's pipes): the warden then ends each adapter's tree as the runner would have
+The runner gone without ``done`` (its end of the pair closed, and the warden's parent no longer the
+runner), the warden ends each adapter's tree that was not ended as the runner would have
 (``process_tree.terminate``: TERM, the grace, KILL) and removes each fixture root, and exits.
-It ignores SIGINT, SIGTERM and SIGHUP, which the runner's own end answers (PROTO-SIG-1), and holds
-none of the runner's descriptors but its pipe: whoever waits for the end of the runner's output
-sees it when the runner ends. What it cannot find is what the runner could not find either, less
-one kind: an orphan the runner had adopted (PROTO-PROC-1's subreaper) that left the adapter's
-session and cleared its token is adopted by another process when the runner dies, and is no
-longer found (``conformance/WRITING-AN-ADAPTER.md``, *What the runner cannot promise*).
+
+What the warden believes, and why:
+
+- A socket pair rather than a pipe: a pipe's ends can be opened again through ``/proc/<pid>/fd``
+  by any process of the runner's user, an adapter included, which could then read the messages,
+  forge them, or spoil the next one with an unended line; a socket cannot be opened so, and a
+  datagram is a message whole. Each message still carries a secret drawn before the fork, for a
+  process that takes the runner's descriptors outright (with ``pidfd_getfd``, which needs the
+  right to trace the runner), and a message of another shape is ignored.
+- An adapter is believed only if, when the warden is told it, it is the runner's child leading a
+  session of its own (PROTO-PROC-1), and it is held by a pidfd opened before that check: once the
+  runner is gone, the adapter is collected by another parent, and its pid may be given to an
+  unrelated process; the pidfd tells whether the pid is still the adapter's (``Tree.root_held``).
+  A forged ``["adapter", 1, ...]`` would have had the warden end every process of the machine.
+  Without pidfds (Linux before 5.3) or ``/proc``, the warden ends no adapter.
+- A fixture root is believed only if it is a real directory of the runner's user, not a link,
+  named as the roots are, and it is removed only if the same directory (device and inode) is
+  still at that path.
+
+An adapter of the runner's user can still end the warden, or, with the right to trace the runner,
+take its socket: nothing it could not do to the runner's processes itself, and a warden ended is
+a run without one. What the warden cannot find is what the runner could not find either, less one
+kind: an orphan the runner had adopted (PROTO-PROC-1's subreaper) that left the adapter's session
+and cleared its token is adopted by another process when the runner dies, and is no longer found
+(``conformance/WRITING-AN-ADAPTER.md``, *What the runner cannot promise*).
 
 Where processes cannot be forked, or the fork fails (a process limit), runs go on without one.
 """
@@ -34,10 +46,12 @@ Where processes cannot be forked, or the fork fails (a process limit), runs go o
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import secrets
 import signal
+import socket
 import stat
 import time
 from pathlib import Path
@@ -46,33 +60,39 @@ from typing import Any, NoReturn
 from inboxspec.conformance import process_tree
 from inboxspec.machines.fixtures import CLOSING_REMOVAL_SECONDS, FIXTURE_ROOT_PREFIX, remove
 
-_READ_BYTES = 65536
+_MESSAGE_BYTES = 65536  # the runner's messages are far shorter: a longer one is cut, and not JSON
+_SEND_TIMEOUT_S = 1.0  # the runner waits no longer than this for its warden to take a message
 _DONE_WAIT_S = 1.0  # how long ``close`` waits for the warden to exit after ``done``
+_RUNNER_GONE_POLL_S = 0.05
+
+# WARNING: ``_message`` reads these shapes; the runner's side (``adapter_started`` and the rest)
+# writes them. Change both together.
+_SHAPES: dict[str, tuple[type, ...]] = {
+    "done": (), "adapter": (int, str), "ended": (int,), "fixtures": (str,)}
 
 
 class Warden:
-    """The runner's end of the pipe to its warden (see the module docstring)."""
+    """The runner's end of the socket pair to its warden (see the module docstring)."""
 
-    def __init__(self, pid: int, pipe: int, secret: str) -> None:
+    def __init__(self, pid: int, channel: socket.socket, secret: str) -> None:
         self.pid = pid
-        self._pipe: int | None = pipe
+        self._channel: socket.socket | None = channel
         self._secret = secret
 
     def tell(self, *message: Any) -> None:
-        """One message; never blocks and never fails the run (a warden gone is a warden gone)."""
-        if self._pipe is None:
+        """One message; it never fails the run (a warden gone is a warden gone)."""
+        if self._channel is None:
             return
         with contextlib.suppress(OSError):
-            os.write(self._pipe, json.dumps([self._secret, *message]).encode() + b"\n")
+            self._channel.send(json.dumps([self._secret, *message]).encode())
 
     def close(self) -> None:
         """The runner's own end has run: the warden exits without doing anything."""
-        if self._pipe is None:
+        if self._channel is None:
             return
         self.tell("done")
-        with contextlib.suppress(OSError):
-            os.close(self._pipe)
-        self._pipe = None
+        self._channel.close()
+        self._channel = None
         deadline = time.monotonic() + _DONE_WAIT_S
         while time.monotonic() < deadline:
             try:
@@ -89,21 +109,24 @@ _CURRENT: Warden | None = None
 def start() -> Warden | None:
     """Fork the warden of the runs about to begin; None where none can be forked."""
     global _CURRENT
-    if not hasattr(os, "fork"):
+    if not hasattr(os, "fork") or not hasattr(socket, "SOCK_SEQPACKET"):
         return None
     secret = secrets.token_hex(16)
-    read_end, write_end = os.pipe()
+    try:
+        runner_end, warden_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    except OSError:
+        return None
     try:
         pid = os.fork()
     except OSError:
-        os.close(read_end)
-        os.close(write_end)
+        runner_end.close()
+        warden_end.close()
         return None
     if pid == 0:
-        _watch(read_end, write_end, secret)
-    os.close(read_end)
-    os.set_blocking(write_end, False)  # the runner never waits on its warden
-    _CURRENT = Warden(pid, write_end, secret)
+        _watch(warden_end.fileno(), runner_end.fileno(), secret)
+    warden_end.close()
+    runner_end.settimeout(_SEND_TIMEOUT_S)
+    _CURRENT = Warden(pid, runner_end, secret)
     return _CURRENT
 
 
@@ -120,80 +143,121 @@ def adapter_started(pid: int, token: str) -> None:
         _CURRENT.tell("adapter", pid, token)
 
 
+def adapter_ended(pid: int) -> None:
+    """Sent once the runner has ended the adapter's tree, before it collects the adapter's status."""
+    if _CURRENT is not None:
+        _CURRENT.tell("ended", pid)
+
+
 def fixture_root_made(path: str) -> None:
     if _CURRENT is not None:
         _CURRENT.tell("fixtures", path)
 
 
-def _message(line: bytes, secret: str) -> list[Any] | None:
-    """A line's message, without its secret; None for a line without the secret or of another shape."""
+def _message(data: bytes, secret: str) -> list[Any] | None:
+    """A datagram's message, without its secret; None for one without the secret or of another shape."""
     try:
-        message = json.loads(line)
+        message = json.loads(data)
     except ValueError:
         return None
     if not isinstance(message, list) or not message or message[0] != secret:
         return None
-    shapes = {"done": (), "adapter": (int, str), "fixtures": (str,)}
     name, *values = message[1:] or [None]
-    shape = shapes.get(name) if isinstance(name, str) else None
+    shape = _SHAPES.get(name) if isinstance(name, str) else None
     if shape is None or len(values) != len(shape) or not all(
             type(value) is kind for value, kind in zip(values, shape, strict=True)):
         return None
     return [name, *values]
 
 
-# WARNING: these two checks are all that stands between a message and what the warden does with it
-# (ending a session's every process and their descendants; removing a tree): a message naming init
-# ended every process of the machine when a mutant let one through.
-def _is_adapter(pid: int, runner: int) -> bool:
-    """Whether ``pid``, when the warden is told it, is what the runner starts: its child, leading a
-    session of its own (PROTO-PROC-1). Without ``/proc`` none is: the warden ends no adapter there."""
-    info = process_tree.process_info(pid) if pid > 1 else None
-    return info is not None and info.ppid == runner and info.sid == pid and info.pgid == pid
+# WARNING: these two checks, and the pidfd, are all that stands between a message and what the
+# warden does with it (ending a session's every process and their descendants; removing a tree):
+# a message naming init ended every process of the machine when a mutant let one through.
+def _adapter_pidfd(pid: int, runner: int) -> int | None:
+    """A pidfd of ``pid`` if, when the warden is told it, it is what the runner starts: its child,
+    leading a session of its own (PROTO-PROC-1); None otherwise. The pidfd is opened first, so that
+    the process checked is the one it holds."""
+    if pid <= 1 or not hasattr(os, "pidfd_open"):
+        return None
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return None
+    info = process_tree.process_info(pid)
+    if info is not None and info.ppid == runner and info.sid == pid and info.pgid == pid:
+        return pidfd
+    os.close(pidfd)
+    return None
 
 
-def _is_fixture_root(path: str) -> bool:
-    """Whether ``path`` is what the runner makes as its fixture root (``FixtureRoot``): an absolute,
-    real path of a directory, not a link, named as the root is named, and this user's."""
+def _held(pidfd: int) -> bool:
+    """Whether the process the pidfd holds is not yet collected (alive, or a zombie): its pid is its own."""
+    try:
+        signal.pidfd_send_signal(pidfd, 0)
+    except OSError:
+        return False
+    return True
+
+
+def _fixture_root_identity(path: str) -> tuple[int, int] | None:
+    """The device and inode of ``path`` if it is what the runner makes as its fixture root
+    (``FixtureRoot``): an absolute, real path of a directory, not a link, named as the roots are,
+    and this user's; None otherwise."""
     try:
         info = os.lstat(path)
     except (OSError, ValueError):
-        return False
-    return (os.path.isabs(path) and os.path.realpath(path) == path and stat.S_ISDIR(info.st_mode)
-            and os.path.basename(path).startswith(FIXTURE_ROOT_PREFIX) and info.st_uid == os.getuid())
+        return None
+    if (os.path.isabs(path) and os.path.realpath(path) == path and stat.S_ISDIR(info.st_mode)
+            and os.path.basename(path).startswith(FIXTURE_ROOT_PREFIX) and info.st_uid == os.getuid()):
+        return info.st_dev, info.st_ino
+    return None
 
 
-def _watch(read_end: int, write_end: int, secret: str) -> NoReturn:
+def _watch(channel_fd: int, runner_fd: int, secret: str) -> NoReturn:
     """The warden's life, in the forked child: never returns, never runs the parent's exit code."""
     status = 0
     try:
+        runner = os.getppid()
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, signal.SIG_IGN)
-        os.close(write_end)
+        os.close(runner_fd)
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        os.closerange(3, read_end)
-        os.closerange(read_end + 1, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536)
-        runner = os.getppid()
-        adapters: list[tuple[int, str]] = []
-        roots: list[str] = []
-        pending = b""
-        while chunk := os.read(read_end, _READ_BYTES):
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                message = _message(line, secret)
-                if message == ["done"]:
-                    os._exit(0)
-                if message is not None and message[0] == "adapter" and _is_adapter(message[1], runner):
-                    adapters.append((message[1], message[2]))
-                elif message is not None and message[0] == "fixtures" and _is_fixture_root(message[1]):
-                    roots.append(message[1])
+        os.closerange(3, channel_fd)
+        os.closerange(channel_fd + 1, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536)
+        channel = socket.socket(fileno=channel_fd)
+        adapters: dict[int, tuple[str, int]] = {}  # by pid: its token and pidfd
+        roots: dict[str, tuple[int, int]] = {}  # by path: its device and inode
+        while True:
+            data = channel.recv(_MESSAGE_BYTES)
+            if not data:
+                if os.getppid() != runner:
+                    break  # the runner is gone: its end of the pair closed with it
+                time.sleep(_RUNNER_GONE_POLL_S)  # an empty datagram, not the runner's end
+                continue
+            message = _message(data, secret)
+            if message is None:
+                continue
+            if message[0] == "done":
+                os._exit(0)
+            if message[0] == "adapter" and message[1] not in adapters:
+                pidfd = _adapter_pidfd(message[1], runner)
+                if pidfd is not None:
+                    adapters[message[1]] = (message[2], pidfd)
+            elif message[0] == "ended" and message[1] in adapters:
+                os.close(adapters.pop(message[1])[1])
+            elif message[0] == "fixtures":
+                identity = _fixture_root_identity(message[1])
+                if identity is not None:
+                    roots[message[1]] = identity
         # The runner is gone without its own end: do it.
-        for root, token in adapters:
-            process_tree.terminate(process_tree.Tree(root, token))
-        for path in roots:
-            remove(Path(path), seconds=CLOSING_REMOVAL_SECONDS)
+        for pid, (token, pidfd) in adapters.items():
+            held = functools.partial(_held, pidfd)
+            process_tree.terminate(process_tree.Tree(pid, token, root_held=held))
+        for path, identity in roots.items():
+            if _fixture_root_identity(path) == identity:
+                remove(Path(path), seconds=CLOSING_REMOVAL_SECONDS)
     except BaseException:  # whatever happens, the child never returns to the runner's code
         status = 1
     os._exit(status)

@@ -781,6 +781,8 @@ class FixtureRoot:
 
     path: str | None = None
     _count: int = 0
+    # Told the root's path as soon as it is made (the runner tells its warden: conformance/warden.py).
+    made: Callable[[str], None] | None = None
 
     def _ensure(self) -> str:
         if self.path is None:
@@ -789,6 +791,8 @@ class FixtureRoot:
             except OSError as error:
                 # The error names the directory, or every one tried (gettempdir's, where none is usable).
                 raise FixtureError(f"cannot create a fixture directory: {error}") from None
+            if self.made is not None:
+                self.made(created)
             if needs_json_escaping(created):
                 remove(Path(created))
                 raise FixtureError(f"fixture directories would live in {created!r}, a path that needs "

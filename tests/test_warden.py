@@ -1,38 +1,69 @@
-"""The run's warden (conformance/warden.py, PROTO-PROC-5), driven directly: what it does when the
-pipe from its runner ends with and without ``done``, and what it makes of lines that someone else
-wrote into that pipe. ``tests/test_conform_process.py`` KILLs a real runner.
+"""The run's warden (conformance/warden.py, PROTO-PROC-5), driven directly: a stand-in runner starts
+a warden, tells it what a runner tells, sends what an adapter holding the runner's socket could,
+and is KILLed (or ends as a runner does); what the warden then ends and removes is looked up.
+``tests/test_conform_process.py`` KILLs a real runner.
 
-WARNING: a forged message must never name a process outside this test's own (init, say): under a
-mutant that lets one through, the warden ends that process's whole session and its descendants.
+WARNING: no message here may name a process outside this test's own (init, say): under a mutant
+that lets one through, the warden ends that process's whole session and its descendants.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from inboxspec.conformance import warden
 
-# A process whose parent is not this one, in a session of its own: named by a forged "adapter"
-# message, which the warden must not believe (it prints its child's pid, then waits).
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the warden reads /proc and holds pidfds")
+
+# The stand-in runner: argv[1] is what it does at the end ("kill": waits for the test's KILL;
+# "done": ends as a runner does), argv[2] the victim's pid (a process that is not its child),
+# argv[3:] the fixture paths it tells, the first a real root. It prints the pids, then waits.
+STAND_IN = """
+import fcntl, json, struct, subprocess, sys, termios, time
+from inboxspec.conformance import warden
+watching = warden.start()
+adapter = subprocess.Popen(["sleep", "60"], start_new_session=True)  # as the runner starts one
+ended = subprocess.Popen(["sleep", "60"], start_new_session=True)
+in_my_session = subprocess.Popen(["sleep", "60"])
+victim, paths = int(sys.argv[2]), sys.argv[3:]
+channel, secret = watching._channel, watching._secret
+# What the runner does not send: no secret, not JSON, an empty datagram, someone else's process.
+for junk in (json.dumps(["adapter", adapter.pid, "t"]), "x", "", json.dumps([secret, "adapter", victim, "t"]),
+             json.dumps([secret, "adapter", in_my_session.pid, "t"])):
+    channel.send(junk.encode())
+warden.adapter_started(adapter.pid, "token")
+warden.adapter_started(ended.pid, "token")
+warden.adapter_ended(ended.pid)
+for path in paths:
+    warden.fixture_root_made(path)
+# Until the warden has read every message (the bytes it has not read yet: SIOCOUTQ), and a moment to act.
+while struct.unpack("i", fcntl.ioctl(channel.fileno(), termios.TIOCOUTQ, bytes(4)))[0]:
+    time.sleep(0.001)
+time.sleep(0.05)
+print(json.dumps({"warden": watching.pid, "adapter": adapter.pid, "ended": ended.pid,
+                  "in_my_session": in_my_session.pid}), flush=True)
+if sys.argv[1] == "done":
+    sys.stdin.readline()
+    warden.stop(watching)
+    print("stopped", flush=True)
+time.sleep(60)
+"""
+
 VICTIM_PARENT = ("import subprocess, time; "
                  "child = subprocess.Popen(['sleep', '60'], start_new_session=True); "
                  "print(child.pid, flush=True); time.sleep(60)")
-
-
-def _ended(watching: warden.Warden) -> None:
-    deadline = time.monotonic() + 30
-    while os.waitpid(watching.pid, os.WNOHANG)[0] == 0:
-        assert time.monotonic() < deadline, "the warden did not exit"
-        time.sleep(0.01)
 
 
 def _alive(pid: int) -> bool:
@@ -43,116 +74,236 @@ def _alive(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
 
 
-def _roots(tmp_path: Path) -> tuple[Path, Path]:
-    base = Path(os.path.realpath(tmp_path))
-    told, forged = base / "inboxspec-fixture-told", base / "inboxspec-fixture-forged"
-    for root in (told, forged):
-        (root / "f1").mkdir(parents=True)
-        (root / "f1" / "file").write_text("x")
-    return told, forged
+def _wait_gone(pid: int, seconds: float = 20) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return not _alive(pid)
 
 
-@pytest.fixture
-def watching() -> Iterator[warden.Warden]:
-    started = warden.start()
-    assert started is not None
-    try:
-        yield started
-    finally:
-        warden.stop(started)
+def _fixture_root(base: Path, name: str) -> Path:
+    root = base / name
+    (root / "f1").mkdir(parents=True)
+    (root / "f1" / "file").write_text("x")
+    return root
 
 
 @pytest.fixture
 def victim() -> Iterator[int]:
+    """A process in a session of its own whose parent is not the stand-in runner."""
     parent = subprocess.Popen([sys.executable, "-c", VICTIM_PARENT], stdout=subprocess.PIPE, text=True)
     assert parent.stdout is not None
     pid = int(parent.stdout.readline())
     try:
         yield pid
     finally:
-        os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
         parent.kill()
         parent.wait()
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="the warden reads /proc")
-def test_a_runner_gone_without_its_end_has_its_end_done_and_nothing_else(
-        watching: warden.Warden, victim: int, tmp_path: Path) -> None:
-    told, forged = _roots(tmp_path)
-    adapter = subprocess.Popen(["sleep", "60"], start_new_session=True)  # as the runner starts one
-    pipe = watching._pipe
-    assert pipe is not None
-    secret = watching._secret
-    # Lines the runner did not write: no secret, a wrong secret, not JSON, a root that is a link, an
-    # "adapter" that is no child of the runner, an unended line.
-    link = told.parent / "inboxspec-fixture-link"
+class StandIn:
+    def __init__(self, ending: str, victim: int, paths: list[Path]) -> None:
+        argv = [sys.executable, "-c", STAND_IN, ending, str(victim), *map(str, paths)]
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        self.pids: dict[str, Any] = json.loads(self.process.stdout.readline())
+
+    def end(self) -> None:
+        for pid in self.pids.values():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        self.process.kill()
+        self.process.wait()
+
+
+@pytest.fixture
+def roots(tmp_path: Path) -> dict[str, Path]:
+    base = Path(os.path.realpath(tmp_path))
+    told = _fixture_root(base, "inboxspec-fixture-told")
+    forged = _fixture_root(base, "inboxspec-fixture-forged")
+    link = base / "inboxspec-fixture-link"
     link.symlink_to(forged)
-    for line in (json.dumps(["fixtures", str(forged)]), json.dumps(["0" * 32, "fixtures", str(forged)]),
-                 "not json", json.dumps([secret, "fixtures", str(link)]),
-                 json.dumps([secret, "fixtures", str(forged / "f1")]),
-                 json.dumps([secret, "adapter", victim, "token"])):
-        os.write(pipe, line.encode() + b"\n")
-    watching.tell("fixtures", str(told))
-    watching.tell("adapter", adapter.pid, "token")
-    os.write(pipe, json.dumps([secret, "fixtures", str(forged)]).encode())  # never ended by a newline
-    os.close(pipe)  # as the kernel closes it when the runner is KILLed: no "done"
-    watching._pipe = None
-    _ended(watching)
-    assert adapter.wait(timeout=10) == -signal.SIGTERM
-    assert not told.exists()
-    assert (forged / "f1" / "file").read_text() == "x"
-    assert _alive(victim)
+    other = _fixture_root(base, "elsewhere")
+    return {"told": told, "forged": forged, "link": link, "other": other, "inside": forged / "f1"}
 
 
-def test_a_runner_whose_end_has_run_leaves_its_warden_nothing_to_do(watching: warden.Warden,
-                                                                     tmp_path: Path) -> None:
-    told, _ = _roots(tmp_path)
-    watching.tell("fixtures", str(told))
-    warden.stop(watching)
-    assert watching._pipe is None
-    with pytest.raises(ChildProcessError):  # exited, and its status collected by stop
-        os.waitpid(watching.pid, os.WNOHANG)
-    assert (told / "f1" / "file").read_text() == "x"
+def test_a_runner_killed_outright_has_its_end_done_by_its_warden_and_nothing_else(
+        victim: int, roots: dict[str, Path]) -> None:
+    stand_in = StandIn("kill", victim, [roots[name] for name in ("told", "link", "other", "inside")])
+    try:
+        pids = stand_in.pids
+        time.sleep(0.3)  # the empty datagram: were it taken for the runner's end, the adapter would go now
+        assert _alive(pids["adapter"]) and _alive(pids["warden"])
+        stand_in.process.kill()
+        stand_in.process.wait()
+        assert _wait_gone(pids["warden"]), "the warden did not exit"
+        assert not _alive(pids["adapter"]), "the adapter the runner started"
+        assert _alive(pids["ended"]), "an adapter the runner said it had ended is not the warden's"
+        assert _alive(pids["in_my_session"]) and _alive(victim), "processes that are no adapter"
+        assert not roots["told"].exists()
+        for name in ("forged", "other"):
+            assert (roots[name] / "f1" / "file").read_text() == "x", name
+    finally:
+        stand_in.end()
 
 
-@pytest.mark.parametrize("line", [
-    b'["s", "done"]', b'["s", "adapter", 12, "token"]', b'["s", "fixtures", "/tmp/x"]'])
-def test_each_message_of_the_runner_is_read(line: bytes) -> None:
-    assert warden._message(line, "s") == json.loads(line)[1:]
+def test_a_runner_whose_end_has_run_leaves_its_warden_nothing_to_do(victim: int,
+                                                                     roots: dict[str, Path]) -> None:
+    stand_in = StandIn("done", victim, [roots["told"]])
+    try:
+        assert stand_in.process.stdin is not None and stand_in.process.stdout is not None
+        stand_in.process.stdin.write("\n")
+        stand_in.process.stdin.flush()
+        assert stand_in.process.stdout.readline() == "stopped\n"
+        assert not _alive(stand_in.pids["warden"]), "stop waits for the warden to exit"
+        stand_in.process.kill()
+        stand_in.process.wait()
+        time.sleep(0.2)
+        assert _alive(stand_in.pids["adapter"])
+        assert (roots["told"] / "f1" / "file").read_text() == "x"
+    finally:
+        stand_in.end()
 
 
-@pytest.mark.parametrize("line", [
+def test_a_root_replaced_after_it_was_told_is_not_removed(victim: int, roots: dict[str, Path]) -> None:
+    stand_in = StandIn("kill", victim, [roots["told"]])
+    try:
+        moved = roots["told"].parent / "moved"
+        roots["told"].rename(moved)
+        replacement = _fixture_root(roots["told"].parent, roots["told"].name)
+        stand_in.process.kill()
+        stand_in.process.wait()
+        assert _wait_gone(stand_in.pids["warden"])
+        assert (replacement / "f1" / "file").read_text() == "x"
+    finally:
+        stand_in.end()
+
+
+@pytest.mark.parametrize("data", [
+    b'["s", "done"]', b'["s", "adapter", 12, "token"]', b'["s", "ended", 12]',
+    b'["s", "fixtures", "/tmp/x"]'])
+def test_each_message_of_the_runner_is_read(data: bytes) -> None:
+    assert warden._message(data, "s") == json.loads(data)[1:]
+
+
+@pytest.mark.parametrize("data", [
     b'["t", "done"]', b'["done"]', b'["s"]', b'["s", "done", 1]', b'["s", "adapter", "12", "token"]',
     b'["s", "adapter", 12.0, "token"]', b'["s", "adapter", false, "token"]', b'["s", "fixtures", null]',
-    b'["s", "kill", 1]', b'["s", ["done"]]', b'{"s": "done"}', b'"s"', b'\xff', b''])
-def test_a_line_without_the_secret_or_of_another_shape_is_ignored(line: bytes) -> None:
-    assert warden._message(line, "s") is None
+    b'["s", "ended", true]', b'["s", "kill", 1]', b'["s", ["done"]]', b'{"s": "done"}', b'"s"', b'\xff', b''])
+def test_a_message_without_the_secret_or_of_another_shape_is_ignored(data: bytes) -> None:
+    assert warden._message(data, "s") is None
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="the warden reads /proc")
 def test_only_a_child_of_the_runner_leading_its_own_session_is_an_adapter(victim: int) -> None:
     child = subprocess.Popen(["sleep", "60"], start_new_session=True)
     same_session = subprocess.Popen(["sleep", "60"])
+    held = []
     try:
-        assert warden._is_adapter(child.pid, os.getpid())
-        assert not warden._is_adapter(child.pid, os.getppid())  # another runner's
-        assert not warden._is_adapter(same_session.pid, os.getpid())  # no session of its own
-        assert not warden._is_adapter(victim, os.getpid())  # not a child of this process
-        assert not warden._is_adapter(1, 0) and not warden._is_adapter(0, 0)
+        pidfd = warden._adapter_pidfd(child.pid, os.getpid())
+        assert pidfd is not None
+        held.append(pidfd)
+        assert warden._held(pidfd)
+        for pid, runner in ((child.pid, os.getppid()), (same_session.pid, os.getpid()), (victim, os.getpid()),
+                            (1, 0), (0, 0), (-1, os.getpid())):
+            assert warden._adapter_pidfd(pid, runner) is None, (pid, runner)
+        child.kill()
+        child.wait()
+        assert not warden._held(pidfd), "collected: its pid is free for another process"
     finally:
         for process in (child, same_session):
             process.kill()
             process.wait()
+        for fd in held:
+            os.close(fd)
 
 
-def test_only_a_real_directory_named_as_a_root_is_a_fixture_root(tmp_path: Path) -> None:
-    told, _ = _roots(tmp_path)
-    assert warden._is_fixture_root(str(told))
-    link = told.parent / "inboxspec-fixture-link"
-    link.symlink_to(told)
-    other = told.parent / "elsewhere"
-    other.mkdir()
-    for path in (str(link), str(other), str(told / "f1"), str(told / "f1" / "file"), os.path.relpath(told),
-                 str(told) + "/", str(told / ".." / told.name), str(told.parent / "inboxspec-fixture-none"),
-                 "\0"):
-        assert not warden._is_fixture_root(path), path
+def test_only_a_real_directory_named_as_a_root_is_a_fixture_root(roots: dict[str, Path]) -> None:
+    told = roots["told"]
+    assert warden._fixture_root_identity(str(told)) == (told.stat().st_dev, told.stat().st_ino)
+    for path in (str(roots["link"]), str(roots["other"]), str(roots["inside"]), str(told / "f1" / "file"),
+                 os.path.relpath(told), str(told) + "/", str(told / ".." / told.name),
+                 str(told.parent / "inboxspec-fixture-none"), "\0"):
+        assert warden._fixture_root_identity(path) is None, path
+
+
+def test_a_tree_whose_root_was_collected_elsewhere_is_found_by_its_token_once_its_pid_is_another_s(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Tree.root_held``: a root collected by another parent (the runner gone) may have its pid given
+    to an unrelated session leader, whose session then has the root's id; a table made up here."""
+    from inboxspec.conformance import process_tree
+    from inboxspec.conformance.process_tree import ProcessInfo, Tree
+
+    def table(*infos: ProcessInfo) -> None:
+        monkeypatch.setattr(process_tree, "all_processes", lambda: {info.pid: info for info in infos})
+
+    monkeypatch.setattr(process_tree, "has_token", lambda pid, variable, token: pid == 2000)
+    reused = ProcessInfo(pid=1000, ppid=1, pgid=1000, sid=1000, state="S")  # the root's pid, given again
+    its_child = ProcessInfo(pid=1001, ppid=1000, pgid=1000, sid=1000, state="S")
+    with_token = ProcessInfo(pid=2000, ppid=1, pgid=2000, sid=2000, state="S")
+    below_it = ProcessInfo(pid=2001, ppid=2000, pgid=2000, sid=2000, state="S")
+    table(reused, its_child, with_token, below_it)
+    assert Tree(1000, "token", root_held=lambda: True).members() == {1000, 1001, 2000, 2001}
+    collected = Tree(1000, "token", root_held=lambda: False)
+    assert collected.members() == {2000, 2001}
+    assert collected.group() is None and Tree(1000, "token").group() == 1000
+    # No process has the pid: the session's members are the tree's (the kernel gives the pid to none
+    # while they live).
+    left_in_session = ProcessInfo(pid=1001, ppid=1, pgid=1000, sid=1000, state="S")
+    table(left_in_session, with_token, below_it)
+    assert collected.members() == {1001, 2000, 2001}
+
+
+# Run as pid 1 of a pid namespace of its own: a stand-in runner starts a warden and an adapter that
+# exits at once (a zombie its runner has not collected); the warden stopped, the runner is KILLed,
+# the adapter collected here, and its pid given to an unrelated session leader (``ns_last_pid``);
+# then the warden goes on.
+REUSED_PID = """
+import json, os, signal, subprocess, sys, time
+from pathlib import Path
+runner = subprocess.Popen([sys.executable, "-c", sys.argv[1]], stdout=subprocess.PIPE, text=True)
+pids = json.loads(runner.stdout.readline())
+adapter, watcher = pids["adapter"], pids["warden"]
+while Path(f"/proc/{adapter}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+    time.sleep(0.01)
+os.kill(watcher, signal.SIGSTOP)
+runner.kill()
+runner.wait()
+while True:  # the adapter, now ours to collect
+    try:
+        os.waitpid(adapter, 0)
+        break
+    except ChildProcessError:
+        time.sleep(0.01)
+Path("/proc/sys/kernel/ns_last_pid").write_text(str(adapter - 1))
+unrelated = subprocess.Popen(["sleep", "60"], start_new_session=True)
+os.kill(watcher, signal.SIGCONT)
+os.waitpid(watcher, 0)
+print(json.dumps({"reused": unrelated.pid == adapter, "unrelated_alive": unrelated.poll() is None}))
+unrelated.kill()
+"""
+
+REUSED_PID_RUNNER = """
+import fcntl, json, struct, subprocess, termios, time
+from inboxspec.conformance import warden
+watching = warden.start()
+adapter = subprocess.Popen(["true"], start_new_session=True)
+warden.adapter_started(adapter.pid, "token")
+while struct.unpack("i", fcntl.ioctl(watching._channel.fileno(), termios.TIOCOUTQ, bytes(4)))[0]:
+    time.sleep(0.001)
+time.sleep(0.05)
+print(json.dumps({"warden": watching.pid, "adapter": adapter.pid}), flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
+                    reason="a pid namespace of its own needs root and unshare")
+def test_the_pid_of_an_adapter_collected_elsewhere_given_to_another_process_is_not_ended() -> None:
+    """The helper's finding against ``Tree`` without ``root_held``: the warden ended the unrelated
+    process that had the collected adapter's pid, its session with it."""
+    done = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", REUSED_PID,
+                           REUSED_PID_RUNNER], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"reused": True, "unrelated_alive": True}
