@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import json
 import os
 import secrets
@@ -337,8 +338,10 @@ class AdapterProcess:
         self._ended = True
         _LIVE.discard(self)
         spare = frozenset(other.pid for other in _LIVE)
-        process_tree.terminate(process_tree.Tree(self._process.pid, self.token, spare), grace)
-        warden.adapter_ended(self._process.pid)  # before its status is collected and its pid freed
+        # Its status may be collected already (``stop``, a crash noticed): its pid may be another's now.
+        held = functools.partial(_not_collected, self._process)
+        process_tree.terminate(process_tree.Tree(self._process.pid, self.token, spare, root_held=held), grace)
+        warden.adapter_ended(self._process.pid)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._process.wait(timeout=grace)  # a zombie by now: the tree was KILLed
         self._selector.close()
@@ -379,6 +382,11 @@ def split_command(command: str) -> list[str]:
     if not argv:
         raise AdapterFault("no-command", "the adapter command is empty")
     return argv
+
+
+def _not_collected(process: subprocess.Popen[bytes]) -> bool:
+    """Whether the adapter's status is not collected yet: until then its pid is its own."""
+    return process.returncode is None
 
 
 def kill_all() -> None:

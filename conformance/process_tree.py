@@ -156,8 +156,8 @@ class Tree:
     # Live adapters the runner still needs (a restarted adapter): never collected as orphans.
     spare: frozenset[int] = frozenset()
     # Whether the root's pid is still the root's own (alive, or a zombie not yet collected), asked at
-    # every look; None: held, as the runner's own child is until the runner collects it. The run's
-    # warden, whose runner is gone, asks the root's pidfd (see ``members``).
+    # every look; None: always. The runner asks whether it has collected the adapter's status; the
+    # run's warden, whose runner is gone, asks the root's pidfd (see ``members``).
     root_held: Callable[[], bool] | None = None
 
     def group(self) -> int | None:
@@ -167,11 +167,11 @@ class Tree:
     def members(self) -> set[int]:
         """Every live (not zombie) process of the tree, by the four rules of the module docstring.
 
-        Once the root is collected by a parent that is not the runner (``root_held``), its pid may
-        be given to an unrelated process. While any process of the root's session or group lives,
-        the kernel gives the pid to no other, so a process with that session or group is the tree's,
-        the pid's own process aside; once a process has the pid, none is (the session is gone), and
-        only the token and descent find the tree."""
+        Once the root is collected (``root_held``), its pid may be given to an unrelated process.
+        While any process of the root's session or group lives, the kernel gives the pid to no
+        other, so a process with that session or group is the tree's, the pid's own process aside;
+        once a process has the pid, none is (the session is gone), and only the token and descent
+        find the tree."""
         table = all_processes()
         runner = os.getpid()
         runner_sid = os.getsid(0)

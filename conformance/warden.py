@@ -7,9 +7,13 @@ runs begin (``start``), before any adapter or thread, and reads the runner's mes
 each, from its end of a socket pair:
 
 - ``["adapter", pid, token]`` when an adapter starts;
-- ``["ended", pid]`` when the runner has ended that adapter's tree itself;
+- ``["ended", pid]`` when the runner has ended that adapter's tree itself (the warden lets go of it);
 - ``["fixtures", path]`` when the run's fixture root is made;
 - ``["done"]`` when the runner's own end has run: the warden exits, doing nothing.
+
+The warden has a process group of its own, in the runner's session, so that a KILL of the runner's
+group leaves it. The runner never waits on it: a message it does not take at once (a warden
+stopped, say) lets it go, and the run goes on without one.
 
 The runner gone without ``done`` (its end of the pair closed, and the warden's parent no longer the
 runner), the warden ends each adapter's tree that was not ended as the runner would have
@@ -45,7 +49,6 @@ Where processes cannot be forked, or the fork fails (a process limit), runs go o
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
@@ -61,7 +64,6 @@ from inboxspec.conformance import process_tree
 from inboxspec.machines.fixtures import CLOSING_REMOVAL_SECONDS, FIXTURE_ROOT_PREFIX, remove
 
 _MESSAGE_BYTES = 65536  # the runner's messages are far shorter: a longer one is cut, and not JSON
-_SEND_TIMEOUT_S = 1.0  # the runner waits no longer than this for its warden to take a message
 _DONE_WAIT_S = 1.0  # how long ``close`` waits for the warden to exit after ``done``
 _RUNNER_GONE_POLL_S = 0.05
 
@@ -80,11 +82,15 @@ class Warden:
         self._secret = secret
 
     def tell(self, *message: Any) -> None:
-        """One message; it never fails the run (a warden gone is a warden gone)."""
+        """One message, never waited on: a warden that does not take it (stopped, say, by anyone of
+        the runner's user) is let go, and the run goes on without one; it never fails the run."""
         if self._channel is None:
             return
-        with contextlib.suppress(OSError):
-            self._channel.send(json.dumps([self._secret, *message]).encode())
+        try:
+            self._channel.send(json.dumps([self._secret, *message]).encode(), socket.MSG_DONTWAIT)
+        except OSError:
+            self._channel.close()
+            self._channel = None
 
     def close(self) -> None:
         """The runner's own end has run: the warden exits without doing anything."""
@@ -125,7 +131,6 @@ def start() -> Warden | None:
     if pid == 0:
         _watch(warden_end.fileno(), runner_end.fileno(), secret)
     warden_end.close()
-    runner_end.settimeout(_SEND_TIMEOUT_S)
     _CURRENT = Warden(pid, runner_end, secret)
     return _CURRENT
 
@@ -144,7 +149,7 @@ def adapter_started(pid: int, token: str) -> None:
 
 
 def adapter_ended(pid: int) -> None:
-    """Sent once the runner has ended the adapter's tree, before it collects the adapter's status."""
+    """Sent once the runner has ended the adapter's tree: the warden lets go of it."""
     if _CURRENT is not None:
         _CURRENT.tell("ended", pid)
 
@@ -191,11 +196,15 @@ def _adapter_pidfd(pid: int, runner: int) -> int | None:
 
 
 def _held(pidfd: int) -> bool:
-    """Whether the process the pidfd holds is not yet collected (alive, or a zombie): its pid is its own."""
+    """Whether the process the pidfd holds is not yet collected (alive, or a zombie): its pid is its own.
+    Only "no such process" says it is collected: a process of another user, which may not be
+    signalled, is still there."""
     try:
         signal.pidfd_send_signal(pidfd, 0)
-    except OSError:
+    except ProcessLookupError:
         return False
+    except OSError:
+        return True
     return True
 
 
@@ -220,6 +229,9 @@ def _watch(channel_fd: int, runner_fd: int, secret: str) -> NoReturn:
         runner = os.getppid()
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, signal.SIG_IGN)
+        # A group of its own, in the runner's session: a KILL of the runner's group (``timeout -s
+        # KILL``, a CI job's limit) leaves it to do the runner's end.
+        os.setpgid(0, 0)
         os.close(runner_fd)
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):

@@ -592,19 +592,20 @@ def test_each_example_adapter_ends_when_its_stdin_closes(adapter: str) -> None:
 
 
 def test_a_runner_killed_outright_takes_its_adapter_with_it_even_one_deaf_to_stdin(tmp_path: Path) -> None:
-    """PROTO-PROC-4: an adapter that never reads its stdin again (here: hung on a case) does not
-    outlive a runner killed outright; the kernel KILLs it (Linux: the parent-death signal)."""
+    """PROTO-PROC-4: an adapter that never reads its stdin again (here: hung on a case) and ignores
+    TERM does not outlive a runner killed outright: the kernel KILLs it at once (Linux: the
+    parent-death signal), well before the warden's KILL, which comes after the grace."""
     if sys.platform != "linux":
         pytest.skip("the parent-death signal is Linux's")
     run = Run(tmp_path)
     hanging = tmp_path / "hanging"
-    started, process = _hung_run(run, run.hostile("--on-trigger", "hang", f"--hanging={hanging}"),
-                                 hanging, *CASES_WITH_TRIGGER)
+    adapter = run.hostile("--on-trigger", "hang", f"--hanging={hanging}", "--ignore-term")
+    started, process = _hung_run(run, adapter, hanging, *CASES_WITH_TRIGGER)
     process.kill()
     process.wait(timeout=30)
-    deadline = time.monotonic() + 2  # at once, but a loaded machine may take a moment
+    deadline = time.monotonic() + KILL_GRACE_S / 2  # at once: the warden's TERM it ignores
     while _running(started, None) and time.monotonic() < deadline:
-        time.sleep(0.02)
+        time.sleep(0.01)
     assert not _running(started, None), "the adapter outlived its runner's KILL"
     while run.token_holders() and time.monotonic() < deadline + 2:  # the warden, its work done, exits
         time.sleep(0.02)
@@ -622,7 +623,7 @@ def test_the_warden_ends_what_a_runner_killed_outright_leaves(tmp_path: Path) ->
                           f"--hanging={hanging}")
     _, process = _hung_run(run, adapter, hanging, "--machine", "writer-proofs", "--cases", str(WRITER_CASES))
     assert run.fixture_dirs(), "the hanging case has its fixture directory"
-    process.kill()
+    os.killpg(process.pid, signal.SIGKILL)  # its whole group, as `timeout -s KILL` does: not the warden's
     process.wait(timeout=30)
     deadline = time.monotonic() + 2 * KILL_GRACE_S + 3  # TERM, the grace, KILL; and a loaded machine
     while (run.fixture_dirs() or len(_alive_records(run)) > 1) and time.monotonic() < deadline:
@@ -635,6 +636,7 @@ def test_the_warden_ends_what_a_runner_killed_outright_leaves(tmp_path: Path) ->
 def _hung_run(run: Run, adapter: str, hanging: Path, *args: str) -> tuple[int, subprocess.Popen[bytes]]:
     """A ``conform`` subprocess whose adapter hangs on a case: the adapter's pid, and the run."""
     process = subprocess.Popen(run.argv("--adapter", adapter, "--timeout", "60", *args),
+                               start_new_session=True,  # a group of its own, for a test to KILL
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=run.env)
     deadline = time.monotonic() + 60
     while not hanging.exists():

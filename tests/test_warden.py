@@ -19,7 +19,6 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -48,10 +47,10 @@ warden.adapter_started(ended.pid, "token")
 warden.adapter_ended(ended.pid)
 for path in paths:
     warden.fixture_root_made(path)
-# Until the warden has read every message (the bytes it has not read yet: SIOCOUTQ), and a moment to act.
-while struct.unpack("i", fcntl.ioctl(channel.fileno(), termios.TIOCOUTQ, bytes(4)))[0]:
+# Until the warden has read every message (the bytes it has not read yet: SIOCOUTQ) and waits for more.
+while struct.unpack("i", fcntl.ioctl(channel.fileno(), termios.TIOCOUTQ, bytes(4)))[0] or open(
+        f"/proc/{watching.pid}/stat").read().rsplit(")", 1)[1].split()[0] != "S":
     time.sleep(0.001)
-time.sleep(0.05)
 print(json.dumps({"warden": watching.pid, "adapter": adapter.pid, "ended": ended.pid,
                   "in_my_session": in_my_session.pid}), flush=True)
 if sys.argv[1] == "done":
@@ -66,19 +65,41 @@ VICTIM_PARENT = ("import subprocess, time; "
                  "print(child.pid, flush=True); time.sleep(60)")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
+class Held:
+    """A process named by a pidfd, opened while the pid was known to be that process's: once the
+    process is collected, its pid may be another's, and nothing here signals or reads that one."""
 
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._pidfd = os.pidfd_open(pid)
 
-def _wait_gone(pid: int, seconds: float = 20) -> bool:
-    deadline = time.monotonic() + seconds
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return not _alive(pid)
+    def _there(self) -> bool:
+        try:
+            signal.pidfd_send_signal(self._pidfd, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def alive(self) -> bool:
+        """Neither collected nor a zombie."""
+        if not self._there():
+            return False
+        try:
+            stat = Path(f"/proc/{self.pid}/stat").read_bytes()
+        except OSError:
+            return False
+        return self._there() and stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
+
+    def gone_within(self, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while self.alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return not self.alive()
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+        os.close(self._pidfd)
 
 
 def _fixture_root(base: Path, name: str) -> Path:
@@ -89,31 +110,30 @@ def _fixture_root(base: Path, name: str) -> Path:
 
 
 @pytest.fixture
-def victim() -> Iterator[int]:
+def victim() -> Iterator[Held]:
     """A process in a session of its own whose parent is not the stand-in runner."""
     parent = subprocess.Popen([sys.executable, "-c", VICTIM_PARENT], stdout=subprocess.PIPE, text=True)
     assert parent.stdout is not None
-    pid = int(parent.stdout.readline())
+    held = Held(int(parent.stdout.readline()))  # its parent alive and waiting: the pid is its own
     try:
-        yield pid
+        yield held
     finally:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+        held.kill()
         parent.kill()
         parent.wait()
 
 
 class StandIn:
-    def __init__(self, ending: str, victim: int, paths: list[Path]) -> None:
-        argv = [sys.executable, "-c", STAND_IN, ending, str(victim), *map(str, paths)]
+    def __init__(self, ending: str, victim: Held, paths: list[Path]) -> None:
+        argv = [sys.executable, "-c", STAND_IN, ending, str(victim.pid), *map(str, paths)]
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
-        self.pids: dict[str, Any] = json.loads(self.process.stdout.readline())
+        # Its children, alive and not collected (it collects none before the test says): their own pids.
+        self.held = {name: Held(pid) for name, pid in json.loads(self.process.stdout.readline()).items()}
 
     def end(self) -> None:
-        for pid in self.pids.values():
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        for held in self.held.values():
+            held.kill()
         self.process.kill()
         self.process.wait()
 
@@ -130,18 +150,18 @@ def roots(tmp_path: Path) -> dict[str, Path]:
 
 
 def test_a_runner_killed_outright_has_its_end_done_by_its_warden_and_nothing_else(
-        victim: int, roots: dict[str, Path]) -> None:
+        victim: Held, roots: dict[str, Path]) -> None:
     stand_in = StandIn("kill", victim, [roots[name] for name in ("told", "link", "other", "inside")])
     try:
-        pids = stand_in.pids
+        held = stand_in.held
         time.sleep(0.3)  # the empty datagram: were it taken for the runner's end, the adapter would go now
-        assert _alive(pids["adapter"]) and _alive(pids["warden"])
+        assert held["adapter"].alive() and held["warden"].alive()
         stand_in.process.kill()
         stand_in.process.wait()
-        assert _wait_gone(pids["warden"]), "the warden did not exit"
-        assert not _alive(pids["adapter"]), "the adapter the runner started"
-        assert _alive(pids["ended"]), "an adapter the runner said it had ended is not the warden's"
-        assert _alive(pids["in_my_session"]) and _alive(victim), "processes that are no adapter"
+        assert held["warden"].gone_within(20), "the warden did not exit"
+        assert not held["adapter"].alive(), "the adapter the runner started"
+        assert held["ended"].alive(), "an adapter the runner said it had ended is not the warden's"
+        assert held["in_my_session"].alive() and victim.alive(), "processes that are no adapter"
         assert not roots["told"].exists()
         for name in ("forged", "other"):
             assert (roots[name] / "f1" / "file").read_text() == "x", name
@@ -149,7 +169,7 @@ def test_a_runner_killed_outright_has_its_end_done_by_its_warden_and_nothing_els
         stand_in.end()
 
 
-def test_a_runner_whose_end_has_run_leaves_its_warden_nothing_to_do(victim: int,
+def test_a_runner_whose_end_has_run_leaves_its_warden_nothing_to_do(victim: Held,
                                                                      roots: dict[str, Path]) -> None:
     stand_in = StandIn("done", victim, [roots["told"]])
     try:
@@ -157,17 +177,17 @@ def test_a_runner_whose_end_has_run_leaves_its_warden_nothing_to_do(victim: int,
         stand_in.process.stdin.write("\n")
         stand_in.process.stdin.flush()
         assert stand_in.process.stdout.readline() == "stopped\n"
-        assert not _alive(stand_in.pids["warden"]), "stop waits for the warden to exit"
+        assert not stand_in.held["warden"].alive(), "stop waits for the warden to exit"
         stand_in.process.kill()
         stand_in.process.wait()
         time.sleep(0.2)
-        assert _alive(stand_in.pids["adapter"])
+        assert stand_in.held["adapter"].alive()
         assert (roots["told"] / "f1" / "file").read_text() == "x"
     finally:
         stand_in.end()
 
 
-def test_a_root_replaced_after_it_was_told_is_not_removed(victim: int, roots: dict[str, Path]) -> None:
+def test_a_root_replaced_after_it_was_told_is_not_removed(victim: Held, roots: dict[str, Path]) -> None:
     stand_in = StandIn("kill", victim, [roots["told"]])
     try:
         moved = roots["told"].parent / "moved"
@@ -175,7 +195,7 @@ def test_a_root_replaced_after_it_was_told_is_not_removed(victim: int, roots: di
         replacement = _fixture_root(roots["told"].parent, roots["told"].name)
         stand_in.process.kill()
         stand_in.process.wait()
-        assert _wait_gone(stand_in.pids["warden"])
+        assert stand_in.held["warden"].gone_within(20)
         assert (replacement / "f1" / "file").read_text() == "x"
     finally:
         stand_in.end()
@@ -196,7 +216,12 @@ def test_a_message_without_the_secret_or_of_another_shape_is_ignored(data: bytes
     assert warden._message(data, "s") is None
 
 
-def test_only_a_child_of_the_runner_leading_its_own_session_is_an_adapter(victim: int) -> None:
+def _refused(pidfd: int, signum: int) -> None:
+    raise PermissionError(1, "Operation not permitted")
+
+
+def test_only_a_child_of_the_runner_leading_its_own_session_is_an_adapter(
+        victim: Held, monkeypatch: pytest.MonkeyPatch) -> None:
     child = subprocess.Popen(["sleep", "60"], start_new_session=True)
     same_session = subprocess.Popen(["sleep", "60"])
     held = []
@@ -205,12 +230,16 @@ def test_only_a_child_of_the_runner_leading_its_own_session_is_an_adapter(victim
         assert pidfd is not None
         held.append(pidfd)
         assert warden._held(pidfd)
-        for pid, runner in ((child.pid, os.getppid()), (same_session.pid, os.getpid()), (victim, os.getpid()),
-                            (1, 0), (0, 0), (-1, os.getpid())):
+        for pid, runner in ((child.pid, os.getppid()), (same_session.pid, os.getpid()),
+                            (victim.pid, os.getpid()), (1, 0), (0, 0), (-1, os.getpid())):
             assert warden._adapter_pidfd(pid, runner) is None, (pid, runner)
         child.kill()
         child.wait()
         assert not warden._held(pidfd), "collected: its pid is free for another process"
+        # Not ours to signal (another user's, to a runner that is not root): still there.
+        with monkeypatch.context() as patched:
+            patched.setattr(signal, "pidfd_send_signal", _refused)
+            assert warden._held(pidfd)
     finally:
         for process in (child, same_session):
             process.kill()
@@ -239,9 +268,10 @@ def test_a_tree_whose_root_was_collected_elsewhere_is_found_by_its_token_once_it
         monkeypatch.setattr(process_tree, "all_processes", lambda: {info.pid: info for info in infos})
 
     monkeypatch.setattr(process_tree, "has_token", lambda pid, variable, token: pid == 2000)
-    reused = ProcessInfo(pid=1000, ppid=1, pgid=1000, sid=1000, state="S")  # the root's pid, given again
+    nobody = 4_194_305  # above any pid (2**22): the fake table's parents are never this test's process
+    reused = ProcessInfo(pid=1000, ppid=nobody, pgid=1000, sid=1000, state="S")  # the root's pid, given again
     its_child = ProcessInfo(pid=1001, ppid=1000, pgid=1000, sid=1000, state="S")
-    with_token = ProcessInfo(pid=2000, ppid=1, pgid=2000, sid=2000, state="S")
+    with_token = ProcessInfo(pid=2000, ppid=nobody, pgid=2000, sid=2000, state="S")
     below_it = ProcessInfo(pid=2001, ppid=2000, pgid=2000, sid=2000, state="S")
     table(reused, its_child, with_token, below_it)
     assert Tree(1000, "token", root_held=lambda: True).members() == {1000, 1001, 2000, 2001}
@@ -250,7 +280,7 @@ def test_a_tree_whose_root_was_collected_elsewhere_is_found_by_its_token_once_it
     assert collected.group() is None and Tree(1000, "token").group() == 1000
     # No process has the pid: the session's members are the tree's (the kernel gives the pid to none
     # while they live).
-    left_in_session = ProcessInfo(pid=1001, ppid=1, pgid=1000, sid=1000, state="S")
+    left_in_session = ProcessInfo(pid=1001, ppid=nobody, pgid=1000, sid=1000, state="S")
     table(left_in_session, with_token, below_it)
     assert collected.members() == {1001, 2000, 2001}
 
@@ -285,14 +315,26 @@ unrelated.kill()
 """
 
 REUSED_PID_RUNNER = """
-import fcntl, json, struct, subprocess, termios, time
+import json, os, subprocess, time
 from inboxspec.conformance import warden
 watching = warden.start()
 adapter = subprocess.Popen(["true"], start_new_session=True)
 warden.adapter_started(adapter.pid, "token")
-while struct.unpack("i", fcntl.ioctl(watching._channel.fileno(), termios.TIOCOUTQ, bytes(4)))[0]:
+
+
+def holds_its_pidfd():  # the warden believed the adapter: it holds a pidfd of it
+    for fd in os.listdir(f"/proc/{watching.pid}/fdinfo"):
+        try:
+            with open(f"/proc/{watching.pid}/fdinfo/{fd}") as info:
+                if f"Pid:\\t{adapter.pid}\\n" in info.read():
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+while not holds_its_pidfd():
     time.sleep(0.001)
-time.sleep(0.05)
 print(json.dumps({"warden": watching.pid, "adapter": adapter.pid}), flush=True)
 time.sleep(60)
 """
@@ -307,3 +349,57 @@ def test_the_pid_of_an_adapter_collected_elsewhere_given_to_another_process_is_n
                            REUSED_PID_RUNNER], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"reused": True, "unrelated_alive": True}
+
+
+# Pid 1 of a pid namespace of its own: the runner's own end of an adapter whose status it collected
+# already (``stop`` does, and a crash noticed), its pid given to an unrelated session leader since.
+COLLECTED_BY_THE_RUNNER = """
+import json, os, signal, subprocess, sys
+from pathlib import Path
+from inboxspec.conformance.adapter_process import AdapterProcess
+Path("/proc/sys/kernel/ns_last_pid").write_text("99")  # pids below it free, for the parent below
+adapter = AdapterProcess("true", 1 << 20)
+pid = adapter._process.pid
+adapter._process.wait()
+# Its parent takes the pid before it, so that the pid's new process is no child of this runner.
+Path("/proc/sys/kernel/ns_last_pid").write_text(str(pid - 2))
+parent = subprocess.Popen([sys.executable, "-c", sys.argv[1]], stdout=subprocess.PIPE, text=True)
+unrelated = int(parent.stdout.readline())
+adapter.kill(grace=0.2)
+alive = Path(f"/proc/{unrelated}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
+print(json.dumps({"reused": unrelated == pid, "unrelated_alive": alive}))
+parent.kill()
+os.kill(unrelated, signal.SIGKILL)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
+                    reason="a pid namespace of its own needs root and unshare")
+def test_the_runner_does_not_end_a_process_given_the_pid_of_an_adapter_it_collected() -> None:
+    """The second review's finding: ``AdapterProcess.kill`` after ``stop`` collected the adapter
+    ended whatever process had its pid since; it asks ``Tree.root_held`` whether it collected it."""
+    argv = ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", COLLECTED_BY_THE_RUNNER,
+            VICTIM_PARENT]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"reused": True, "unrelated_alive": True}
+
+
+def test_a_warden_that_does_not_take_its_messages_is_let_go_without_waiting() -> None:
+    """Stopped (anyone of the runner's user can stop it), it takes no message: the runner never
+    waits on it, and lets it go at the first it does not take."""
+    watching = warden.start()
+    assert watching is not None
+    os.kill(watching.pid, signal.SIGSTOP)  # our child, not collected: the pid is its own
+    try:
+        began = time.monotonic()
+        told = 0
+        while watching._channel is not None and told < 100_000:
+            watching.tell("fixtures", "/nowhere/inboxspec-fixture-" + "x" * 200)
+            told += 1
+        assert watching._channel is None, "the queue never filled"
+        assert time.monotonic() - began < 5, "a send waited on the warden"
+        warden.stop(watching)  # nothing to tell: returns at once
+    finally:
+        os.kill(watching.pid, signal.SIGKILL)
+        os.waitpid(watching.pid, 0)

@@ -1,7 +1,7 @@
 """An adapter that answers like the reference but leaves processes behind and misbehaves on cue.
 
 ``python hostile_adapter.py --record FILE [--spawn KIND]... [--on-trigger ACTION]
-[--trigger ID-PART] [--once FILE] [--hanging FILE]``
+[--trigger ID-PART] [--once FILE] [--hanging FILE] [--ignore-term]``
 
 - ``--spawn KIND`` (repeatable): on every ``start``, before answering, it starts
   one ``leftover.py KIND`` (see there) and waits until it has recorded itself in
@@ -12,6 +12,7 @@
   creates that file, so a test knows the run is waiting), ``exit-after-reply``
   (answers, then exits), or ``none``. With ``--once FILE`` it does so once
   across restarts.
+- ``--ignore-term``: it ignores SIGTERM, so only KILL ends it.
 - On every ``start`` it also writes to ``FILE.restarts`` which processes of
   earlier starts are still alive: a restart must come after they are gone.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -67,7 +69,10 @@ def main() -> None:
     parser.add_argument("--trigger", default="announce-on-fresh-gate")
     parser.add_argument("--once", type=Path)
     parser.add_argument("--hanging", type=Path)
+    parser.add_argument("--ignore-term", action="store_true")
     options = parser.parse_args()
+    if options.ignore_term:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for line in sys.stdin:
         request = json.loads(line)
         if request.get("cmd") == "stop":
