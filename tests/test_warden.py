@@ -403,3 +403,17 @@ def test_a_warden_that_does_not_take_its_messages_is_let_go_without_waiting() ->
     finally:
         os.kill(watching.pid, signal.SIGKILL)
         os.waitpid(watching.pid, 0)
+
+
+def test_where_no_warden_can_be_forked_runs_go_on_without_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process limit (``ulimit -u``) refuses the fork: no warden, no descriptor left open, and the
+    runner's messages go nowhere."""
+    def refused() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    before = set(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(os, "fork", refused)
+    assert warden.start() is None
+    assert set(os.listdir("/proc/self/fd")) == before
+    warden.adapter_started(os.getpid(), "token")  # told to no warden: nothing happens, nothing raised
+    warden.stop(None)
