@@ -34,8 +34,8 @@ What the warden believes, and why:
   A forged ``["adapter", 1, ...]`` would have had the warden end every process of the machine.
   Without pidfds (Linux before 5.3) or ``/proc``, the warden ends no adapter.
 - A fixture root is believed only if it is a real directory of the runner's user, not a link,
-  named as the roots are, and it is removed only if the same directory (device and inode) is
-  still at that path.
+  named as the roots are, and it is removed only if the directory opened at that path (without
+  following a link) is the same one, by device and inode.
 
 An adapter of the runner's user can still end the warden, or, with the right to trace the runner,
 take its socket: nothing it could not do to the runner's processes itself, and a warden ended is
@@ -268,8 +268,7 @@ def _watch(channel_fd: int, runner_fd: int, secret: str) -> NoReturn:
             held = functools.partial(_held, pidfd)
             process_tree.terminate(process_tree.Tree(pid, token, root_held=held))
         for path, identity in roots.items():
-            if _fixture_root_identity(path) == identity:
-                remove(Path(path), seconds=CLOSING_REMOVAL_SECONDS)
+            remove(Path(path), seconds=CLOSING_REMOVAL_SECONDS, identity=identity)
     except BaseException:  # whatever happens, the child never returns to the runner's code
         status = 1
     os._exit(status)

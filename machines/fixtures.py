@@ -611,10 +611,13 @@ def _opened_for_removal(name: str, dir_fd: int) -> int:
         os.close(handle)
 
 
-def remove(directory: Path, seconds: float | None = REMOVAL_SECONDS) -> None:
+def remove(directory: Path, seconds: float | None = REMOVAL_SECONDS, *,
+           identity: tuple[int, int] | None = None) -> None:
     """Remove a fixture directory and everything below it; a link is removed, never followed. While
     the adapter runs, a removal gives up after ``seconds`` and leaves the rest to the removal of the
-    run's root (``FixtureRoot.close``: after the adapter's end, with a longer limit)."""
+    run's root (``FixtureRoot.close``: after the adapter's end, with a longer limit). With
+    ``identity`` (device, inode), only that directory is removed: another one put at its path since
+    is left alone (the run's warden removes a root so: conformance/warden.py)."""
     deadline = None if seconds is None else time.monotonic() + seconds
     try:
         parent = _open_directory(str(directory.parent), None)
@@ -626,6 +629,10 @@ def remove(directory: Path, seconds: float | None = REMOVAL_SECONDS) -> None:
         except OSError:
             return
         try:
+            if identity is not None:
+                opened = os.fstat(fd)
+                if (opened.st_dev, opened.st_ino) != identity:
+                    return
             os.fchmod(fd, stat.S_IRWXU)
             _emptied(fd, deadline)
         except OSError:
