@@ -97,8 +97,9 @@ class Warden:
         if self._channel is None:
             return
         self.tell("done")
-        self._channel.close()
-        self._channel = None
+        if self._channel is not None:  # not let go by that very message
+            self._channel.close()
+            self._channel = None
         deadline = time.monotonic() + _DONE_WAIT_S
         while time.monotonic() < deadline:
             try:

@@ -417,3 +417,31 @@ def test_where_no_warden_can_be_forked_runs_go_on_without_one(monkeypatch: pytes
     assert set(os.listdir("/proc/self/fd")) == before
     warden.adapter_started(os.getpid(), "token")  # told to no warden: nothing happens, nothing raised
     warden.stop(None)
+
+
+class _Full:
+    """A channel that takes no more messages (a stopped warden's, full): what ``send`` raises then."""
+
+    def __init__(self) -> None:
+        self.closed = 0
+
+    def send(self, data: bytes, flags: int) -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_a_warden_that_does_not_take_done_is_let_go_at_the_end_too() -> None:
+    watching = warden.start()
+    assert watching is not None
+    real, full = watching._channel, _Full()
+    assert real is not None
+    watching._channel = full  # type: ignore[assignment]
+    try:
+        warden.stop(watching)  # "done" not taken: let go, without an error
+        assert watching._channel is None and full.closed == 1
+    finally:
+        real.close()  # the warden sees its runner's end of the pair close; its runner still lives
+        os.kill(watching.pid, signal.SIGKILL)  # our child, not collected: the pid is its own
+        os.waitpid(watching.pid, 0)
