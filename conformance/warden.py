@@ -119,6 +119,7 @@ def start() -> Warden | None:
     if not hasattr(os, "fork") or not hasattr(socket, "SOCK_SEQPACKET"):
         return None
     secret = secrets.token_hex(16)
+    runner = os.getpid()  # not the child's getppid(): the runner may be gone before the child asks
     try:
         runner_end, warden_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     except OSError:
@@ -130,7 +131,7 @@ def start() -> Warden | None:
         warden_end.close()
         return None
     if pid == 0:
-        _watch(warden_end.fileno(), runner_end.fileno(), secret)
+        _watch(warden_end.fileno(), runner_end.fileno(), secret, runner)
     warden_end.close()
     _CURRENT = Warden(pid, runner_end, secret)
     return _CURRENT
@@ -223,11 +224,10 @@ def _fixture_root_identity(path: str) -> tuple[int, int] | None:
     return None
 
 
-def _watch(channel_fd: int, runner_fd: int, secret: str) -> NoReturn:
+def _watch(channel_fd: int, runner_fd: int, secret: str, runner: int) -> NoReturn:
     """The warden's life, in the forked child: never returns, never runs the parent's exit code."""
     status = 0
     try:
-        runner = os.getppid()
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, signal.SIG_IGN)
         # A group of its own, in the runner's session: a KILL of the runner's group (``timeout -s
