@@ -229,7 +229,7 @@ def terminate(tree: Tree, grace: float = KILL_GRACE_S) -> list[int]:
     for the KILLed processes to go.
     """
     if not PROC.is_dir():
-        return _terminate_group(tree.root, grace)
+        return _terminate_group(tree, grace)
     keep = {tree.root, *tree.spare}
     members = tree.members()
     _signal_all(members, tree.group(), signal.SIGTERM)
@@ -250,8 +250,21 @@ def terminate(tree: Tree, grace: float = KILL_GRACE_S) -> list[int]:
     return stubborn
 
 
-def _terminate_group(group: int, grace: float) -> list[int]:
-    """Without ``/proc``: TERM and then KILL the adapter's process group, and nothing else."""
+def _terminate_group(tree: Tree, grace: float) -> list[int]:
+    """Without ``/proc``: TERM and then KILL the adapter's process group, and nothing else. Once the
+    root is collected (``Tree.root_held``), a process with its pid is another's, and so is the group
+    it may lead: then nothing is signalled. With no such process, a group of that id is what the
+    adapter left."""
+    group = tree.root
+    if tree.group() is None:
+        try:
+            os.kill(group, 0)
+        except ProcessLookupError:
+            pass
+        except OSError:
+            return []
+        else:
+            return []
     _signal_all((), group, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:

@@ -815,8 +815,9 @@ def contained_runs() -> Iterator[None]:
             finally:
                 kill_all()
                 _FIXTURES.close()
+                warden.stop(watching)  # here, where a signal is recorded, not raised (PROTO-SIG-1)
     finally:
-        warden.stop(watching)
+        warden.stop(watching)  # done above, unless interruptible() itself failed: stopping twice is one stop
 
 
 def _command(args: argparse.Namespace) -> int:

@@ -12,8 +12,9 @@ each, from its end of a socket pair:
 - ``["done"]`` when the runner's own end has run: the warden exits, doing nothing.
 
 The warden has a process group of its own, in the runner's session, so that a KILL of the runner's
-group leaves it. The runner never waits on it: a message it does not take at once (a warden
-stopped, say) lets it go, and the run goes on without one.
+group leaves it. The runner never waits for it to take a message: one it does not take at once (a
+warden stopped, say) lets it go, and the run goes on without one. After ``done`` the runner waits
+at most ``DONE_WAIT_S`` for it to exit, so that nothing of the run outlives the run.
 
 The runner gone without ``done`` (its end of the pair closed, and the warden's parent no longer the
 runner), the warden ends each adapter's tree that was not ended as the runner would have
@@ -49,6 +50,7 @@ Where processes cannot be forked, or the fork fails (a process limit), runs go o
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import os
@@ -57,6 +59,7 @@ import signal
 import socket
 import stat
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -64,8 +67,10 @@ from inboxspec.conformance import process_tree
 from inboxspec.machines.fixtures import CLOSING_REMOVAL_SECONDS, FIXTURE_ROOT_PREFIX, remove
 
 _MESSAGE_BYTES = 65536  # the runner's messages are far shorter: a longer one is cut, and not JSON
-_DONE_WAIT_S = 1.0  # how long ``close`` waits for the warden to exit after ``done``
+# WARNING: spec/conformance-protocol.md (PROTO-PROC-5) states this wait; change both together.
+DONE_WAIT_S = 1.0  # how long ``close`` waits for the warden to exit after ``done``
 _RUNNER_GONE_POLL_S = 0.05
+_IGNORED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the runner's own end answers them
 
 # WARNING: ``_message`` reads these shapes; the runner's side (``adapter_started`` and the rest)
 # writes them. Change both together.
@@ -100,7 +105,7 @@ class Warden:
         if self._channel is not None:  # not let go by that very message
             self._channel.close()
             self._channel = None
-        deadline = time.monotonic() + _DONE_WAIT_S
+        deadline = time.monotonic() + DONE_WAIT_S
         while time.monotonic() < deadline:
             try:
                 if os.waitpid(self.pid, os.WNOHANG)[0] != 0:
@@ -124,14 +129,22 @@ def start() -> Warden | None:
         runner_end, warden_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     except OSError:
         return None
+    # The signals that end a run are held back across the fork: one that came before the child
+    # ignores them would raise in the child, which would unwind into the runner's own code.
+    held_back = signal.pthread_sigmask(signal.SIG_BLOCK, _IGNORED)
     try:
         pid = os.fork()
     except OSError:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held_back)
         runner_end.close()
         warden_end.close()
         return None
     if pid == 0:
-        _watch(warden_end.fileno(), runner_end.fileno(), secret, runner)
+        try:
+            _watch(warden_end.fileno(), runner_end.fileno(), secret, runner, held_back)
+        finally:
+            os._exit(1)
+    signal.pthread_sigmask(signal.SIG_SETMASK, held_back)
     warden_end.close()
     _CURRENT = Warden(pid, runner_end, secret)
     return _CURRENT
@@ -224,16 +237,19 @@ def _fixture_root_identity(path: str) -> tuple[int, int] | None:
     return None
 
 
-def _watch(channel_fd: int, runner_fd: int, secret: str, runner: int) -> NoReturn:
+def _watch(channel_fd: int, runner_fd: int, secret: str, runner: int, mask: Iterable[int]) -> NoReturn:
     """The warden's life, in the forked child: never returns, never runs the parent's exit code."""
     status = 0
     try:
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        for signum in _IGNORED:
             signal.signal(signum, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         # A group of its own, in the runner's session: a KILL of the runner's group (``timeout -s
         # KILL``, a CI job's limit) leaves it to do the runner's end.
         os.setpgid(0, 0)
         os.close(runner_fd)
+        if channel_fd <= 2:  # the runner started with stdio closed: out of the way of /dev/null below
+            channel_fd = fcntl.fcntl(channel_fd, fcntl.F_DUPFD, 3)
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)

@@ -445,3 +445,67 @@ def test_a_warden_that_does_not_take_done_is_let_go_at_the_end_too() -> None:
         real.close()  # the warden sees its runner's end of the pair close; its runner still lives
         os.kill(watching.pid, signal.SIGKILL)  # our child, not collected: the pid is its own
         os.waitpid(watching.pid, 0)
+
+
+# A runner started with its stdio closed (a cron job, say): the socket pair may take fds 0 to 2.
+STDIO_CLOSED = """
+import json, os, sys, time
+out = int(sys.argv[1])
+for fd in (0, 1, 2):
+    os.close(fd)
+from inboxspec.conformance import warden
+watching = warden.start()
+channel = watching._channel.fileno()
+time.sleep(0.3)
+with open(f"/proc/{watching.pid}/stat") as stat:
+    state = stat.read().rsplit(")", 1)[1].split()[0]
+os.write(out, json.dumps({"channel": channel, "state": state}).encode())
+warden.stop(watching)
+"""
+
+
+def test_a_runner_started_with_its_stdio_closed_has_a_warden_all_the_same() -> None:
+    read, write = os.pipe()
+    try:
+        runner = subprocess.run([sys.executable, "-c", STDIO_CLOSED, str(write)], pass_fds=(write,),
+                                timeout=60)
+        os.close(write)
+        write = -1
+        assert runner.returncode == 0
+        with os.fdopen(read, "rb") as reported:
+            read = -1
+            seen = json.loads(reported.read())
+    finally:
+        for fd in (read, write):
+            if fd >= 0:
+                os.close(fd)
+    assert seen["channel"] <= 2, "the case this test is for: the pair took a standard descriptor"
+    assert seen["state"] == "S", "the warden waits for messages (it had exited, its socket overwritten)"
+
+
+def test_the_signals_that_end_a_run_are_held_back_only_across_the_fork() -> None:
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    watching = warden.start()
+    assert watching is not None
+    try:
+        assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == before
+    finally:
+        warden.stop(watching)
+
+
+def test_without_proc_a_collected_roots_pid_that_another_process_has_is_not_signalled(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_terminate_group``, the ending of a tree where there is no ``/proc``, asks ``root_held`` too:
+    a process leading a group of its own stands for the one the collected root's pid was given to."""
+    from inboxspec.conformance import process_tree
+
+    monkeypatch.setattr(process_tree, "PROC", Path("/nonexistent-proc"))
+    other = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        assert process_tree.terminate(process_tree.Tree(other.pid, "t", root_held=lambda: False), 0.1) == []
+        assert other.poll() is None, "signalled: another process's group"
+        process_tree.terminate(process_tree.Tree(other.pid, "t", root_held=lambda: True), 0.1)
+        assert other.wait(timeout=10) == -signal.SIGTERM, "held: the adapter's own group, ended"
+    finally:
+        other.kill()
+        other.wait()
