@@ -10,6 +10,7 @@ that lets one through, the warden ends that process's whole session and its desc
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -285,6 +286,16 @@ def test_a_tree_whose_root_was_collected_elsewhere_is_found_by_its_token_once_it
     assert collected.members() == {1001, 2000, 2001}
 
 
+@functools.cache
+def _pid_namespaces() -> bool:
+    """Whether this process may make a pid namespace of its own, with its own /proc."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"], capture_output=True,
+                           timeout=60)
+    return probe.returncode == 0
+
+
 # Run as pid 1 of a pid namespace of its own: a stand-in runner starts a warden and an adapter that
 # exits at once (a zombie its runner has not collected); the warden stopped, the runner is KILLed,
 # the adapter collected here, and its pid given to an unrelated session leader (``ns_last_pid``);
@@ -340,8 +351,8 @@ time.sleep(60)
 """
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
-                    reason="a pid namespace of its own needs root and unshare")
+@pytest.mark.skipif(not _pid_namespaces(), reason="no pid namespace of its own here (root, unshare and "
+                                                    "the right to make one: a container may refuse it)")
 def test_the_pid_of_an_adapter_collected_elsewhere_given_to_another_process_is_not_ended() -> None:
     """The helper's finding against ``Tree`` without ``root_held``: the warden ended the unrelated
     process that had the collected adapter's pid, its session with it."""
@@ -373,8 +384,8 @@ os.kill(unrelated, signal.SIGKILL)
 """
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
-                    reason="a pid namespace of its own needs root and unshare")
+@pytest.mark.skipif(not _pid_namespaces(), reason="no pid namespace of its own here (root, unshare and "
+                                                    "the right to make one: a container may refuse it)")
 def test_the_runner_does_not_end_a_process_given_the_pid_of_an_adapter_it_collected() -> None:
     """The second review's finding: ``AdapterProcess.kill`` after ``stop`` collected the adapter
     ended whatever process had its pid since; it asks ``Tree.root_held`` whether it collected it."""
