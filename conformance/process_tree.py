@@ -259,12 +259,11 @@ def _terminate_group(tree: Tree, grace: float) -> list[int]:
     if tree.group() is None:
         try:
             os.kill(group, 0)
+            return []  # a process has the pid
         except ProcessLookupError:
-            pass
+            pass  # none has: a group of that id is the adapter's
         except OSError:
-            return []
-        else:
-            return []
+            return []  # a process has the pid, one this runner may not signal
     _signal_all((), group, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from inboxspec.conformance import warden
+from inboxspec.conformance import process_tree, warden
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the warden reads /proc and holds pidfds")
 
@@ -33,6 +33,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the warden read
 STAND_IN = """
 import fcntl, json, struct, subprocess, sys, termios, time
 from inboxspec.conformance import warden
+from inboxspec.conformance.process_tree import process_info
 watching = warden.start()
 adapter = subprocess.Popen(["sleep", "60"], start_new_session=True)  # as the runner starts one
 ended = subprocess.Popen(["sleep", "60"], start_new_session=True)
@@ -49,8 +50,8 @@ warden.adapter_ended(ended.pid)
 for path in paths:
     warden.fixture_root_made(path)
 # Until the warden has read every message (the bytes it has not read yet: SIOCOUTQ) and waits for more.
-while struct.unpack("i", fcntl.ioctl(channel.fileno(), termios.TIOCOUTQ, bytes(4)))[0] or open(
-        f"/proc/{watching.pid}/stat").read().rsplit(")", 1)[1].split()[0] != "S":
+while struct.unpack("i", fcntl.ioctl(channel.fileno(), termios.TIOCOUTQ, bytes(4)))[0] or process_info(
+        watching.pid).state != "S":
     time.sleep(0.001)
 print(json.dumps({"warden": watching.pid, "adapter": adapter.pid, "ended": ended.pid,
                   "in_my_session": in_my_session.pid}), flush=True)
@@ -85,11 +86,8 @@ class Held:
         """Neither collected nor a zombie."""
         if not self._there():
             return False
-        try:
-            stat = Path(f"/proc/{self.pid}/stat").read_bytes()
-        except OSError:
-            return False
-        return self._there() and stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
+        info = process_tree.process_info(self.pid)
+        return self._there() and info is not None and info.state != "Z"
 
     def gone_within(self, seconds: float) -> bool:
         deadline = time.monotonic() + seconds
@@ -262,7 +260,6 @@ def test_a_tree_whose_root_was_collected_elsewhere_is_found_by_its_token_once_it
         monkeypatch: pytest.MonkeyPatch) -> None:
     """``Tree.root_held``: a root collected by another parent (the runner gone) may have its pid given
     to an unrelated session leader, whose session then has the root's id; a table made up here."""
-    from inboxspec.conformance import process_tree
     from inboxspec.conformance.process_tree import ProcessInfo, Tree
 
     def table(*infos: ProcessInfo) -> None:
@@ -303,10 +300,11 @@ def _pid_namespaces() -> bool:
 REUSED_PID = """
 import json, os, signal, subprocess, sys, time
 from pathlib import Path
+from inboxspec.conformance.process_tree import process_info
 runner = subprocess.Popen([sys.executable, "-c", sys.argv[1]], stdout=subprocess.PIPE, text=True)
 pids = json.loads(runner.stdout.readline())
 adapter, watcher = pids["adapter"], pids["warden"]
-while Path(f"/proc/{adapter}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+while process_info(adapter).state != "Z":
     time.sleep(0.01)
 os.kill(watcher, signal.SIGSTOP)
 runner.kill()
@@ -368,6 +366,7 @@ COLLECTED_BY_THE_RUNNER = """
 import json, os, signal, subprocess, sys
 from pathlib import Path
 from inboxspec.conformance.adapter_process import AdapterProcess
+from inboxspec.conformance.process_tree import process_info
 Path("/proc/sys/kernel/ns_last_pid").write_text("99")  # pids below it free, for the parent below
 adapter = AdapterProcess("true", 1 << 20)
 pid = adapter._process.pid
@@ -377,7 +376,8 @@ Path("/proc/sys/kernel/ns_last_pid").write_text(str(pid - 2))
 parent = subprocess.Popen([sys.executable, "-c", sys.argv[1]], stdout=subprocess.PIPE, text=True)
 unrelated = int(parent.stdout.readline())
 adapter.kill(grace=0.2)
-alive = Path(f"/proc/{unrelated}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
+info = process_info(unrelated)
+alive = info is not None and info.state not in "ZX"
 print(json.dumps({"reused": unrelated == pid, "unrelated_alive": alive}))
 parent.kill()
 os.kill(unrelated, signal.SIGKILL)
@@ -465,11 +465,11 @@ out = int(sys.argv[1])
 for fd in (0, 1, 2):
     os.close(fd)
 from inboxspec.conformance import warden
+from inboxspec.conformance.process_tree import process_info
 watching = warden.start()
 channel = watching._channel.fileno()
 time.sleep(0.3)
-with open(f"/proc/{watching.pid}/stat") as stat:
-    state = stat.read().rsplit(")", 1)[1].split()[0]
+state = process_info(watching.pid).state
 os.write(out, json.dumps({"channel": channel, "state": state}).encode())
 warden.stop(watching)
 """
@@ -508,8 +508,6 @@ def test_without_proc_a_collected_roots_pid_that_another_process_has_is_not_sign
         monkeypatch: pytest.MonkeyPatch) -> None:
     """``_terminate_group``, the ending of a tree where there is no ``/proc``, asks ``root_held`` too:
     a process leading a group of its own stands for the one the collected root's pid was given to."""
-    from inboxspec.conformance import process_tree
-
     monkeypatch.setattr(process_tree, "PROC", Path("/nonexistent-proc"))
     other = subprocess.Popen(["sleep", "60"], start_new_session=True)
     try:
