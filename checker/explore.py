@@ -32,6 +32,7 @@ from inboxspec.checker.forked import WorkerLost, Workers, can_fork
 from inboxspec.checker.limits import MAX_STATES
 from inboxspec.checker.option_steps import (
     OptionReads,
+    RecordedState,
     RecordedStep,
     StepRecord,
     constants_of,
@@ -383,12 +384,12 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                 pre_number = number[pre]
             kept_row: list[RecordedStep | None] | None = None
             if reuse is not None and (kept := recorded_steps.get(pre)) is not None \
-                    and tuple.__eq__(kept[0], pre):
-                kept_row = kept[1]
+                    and tuple.__eq__(kept.snapshot, pre):
+                kept_row = kept.steps
             new_row: list[RecordedStep | None] | None = None
             if record is not None:
                 new_row = [None] * len(actions)
-                record.steps[pre] = (pre, new_row, state_failures(pre))
+                record.steps[pre] = RecordedState(pre, new_row, state_failures(pre))
             # WARNING: this loop takes a step as the sharded search's does (checker/parallel.py,
             # _Shard.expand: take_step or the step memo, Action.when, the two generated checks, the
             # generated marks); a change to one is a change to both.
@@ -397,16 +398,17 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                     continue
                 fired_letters += 1
                 kept_step = None if kept_row is None else kept_row[index]
-                if kept_step is not None and not kept_step[2] & differing and kept_step[0] in coverage:
+                if kept_step is not None and not kept_step.options_read & differing \
+                        and kept_step.transition in coverage:
                     # The recorded step, unless an invariant still checked fails on it: on a step that
                     # discovers its state, those checked once per state are the recorded state's.
-                    post = kept_step[1]
+                    post = kept_step.post
                     seen = post in parent
-                    failures = kept_step[3]
+                    failures = kept_step.failures
                     if not seen and once_bits:
                         kept_post = recorded_steps.get(post)
-                        if kept_post is not None and tuple.__eq__(kept_post[0], post):
-                            failures |= kept_post[2]
+                        if kept_post is not None and tuple.__eq__(kept_post.snapshot, post):
+                            failures |= kept_post.failures
                         else:
                             failures = -1  # not recorded so: fire it
                     if failures & (seen_bits if seen else new_bits)[index]:
@@ -415,7 +417,7 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                     kept_step = None
                 if kept_step is not None:
                     reused += 1
-                    step_marked = kept_step[4]
+                    step_marked = kept_step.marks
                 else:
                     if reading is not None:
                         reading.read = 0
@@ -431,8 +433,9 @@ def explore(name: str, bounds: Mapping[str, str] | None = None, options: Mapping
                         # Every invariant of the letter, once: the record keeps which fail, and
                         # those still checked are this step's violations.
                         failures, failed = record_failures(index, pre, post, output, seen, check_new)
-                        new_row[index] = (fired.key, post, reading.read if reading is not None else 0,
-                                          failures, step_marked)
+                        options_read = reading.read if reading is not None else 0
+                        new_row[index] = tuple.__new__(RecordedStep, (
+                            fired.key, post, options_read, failures, step_marked))
                     else:
                         check = check_seen if seen else check_new
                         failed = None if check is None else check(pre, post, output)

@@ -49,15 +49,31 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 from inboxspec.machines.frame import Explorer, Snapshot
 
-# One recorded step: (the key of the transition fired, the snapshot reached, the options read (bit k
-# for the explorer's k-th option), the invariants that fail on it (bit k for the k-th of all the
-# machine's invariants; those checked once per state are kept per state), its marks for the cycle
-# pass (None for a letter without)).
-RecordedStep = tuple[tuple[str, str, int], Snapshot, int, int, "tuple[int, int] | None"]
+
+class RecordedStep(NamedTuple):
+    """One recorded step. Built with ``tuple.__new__`` in the recording search's inner loop (a
+    NamedTuple's own ``__new__`` is Python code), so the fields' order is this declaration's."""
+
+    transition: tuple[str, str, int]  # the key of the transition fired
+    post: Snapshot  # the snapshot reached
+    options_read: int  # the options read: bit k for the explorer's k-th option
+    # The invariants that fail on it: bit k for the k-th of all the machine's invariants (those
+    # checked once per state are kept per state: ``RecordedState.failures``).
+    failures: int
+    marks: tuple[int, int] | None  # its marks for the cycle pass (None for a letter without)
+
+
+class RecordedState(NamedTuple):
+    """The record of one snapshot left."""
+
+    snapshot: Snapshot  # the snapshot as recorded (the record's key equals it, and may be of another type)
+    steps: list[RecordedStep | None]  # each letter's step, by letter index (None: not offered)
+    # The invariants checked once per state that fail in it: bit k for the k-th of the machine's.
+    failures: int
 
 
 class OptionReads:
@@ -116,9 +132,7 @@ class StepRecord:
     bounds: dict[str, Any] = field(default_factory=dict)
     options: dict[str, bool] = field(default_factory=dict)
     constants: dict[str, Any] = field(default_factory=dict)
-    # Per snapshot left: (that snapshot as recorded, each letter's step (None: not offered), the
-    # invariants checked once per state that fail in it (bit k for the k-th of the machine's)).
-    steps: dict[Snapshot, tuple[Snapshot, list[RecordedStep | None], int]] = field(default_factory=dict)
+    steps: dict[Snapshot, RecordedState] = field(default_factory=dict)  # per snapshot left
 
     def same_constants(self, machine: str, bounds: Mapping[str, Any], data: Any) -> bool:
         """Whether an exploration of ``machine`` at ``bounds`` with this chart data may take these steps:

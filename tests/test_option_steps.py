@@ -34,7 +34,7 @@ from inboxspec.checker.explore import (
     explore,
     option_invariants,
 )
-from inboxspec.checker.option_steps import OptionReads, StepRecord, reuses_default_steps
+from inboxspec.checker.option_steps import OptionReads, RecordedState, StepRecord, reuses_default_steps
 from tests import toy_machine
 from tests.exploration_found import found
 
@@ -71,7 +71,7 @@ def test_an_option_exploration_from_the_record_finds_what_firing_finds(
     # Recording changes nothing found, and keeps every step.
     assert found(recorded) == found(explorations.get(name))
     assert len(record.steps) == recorded.states
-    assert sum(step is not None for _pre, row, _failing in record.steps.values() for step in row) \
+    assert sum(step is not None for state in record.steps.values() for step in state.steps) \
         == recorded.transitions
     for option in machines.get(name).explorer.options:
         options = {option: True}
@@ -115,11 +115,12 @@ def test_a_step_is_taken_only_from_the_very_snapshot_recorded() -> None:
     record = StepRecord()
     explore("peer-delivery", bounds, record=record)
     renumbered = StepRecord(record.machine, record.bounds, record.options, record.constants, {
-        _with_other_tickets(pre): (
-            _with_other_tickets(kept),
-            [None if step is None else (step[0], _with_other_tickets(step[1]), *step[2:]) for step in row],
-            failing)
-        for pre, (kept, row, failing) in record.steps.items()})
+        _with_other_tickets(pre): RecordedState(
+            _with_other_tickets(kept.snapshot),
+            [None if step is None else step._replace(post=_with_other_tickets(step.post))
+             for step in kept.steps],
+            kept.failures)
+        for pre, kept in record.steps.items()})
     fired = explore("peer-delivery", bounds, options)
     assert explore("peer-delivery", bounds, options, reuse=record).steps_reused > 0
     taken = explore("peer-delivery", bounds, options, reuse=renumbered)
@@ -132,8 +133,9 @@ def test_a_recorded_failure_of_an_invariant_still_checked_fires_the_step(explora
     # with its output) is missed. The record's failures are what stop that.
     record, _ = _recorded("wake-gate")
     blank = StepRecord(record.machine, record.bounds, record.options, record.constants, {
-        pre: (kept, [None if step is None else (*step[:3], 0, step[4]) for step in row], 0)
-        for pre, (kept, row, _failing) in record.steps.items()})
+        pre: RecordedState(kept.snapshot, [None if step is None else step._replace(failures=0)
+                                           for step in kept.steps], 0)
+        for pre, kept in record.steps.items()})
     options = {"announce_requires_refusal": True}
     fired = explorations.get("wake-gate", options=options)
     assert fired.violations  # the default's other failures are failures with this option too
