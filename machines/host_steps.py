@@ -60,7 +60,7 @@ every step the memo gives is fired as well and compared.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from inboxspec.machines.frame import Action, Bounds, TakeStep
 from inboxspec.machines.host import GUARD_REJECTIONS, SeenView, SessionView, Snapshot, least_of, seen
@@ -68,12 +68,26 @@ from inboxspec.machines.host import GUARD_REJECTIONS, SeenView, SessionView, Sna
 # The events whose accepted step changes the named session alone (see above).
 LOCAL_EVENTS = frozenset({"user_input", "end_turn"})
 
-# What the memo keeps per (letter, control state, named view): a rejection (its transition and
-# error code), a local step (its transition, the named session's new view as ``store`` saw it in
-# each family, and the records), or None: fire it. Per (tick or advance, control state, position,
-# view): the transition, the session's new view in each family, and its records.
-_Rejected = tuple[Any, str]
-_Local = tuple[Any, tuple[SeenView, ...], list[dict[str, Any]]]
+# What the memo keeps per (letter, control state, named view): a ``Rejection``, a ``LocalStep``, or
+# None: fire it. Per (tick or advance, control state, position, view): a ``LocalStep``, that
+# session's part of the step.
+
+
+class Rejection(NamedTuple):
+    """A letter that a guard of the host's own rejects in the named session's view."""
+
+    transition: Any  # the chart's transition fired (the rejecting one)
+    error: str  # its error code
+
+
+class LocalStep(NamedTuple):
+    """A step that changes one session alone: a local letter's, or one session's part of a tick or
+    an advance."""
+
+    transition: Any  # the chart's transition fired
+    reached: tuple[SeenView, ...]  # the session's new view as ``store`` saw it, in each family
+    records: list[dict[str, Any]]  # the session's records
+
 
 # The events whose step is each session's own part, one after another (see above), and the
 # field naming the session each of their records belongs to: a step with a record of any other
@@ -118,14 +132,16 @@ class HostStepMemo:
             if "session" in a.kwargs
             else (_PER_SESSION if a.event in PER_SESSION_EVENTS else _FIRED, 0, False)
             for a in actions]
-        self._known: dict[tuple[Any, ...], _Rejected | _Local | None] = {}
+        self._known: dict[tuple[Any, ...], Rejection | LocalStep | None] = {}
         self._summaries: dict[SessionView, dict[str, Any]] = {}
         # Each stored view as ``store`` sees it, per family: named forward (its ``_key`` worked out
         # here) and, with three sessions, mirrored (met in a step fired: else that step is fired).
         self._forward: dict[SessionView, SeenView] = {}
         self._mirrored: dict[SessionView, SeenView] = {}
         self._families = 1 if len(self._addresses) == 2 else 2
-        self._shown_for: tuple[Any, dict[str, Any]] = (None, {})  # the last pre and its ``sessions``
+        # The last state a rejection was given from, and its output's ``sessions``.
+        self._shown_pre: Any = None
+        self._shown_sessions: dict[str, Any] = {}
         self.steps_given = 0  # the steps taken from the memo, not fired (the tests read it)
 
     def step(self, index: int, pre: Snapshot, fire: Callable[[Any], Any]) -> tuple[Any, Any, Any]:
@@ -163,20 +179,20 @@ class HostStepMemo:
             fired, _post, output = taken = self._fired(pre, fire)
             error = output.get("error")
             if error is not None:
-                self._known[key] = (fired, error) if error in GUARD_REJECTIONS else None
+                self._known[key] = Rejection(fired, error) if error in GUARD_REJECTIONS else None
             elif local:
-                self._known[key] = (fired, self._seen_at(position), output["events"])
+                self._known[key] = LocalStep(fired, self._seen_at(position), output["events"])
             else:
                 self._known[key] = None
             return taken
         if known is None:
             return None
-        if len(known) == 2:
+        if type(known) is Rejection:
             fired, error = known
-            if pre is not self._shown_for[0]:  # a state's letters are taken one after another
-                self._shown_for = (pre, self._sessions(pre.sessions))
+            if pre is not self._shown_pre:  # a state's letters are taken one after another
+                self._shown_pre, self._shown_sessions = pre, self._sessions(pre.sessions)
             self.steps_given += 1
-            return fired, pre, {"error": error, "sessions": self._shown_for[1]}
+            return fired, pre, {"error": error, "sessions": self._shown_sessions}
         fired, named, records = known
         entries = [named if p == position else self._seen_of(view) for p, view in enumerate(pre.sessions)]
         return self._reached(fired, entries, records)
@@ -195,14 +211,14 @@ class HostStepMemo:
                 return taken
             for position, (view, address) in enumerate(zip(pre.sessions, self._addresses, strict=True)):
                 own = [record for record, owner in zip(events, owners, strict=True) if owner == address]
-                known[(index, control, position, view)] = (fired, self._seen_at(position), own)
+                known[(index, control, position, view)] = LocalStep(fired, self._seen_at(position), own)
             return taken
-        local = cast("list[_Local]", parts)
-        fired = local[0][0]
-        if any(part[0] is not fired for part in local):
+        local = cast("list[LocalStep]", parts)
+        fired = local[0].transition
+        if any(part.transition is not fired for part in local):
             return None
-        records = [record for part in local for record in part[2]]
-        return self._reached(fired, [part[1] for part in local], records)
+        records = [record for part in local for record in part.records]
+        return self._reached(fired, [part.reached for part in local], records)
 
     def _seen_at(self, position: int) -> tuple[SeenView, ...]:
         """The view at ``position`` that the step just fired reached, in each family ``store`` saw."""
