@@ -128,8 +128,8 @@ from typing import Any, NamedTuple
 
 from inboxspec.machines import frame, host_driver
 from inboxspec.machines.frame import Action, Bounds, ForeverProperty, HashedOnce, Invariant, any_step
-from inboxspec.model.host import HostChart, HostModelOptions, Mail, Parts, Reminder, SessionData
-from inboxspec.model.peer_delivery import Position
+from inboxspec.model.host import HostChart, HostModelOptions, InFlight, Mail, Parts, Reminder, SessionData
+from inboxspec.model.peer_delivery import Entry, Position
 
 INTERFACE = host_driver.INTERFACE
 ADDRESSES = ("s1", "s2", "s3")
@@ -284,7 +284,7 @@ class _Loading(NamedTuple):
     gate: dict[str, Any]  # the gate part's data (load gives its output fresh)
     gate_state: str
     delivery: dict[str, Any]  # the peer delivery part's data (load gives its held list and output fresh)
-    held: tuple[tuple[Any, ...], ...]
+    held: tuple[Entry, ...]
     delivery_state: str
     idle: dict[str, Any]  # the idle part's data (load gives its output fresh)
     idle_state: str
@@ -293,7 +293,7 @@ class _Loading(NamedTuple):
     phase: str
     actions: int
     told_held: int
-    in_flight: tuple[tuple[int, tuple[str, str]], ...]
+    in_flight: tuple[tuple[int, InFlight], ...]
     reminders: tuple[Reminder, ...]
     targets: tuple[tuple[int, str], ...]  # subscription id -> target, of the outstanding subscriptions
     top: int  # the highest subscription id in the view (0: none)
@@ -657,7 +657,7 @@ def _session_data(data: Any, address: str) -> tuple[Any, ...]:
         data.now_ms,
         s.gate_state, gate.streak, gate.last_self_wake_ms,
         s.delivery_state, delivery.setting, delivery.box,
-        tuple((e, in_flight[e[0]]) for e in held) if held else (),
+        tuple((e, in_flight[e.ticket]) for e in held) if held else (),
         s.idle_state, idle.now_ms, idle.outstanding, idle.subscribers, idle.fire_at,
         idle.finished_at is not None, idle.held,
     )
@@ -972,7 +972,7 @@ class HostExplorer:
             gate=gate,
             gate_state=view.gate.state,
             delivery=delivery,
-            held=tuple((h.ticket, names[h.sender], None, "absent", h.cause, None) for h in held),
+            held=tuple(Entry(h.ticket, names[h.sender], None, "absent", h.cause, None) for h in held),
             delivery_state=view.delivery.state,
             idle=idle,
             idle_state=idle_view.state,
@@ -985,7 +985,7 @@ class HostExplorer:
             phase=view.phase,
             actions=view.actions,
             told_held=view.told_held,
-            in_flight=tuple((h.ticket, (names[h.origin], h.text)) for h in held),
+            in_flight=tuple((h.ticket, InFlight(names[h.origin], h.text)) for h in held),
             reminders=tuple(Reminder(address, r.due_in, r.text) for r in view.reminders),
             targets=tuple((row[0], row[1]) for row in outstanding),
             top=max((*(row[0] for row in outstanding), *(r.subscription for r in idle_view.subscribers)),
@@ -1050,10 +1050,12 @@ class HostExplorer:
         last = s.gate.last_self_wake_ms
         gate = GateView(s.gate_state, s.gate.streak, None if last is None else min(now - last, data.floor_ms))
         in_flight = s.in_flight
-        held = tuple(
-            HeldView(i + 1, names[e[1]], e[4], names[in_flight[e[0]][0]], in_flight[e[0]][1])
-            for i, e in enumerate(s.delivery.held)
-        )
+        held_views = []
+        for position, entry in enumerate(s.delivery.held, 1):
+            message = in_flight[entry.ticket]
+            held_views.append(HeldView(position, names[entry.sender], entry.cause, names[message.origin],
+                                       message.text))
+        held = tuple(held_views)
         delivery = DeliveryView(s.delivery_state, s.delivery.setting, s.delivery.box, held)
         idle_data = s.idle
         idle_now = idle_data.now_ms

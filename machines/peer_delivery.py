@@ -52,6 +52,7 @@ from inboxspec.model.peer_delivery import (
     EXPIRY,
     REVIEW,
     After,
+    Entry,
     PeerDeliveryChart,
     PeerDeliveryModelOptions,
     Position,
@@ -194,7 +195,7 @@ def _every_hold_has_a_deadline(pre: Snapshot, post: Snapshot, out: Mapping[str, 
     return all(entry["deadline_ms"] is not None for entry in out["held"] if entry["ticket"] == ticket)
 
 
-def _held_views(rows: list[tuple[Any, ...]], now: int) -> tuple[tuple[HeldView, ...], tuple[int, ...]]:
+def _held_views(rows: list[Entry], now: int) -> tuple[tuple[HeldView, ...], tuple[int, ...]]:
     """The model's held rows as a state keeps them: their views, and their tickets apart."""
     forgets = FORGETS_JUDGEMENT_INPUTS
     # WARNING: a review-cause entry is never judged again (model/peer_delivery.py's
@@ -208,7 +209,7 @@ def _held_views(rows: list[tuple[Any, ...]], now: int) -> tuple[tuple[HeldView, 
                   _new(HeldView, (sender, mode, attestation, cause,
                                   None if deadline is None else deadline - now))
                   for _ticket, sender, mode, attestation, cause, deadline in rows])
-    return held, tuple([row[0] for row in rows])
+    return held, tuple([row.ticket for row in rows])
 
 
 def _sends(action: Action) -> bool:
@@ -337,9 +338,10 @@ class PeerDeliveryExplorer:
         # The explorer loads one snapshot once per letter, so the rows of the last one are kept
         # (a pure function of the snapshot, which is immutable); each load gets its own list.
         if snapshot is not self._rows_of:
-            # The model's own held rows: (ticket, sender, sender_mode, attestation, cause, deadline).
-            self._rows = [(ticket, sender, mode, attestation, cause,
-                           None if deadline_in is None else now + deadline_in)
+            # The model's own held rows (``Entry``: the named tuple's field order, without its
+            # Python-level constructor).
+            self._rows = [_new(Entry, (ticket, sender, mode, attestation, cause,
+                                       None if deadline_in is None else now + deadline_in))
                           for ticket, (sender, mode, attestation, cause, deadline_in)
                           in zip(tickets, held, strict=True)]
             self._rows_of, self._rows_now, self._views = snapshot, now, None

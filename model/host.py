@@ -99,6 +99,13 @@ class HostModelOptions:
     pending_counts_as_held: bool = False  # HOST-F3
 
 
+class InFlight(NamedTuple):
+    """A message a session was sent and has not yet read or been told the fate of, by its ticket."""
+
+    origin: str  # the session that really sent it, whatever sender it claims
+    text: str
+
+
 @dataclass
 class SessionData:
     """One session (HOST-TERM-1): its three parts, with their control states, and its own data."""
@@ -114,7 +121,7 @@ class SessionData:
     phase: str = "idle"
     actions: int = 0
     told_held: int = 0
-    in_flight: dict[int, tuple[str, str]] = field(default_factory=dict)  # ticket -> (true origin, text)
+    in_flight: dict[int, InFlight] = field(default_factory=dict)  # by ticket
 
 
 class Parts:
@@ -452,7 +459,7 @@ class HostChart(ModelChart["HostChart"]):
             }
         )
         if out["send_error"] is None:
-            recipient.in_flight[out["ticket"]] = (session, text)
+            recipient.in_flight[out["ticket"]] = InFlight(session, text)
             self._receipts(to, out["receipts"])
         self._emit()
 

@@ -18,7 +18,7 @@ independent descriptions of the same machine.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from statemachine import State
 
@@ -35,8 +35,15 @@ DEFAULT_EXPIRY = "5m"
 WARNING = ("[peer delivery settings] dialogExpiry is not one of 60s, 5m, 10m, never;"
            " the default 5m applies.")
 
-# A held entry: (ticket, sender, sender_mode, attestation, cause, deadline_ms).
-Entry = tuple[int, str, "str | None", str, str, "int | None"]
+class Entry(NamedTuple):
+    """A held entry, as the model keeps it."""
+
+    ticket: int
+    sender: str
+    sender_mode: str | None
+    attestation: str
+    cause: str
+    deadline_ms: int | None
 
 
 @dataclass(frozen=True)
@@ -166,7 +173,7 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
         if not isinstance(ticket, Position):
             return ticket
         if ticket.index <= len(self.held):
-            return self.held[ticket.index - 1][0]
+            return self.held[ticket.index - 1].ticket
         return self.next_ticket + ticket.index
 
     def _instant(self, now_ms: int | After) -> int:
@@ -187,13 +194,13 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
             # WARNING: machines/peer_delivery.py's store forgets a review entry's sender mode and
             # attestation because they are never read again here; tests/test_explorer_abstractions.py
             # fails when they are.
-            if entry[4] in REVIEW:
-                result.append((entry, "held", entry[4]))
+            if entry.cause in REVIEW:
+                result.append((entry, "held", entry.cause))
                 continue
-            outcome, cause = self._policy(entry[2], entry[3])
+            outcome, cause = self._policy(entry.sender_mode, entry.attestation)
             if outcome == "delivered":
                 if self.options.release_respects_box_cap and box >= self.box_cap:
-                    outcome, cause = "kept", entry[4]
+                    outcome, cause = "kept", entry.cause
                 else:
                     box += 1
             result.append((entry, outcome, cause))
@@ -215,7 +222,8 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
 
     def judged_delivered(self, sender_mode: str | None, attestation: str) -> bool:
         """PEER-JUDGE-1 P2-P8, PEER-JUDGE-2."""
-        return self._policy(sender_mode, attestation)[0] == "delivered"
+        outcome, _cause = self._policy(sender_mode, attestation)
+        return outcome == "delivered"
 
     def hold_fills_buffer(self) -> bool:
         """PEER-HOLD-1."""
@@ -224,7 +232,7 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
     def ticket_is_not_held(self, ticket: int | Position) -> bool:
         """PEER-HOLD-4."""
         wanted = self._ticket(ticket)
-        return all(entry[0] != wanted for entry in self.held)
+        return all(entry.ticket != wanted for entry in self.held)
 
     def release_waits_for_box(self) -> bool:
         """PEER-OPT-2 (finding PEER-F2)."""
@@ -233,7 +241,7 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
     def nothing_due(self, now_ms: int | After) -> bool:
         """PEER-TIME-1."""
         instant = self._instant(now_ms)
-        return all(e[5] is None or e[5] > instant for e in self.held)
+        return all(e.deadline_ms is None or e.deadline_ms > instant for e in self.held)
 
     def nothing_leaves_at_drain(self) -> bool:
         """PEER-DRAIN-2."""
@@ -244,7 +252,7 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
     def _emit(self, receipts: list[dict[str, Any]], **extra: Any) -> None:
         self.output = {
             "receipts": receipts,
-            "held": [{"ticket": e[0], "sender": e[1], "cause": e[4], "deadline_ms": e[5]}
+            "held": [{"ticket": e.ticket, "sender": e.sender, "cause": e.cause, "deadline_ms": e.deadline_ms}
                      for e in self.held],
             "box": self.box, **extra}
 
@@ -282,9 +290,9 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
 
     def _append_hold(self, sender: str, sender_mode: str | None, attestation: str) -> dict[str, Any]:
         ticket = self._issue()
-        cause = self._policy(sender_mode, attestation)[1]
+        _outcome, cause = self._policy(sender_mode, attestation)
         assert cause is not None
-        self.held.append((ticket, sender, sender_mode, attestation, cause, self._deadline(cause)))
+        self.held.append(Entry(ticket, sender, sender_mode, attestation, cause, self._deadline(cause)))
         return {"ticket": ticket, "receipt": self._receipt(ticket, sender, "held", cause=cause)}
 
     def book_hold(self, sender: str, sender_mode: str | None, attestation: str) -> None:
@@ -297,11 +305,11 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
         booked = self._append_hold(sender, sender_mode, attestation)
         position = 0
         if self.options.fair_eviction:
-            counts = {s: sum(1 for e in self.held if e[1] == s) for s in {e[1] for e in self.held}}
+            counts = {s: sum(1 for e in self.held if e.sender == s) for s in {e.sender for e in self.held}}
             most = max(counts.values())
-            position = next(i for i, e in enumerate(self.held) if counts[e[1]] == most)
+            position = next(i for i, e in enumerate(self.held) if counts[e.sender] == most)
         evicted = self.held.pop(position)
-        self._emit([booked["receipt"], self._receipt(evicted[0], evicted[1], "expired")],
+        self._emit([booked["receipt"], self._receipt(evicted.ticket, evicted.sender, "expired")],
                    ticket=booked["ticket"], send_error=None)
 
     def book_not_held(self) -> None:
@@ -314,7 +322,7 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
 
     def _remove(self, ticket: int | Position) -> Entry:
         wanted = self._ticket(ticket)
-        entry = next(e for e in self.held if e[0] == wanted)
+        entry = next(e for e in self.held if e.ticket == wanted)
         self.held.remove(entry)
         return entry
 
@@ -322,37 +330,37 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
         """PEER-HOLD-3, PEER-HOLD-5."""
         entry = self._remove(ticket)
         self.box += 1
-        self._emit([self._receipt(entry[0], entry[1], "delivered")])
+        self._emit([self._receipt(entry.ticket, entry.sender, "delivered")])
 
     def book_denial(self, ticket: int | Position) -> None:
         """PEER-HOLD-3."""
         entry = self._remove(ticket)
-        self._emit([self._receipt(entry[0], entry[1], "denied")])
+        self._emit([self._receipt(entry.ticket, entry.sender, "denied")])
 
     def book_expiries(self, now_ms: int | After) -> None:
         """PEER-TIME-1, PEER-TIME-2, PEER-DRAIN-3."""
         now_ms = self.now_ms = self._instant(now_ms)
-        due = [e for e in self.held if e[5] is not None and e[5] <= now_ms]
-        self.held = [e for e in self.held if e[5] is None or e[5] > now_ms]
-        self._emit([self._receipt(e[0], e[1], "expired") for e in due])
+        due = [e for e in self.held if e.deadline_ms is not None and e.deadline_ms <= now_ms]
+        self.held = [e for e in self.held if e.deadline_ms is None or e.deadline_ms > now_ms]
+        self._emit([self._receipt(e.ticket, e.sender, "expired") for e in due])
 
     def book_drain(self) -> None:
         """PEER-DRAIN-1, PEER-DRAIN-2, PEER-DRAIN-3."""
         receipts: list[dict[str, Any]] = []
         kept: list[Entry] = []
         for entry, outcome, cause in self._drain_outcomes():
-            if entry[4] in REVIEW or outcome == "kept":
+            if entry.cause in REVIEW or outcome == "kept":
                 # Not judged again (PEER-DRAIN-1), or kept back for room (PEER-OPT-2, which arms no
                 # deadline for it, also under deadline_for_waiting_holds): cause and deadline stay.
                 kept.append(entry)
             elif outcome == "held":
                 assert cause is not None
-                deadline = entry[5] if entry[5] is not None else self._deadline(cause)
-                kept.append((*entry[:4], cause, deadline))
+                deadline = entry.deadline_ms if entry.deadline_ms is not None else self._deadline(cause)
+                kept.append(entry._replace(cause=cause, deadline_ms=deadline))
             else:
                 if outcome == "delivered":
                     self.box += 1
-                receipts.append(self._receipt(entry[0], entry[1], outcome))
+                receipts.append(self._receipt(entry.ticket, entry.sender, outcome))
         self.held = kept
         self._emit(receipts)
 
