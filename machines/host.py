@@ -129,6 +129,7 @@ from typing import Any, NamedTuple
 from inboxspec.machines import frame, host_driver
 from inboxspec.machines.frame import Action, Bounds, ForeverProperty, HashedOnce, Invariant, any_step
 from inboxspec.model.host import HostChart, HostModelOptions, InFlight, Mail, Parts, Reminder, SessionData
+from inboxspec.model.idle_subscriptions import Outstanding, Subscriber
 from inboxspec.model.peer_delivery import Entry, Position
 
 INTERFACE = host_driver.INTERFACE
@@ -952,7 +953,7 @@ class HostExplorer:
             }
         )
         idle_view = view.idle
-        outstanding = tuple((o.subscription, names[o.target], names.get(o.label, o.label), -o.age)
+        outstanding = tuple(Outstanding(o.subscription, names[o.target], names.get(o.label, o.label), -o.age)
                             for o in idle_view.outstanding)
         idle = parts.idle.merged(
             {
@@ -961,7 +962,8 @@ class HostExplorer:
                 "held": idle_view.held,
                 "outstanding": outstanding,
                 "subscribers": tuple(
-                    (names[r.requester], r.subscription, -r.age, r.parity) for r in idle_view.subscribers
+                    Subscriber(names[r.requester], r.subscription, -r.age, r.parity)
+                    for r in idle_view.subscribers
                 ),
                 "finished_at": 0 if idle_view.finished else None,
                 "phase": idle_view.state,
@@ -987,9 +989,9 @@ class HostExplorer:
             told_held=view.told_held,
             in_flight=tuple((h.ticket, InFlight(names[h.origin], h.text)) for h in held),
             reminders=tuple(Reminder(address, r.due_in, r.text) for r in view.reminders),
-            targets=tuple((row[0], row[1]) for row in outstanding),
-            top=max((*(row[0] for row in outstanding), *(r.subscription for r in idle_view.subscribers)),
-                    default=0),
+            targets=tuple((row.subscription, row.target) for row in outstanding),
+            top=max((*(row.subscription for row in outstanding),
+                     *(r.subscription for r in idle_view.subscribers)), default=0),
         )
 
     def store(self, data: Any, state: str) -> Snapshot:
@@ -1061,9 +1063,11 @@ class HostExplorer:
         idle_now = idle_data.now_ms
         idle = IdleView(
             s.idle_state,
-            tuple(OutstandingView(o[0], names[o[1]], names.get(o[2], o[2]), idle_now - o[3])
+            tuple(OutstandingView(o.subscription, names[o.target], names.get(o.label, o.label),
+                                  idle_now - o.sent_at)
                   for o in idle_data.outstanding),
-            tuple(SubscriberView(names[r[0]], r[1], idle_now - r[2], r[3]) for r in idle_data.subscribers),
+            tuple(SubscriberView(names[r.requester], r.subscription, idle_now - r.added_at, r.parity)
+                  for r in idle_data.subscribers),
             None if idle_data.fire_at is None else idle_data.fire_at - idle_now,
             idle_data.finished_at is not None,
             idle_data.held,

@@ -62,7 +62,12 @@ from typing import Any, NamedTuple
 
 from inboxspec.machines import frame, idle_subscriptions_driver
 from inboxspec.machines.frame import MAX_REFINE_DEPTH, Action, Bounds, Invariant
-from inboxspec.model.idle_subscriptions import IdleModelOptions, IdleSubscriptionsChart
+from inboxspec.model.idle_subscriptions import (
+    IdleModelOptions,
+    IdleSubscriptionsChart,
+    Outstanding,
+    Subscriber,
+)
 
 
 class OutstandingView(NamedTuple):
@@ -223,9 +228,10 @@ def _age(now: int, at: int | None) -> int | None:
 _new = tuple.__new__  # a named tuple from its fields in order, without its Python-level constructor
 
 
-def _views(outstanding: Sequence[tuple[Any, ...]], subscribers: Sequence[tuple[Any, ...]],
+def _views(outstanding: Sequence[Outstanding], subscribers: Sequence[Subscriber],
            now: int) -> tuple[tuple[OutstandingView, ...], tuple[SubscriberView, ...]]:
-    """The model's two tables as a state keeps them: times as ages."""
+    """The model's two tables as a state keeps them: times as ages. (``_new`` is ``tuple.__new__``:
+    the named tuple's own field order, without its Python-level constructor.)"""
     return (tuple([_new(OutstandingView, (i, t, lab, now - at)) for i, t, lab, at in outstanding]),
             tuple([_new(SubscriberView, (r, i, now - at, parity)) for r, i, at, parity in subscribers]))
 
@@ -244,8 +250,8 @@ class IdleSubscriptionsExplorer:
     def __init__(self) -> None:
         # The last snapshot loaded, its rows, and (once `store` has met them) their views.
         self._rows_of: Snapshot | None = None
-        self._outstanding: tuple[tuple[Any, ...], ...] = ()
-        self._subscribers: tuple[tuple[Any, ...], ...] = ()
+        self._outstanding: tuple[Outstanding, ...] = ()
+        self._subscribers: tuple[Subscriber, ...] = ()
         self._views: tuple[tuple[OutstandingView, ...], tuple[SubscriberView, ...]] | None = None
 
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
@@ -318,13 +324,15 @@ class IdleSubscriptionsExplorer:
     def load(self, data: Any, snapshot: Snapshot) -> None:
         data.phase = snapshot.state
         data.now_ms = T0
-        # The model's own rows (model/idle_subscriptions.py's Outstanding and Subscriber), as
-        # tuples, which no step changes in place: those of the last snapshot loaded are kept (the
-        # explorer loads each once per letter), and `store` knows its views when they come back.
+        # The model's own rows (model/idle_subscriptions.py's Outstanding and Subscriber), which no
+        # step changes in place: those of the last snapshot loaded are kept (the explorer loads each
+        # once per letter), and `store` knows its views when they come back.
         if snapshot is not self._rows_of:
-            self._outstanding = tuple([(row.subscription, row.target, row.label, T0 - row.age)
+            self._outstanding = tuple([_new(Outstanding, (row.subscription, row.target, row.label,
+                                                          T0 - row.age))
                                        for row in snapshot.outstanding])
-            self._subscribers = tuple([(row.requester, row.subscription, T0 - row.age, row.parity)
+            self._subscribers = tuple([_new(Subscriber, (row.requester, row.subscription, T0 - row.age,
+                                                         row.parity))
                                        for row in snapshot.subscribers])
             self._rows_of = snapshot
             self._views = None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from statemachine import State
 
@@ -170,11 +170,23 @@ class IdleModelOptions:
     fold_lookalikes: bool = False  # IDLE-F5: texts only; the explorer's labels hold no lookalike
 
 
-# Table rows as the model keeps them (tuples, so a snapshot can hold them as they are).
-# outstanding: (subscription, target, label, sent_at);
-# subscribers: (requester, subscription, added_at, parity).
-Outstanding = tuple[int, str, str, int]
-Subscriber = tuple[str, int, int, bool]
+# Table rows as the model keeps them: named tuples, so that a snapshot can hold them as they are.
+class Outstanding(NamedTuple):
+    """A row of the requester half's outstanding table."""
+
+    subscription: int
+    target: str
+    label: str  # the target as notices name it (IDLE-OPT-1)
+    sent_at: int  # the clock when it was sent, in ms
+
+
+class Subscriber(NamedTuple):
+    """A row of the target half's subscriber table."""
+
+    requester: str
+    subscription: int
+    added_at: int  # the clock when it was accepted, in ms
+    parity: bool
 
 
 class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
@@ -262,12 +274,12 @@ class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
 
     def subscription_is_outstanding(self, subscription: int) -> bool:
         """IDLE-ERR-6 (subscribe) and IDLE-REQ-5/7 (receive_notice)."""
-        return any(row[0] == subscription for row in self.outstanding)
+        return any(row.subscription == subscription for row in self.outstanding)
 
     def answer_is_not_the_targets(self, subscription: int, sender: str | None) -> bool:
         """IDLE-OPT-4 (finding IDLE-F4); IDLE-REQ-8 otherwise."""
         return self.options.answers_from_target_only and any(
-            row[0] == subscription and row[1] != sender for row in self.outstanding)
+            row.subscription == subscription and row.target != sender for row in self.outstanding)
 
     def outstanding_table_is_full(self) -> bool:
         """IDLE-REQ-1."""
@@ -275,11 +287,12 @@ class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
 
     def subscription_is_retransmitted(self, requester: str, subscription: int) -> bool:
         """IDLE-TGT-5."""
-        return any(row[0] == requester and row[1] == subscription for row in self.subscribers)
+        return any(row.requester == requester and row.subscription == subscription
+                   for row in self.subscribers)
 
     def requester_is_subscribed(self, requester: str) -> bool:
         """IDLE-TGT-2."""
-        return any(row[0] == requester for row in self.subscribers)
+        return any(row.requester == requester for row in self.subscribers)
 
     def subscriber_table_is_full(self) -> bool:
         """IDLE-TGT-1."""
@@ -322,8 +335,8 @@ class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
         """IDLE-TEXT-*, IDLE-DETAIL-2: only idle shows a detail, re-sanitised; only idle and exited a time."""
         shown = label(detail, self.options.fold_lookalikes) if kind == "idle" and detail is not None else None
         when = at if kind in ("idle", "exited") else None
-        return {"subscription": row[0], "kind": kind,
-                "text": notice_text(kind, row[2], when, shown, self.offset_min)}
+        return {"subscription": row.subscription, "kind": kind,
+                "text": notice_text(kind, row.label, when, shown, self.offset_min)}
 
     @staticmethod
     def _answer(to: str, subscription: int, kind: str, at: int | None = None,
@@ -344,22 +357,22 @@ class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
         ``peer`` is the spec's ``target`` argument: python-statemachine reserves
         the name ``target`` for the transition's target state.
         """
-        priors = [row for row in self.outstanding if row[1] == peer]
+        priors = [row for row in self.outstanding if row.target == peer]
         notices = []
         pushed_out = None
         if len(priors) > self.priors_kept:
             oldest = priors[0]
             self.outstanding = tuple(row for row in self.outstanding if row is not oldest)
-            pushed_out = oldest[0]
+            pushed_out = oldest.subscription
             if self.options.notify_pushed_out:
                 notices.append(self._notice(oldest, "unavailable", None, None))
         shown = label_or_unnamed(label, peer, fold_lookalikes=self.options.fold_lookalikes)
-        self.outstanding += ((subscription, peer, shown, self.now_ms),)
+        self.outstanding += (Outstanding(subscription, peer, shown, self.now_ms),)
         self._emit(notices, verdict="sent", pushed_out=pushed_out)
 
     def book_resolution(self, subscription: int, notice: Any = None) -> None:
         """IDLE-REQ-5, IDLE-REQ-6."""
-        row = next(r for r in self.outstanding if r[0] == subscription)
+        row = next(r for r in self.outstanding if r.subscription == subscription)
         self.outstanding = tuple(r for r in self.outstanding if r is not row)
         kind, at, detail = recognised(notice)
         self._emit([self._notice(row, kind, at, detail)], resolved=True)
@@ -381,7 +394,7 @@ class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
     def _accept(self, requester: str, subscription: int, parity: bool | None,
                 sent: list[dict[str, Any]], displaced: int | None) -> None:
         """IDLE-TGT-4, IDLE-DETAIL-1."""
-        self.subscribers += ((requester, subscription, self.now_ms, bool(parity)),)
+        self.subscribers += (Subscriber(requester, subscription, self.now_ms, bool(parity)),)
         self._emit(sent=sent, accepted=True, displaced=displaced,
                    announcement=describe(requester, self.seat and bool(parity), self.options.fold_lookalikes))
 
@@ -391,10 +404,10 @@ class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
 
     def book_displacement(self, requester: str, subscription: int, parity: bool | None = None) -> None:
         """IDLE-TGT-2."""
-        older = next(r for r in self.subscribers if r[0] == requester)
+        older = next(r for r in self.subscribers if r.requester == requester)
         self.subscribers = tuple(r for r in self.subscribers if r is not older)
-        self._accept(requester, subscription, parity, [self._answer(requester, older[1], "unavailable")],
-                     older[1])
+        self._accept(requester, subscription, parity,
+                     [self._answer(requester, older.subscription, "unavailable")], older.subscription)
 
     def book_table_full(self, requester: str, subscription: int) -> None:
         """IDLE-TGT-1."""
@@ -449,7 +462,7 @@ class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
 
     def _close(self, phase: str, kind: str) -> None:
         at = self.now_ms if kind == "exited" else None
-        sent = [self._answer(r[0], r[1], kind, at) for r in self.subscribers]
+        sent = [self._answer(r.requester, r.subscription, kind, at) for r in self.subscribers]
         self.subscribers = ()
         self.phase, self.fire_at = phase, None
         self.closed_at = self.now_ms
@@ -465,20 +478,20 @@ class IdleSubscriptionsChart(ModelChart["IdleSubscriptionsChart"]):
 
     def _expire_and_sweep(self, until: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """IDLE-REQ-4 up to now, IDLE-TGT-3 up to ``until`` (IDLE-TIME-2)."""
-        due = [r for r in self.outstanding if r[3] + self.ttl_ms <= self.now_ms]
-        self.outstanding = tuple(r for r in self.outstanding if r[3] + self.ttl_ms > self.now_ms)
-        gone = [r for r in self.subscribers if r[2] + self.ttl_ms <= until]
-        self.subscribers = tuple(r for r in self.subscribers if r[2] + self.ttl_ms > until)
+        due = [r for r in self.outstanding if r.sent_at + self.ttl_ms <= self.now_ms]
+        self.outstanding = tuple(r for r in self.outstanding if r.sent_at + self.ttl_ms > self.now_ms)
+        gone = [r for r in self.subscribers if r.added_at + self.ttl_ms <= until]
+        self.subscribers = tuple(r for r in self.subscribers if r.added_at + self.ttl_ms > until)
         return ([self._notice(r, "expired", None, None) for r in due],
-                [{"requester": r[0], "subscription": r[1]} for r in gone])
+                [{"requester": r.requester, "subscription": r.subscription} for r in gone])
 
     def book_fire(self, ms: int) -> None:
         """IDLE-TIME-2, IDLE-FIRE-3, IDLE-DETAIL-1."""
         self.now_ms += ms
         assert self.fire_at is not None
         notices, swept = self._expire_and_sweep(self.fire_at)
-        sent = [self._answer(r[0], r[1], "idle", self.finished_at,
-                             self.detail if self.seat and r[3] else None) for r in self.subscribers]
+        sent = [self._answer(r.requester, r.subscription, "idle", self.finished_at,
+                             self.detail if self.seat and r.parity else None) for r in self.subscribers]
         self.subscribers = ()
         self.phase, self.fire_at = "idle", None
         self._emit(notices, sent, swept)

@@ -27,7 +27,9 @@ import pytest
 
 from inboxspec.checker.compiled import CompiledChart
 from inboxspec.machines import host
-from inboxspec.model.host import Mail, Parts, Reminder, SessionData
+from inboxspec.model.host import InFlight, Mail, Parts, Reminder, SessionData
+from inboxspec.model.idle_subscriptions import Outstanding, Subscriber
+from inboxspec.model.peer_delivery import Entry
 
 LIMIT = 3000
 
@@ -78,12 +80,11 @@ def _swapped(data: Any) -> None:
     for s in sessions.values():
         s.pending = [m._replace(sender=names.get(m.sender, m.sender), recipient=names[m.recipient],
                                 origin=None if m.origin is None else names[m.origin]) for m in s.pending]
-        s.in_flight = {t: (names[o], text) for t, (o, text) in s.in_flight.items()}
-        s.delivery.held = [(e[0], names.get(e[1], e[1]), *e[2:]) for e in s.delivery.held]
-        s.idle.outstanding = tuple(
-            (o[0], names[o[1]], names.get(o[2], o[2]), o[3]) for o in s.idle.outstanding
-        )
-        s.idle.subscribers = tuple((names[r[0]], *r[1:]) for r in s.idle.subscribers)
+        s.in_flight = {t: m._replace(origin=names[m.origin]) for t, m in s.in_flight.items()}
+        s.delivery.held = [e._replace(sender=names.get(e.sender, e.sender)) for e in s.delivery.held]
+        s.idle.outstanding = tuple(o._replace(target=names[o.target], label=names.get(o.label, o.label))
+                                   for o in s.idle.outstanding)
+        s.idle.subscribers = tuple(r._replace(requester=names[r.requester]) for r in s.idle.subscribers)
     data.sessions = sessions
     data.reminders = [r._replace(session=names[r.session]) for r in data.reminders]
 
@@ -135,20 +136,20 @@ def _plain_load(explorer: Any, data: Any, snapshot: Any) -> None:
         held = view.delivery.held
         delivery = parts.delivery.holding(parts.delivery.merged({
             "setting": view.delivery.setting, "box": view.delivery.box, "now_ms": 0, "output": {},
-            "held": [(h.ticket, names[h.sender], None, "absent", h.cause, None) for h in held],
+            "held": [Entry(h.ticket, names[h.sender], None, "absent", h.cause, None) for h in held],
             "next_ticket": len(held) + 1}))
         idle_view = view.idle
-        outstanding = tuple((o.subscription, names[o.target], names.get(o.label, o.label), -o.age)
+        outstanding = tuple(Outstanding(o.subscription, names[o.target], names.get(o.label, o.label), -o.age)
                             for o in idle_view.outstanding)
         idle = parts.idle.holding(parts.idle.merged({
             "now_ms": 0, "output": {}, "fire_at": idle_view.fire_in, "held": idle_view.held,
             "outstanding": outstanding,
-            "subscribers": tuple((names[r.requester], r.subscription, -r.age, r.parity)
+            "subscribers": tuple(Subscriber(names[r.requester], r.subscription, -r.age, r.parity)
                                  for r in idle_view.subscribers),
             "finished_at": 0 if idle_view.finished else None, "phase": idle_view.state}))
         for row in outstanding:
-            targets[row[0]] = row[1]
-            top = max(top, row[0])
+            targets[row.subscription] = row.target
+            top = max(top, row.subscription)
         for subscriber in idle_view.subscribers:
             top = max(top, subscriber.subscription)
         data.sessions[address] = SessionData(
@@ -156,7 +157,7 @@ def _plain_load(explorer: Any, data: Any, snapshot: Any) -> None:
             pending=[Mail(m.kind, names[m.sender], address, m.text, m.channel,
                           None if m.origin is None else names[m.origin]) for m in view.pending],
             shown=[host.LINE_TEXT] * view.shown, phase=view.phase, actions=view.actions,
-            told_held=view.told_held, in_flight={h.ticket: (names[h.origin], h.text) for h in held})
+            told_held=view.told_held, in_flight={h.ticket: InFlight(names[h.origin], h.text) for h in held})
     data.subscription_targets = targets
     data.next_subscription = top + 1
 
