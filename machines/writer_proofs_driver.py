@@ -35,7 +35,14 @@ from inboxspec.impl.writer_proofs import (
     check_arguments,
 )
 from inboxspec.machines import fixtures, interface, sessions
-from inboxspec.model.writer_proofs import Install, Locator, World, WriterProofsChart, WriterProofsModelOptions
+from inboxspec.model.writer_proofs import (
+    Install,
+    Locator,
+    ModelWriter,
+    World,
+    WriterProofsChart,
+    WriterProofsModelOptions,
+)
 
 PLACEHOLDER = fixtures.PLACEHOLDER
 # The config keys, the events, their arguments (in fault order) and defaults, the options and the
@@ -294,7 +301,8 @@ def _locator(effective: Effective, directory: str) -> Locator | None:
     # A locator without roots reads like none at all (WRITER-HOME-3).
     return None if effective.roots is None else Locator(
         tuple(neutralise(list(effective.roots), directory)),
-        tuple((neutralise(w.writer_id, directory), w.version, w.pin) for w in effective.writers), check)
+        tuple(ModelWriter(neutralise(w.writer_id, directory), w.version, w.pin) for w in effective.writers),
+        check)
 
 
 def _receipt(home: str, directory: str) -> tuple[str, ...] | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from statemachine import State
 
@@ -50,8 +50,21 @@ RENEWAL = {
 }
 MAX_ROOTS = 32
 
-# A writer as the model sees it: (writerId, version, pin).
-ModelWriter = tuple[str, str, str]
+class ModelWriter(NamedTuple):
+    """A writer as the model sees it."""
+
+    writer_id: str
+    version: str
+    pin: str
+
+
+class MeasuredRoot(NamedTuple):
+    """One root of a measurement, and the writer installed there."""
+
+    root: str
+    writer: ModelWriter
+
+
 # An install: ("ok", version, pin) or ("fault", detail).
 Install = tuple[str, ...]
 
@@ -140,7 +153,7 @@ def _order(path: str) -> bytes:
 
 
 def _writer_json(w: ModelWriter) -> dict[str, str]:
-    return {"writerId": w[0], "version": w[1], "pin": w[2]}
+    return {"writerId": w.writer_id, "version": w.version, "pin": w.pin}
 
 
 class Observation:
@@ -169,7 +182,7 @@ class Observation:
             raise Refusal("setup receipt", "unavailable", phase, "unreadable")
         return own, receipt
 
-    def measure(self, roots: Sequence[str]) -> list[tuple[str, ModelWriter]]:
+    def measure(self, roots: Sequence[str]) -> list[MeasuredRoot]:
         """WRITER-MEAS-1..3 at the level of the inventory; an install's own faults come from the world.
 
         Raises ("fail", detail, index) as a tuple in a ValueError."""
@@ -178,7 +191,7 @@ class Observation:
             raise ValueError(("invalid-inventory", None))
         if len(roots) > MAX_ROOTS:
             raise ValueError(("bound", None))
-        rows: list[tuple[str, ModelWriter]] = []
+        rows: list[MeasuredRoot] = []
         seen: set[str] = set()
         table = {name: (status, real) for name, status, real in self.world.paths}
         installs = dict(self.world.installs)
@@ -191,11 +204,13 @@ class Observation:
             if real in seen:
                 raise ValueError(("invalid-inventory", index))
             seen.add(real)
-            install = installs.get(real, ("fault", "invalid-inventory"))
-            if install[0] != "ok":
-                raise ValueError((install[1], index))
-            rows.append((real, (real, install[1], install[2])))
-        return sorted(rows, key=lambda row: _order(row[0]))
+            status, *reading = installs.get(real, ("fault", "invalid-inventory"))
+            if status != "ok":
+                (detail,) = reading
+                raise ValueError((detail, index))
+            version, pin = reading
+            rows.append(MeasuredRoot(real, ModelWriter(real, version, pin)))
+        return sorted(rows, key=lambda row: _order(row.root))
 
     def floor(self) -> str:
         """WRITER-HOME-2."""
@@ -217,7 +232,7 @@ def category_of(root: str | None, own: str, receipt: tuple[str, ...]) -> str:
     return "setup receipt" if root and root in receipt else "declared writer"
 
 
-def measure_complete(seen: Observation, roots: Sequence[str], phase: str) -> list[tuple[str, ModelWriter]]:
+def measure_complete(seen: Observation, roots: Sequence[str], phase: str) -> list[MeasuredRoot]:
     """WRITER-COMP-1..5."""
     own, receipt = seen.required(phase)
     try:
@@ -249,11 +264,11 @@ def differ(current: Sequence[ModelWriter], expected: Sequence[ModelWriter], by_i
     return _canonical(a) != _canonical(b)
 
 
-def first_changed(rows: Sequence[tuple[str, ModelWriter]], expected: Sequence[ModelWriter]) -> str | None:
+def first_changed(rows: Sequence[MeasuredRoot], expected: Sequence[ModelWriter]) -> str | None:
     return next((root for root, writer in rows if writer not in expected), None)
 
 
-def measurement_json(rows: Sequence[tuple[str, ModelWriter]]) -> dict[str, Any]:
+def measurement_json(rows: Sequence[MeasuredRoot]) -> dict[str, Any]:
     return {"roots": [{"root": root, **_writer_json(w)} for root, w in rows],
             "writers": [_writer_json(w) for _, w in rows]}
 
@@ -305,7 +320,7 @@ def initial_attest(world: World, own_root: str, kept: Kept, by_id: bool) -> tupl
         raise safe(error, "declared writer", "initial") from None
 
 
-def active_read(world: World, own_root: str, by_id: bool) -> list[tuple[str, ModelWriter]]:
+def active_read(world: World, own_root: str, by_id: bool) -> list[MeasuredRoot]:
     """WRITER-ACT-1..6."""
     seen = Observation(world, own_root)
     seen.floor()
@@ -342,7 +357,7 @@ def preview_outcome(world: World, own_root: str, requested: Sequence[str]) -> di
         return {"complete": False, "matches": False, "roots": [],
                 "expected": [_writer_json(w) for w in expected],
                 "missingCategories": ["declared writer"],
-                "differences": [{"writerId": w[0], "state": "unverified"} for w in expected],
+                "differences": [{"writerId": w.writer_id, "state": "unverified"} for w in expected],
                 "refusalCategory": "declared writer"}
     own, receipt = seen.required("active")
     measured = {root for root, _ in rows}
@@ -351,13 +366,13 @@ def preview_outcome(world: World, own_root: str, requested: Sequence[str]) -> di
     writers = [w for _, w in rows]
     differences = []
     for old in expected:
-        actual = next((w for w in writers if w[0] == old[0]), None)
-        differences.append({"writerId": old[0], "state": "missing" if actual is None else
+        actual = next((w for w in writers if w.writer_id == old.writer_id), None)
+        differences.append({"writerId": old.writer_id, "state": "missing" if actual is None else
                             "unchanged" if actual == old else "changed"})
-    differences += [{"writerId": w[0], "state": "added"} for w in writers
-                    if all(e[0] != w[0] for e in expected)]
+    differences += [{"writerId": w.writer_id, "state": "added"} for w in writers
+                    if all(e.writer_id != w.writer_id for e in expected)]
     changed = next((root for root, w in rows
-                    if not any(e[0] == w[0] and e[1] == w[1] and e[2] == w[2] for e in expected)), None)
+                    if w not in expected), None)
     category = missing[0] if missing else category_of(changed, own, receipt) if changed else "declared writer"
     return {"complete": True, "matches": not missing and all(d["state"] == "unchanged" for d in differences),
             "roots": [{"root": root, **_writer_json(w)} for root, w in rows],
@@ -483,7 +498,8 @@ class WriterProofsChart(ModelChart["WriterProofsChart"]):
         self.kept = self._read(initial_outcome, world, roots)
         measured, writers, _floor = self.kept
         self.phase = "initial"
-        self._out("initial", measurement=measurement_json(list(zip(measured, writers, strict=True))))
+        self._out("initial", measurement=measurement_json(
+            [MeasuredRoot(root, writer) for root, writer in zip(measured, writers, strict=True)]))
 
     def book_initial_refusal(self, roots: tuple[str, ...], world: World) -> None:
         """WRITER-SES-1, WRITER-REF-1."""

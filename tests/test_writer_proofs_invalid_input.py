@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from inboxspec.impl.writer_proofs import InvalidConfig, InvalidRoots, Options, WriterProofs, WriterProofsError
 from inboxspec.machines.writer_proofs_driver import build
-from inboxspec.model.writer_proofs import Locator, World
+from inboxspec.model.writer_proofs import Locator, ModelWriter, World
 from tests.typed_errors import raises_only
 from tests.writer_proofs_fakes import HOME, OWN_ROOT, FakeEnvironment
 
@@ -30,7 +30,7 @@ WORLD = World(
     (),
     (),
     "0.22.0",
-    Locator(("/cli",), (("/cli", "0.22.0", "sha256:a"),)),
+    Locator(("/cli",), (ModelWriter("/cli", "0.22.0", "sha256:a"),)),
     (("/cli", "ok", "/cli"),),
     (("/cli", ("ok", "0.22.0", "sha256:a")),),
 )

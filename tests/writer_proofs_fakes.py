@@ -22,7 +22,7 @@ from inboxspec.impl.writer_proofs import (
     WriterMeasurementError,
     path_order,
 )
-from inboxspec.model.writer_proofs import Locator, World
+from inboxspec.model.writer_proofs import Locator, ModelWriter, World
 
 OWN_ROOT = "/cli"
 HOME = "/home"
@@ -152,11 +152,11 @@ def worlds(draw: st.DrawFn) -> World:
         locator = "unavailable"
     else:
         roots = draw(st.sampled_from((REALS, REALS, ("/cli", "/rcpt"), ("/cli",), ())))
-        writers = [(r, *installed[r][1:]) for r in roots if installed[r][0] == "ok"]
+        writers = [ModelWriter(r, *installed[r][1:]) for r in roots if installed[r][0] == "ok"]
         if locator_kind == "reordered":
             writers.reverse()
         elif locator_kind == "stale" and writers:
-            writers[0] = (writers[0][0], "0.21.0", "sha256:old")
+            writers[0] = writers[0]._replace(version="0.21.0", pin="sha256:old")
         locator = Locator(
             None if locator_kind == "no-roots" else roots,
             tuple(writers),
