@@ -88,11 +88,11 @@ class IdleSubscriptionsLockstep(Lockstep):
 
     @invariant()
     def requester_tables_agree(self) -> None:
-        assert [row[0] for row in self.model.chart.outstanding] == list(self.impl.outstanding)
+        assert [row.subscription for row in self.model.chart.outstanding] == list(self.impl.outstanding)
 
     @invariant()
     def subscriber_tables_agree(self) -> None:
-        assert [(r[0], r[1]) for r in self.model.chart.subscribers] == [
+        assert [(r.requester, r.subscription) for r in self.model.chart.subscribers] == [
             (s.requester, s.subscription) for s in self.impl.subscribers.values()]
 
     @invariant()

@@ -81,7 +81,7 @@ class PeerDeliveryLockstep(Lockstep):
 
     @invariant()
     def buffers_agree(self) -> None:
-        model = [(e[0], e[1], e[4], e[5]) for e in self.model.chart.held]
+        model = [(e.ticket, e.sender, e.cause, e.deadline_ms) for e in self.model.chart.held]
         assert model == [(e.ticket, e.facts.sender, e.cause, e.deadline_ms) for e in self.impl.held]
 
     @invariant()
