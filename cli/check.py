@@ -291,7 +291,9 @@ def print_report(result: dict[str, Any]) -> None:
 def _unusable(message: str, as_json: bool, status: int) -> int:
     """A run that proves nothing: said on stderr, and under ``--json`` as the report too."""
     if as_json:
-        print(json.dumps({"ok": False, "unusable": message}, indent=2))
+        from inboxspec.conformance.runner import unusable_report
+
+        print(json.dumps(unusable_report(message), indent=2))
     print(f"inboxspec check: {message}", file=sys.stderr)
     return status
 
@@ -307,8 +309,7 @@ def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None =
         # Raised through run_check's finally blocks: its workers and fixture directories are gone.
         return _unusable(f"ended by {stop.signal_name} before it finished", as_json, stop.exit_code)
     except machines.UnknownMachine as error:
-        print(f"inboxspec check: {error}", file=sys.stderr)
-        return 2
+        return _unusable(str(error), as_json, 2)
     except (FixtureError, ScratchUnavailable) as error:
         # A full or unwritable temporary directory (the bundled cases' fixtures are linted first).
         return _unusable(f"its temporary directories could not be made: {error}", as_json, 2)

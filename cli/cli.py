@@ -31,6 +31,10 @@ def _cases_lint(args: argparse.Namespace) -> int:
     try:
         report = lint(args.cases or registered_case_dirs())
     except CaseFileError as error:
+        if args.json:
+            from inboxspec.conformance.runner import unusable_report
+
+            print(json.dumps(unusable_report(str(error), error.problems), indent=2))
         for problem in error.problems:
             print(f"inboxspec: {one_line(problem)}", file=sys.stderr)
         return 2

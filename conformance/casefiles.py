@@ -184,7 +184,7 @@ def case_files(directories: Iterable[Path]) -> list[Path]:
         try:
             info = os.lstat(directory)
         except FileNotFoundError:
-            raise CaseFileError(f"{directory}: no such case directory") from None
+            raise CaseFileError(f"{directory}: no such case directory or file") from None
         except OSError as error:
             raise CaseFileError(f"{directory}: cannot list case files: {error}") from None
         if stat.S_ISLNK(info.st_mode):

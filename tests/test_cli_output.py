@@ -3,6 +3,7 @@ stderr: it was a traceback and exit 1, which a pipeline reads as a failed check.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -80,3 +81,29 @@ def test_a_name_past_the_output_encoding_is_escaped_not_a_traceback(command: lis
     assert result.returncode == (1 if command[0] == "cases" else 2), output
     assert "Traceback" not in output
     assert f"{tmp_path}/\\u30b1\\u30fc\\u30b9.json: not readable JSON" in output, output
+
+
+# Commands whose arguments parse but name something that is not there: the command itself finds
+# it cannot run. (A line that argparse rejects is reported by the command line for every command.)
+UNUSABLE_AFTER_PARSING = {
+    "check, an unknown machine": (["check", "--machine", "wakegate", "--json"], "unknown machine 'wakegate'"),
+    "cases lint, a missing directory": (["cases", "lint", "/no/such/cases", "--json"],
+                                        "/no/such/cases: no such case directory or file"),
+    "explore, an unknown bound": (["explore", "wake-gate", "--bound", "nosuch=1", "--json"],
+                                  "unknown wake-gate bound(s): nosuch"),
+}
+
+
+@pytest.mark.parametrize("case", UNUSABLE_AFTER_PARSING)
+def test_under_json_a_command_that_cannot_run_still_writes_the_report(
+        case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``inboxspec --help`` promises a pipeline reading ``--json`` a report whatever went wrong:
+    ``check`` and ``cases lint`` said theirs on stderr alone (found by a newcomer's review)."""
+    from inboxspec.cli import main
+
+    arguments, message = UNUSABLE_AFTER_PARSING[case]
+    assert main(arguments) == 2
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert report["ok"] is False and message in report["unusable"] and report["problems"]
+    assert message in err and "Traceback" not in err
