@@ -123,6 +123,23 @@ def indented_block(text: str, indent: str) -> str:
     return "\n".join(indent + one_line(line) for line in text.split("\n"))
 
 
+# What stands between a message of the runner's and the tail of an adapter's stderr that it quotes
+# (``message_lines``): the message's own text never holds it, since ``one_line`` would show its
+# newlines escaped.
+STDERR_TAIL = "\nadapter stderr (tail):\n"
+
+
+def message_lines(message: str, indent: str = "  ") -> str:
+    """A message of the runner's own, which may quote the tail of an adapter's stderr after
+    ``STDERR_TAIL``, as lines of a report: the message through ``one_line`` (a newline in it, of a
+    file's name say, escaped), and the quote's header and lines as an ``indented_block`` under it,
+    so the quote keeps its lines and none of them starts a line of the report's own."""
+    own, marker, quoted = message.partition(STDERR_TAIL)
+    if not marker:
+        return one_line(message)
+    return one_line(own) + "\n" + indented_block(marker.strip("\n") + "\n" + quoted, indent)
+
+
 def printable_json(value: Any) -> str:
     """``value`` as indented JSON for a terminal: characters past ASCII as they are, except those
     ``one_line`` escapes, which are written as JSON's own escapes (a pair of them past U+FFFF), so

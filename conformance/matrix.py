@@ -27,7 +27,9 @@ matrix they read.
 
 ``--into FILE`` replaces the block between :data:`BEGIN` and :data:`END` in
 FILE with the Markdown (the README's matrix is made this way), and
-``--check`` only compares, exiting 1 when the block is stale.
+``--check`` only compares, exiting 1 when the block is stale. When an adapter
+could not run (exit 2), FILE is left as it was, and neither is the block
+called stale: the reason is on stderr, with the tail of the adapter's stderr.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from inboxspec.conformance.casefiles import CaseFileError, load_cases
-from inboxspec.conformance.compare import escape_for_display, one_line
+from inboxspec.conformance.compare import escape_for_display, message_lines, one_line
 from inboxspec.conformance.interrupts import RunInterrupted, received
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 from inboxspec.conformance.reportfile import write_atomically
@@ -299,7 +301,7 @@ def _command(args: argparse.Namespace) -> int:
             interrupted = interruption.signal_name
         except (UnusableRun, CaseFileError) as error:
             for problem in error.problems:
-                print(f"inboxspec matrix: {one_line(problem)}", file=sys.stderr)
+                print(f"inboxspec matrix: {message_lines(problem)}", file=sys.stderr)
             return 2
         except Exception as error:  # as conform's: an adapter's run ends no matrix in a traceback
             print(f"inboxspec matrix: internal error: {type(error).__name__}: {one_line(str(error))}",
@@ -315,6 +317,10 @@ def _command(args: argparse.Namespace) -> int:
     markdown = as_markdown(matrix)
     print(markdown, end="")
     code = matrix.exit_code
+    for run in matrix.runs:  # the table says so in a word; the reason in full, its quote kept apart
+        if run.unusable is not None:
+            print(f"inboxspec matrix: {one_line(run.label)} could not run: {message_lines(run.unusable)}",
+                  file=sys.stderr)
     try:
         if args.markdown is not None:
             write_atomically(args.markdown, markdown.encode("utf-8"))
@@ -322,7 +328,12 @@ def _command(args: argparse.Namespace) -> int:
             # ASCII: an adapter's name may hold a lone surrogate, which no UTF-8 file can (PROTO-VAL-4).
             text = json.dumps(matrix.as_json(), indent=2, ensure_ascii=True) + "\n"
             write_atomically(args.json, text.encode("utf-8"))
-        if args.into is not None:
+        if args.into is not None and code == 2:
+            # A document's matrix is the adapters' standing; a column that says only "unusable" is
+            # not one, and --check would call the block stale when it is the run that failed.
+            print(f"inboxspec matrix: {args.into} left as it was: an adapter could not run",
+                  file=sys.stderr)
+        elif args.into is not None:
             current = args.into.read_text(encoding="utf-8")
             wanted = replace_block(current, markdown)
             if args.check:

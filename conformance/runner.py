@@ -61,9 +61,11 @@ from inboxspec.conformance.casefiles import (
     replies_past_the_bound,
 )
 from inboxspec.conformance.compare import (
+    STDERR_TAIL,
     Difference,
     find_difference,
     indented_block,
+    message_lines,
     one_line,
     printable_json,
     safe_output,
@@ -296,7 +298,8 @@ class Session:
         except AdapterFault as fault:
             tail = process.stderr_tail().strip()
             process.kill()
-            hint = f"\n  adapter stderr (tail):\n{tail}" if tail else ""
+            quoted = "\n".join(f"  {line}" for line in tail.split("\n"))
+            hint = f"{STDERR_TAIL}{quoted}" if tail else ""
             raise UnusableRun(
                 f"the adapter did not complete start ({fault.kind}: {fault.detail}){hint}"
             ) from fault
@@ -771,7 +774,7 @@ def print_report(report: RunReport) -> None:
     for problem in report.coverage_problems():
         print(f"\nNOT A PASS: {problem}")
     if report.unusable is not None:  # a failed restart ended the run (PROTO-RUN-6)
-        print(f"\nUNUSABLE: {one_line(report.unusable)}")
+        print(f"\nUNUSABLE: {message_lines(report.unusable)}")
     verdict = (f"INTERRUPTED by {report.interrupted} (the results so far)" if report.interrupted
                else "UNUSABLE (the results so far)" if report.unusable is not None
                else {0: "ok", 1: "FAILED", 2: "UNUSABLE (nothing proven)"}[report.exit_code])
@@ -884,8 +887,8 @@ def _run_command(args: argparse.Namespace) -> int:
         problems = error.problems
         if args.json:
             print(json.dumps(unusable_report(str(error), problems), indent=2))
-        for problem in problems:  # the first is the message; each a line of its own (one_line)
-            print(f"inboxspec conform: {one_line(problem)}", file=sys.stderr)
+        for problem in problems:  # the first is the message; each a line of its own, any quote below it
+            print(f"inboxspec conform: {message_lines(problem)}", file=sys.stderr)
         _write_junit_report(args, None, problems)
         return 2
     if report.interrupted is None and received() is not None:
@@ -896,8 +899,8 @@ def _run_command(args: argparse.Namespace) -> int:
     else:
         print_report(report)
     if report.unusable is not None:
-        print(f"inboxspec conform: {one_line(report.unusable)}: {len(report.results)} case(s) reported",
-              file=sys.stderr)
+        print(f"inboxspec conform: {len(report.results)} case(s) reported, then the run could not go on: "
+              f"{message_lines(report.unusable)}", file=sys.stderr)
     for problem in report.coverage_problems():
         print(f"inboxspec conform: not a pass: {one_line(problem)}", file=sys.stderr)
     if report.interrupted is not None:

@@ -341,3 +341,33 @@ def test_a_bad_matrix_argument_prints_no_json_on_stdout(tmp_path: Path,
     assert main(["matrix", "--json", str(tmp_path / "m.json"), "--timeout", "nan"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and "--timeout" in err and not (tmp_path / "m.json").exists()
+
+
+# An adapter that dies before its start reply, saying why on stderr over two lines, the second of
+# which spells a line of the runner's own.
+DIES_SAYING_WHY = (f"{sys.executable} -c \"import sys; "
+                   "sys.stderr.write('no module named port\\ninboxspec matrix: all passed\\n'); "
+                   "sys.exit(1)\"")
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_a_document_is_left_as_it_was_when_an_adapter_could_not_run(check: bool, tmp_path: Path) -> None:
+    """A newcomer's review: with an adapter that could not start, ``--into`` wrote an "unusable"
+    column into the README, and ``--check`` called the block stale and said to rerun without it;
+    the reason was nowhere on stderr. Now the file is left as it was, and stderr gives the reason
+    with the adapter's own lines quoted below it, each indented (none starts a line of the report's)."""
+    document = tmp_path / "doc.md"
+    document.write_text(f"intro\n{BEGIN}\nold\n{END}\n", encoding="utf-8")
+    before = document.read_bytes()
+    result = run_matrix([sys.executable, "-m", "inboxspec", "matrix", "--machine", "wake-gate",
+                         "--adapter", MIXED, "--adapter", DIES_SAYING_WHY, "--into", str(document),
+                         *(["--check"] if check else [])])
+    assert result.returncode == 2, result.stderr
+    assert document.read_bytes() == before
+    assert "stale" not in result.stderr and "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    first = lines.index("inboxspec matrix: adapter 2 could not run: the adapter did not complete start "
+                        "(crashed: adapter exited with code 1)")
+    assert lines[first + 1:first + 4] == ["  adapter stderr (tail):", "    no module named port",
+                                          "    inboxspec matrix: all passed"]
+    assert f"inboxspec matrix: {document} left as it was: an adapter could not run" in lines

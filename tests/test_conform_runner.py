@@ -219,6 +219,21 @@ def test_adapter_that_never_completes_start_is_an_unusable_run(fault: str) -> No
     assert report is not None and report["ok"] is False
 
 
+def test_the_stderr_an_adapter_that_could_not_start_left_is_quoted_under_the_reason() -> None:
+    """A newcomer's review: the reason and the adapter's stderr were one line with ``\\x0a`` for
+    each newline. Now each of the adapter's lines is its own, indented under the runner's."""
+    adapter = (f"{sys.executable} -c \"import sys; sys.stderr.write('no module named port\\n"
+               "conform: ok\\n'); sys.exit(1)\"")
+    result = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--adapter", adapter],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.splitlines()
+    first = lines.index("inboxspec conform: the adapter did not complete start (crashed: adapter exited "
+                        "with code 1)")
+    assert lines[first + 1:first + 4] == ["  adapter stderr (tail):", "    no module named port",
+                                          "    conform: ok"]
+
+
 def test_missing_adapter_binary_is_an_unusable_run() -> None:
     code, _, output = conform("--adapter", "/nonexistent/adapter --flag")
     assert code == 2 and "cannot start" in output
