@@ -237,6 +237,15 @@ def _written(path: Path, text: str) -> str | None:
     return None
 
 
+def finding_order(machine: str, finding: str | None) -> tuple[str, int, str]:
+    """Where a finding is listed: by machine, then by its number (HOST-F2 before HOST-F10); a
+    forever-property without a finding after the machine's findings."""
+    if finding is None:
+        return machine, 1 << 30, ""
+    number = finding.rpartition("-F")[2]
+    return machine, int(number) if number.isdigit() else 1 << 29, finding
+
+
 def _findings(args: argparse.Namespace) -> int:
     from inboxspec.checker.explore import check_explorations
     from inboxspec.checker.findings import check_findings, check_forever
@@ -250,23 +259,33 @@ def _findings(args: argparse.Namespace) -> int:
         print(json.dumps([{"kind": "invariant", **r.as_json()} for r in results]
                          + [{"kind": "forever", **c.as_json()} for c in cycles], indent=2))
     else:
+        # One list in finding order, whichever kind of property shows each finding (a machine's
+        # forever-properties without a finding last).
+        shown: list[tuple[tuple[str, int, str], list[str]]] = []
         for r in results:
-            print(f"{r.finding} [{r.machine}] property {r.invariant} ({', '.join(r.requirements)})")
-            print(f"  seed default: {'fails' if r.fails_by_default else 'HOLDS (unexpected)'}; "
-                  f"with {r.option}: {'holds' if r.holds_with_option else 'FAILS (unexpected)'}")
-            print("\n".join("  " + line for line in r.trace))
+            shown.append((finding_order(r.machine, r.finding), [
+                f"{r.finding} [{r.machine}] property {r.invariant} ({', '.join(r.requirements)})",
+                f"  seed default: {'fails' if r.fails_by_default else 'HOLDS (unexpected)'}; "
+                f"with {r.option}: {'holds' if r.holds_with_option else 'FAILS (unexpected)'}",
+                *("  " + line for line in r.trace)]))
         for c in cycles:
-            verdict = ("fails, as expected" if c.fails_by_default and c.expected_to_fail
+            verdict = ("fails" if c.fails_by_default and c.expected_to_fail
                        else "holds" if not c.fails_by_default and not c.expected_to_fail
                        else "FAILS (unexpected)" if c.fails_by_default else "HOLDS (expected to fail)")
-            label = c.finding or "forever"
-            print(f"{label} [{c.machine}] forever-property {c.prop} ({', '.join(c.requirements)})")
             with_option = "".join(f"; with {option}: {'holds' if holds else 'FAILS (unexpected)'}"
                                   for option, holds in c.fixed_with())
-            print(f"  seed default: {verdict}{with_option}")
-            print("\n".join("  " + line for line in c.lasso))
-        print(f"findings: {sum(r.ok for r in results)}/{len(results)} as expected; "
-              f"forever-properties: {sum(c.ok for c in cycles)}/{len(cycles)} as expected")
+            shown.append((finding_order(c.machine, c.finding), [
+                f"{c.finding or 'forever'} [{c.machine}] forever-property {c.prop} "
+                f"({', '.join(c.requirements)})",
+                f"  seed default: {verdict}{with_option}",
+                *("  " + line for line in c.lasso)]))
+        for _order, lines in sorted(shown, key=lambda entry: entry[0]):
+            print("\n".join(lines))
+        named = sorted({r.finding for r in results} | {c.finding for c in cycles if c.finding},
+                       key=lambda finding: finding_order("", finding))
+        print(f"findings: {len(named)} ({', '.join(named) or 'none'}); shown as properties: "
+              f"{sum(r.ok for r in results)}/{len(results)} as expected; forever-properties: "
+              f"{sum(c.ok for c in cycles)}/{len(cycles)} as expected")
     return 0 if all(r.ok for r in results) and all(c.ok for c in cycles) else 1
 
 

@@ -435,3 +435,25 @@ def test_an_integer_bound_is_ascii_digits_alone(machine: str, name: str, value: 
     with pytest.raises(ValueError, match="integer"):
         explorer.parse_bounds({name: value})
     assert explorer.parse_bounds({name: "1"})[name] in (1, (1,))
+
+
+def test_findings_are_listed_by_number_whichever_property_shows_them() -> None:
+    """A newcomer's review: the host's findings were listed F3, F2, F2, F1 (the invariants' first, then
+    the forever-properties'), and counted as 1/1 where its spec has three."""
+    from inboxspec.checker.commands import finding_order
+
+    shown = [("host", "HOST-F3"), ("host", "HOST-F2"), ("host", None), ("host", "HOST-F10"),
+             ("host", "HOST-F1"), ("wake-gate", "WAKE-F1")]
+    assert sorted(shown, key=lambda entry: finding_order(*entry)) == [
+        ("host", "HOST-F1"), ("host", "HOST-F2"), ("host", "HOST-F3"), ("host", "HOST-F10"), ("host", None),
+        ("wake-gate", "WAKE-F1")]
+
+
+def test_the_findings_report_names_each_finding_once_in_its_summary(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["findings", "--machine", "wake-gate"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    headers = [line.split(" [")[0] for line in lines if " [wake-gate] " in line]
+    assert headers == ["WAKE-F1", "WAKE-F2", "WAKE-F3", "WAKE-F4", "forever"]
+    assert lines[-1] == ("findings: 4 (WAKE-F1, WAKE-F2, WAKE-F3, WAKE-F4); shown as properties: 4/4 as "
+                         "expected; forever-properties: 1/1 as expected")
