@@ -376,13 +376,13 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
                                 help=f"stop, exit 2, past N distinct states (default: {MAX_STATES:,}; a "
                                      "bound too large for an exhaustive search would otherwise grow "
                                      "until memory runs out)")
-    explore_parser.add_argument("--json", action="store_true")
+    explore_parser.add_argument("--json", action="store_true", help="machine-readable report")
     explore_parser.set_defaults(func=_explore)
 
     findings = commands.add_parser("findings", help="each finding: fails by default, holds with its option")
     findings.add_argument("--machine", action="append", choices=machines.names(), default=None,
                           help="the findings of this machine only (repeatable; default: every machine)")
-    findings.add_argument("--json", action="store_true")
+    findings.add_argument("--json", action="store_true", help="machine-readable report")
     findings.set_defaults(func=_findings)
 
     refine_parser = commands.add_parser(
@@ -401,8 +401,9 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
                                     f"{MAX_STATES:,})")
     refine_parser.add_argument("--bound", action="append", default=[], metavar="NAME=VALUE",
                                help="a bound of the machine's alphabet and, with --reachable, of its states")
-    refine_parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
-    refine_parser.add_argument("--json", action="store_true")
+    refine_parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                               help="a finding option, true or false (repeatable)")
+    refine_parser.add_argument("--json", action="store_true", help="machine-readable report")
     refine_parser.set_defaults(func=_refine)
 
     generate = cases_commands.add_parser("generate", help="one case per chart transition")

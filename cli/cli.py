@@ -92,9 +92,10 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="inboxspec", description=__doc__)
+    # The module's docstring, its reST literals as plain backticks for a terminal.
+    parser = ArgumentParser(prog="inboxspec", description=__doc__.replace("``", "`"))
     parser.add_argument("--version", action="version", version=f"inboxspec {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     from inboxspec.checker.commands import worker_count
 
@@ -107,14 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_check, handles_signals=True)
 
     cases = commands.add_parser("cases", help="work with conformance case files")
-    cases_commands = cases.add_subparsers(dest="cases_command", required=True)
+    cases_commands = cases.add_subparsers(dest="cases_command", required=True, metavar="COMMAND")
     lint = cases_commands.add_parser("lint", help="schema, ids, requirement coverage, style")
     lint.add_argument("cases", nargs="*", type=Path, help="case directories (default: bundled)")
     lint.add_argument("--json", action="store_true")
     lint.set_defaults(func=_cases_lint)
 
     spec = commands.add_parser("spec", help="work with the prose spec")
-    spec_commands = spec.add_subparsers(dest="spec_command", required=True)
+    spec_commands = spec.add_subparsers(dest="spec_command", required=True, metavar="COMMAND")
     generate = spec_commands.add_parser("generate", help="rewrite generated sections of spec/")
     generate.add_argument("--check", action="store_true", help="only report drift; exit 1 on it")
     generate.add_argument("--spec-dir", type=Path, default=None)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,8 +131,8 @@ def command(args: argparse.Namespace) -> int:
     for path in args.files:
         try:
             result = rewrite(path)
-        except ExpectationError as error:
-            print(f"{path}: {error}")
+        except ExpectationError as error:  # said on stderr, as every command's errors
+            print(f"inboxspec cases expect: {path}: {error}", file=sys.stderr)
             code = 2
             continue
         verb = "would change" if args.check else "changed"

@@ -115,5 +115,5 @@ def test_a_file_that_cannot_be_read_or_linted_is_refused_with_a_line(
     before the case reader's checks, and its cases were never linted."""
     path = _hostile(kind, tmp_path)
     assert main(["cases", "expect", "--check", str(path)]) == 2
-    out = capsys.readouterr().out
-    assert out.startswith(f"{path}: ") and "Traceback" not in out
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"inboxspec cases expect: {path}: ") and "Traceback" not in err
