@@ -246,12 +246,28 @@ def finding_order(machine: str, finding: str | None) -> tuple[str, int, str]:
     return machine, int(number) if number.isdigit() else 1 << 29, finding
 
 
+def _findings_configurations() -> list[tuple[str, dict[str, str], dict[str, bool]]]:
+    """Each registered machine at its default bounds, and with each option on: the largest (by its
+    manifest) first."""
+    from inboxspec.checker.manifest import load_manifest
+
+    entries = sorted(machines.all_machines(),
+                     key=lambda entry: -int((load_manifest(entry) or {}).get("distinct_states", 0)))
+    configurations: list[tuple[str, dict[str, str], dict[str, bool]]] = []
+    for entry in entries:
+        configurations.append((entry.name, {}, {}))
+        configurations += [(entry.name, {}, {option: True}) for option in entry.explorer.options]
+    return configurations
+
+
 def _findings(args: argparse.Namespace) -> int:
-    from inboxspec.checker.explore import check_explorations
+    from inboxspec.checker.explore import available_cores, check_explorations
     from inboxspec.checker.findings import check_findings, check_forever
 
-    with machines.only(args.machine or machines.names()):
-        memo = check_explorations()
+    with machines.only(args.machine or machines.names()), check_explorations() as memo:
+        # Every exploration the findings read (each machine's default and each option on), on the
+        # workers at once, the largest machine's first, as check explores them.
+        memo.start(_findings_configurations(), args.workers or available_cores())
         results = check_findings(memo)
         cycles = check_forever(memo)
     if args.json:
@@ -382,6 +398,8 @@ def add_checker_parsers(commands: Any, cases_commands: Any) -> None:
     findings = commands.add_parser("findings", help="each finding: fails by default, holds with its option")
     findings.add_argument("--machine", action="append", choices=machines.names(), default=None,
                           help="the findings of this machine only (repeatable; default: every machine)")
+    findings.add_argument("--workers", type=worker_count, default=None, metavar="N",
+                          help="processes for the explorations (default: every core this process may use)")
     findings.add_argument("--json", action="store_true", help="machine-readable report")
     findings.set_defaults(func=_findings)
 
