@@ -200,7 +200,13 @@ def _explore(args: argparse.Namespace) -> int:
         print(f"{args.machine}: {result.states:,} distinct states, {result.transitions:,} transitions, "
               f"max depth {result.max_depth}, {result.seconds:.3f}s, "
               f"{result.states_per_second:,.0f} states/s")
-        print(f"bounds: {summary['bounds']}  options: {options or 'seed defaults'}")
+        # The bounds --bound sets, then those the description works out from them (not set apart).
+        settable = machines.get(args.machine).explorer.default_bounds
+        bounds = summary["bounds"]
+        derived = {name: value for name, value in bounds.items() if name not in settable}
+        print(f"bounds: {({name: value for name, value in bounds.items() if name in settable})}"
+              + (f"  derived from them: {derived}" if derived else "")
+              + f"  options: {options or 'seed defaults'}")
         print(f"chart transitions covered: {summary['chart_transitions_covered']}")
         holding = [name for name in result.invariants_checked if name not in result.violations]
         print(f"invariants holding: {', '.join(holding) or 'none'}")

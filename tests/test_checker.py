@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import itertools
 import json
@@ -460,3 +461,14 @@ def test_the_findings_report_names_each_finding_once_in_its_summary(
     assert headers == ["WAKE-F1", "WAKE-F2", "WAKE-F3", "WAKE-F4", "forever"]
     assert lines[-1] == ("findings: 4 (WAKE-F1, WAKE-F2, WAKE-F3, WAKE-F4); shown as properties: 4/4 as "
                          "expected; forever-properties: 1/1 as expected")
+
+
+def test_explore_sets_the_bounds_it_derives_apart_from_those_bound_sets(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A newcomer's review: `boundaries` was printed among the bounds, and --bound boundaries=5 then
+    failed as an unknown bound."""
+    assert main(["explore", "wake-gate"]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("bounds: ")]
+    settable, _, derived = line.removeprefix("bounds: ").partition("  derived from them: ")
+    assert set(ast.literal_eval(settable)) == set(machines.get("wake-gate").explorer.default_bounds)
+    assert "'boundaries'" in derived and "'boundaries'" not in settable
