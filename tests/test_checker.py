@@ -463,7 +463,7 @@ def test_the_findings_report_names_each_finding_once_in_its_summary(
                          "expected; forever-properties: 1/1 as expected")
 
 
-def test_explore_sets_the_bounds_it_derives_apart_from_those_bound_sets(
+def test_explore_prints_the_bounds_it_derives_apart_from_those_bound_sets(
         capsys: pytest.CaptureFixture[str]) -> None:
     """A newcomer's review: `boundaries` was printed among the bounds, and --bound boundaries=5 then
     failed as an unknown bound."""
