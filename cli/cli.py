@@ -128,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_conform_parser(commands)
     add_matrix_parser(commands)
     add_checker_parsers(commands, cases_commands)
+    # Each (sub)command's parser, which an argument no parser took is reported against (``_run``).
+    for choices in (commands.choices, cases_commands.choices, spec_commands.choices):
+        for command_parser in choices.values():
+            command_parser.set_defaults(command_parser=command_parser)
     return parser
 
 
@@ -172,7 +176,9 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         parser = build_parser()
         try:
-            args = parser.parse_args(arguments)
+            args, unknown = parser.parse_known_args(arguments)
+            if unknown:  # argparse would say so as the top-level command, with its usage
+                getattr(args, "command_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
         except UsageError as error:
             _report_unusable(str(error), as_json)
             print(f"{error.usage}{error}", file=sys.stderr)

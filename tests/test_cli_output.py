@@ -107,3 +107,16 @@ def test_under_json_a_command_that_cannot_run_still_writes_the_report(
     report = json.loads(out)
     assert report["ok"] is False and message in report["unusable"] and report["problems"]
     assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", [["explore", "wake-gate"], ["cases", "lint"], ["check"]])
+def test_an_argument_no_parser_takes_is_told_with_its_commands_usage(
+        command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """A newcomer's review: argparse told an unknown option of a subcommand as the top-level
+    command's (``inboxspec: unrecognized arguments``), with the top-level usage."""
+    from inboxspec.cli import main
+
+    assert main([*command, "--nonsense"]) == 2
+    _, err = capsys.readouterr()
+    name = "inboxspec " + " ".join(word for word in command if not word.startswith("wake"))
+    assert err.startswith(f"usage: {name} ") and f"{name}: unrecognized arguments: --nonsense" in err
