@@ -299,7 +299,7 @@ def test_a_small_case_that_asks_for_gigabytes_of_outputs_is_an_error_not_a_swoll
     expect = subprocess.run([sys.executable, "-m", "inboxspec", "cases", "expect",
                              str(tmp_path / "amplified.json")], capture_output=True, text=True, timeout=120)
     assert expect.returncode == 2 and "host/amplified: the outputs of this case pass 67,108,864 bytes" in (
-        expect.stdout), expect.stdout + expect.stderr
+        expect.stderr), expect.stdout + expect.stderr
     assert "Traceback" not in expect.stderr
 
 

@@ -303,7 +303,8 @@ def test_check_is_unusable_when_an_exploration_worker_is_lost(monkeypatch: pytes
     status = within_bound(lambda: main(["check", "--machine", "wake-gate", "--workers", "2", "--json"]))
     captured = capsys.readouterr()
     assert status == 2
-    assert json.loads(captured.out) == {"ok": False, "unusable": captured.err.strip().split(": ", 1)[1]}
+    message = captured.err.strip().split(": ", 1)[1]
+    assert json.loads(captured.out) == {"ok": False, "unusable": message, "problems": [message]}
     assert "an exploration could not be made" in captured.err and "SIGKILL" in captured.err
 
 
@@ -442,7 +443,8 @@ def test_a_lost_refinement_worker_is_named_and_makes_check_unusable(
     status = within_bound(lambda: main(["check", "--machine", "wake-gate", "--workers", "2", "--json"]))
     captured = capsys.readouterr()
     assert status == 2
-    assert json.loads(captured.out) == {"ok": False, "unusable": captured.err.strip().split(": ", 1)[1]}
+    message = captured.err.strip().split(": ", 1)[1]
+    assert json.loads(captured.out) == {"ok": False, "unusable": message, "problems": [message]}
     assert "a refinement could not be made: the refinement of wake-gate" in captured.err
 
 
