@@ -124,8 +124,9 @@ def indented_block(text: str, indent: str) -> str:
 
 
 # What stands between a message of the runner's and the tail of an adapter's stderr that it quotes
-# (``message_lines``): the message's own text never holds it, since ``one_line`` would show its
-# newlines escaped.
+# (``message_lines``). Should the message's own text hold it (an adapter's words in a fault's
+# detail), the split comes early: everything after it is still indented, never a line of the
+# report's own.
 STDERR_TAIL = "\nadapter stderr (tail):\n"
 
 
