@@ -70,7 +70,10 @@ class RecordedStep(NamedTuple):
 class RecordedState(NamedTuple):
     """The record of one snapshot left."""
 
-    snapshot: Snapshot  # the snapshot as recorded (the record's key equals it, and may be of another type)
+    # The snapshot as recorded. A state met later may find this record as an equal key and still
+    # differ in its fields (peer delivery's states are equal whatever their tickets): a step is taken
+    # from the record only when ``tuple.__eq__`` finds the two the same.
+    snapshot: Snapshot
     steps: list[RecordedStep | None]  # each letter's step, by letter index (None: not offered)
     # The invariants checked once per state that fail in it: bit k for the k-th of the machine's.
     failures: int
