@@ -11,6 +11,7 @@ from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.limits import MAX_REFINE_STEPS, MAX_STATES
+from inboxspec.conformance.runner import report_unusable
 from inboxspec.machines.frame import bound_integer
 
 # The searches are imported by the commands that run them, not here: every ``inboxspec`` command
@@ -65,17 +66,6 @@ def whole_number(least: int, most: int | None = None) -> Callable[[str], int]:
 
 
 worker_count = whole_number(1, MAX_WORKERS)
-
-
-def _unusable(command: str, message: str, as_json: bool) -> int:
-    """A command that could not run: its message on stderr and, under ``--json``, the report that
-    says so on stdout (as every command's bad argument gives); exit 2."""
-    if as_json:
-        from inboxspec.conformance.runner import unusable_report
-
-        print(json.dumps(unusable_report(message), indent=2))
-    print(f"inboxspec {command}: {message}", file=sys.stderr)
-    return 2
 
 
 def _output_file(raw: str | None, option: str) -> Path | None:
@@ -135,9 +125,9 @@ def _explore(args: argparse.Namespace) -> int:
                          progress=None if args.json or not sys.stderr.isatty() else _progress,
                          max_states=args.max_states)
     except ValueError as error:
-        return _unusable("explore", str(error), args.json)
+        return report_unusable("explore", str(error), args.json)
     except (WorkerLost, ShardingError) as error:  # a worker that died or could not start
-        return _unusable("explore", f"the exploration could not be made: {error}", args.json)
+        return report_unusable("explore", f"the exploration could not be made: {error}", args.json)
     if not args.json and sys.stderr.isatty():
         print(file=sys.stderr)
     explorer = machines.get(args.machine).explorer
@@ -166,7 +156,7 @@ def _explore(args: argparse.Namespace) -> int:
               **{name: [*lasso.prefix, *lasso.loop] for name, lasso in result.lassos.items()}}
     chosen: str | None = args.invariant or next(iter(unexpected or sorted(failed)), None)
     if (emit_case or emit_itf) and (chosen is None or chosen not in failed):
-        return _unusable("explore", "no property failed: no violation to emit" if chosen is None
+        return report_unusable("explore", "no property failed: no violation to emit" if chosen is None
                          else f"{chosen} holds: no violation of it to emit", args.json)
     if emit_case and chosen is not None:
         requirements = (forever[chosen].requirements if chosen in result.lassos
@@ -179,7 +169,7 @@ def _explore(args: argparse.Namespace) -> int:
                        features=interface.features_for_options(options) or None)
         written = _written(emit_case, json.dumps({"machine": args.machine, "cases": [case]}, indent=2))
         if written is not None:
-            return _unusable("explore", written, args.json)
+            return report_unusable("explore", written, args.json)
         summary["emitted_case"] = args.emit_case
         summary["model_disagrees_with_reference_at_steps"] = model_disagreements(args.machine, case)
     if emit_itf and chosen is not None:
@@ -192,7 +182,7 @@ def _explore(args: argparse.Namespace) -> int:
                          explorer.initial(result.bounds))
         written = _written(emit_itf, json.dumps(itf, indent=2))
         if written is not None:
-            return _unusable("explore", written, args.json)
+            return report_unusable("explore", written, args.json)
         summary["emitted_itf"] = args.emit_itf
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -335,7 +325,7 @@ def _refine(args: argparse.Namespace) -> int:
             result = refine(args.machine, args.depth or DEFAULT_REFINE_DEPTH, _options(args.option),
                             bounds, progress=progress, max_steps=args.max_steps)
     except ValueError as error:
-        return _unusable("refine", str(error), args.json)
+        return report_unusable("refine", str(error), args.json)
     finally:
         if drawn:
             print(file=sys.stderr)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-import sys
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference, one_line
 from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
 from inboxspec.conformance.progress import Progress
+from inboxspec.conformance.runner import report_unusable
 from inboxspec.machines.fixtures import FixtureError
 from inboxspec.spec import index as spec_index
 from inboxspec.temporary import temporary_directories_in_memory
@@ -291,16 +291,6 @@ def print_report(result: dict[str, Any]) -> None:
     print("check: " + ("ok" if result["ok"] else "FAILED"))
 
 
-def _unusable(message: str, as_json: bool, status: int) -> int:
-    """A run that proves nothing: said on stderr, and under ``--json`` as the report too."""
-    if as_json:
-        from inboxspec.conformance.runner import unusable_report
-
-        print(json.dumps(unusable_report(message), indent=2))
-    print(f"inboxspec check: {message}", file=sys.stderr)
-    return status
-
-
 def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None = None) -> int:
     try:
         # Drawn on stderr, and only when it is a terminal (Progress), so that --json on stdout stays
@@ -310,16 +300,17 @@ def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None =
             result = run_check(only, workers, progress=shown)
     except RunInterrupted as stop:
         # Raised through run_check's finally blocks: its workers and fixture directories are gone.
-        return _unusable(f"ended by {stop.signal_name} before it finished", as_json, stop.exit_code)
+        return report_unusable("check", f"ended by {stop.signal_name} before it finished", as_json,
+                               stop.exit_code)
     except machines.UnknownMachine as error:
-        return _unusable(str(error), as_json, 2)
+        return report_unusable("check", str(error), as_json)
     except (FixtureError, ScratchUnavailable) as error:
         # A full or unwritable temporary directory (the bundled cases' fixtures are linted first).
-        return _unusable(f"its temporary directories could not be made: {error}", as_json, 2)
+        return report_unusable("check", f"its temporary directories could not be made: {error}", as_json)
     except WorkerLost as error:
         # An exploration or a refinement that never finished proves nothing either way.
         what = "a refinement" if isinstance(error, RefinementLost) else "an exploration"
-        return _unusable(f"{what} could not be made: {error}", as_json, 2)
+        return report_unusable("check", f"{what} could not be made: {error}", as_json)
     if as_json:
         print(json.dumps(result, indent=2))
     else:

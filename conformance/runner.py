@@ -799,6 +799,15 @@ def unusable_report(message: str, problems: Sequence[str] | None = None,
     return {"ok": False, "unusable": message, "problems": list(problems or [message]), **marks}
 
 
+def report_unusable(command: str, message: str, as_json: bool, status: int = 2) -> int:
+    """A command that could not run: under ``--json`` its report on stdout (``unusable_report``, as
+    every command's bad argument gives), and its message on stderr; returns ``status``."""
+    if as_json:
+        print(json.dumps(unusable_report(message), indent=2))
+    print(f"inboxspec {command}: {message}", file=sys.stderr)
+    return status
+
+
 @contextlib.contextmanager
 def contained_runs() -> Iterator[None]:
     """What runs of adapters are made inside (``conform``'s, ``matrix``'s): what an adapter says
