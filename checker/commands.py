@@ -90,12 +90,12 @@ def _explore(args: argparse.Namespace) -> int:
     from inboxspec.checker.parallel import ShardingError
     from inboxspec.checker.traces import (
         concrete_steps,
-        describe,
-        describe_lasso,
+        lasso_lines,
         model_disagreements,
         to_case,
         to_itf,
         to_itf_lasso,
+        trace_lines,
     )
     from inboxspec.machines import interface
     from inboxspec.machines.frame import forever_properties
@@ -146,11 +146,12 @@ def _explore(args: argparse.Namespace) -> int:
     # Invariants an option on replaces (Invariant.replaced_by): no promise under it, so not checked.
     replaced = [i.name for i in explorer.invariants if i.name not in result.invariants_checked]
     summary["replaced_by_the_options"] = replaced
-    summary["traces"] = {name: describe(trace, explorer.variables)
+    summary["traces"] = {name: trace_lines(explorer, trace, result.bounds, result.options)
                          for name, trace in result.violations.items()}
     summary["lassos"] = {name: {"prefix": len(lasso.prefix), "loop": len(lasso.loop),
                                 "expected": name in expected_lassos,
-                                "steps": describe_lasso(lasso.prefix, lasso.loop, explorer.variables)}
+                                "steps": lasso_lines(explorer, lasso.prefix, lasso.loop, result.bounds,
+                                                     result.options)}
                          for name, lasso in result.lassos.items()}
     failed = {**{name: trace for name, trace in result.violations.items()},
               **{name: [*lasso.prefix, *lasso.loop] for name, lasso in result.lassos.items()}}
@@ -202,17 +203,17 @@ def _explore(args: argparse.Namespace) -> int:
         print(f"invariants holding: {', '.join(holding) or 'none'}")
         if replaced:
             print(f"not checked, replaced by the options on: {', '.join(replaced)}")
-        for name, trace in sorted(result.violations.items()):
+        for name in sorted(result.violations):
             kind = "UNEXPECTED violation" if name in unexpected else "expected failure (a finding)"
             print(f"\n{kind}: {name}; shortest trace:")
-            print("\n".join(describe(trace, explorer.variables)))
+            print("\n".join(summary["traces"][name]))
         if forever:
             cycle_free = [name for name in forever if name not in result.lassos]
             print(f"\nforever-properties holding (no bad cycle): {', '.join(cycle_free) or 'none'}")
-        for name, lasso in sorted(result.lassos.items()):
+        for name in sorted(result.lassos):
             kind = "UNEXPECTED cycle" if name in unexpected else "expected failure"
             print(f"\n{kind}: {name}; lasso (shortest prefix, then a loop):")
-            print("\n".join(describe_lasso(lasso.prefix, lasso.loop, explorer.variables)))
+            print("\n".join(summary["lassos"][name]["steps"]))
         for key in ("emitted_case", "emitted_itf", "wrote_manifest"):
             if key in summary:
                 print(f"\nwrote {summary[key]}")
@@ -233,15 +234,6 @@ def _written(path: Path, text: str) -> str | None:
     return None
 
 
-def finding_order(machine: str, finding: str | None) -> tuple[str, int, str]:
-    """Where a finding is listed: by machine, then by its number (HOST-F2 before HOST-F10); a
-    forever-property without a finding after the machine's findings."""
-    if finding is None:
-        return machine, 1 << 30, ""
-    number = finding.rpartition("-F")[2]
-    return machine, int(number) if number.isdigit() else 1 << 29, finding
-
-
 def _findings_configurations() -> list[tuple[str, dict[str, str], dict[str, bool]]]:
     """Each registered machine at its default bounds, and with each option on: the largest (by its
     manifest) first."""
@@ -258,7 +250,7 @@ def _findings_configurations() -> list[tuple[str, dict[str, str], dict[str, bool
 
 def _findings(args: argparse.Namespace) -> int:
     from inboxspec.checker.explore import available_cores, check_explorations
-    from inboxspec.checker.findings import check_findings, check_forever
+    from inboxspec.checker.findings import check_findings, check_forever, finding_order
 
     with machines.only(args.machine or machines.names()), check_explorations() as memo:
         # Every exploration the findings read (each machine's default and each option on), on the

@@ -13,7 +13,7 @@ from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.explore import Explorations
-from inboxspec.checker.traces import NoReferenceOutputs, concrete_steps, describe, describe_lasso, to_case
+from inboxspec.checker.traces import NoReferenceOutputs, concrete_steps, lasso_lines, to_case, trace_lines
 from inboxspec.machines.frame import forever_properties
 
 
@@ -71,7 +71,8 @@ def check_findings(explorations: Explorations | None = None) -> list[FindingResu
                 name, invariant.finding, invariant.name, invariant.requirements, invariant.option,
                 fails_by_default=trace is not None,
                 holds_with_option=invariant.name not in fixed.violations,
-                trace=describe(trace, explorer.variables) if trace else [], case=case,
+                trace=trace_lines(explorer, trace, default.bounds, default.options) if trace else [],
+                case=case,
                 case_problem=case_problem))
     return results
 
@@ -135,21 +136,46 @@ def check_forever(explorations: Explorations | None = None) -> list[ForeverResul
                 entry.name, prop.name, prop.requirements, prop.finding, prop.option,
                 expected_to_fail=prop.expected_to_fail_under({}), fails_by_default=lasso is not None,
                 holds_with_option=holds_with_option,
-                lasso=describe_lasso(lasso.prefix, lasso.loop, entry.explorer.variables) if lasso else [],
+                lasso=lasso_lines(entry.explorer, lasso.prefix, lasso.loop, default.bounds, default.options)
+                if lasso else [],
                 also_fixed_by=holds))
     return results
 
 
-def render_markdown(results: list[FindingResult], machine_name: str) -> str:
-    """The generated findings section of a machine's spec document."""
-    lines = []
+def finding_order(machine: str, finding: str | None) -> tuple[str, int, str]:
+    """Where a finding is listed: by machine, then by its number (HOST-F2 before HOST-F10); a
+    forever-property without a finding after the machine's findings."""
+    if finding is None:
+        return machine, 1 << 30, ""
+    number = finding.rpartition("-F")[2]
+    return machine, int(number) if number.isdigit() else 1 << 29, finding
+
+
+def render_markdown(results: list[FindingResult], machine_name: str, explorations: Explorations) -> str:
+    """The generated findings section of a machine's spec document: each finding in its order
+    (``finding_order``), an invariant's with its shortest trace, a forever-property's with its
+    lasso, both at the default bounds (from ``explorations``, which ``results`` came from)."""
+    entries: list[tuple[tuple[str, int, str], list[str]]] = []
     for result in results:
         if result.machine != machine_name:
             continue
         verdict = "fails by default, holds with the option" if result.ok else "UNEXPECTED"
-        lines.append(f"**{result.finding}** `{result.invariant}` ({verdict}; option "
-                     f"`{result.option}`). Shortest trace at the default bounds:\n")
-        lines.append("```")
-        lines.extend(result.trace)
-        lines.append("```\n")
-    return "\n".join(lines)
+        entries.append((finding_order(machine_name, result.finding), [
+            f"**{result.finding}** `{result.invariant}` ({verdict}; option `{result.option}`). "
+            f"Shortest trace at the default bounds:\n", "```", *result.trace, "```\n"]))
+    explorer = machines.get(machine_name).explorer
+    properties = forever_properties(explorer)
+    default = explorations.get(machine_name) if properties else None
+    for prop in properties:
+        lasso = None if default is None else default.lassos.get(prop.name)
+        if default is None or lasso is None:
+            continue
+        finding = f"**{prop.finding}** " if prop.finding else ""
+        fixes = " or ".join(f"`{option}`" for option in prop.fixing_options)
+        entries.append((finding_order(machine_name, prop.finding), [
+            f"{finding}`{prop.name}` (a forever-property; fails by default"
+            + (f", holds with {fixes}" if fixes else "") + "). Its lasso at the default bounds, the "
+            "shortest prefix and then a loop:\n", "```",
+            *lasso_lines(explorer, lasso.prefix, lasso.loop, default.bounds, default.options), "```\n"]))
+    entries.sort(key=lambda entry: entry[0])
+    return "\n".join(line for _order, lines in entries for line in lines)

@@ -102,17 +102,20 @@ def transition_table(name: str) -> str:
     return "\n".join(rows) + "\n"
 
 
-def sections(findings: list[Any] | None = None) -> dict[str, str]:
-    """Every generated section; ``findings`` may be passed in when already computed."""
+def sections(findings: list[Any] | None = None, explorations: Any = None) -> dict[str, str]:
+    """Every generated section; ``findings`` may be passed in when already computed, and the
+    ``Explorations`` they were computed from (which hold the lassos the findings sections show)."""
+    from inboxspec.checker.explore import Explorations
     from inboxspec.checker.findings import check_findings, render_markdown
 
     generated: dict[str, str] = {}
-    findings = check_findings() if findings is None else findings
+    explorations = Explorations() if explorations is None else explorations
+    findings = check_findings(explorations) if findings is None else findings
     for entry in machines.all_machines():
         name = entry.name
         generated[f"{name}-diagram"] = "```mermaid\n" + format(entry.chart, "mermaid") + "```\n"
         generated[f"{name}-table"] = transition_table(name)
-        generated[f"{name}-findings"] = render_markdown(findings, name)
+        generated[f"{name}-findings"] = render_markdown(findings, name, explorations)
         if entry.interface is not None:
             generated.update(interface_tables.sections(entry.interface))
         # Outside a checkout (an installed package) the list keeps its written text.
@@ -155,7 +158,7 @@ def read_document(document: Path) -> str:
 
 
 def generate(directory: Path | None = None, *, write: bool,
-             findings: list[Any] | None = None) -> list[Drift]:
+             findings: list[Any] | None = None, explorations: Any = None) -> list[Drift]:
     """Compare (and with ``write``, rewrite) every machine's document; return what drifted.
 
     ``directory`` replaces the folder of every document (a copy of ``spec/``,
@@ -170,7 +173,7 @@ def generate(directory: Path | None = None, *, write: bool,
                                      f"{machines.all_machines()[0].spec.name})")
     with machines.only(e.name for e in entries):
         # Only the machines whose documents are written are explored for their findings.
-        generated = sections(findings)
+        generated = sections(findings, explorations)
     documents = [entry.spec if directory is None else directory / entry.spec.name for entry in entries]
     for document in sorted(documents):
         text = read_document(document)

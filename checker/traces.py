@@ -19,7 +19,7 @@ from inboxspec import machines
 from inboxspec.checker.forked import ScratchUnavailable
 from inboxspec.conformance.compare import canonical
 from inboxspec.machines.fixtures import FixtureError
-from inboxspec.machines.frame import Explorer, Step
+from inboxspec.machines.frame import Bounds, Explorer, Step, readable_trace
 from inboxspec.machines.interface import json_key, rememberable
 
 
@@ -34,10 +34,23 @@ def show(value: Any) -> str:
 
 
 def changes(variables: Sequence[str], before: Sequence[Any], after: Sequence[Any]) -> str:
-    """The control state after a step, then each other field the step changed, by name."""
-    changed = [f"{name}={show(new)}"
-               for name, old, new in zip(variables[1:], before[1:], after[1:], strict=True) if old != new]
+    """The control state after a step, then each other field the step changed, by name: a named
+    tuple's changes field by field within it (the host's ``s2.gate.streak=1``), anything else whole."""
+    changed: list[str] = []
+    for name, old, new in zip(variables[1:], before[1:], after[1:], strict=True):
+        _changed(name, old, new, changed)
     return f"{after[0]}" + (": " + ", ".join(changed) if changed else "")
+
+
+def _changed(path: str, old: Any, new: Any, changed: list[str]) -> None:
+    if old == new:
+        return
+    names = getattr(new, "_fields", None)
+    if names is not None and type(old) is type(new):
+        for name, old_item, new_item in zip(names, old, new, strict=True):
+            _changed(f"{path}.{name}", old_item, new_item, changed)
+        return
+    changed.append(f"{path}={show(new)}")
 
 
 def describe(trace: list[Step], variables: Sequence[str]) -> list[str]:
@@ -61,6 +74,30 @@ def describe_lasso(prefix: list[Step], loop: list[Step], variables: Sequence[str
     first = len(prefix) + 1
     lines.insert(len(prefix), f"     -- loop: steps {first}-{len(prefix) + len(loop)} repeat forever --")
     lines.append(f"     -- back to the state before step {first} --")
+    return lines
+
+
+def trace_lines(explorer: Explorer, trace: list[Step], bounds: Bounds,
+                options: Mapping[str, bool]) -> list[str]:
+    """A shortest trace of an exploration at ``bounds`` with ``options``, as people read it: the
+    explorer's readable form of it (``frame.readable_trace``), ``describe``d."""
+    variables, shown = readable_trace(explorer, trace, bounds, options)
+    return describe(shown, variables)
+
+
+def lasso_lines(explorer: Explorer, prefix: list[Step], loop: list[Step], bounds: Bounds,
+                options: Mapping[str, bool]) -> list[str]:
+    """A lasso of an exploration, as ``trace_lines`` shows a trace (``describe_lasso``).
+
+    Its loop returns to the state it starts from as the explorer's snapshots see it, which may
+    leave out what the readable form shows (the host's subscription ids, numbered anew in each
+    snapshot, or which session is which, by the symmetry its search reduces by): the last line
+    says so when the two readable states differ."""
+    variables, shown = readable_trace(explorer, [*prefix, *loop], bounds, options)
+    lines = describe_lasso(shown[:len(prefix)], shown[len(prefix):], variables)
+    if shown[-1][2] != shown[len(prefix)][0]:
+        lines[-1] = (f"     -- back to the state before step {len(prefix) + 1}, up to what the "
+                     f"explorer's snapshots leave out --")
     return lines
 
 

@@ -174,7 +174,7 @@ def _run_check(memo: Explorations, progress: Progress, refinements: Refinements)
     progress.set_phase("comparing the spec's generated sections")
     try:
         drift = [f"{d.document.name}: {d.section}"
-                 for d in spec_sections.generate(write=False, findings=findings)]
+                 for d in spec_sections.generate(write=False, findings=findings, explorations=memo)]
     except spec_sections.UnreadableDocument as error:  # a bundled document that cannot be read
         drift = [str(error)]
     ok = report.ok and not drift and not model_checks["problems"] and all(

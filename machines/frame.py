@@ -279,6 +279,32 @@ def shard_key(explorer: Any) -> ShardKey | None:
     return key
 
 
+# A trace as a reader follows it: the names of its states' fields, and its steps (``readable_trace``).
+ReadableTrace = tuple[Sequence[str], list[Step]]
+
+
+def readable_trace(explorer: Any, trace: Sequence[Step], bounds: Bounds,
+                   options: Mapping[str, bool]) -> ReadableTrace:
+    """A trace of an exploration at ``bounds`` with ``options`` as the traces printed for people show
+    it: the description's ``readable`` when it has one, else the trace as explored, with its
+    ``variables``.
+
+    A description gives one where its snapshots are abstractions a reader cannot follow from step
+    to step: the host's name each session by its place in each snapshot, which changes from one
+    step to the next (``machines/host.py``, ``readable``). Whatever it gives must be the trace
+    explored, not another: the host's replays each step and raises ``ReplayMismatch`` when the
+    state it reaches is not the one explored. Shortest traces as cases and ITF keep the
+    explored trace (``checker/traces.py``)."""
+    readable: Callable[..., ReadableTrace] | None = getattr(explorer, "readable", None)
+    if readable is None:
+        return explorer.variables, list(trace)
+    return readable(trace, bounds, options)
+
+
+class ReplayMismatch(AssertionError):
+    """A trace replayed for a reader (``readable_trace``) reached a state the exploration did not."""
+
+
 class Explorer(Protocol):
     """What the bounded explorer, refinement and generated cases need of a machine.
 

@@ -122,9 +122,9 @@ Coverage explorations (``coverage_bounds``)
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from types import SimpleNamespace
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from inboxspec.machines import frame, host_driver
 from inboxspec.machines.frame import Action, Bounds, ForeverProperty, HashedOnce, Invariant, any_step
@@ -1098,13 +1098,56 @@ class HostExplorer:
         if not trace:
             return []
         bounds = self.parse_bounds({"sessions": str(len(trace[0][0].sessions))})
-        session = host_driver.ModelSession(self._config(bounds))
-        view = SimpleNamespace()
-        self.constants(view, bounds, {})
-        real = {a: a for a in bounds["addresses"]}  # a name in the current snapshot -> the chart's address
-        steps: list[dict[str, Any]] = []
-        for _pre, action, _post in trace:
-            args = {k: real.get(v, v) if k in NAMED_ARGUMENTS else v for k, v in action.kwargs.items()}
+        return [replayed.step for replayed in self._replayed(trace, bounds, {})]
+
+    def readable(self, trace: Sequence[frame.Step], bounds: Bounds,
+                 options: Mapping[str, bool]) -> frame.ReadableTrace:
+        """The trace as a reader follows it (``frame.readable_trace``): each session named by one
+        address throughout, the one the replayed host gives it, where the explored trace names a
+        session by its place in each snapshot.
+
+        Each state is the control state, then each session's view in config order (the fields'
+        names are ``control`` and the addresses), each view naming the sessions by address; each
+        label names them so; each output is the replayed chart's, less its ``sessions`` summary,
+        which the state shows. It is replayed with the exploration's bounds and options, and a step
+        whose replayed state is not, up to the sessions' names, the one explored raises
+        ``frame.ReplayMismatch``."""
+        addresses = bounds["addresses"]
+        by_address = {address: address for address in addresses}
+        letters = {(a.event, _named_key(a.kwargs)): a for a in self.alphabet(bounds)}
+        shown: list[frame.Step] = []
+        before: tuple[Any, ...] | None = None
+        for number, replayed in enumerate(self._replayed(trace, bounds, options), start=1):
+            pre, action, post, _output = trace[number - 1]
+            if replayed.snapshot != post:
+                raise frame.ReplayMismatch(f"host: step {number} ({action.label}) of the trace replays to "
+                                           f"another state than the one explored")
+            data = replayed.data
+            views = tuple(self._view(data, address, by_address) for address in addresses)
+            if before is None:
+                before = (cast(Snapshot, pre).control, *replayed.first)
+            after = (replayed.snapshot.control, *views)
+            letter = letters.get((action.event, _named_key(replayed.named)), action)
+            output = {key: value for key, value in replayed.output.items() if key != "sessions"}
+            shown.append((before, letter, after, output))
+            before = after
+        return ("control", *addresses), shown
+
+    def _replayed(self, trace: Sequence[tuple[Any, ...]], bounds: Bounds,
+                  options: Mapping[str, bool]) -> Iterator[_Replayed]:
+        """Each step of ``trace`` replayed on the chart from the initial state (see ``concretize``)."""
+        session = host_driver.ModelSession(self.config(bounds, options))
+        data = SimpleNamespace()
+        self.constants(data, bounds, options)
+        by_address = {address: address for address in bounds["addresses"]}
+        data.sessions, data.reminders, data.now_ms = (
+            session.chart.sessions, session.chart.reminders, session.chart.now_ms)
+        first = tuple(self._view(data, address, by_address) for address in bounds["addresses"])
+        real = dict(by_address)  # a name in the current snapshot -> the chart's address
+        for step_fields in trace:
+            action: Action = step_fields[1]
+            named = {k: real.get(v, v) if k in NAMED_ARGUMENTS else v for k, v in action.kwargs.items()}
+            args = dict(named)
             if action.event == "advance":
                 args = {"now_ms": session.chart.now_ms + args["ms"]}
             elif action.event in ("approve", "deny"):
@@ -1115,13 +1158,27 @@ class HostExplorer:
                 args = {"session": args["session"], "target": args["peer"]}
             args = {k: v for k, v in args.items() if v is not None}
             step = frame.case_step(action.event, args)
-            steps.append(step)
-            session.apply(step)
-            view.sessions, view.reminders, view.now_ms = (
+            output = session.apply(step)
+            data.sessions, data.reminders, data.now_ms = (
                 session.chart.sessions, session.chart.reminders, session.chart.now_ms)
-            _snapshot, renaming = self.canonical(view, "running")
-            real = {named: address for address, named in renaming.items()}
-        return steps
+            snapshot, renaming = self.canonical(data, "running")
+            yield _Replayed(step, named, output, snapshot, data, first)
+            real = {named_as: address for address, named_as in renaming.items()}
+
+
+class _Replayed(NamedTuple):
+    """One step of a trace replayed on the chart (``HostExplorer._replayed``)."""
+
+    step: dict[str, Any]  # the case step
+    named: dict[str, Any]  # the letter's arguments, sessions named by the chart's addresses
+    output: dict[str, Any]  # the chart's output
+    snapshot: Snapshot  # the canonical snapshot reached
+    data: Any  # the chart's sessions, reminders and clock after it, with the explorer's constants
+    first: tuple[SessionView, ...]  # the initial state's views, by address
+
+
+def _named_key(kwargs: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(kwargs.items()))
 
 
 MACHINE = frame.bundled_machine(

@@ -201,6 +201,29 @@ def test_a_trace_line_shows_the_control_state_and_only_the_fields_that_changed()
     assert "refusing_unannounced  -> " in line and "=" not in line.split("->")[0]
 
 
+
+def test_a_trace_line_shows_a_named_tuple_field_part_by_part_and_anything_else_whole() -> None:
+    from typing import NamedTuple
+
+    from inboxspec.machines.frame import Action
+
+    class Gate(NamedTuple):
+        state: str
+        streak: int
+
+    class View(NamedTuple):
+        gate: Gate
+        pending: tuple[str, ...]
+
+    before = ("running", View(Gate("open", 0), ()), View(Gate("open", 0), ()))
+    after = ("running", View(Gate("open", 1), ()), View(Gate("open", 0), ("hi",)))
+    (line,) = describe([(before, Action("tick", "tick"), after, None)], ("control", "s1", "s2"))
+    assert line.endswith("running: s1.gate.streak=1, s2.pending=['hi']")
+    # A field whose new value is of another type is shown whole.
+    changed = ("running", None, View(Gate("open", 0), ()))
+    (line,) = describe([(before, Action("tick", "tick"), changed, None)], ("control", "s1", "s2"))
+    assert line.endswith("running: s1=None")
+
 # The bounds of the host's finding trace below: tests/test_host_findings.py's for HOST-F3. Its findings
 # at the default bounds need its default-bound explorations, which are the main job's
 # (tests/test_check_command.py's CHECKED_WHOLE says why); the trace is printed as check_findings prints it.
@@ -441,7 +464,7 @@ def test_an_integer_bound_is_ascii_digits_alone(machine: str, name: str, value: 
 def test_findings_are_listed_by_number_whichever_property_shows_them() -> None:
     """A newcomer's review: the host's findings were listed F3, F2, F2, F1 (the invariants' first, then
     the forever-properties'), and counted as 1/1 where its spec has three."""
-    from inboxspec.checker.commands import finding_order
+    from inboxspec.checker.findings import finding_order
 
     shown = [("host", "HOST-F3"), ("host", "HOST-F2"), ("host", None), ("host", "HOST-F10"),
              ("host", "HOST-F1"), ("wake-gate", "WAKE-F1")]

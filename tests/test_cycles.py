@@ -271,14 +271,15 @@ class _LassosByOption:
     """An exploration memo that answers each configuration with the lassos it is told: a cycle in
     the default exploration and with each option named in ``cyclic``."""
 
-    def __init__(self, lasso: Lasso, cyclic: set[str]) -> None:
-        self.lasso, self.cyclic = lasso, cyclic
+    def __init__(self, lasso: Lasso, cyclic: set[str], bounds: Mapping[str, Any]) -> None:
+        self.lasso, self.cyclic, self.bounds = lasso, cyclic, bounds
 
     def get(self, name: str, bounds: Mapping[str, str] | None = None,
             options: Mapping[str, bool] | None = None) -> Any:
         on = [option for option, value in (options or {}).items() if value]
         looping = not on or any(option in self.cyclic for option in on)
-        return types.SimpleNamespace(lassos={"no_ping_pong_forever": self.lasso} if looping else {})
+        return types.SimpleNamespace(lassos={"no_ping_pong_forever": self.lasso} if looping else {},
+                                     bounds=self.bounds, options=dict(options or {}))
 
 
 @pytest.mark.parametrize("cyclic", [set(), {"fix_a"}, {"fix_b"}, {"fix_a", "fix_b"}])
@@ -290,8 +291,9 @@ def test_check_forever_asks_every_option_that_fixes_a_finding(ping_pong: Machine
     (prop,) = forever_properties(ping_pong.explorer)
     finding = dataclasses.replace(prop, finding="TOY-F9", option="fix_a", also_fixed_by=("fix_b",))
     monkeypatch.setattr(ping_pong.explorer, "forever", (finding,))
-    lasso = explore("toy-ping-pong", options={"plant_ping_pong": True}).lassos["no_ping_pong_forever"]
-    (result,) = check_forever(_LassosByOption(lasso, cyclic))  # type: ignore[arg-type]
+    planted = explore("toy-ping-pong", options={"plant_ping_pong": True})
+    lasso = planted.lassos["no_ping_pong_forever"]
+    (result,) = check_forever(_LassosByOption(lasso, cyclic, planted.bounds))  # type: ignore[arg-type]
     assert result.fails_by_default and result.expected_to_fail
     assert result.holds_with_option is ("fix_a" not in cyclic)
     assert result.also_fixed_by == {"fix_b": "fix_b" not in cyclic}

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from inboxspec import machines
-from inboxspec.checker.traces import describe, describe_lasso
-from inboxspec.machines.frame import forever_properties
+from inboxspec.checker.traces import describe, describe_lasso, lasso_lines
+from inboxspec.machines.frame import ReplayMismatch, forever_properties, readable_trace
 from tests.session_shared import SharedExplorations
 
 # finding -> (property, option, bounds, whether it is a forever-property)
@@ -63,3 +63,67 @@ def test_every_host_finding_of_the_description_is_tested() -> None:
     tested = {(f.split("-counted")[0].split("-next")[0], prop, option)
               for f, (prop, option, _b, _f) in FINDINGS.items()}
     assert declared <= tested
+
+
+@pytest.mark.parametrize("finding", ["HOST-F1", "HOST-F2", "HOST-F3"])
+def test_a_printed_trace_names_each_session_by_one_address_and_is_the_trace_explored(
+        finding: str, explorations: SharedExplorations) -> None:
+    """The printed form (``HostExplorer.readable``) replays the trace on the chart; each step's
+    replayed state, made canonical, is the one explored (else ``ReplayMismatch``), and its label
+    is a letter of the alphabet, its sessions named by the replayed chart's addresses."""
+    prop, _option, bounds, forever = FINDINGS[finding]
+    explorer = machines.get("host").explorer
+    default = explorations.get("host", bounds)
+    trace = ([*default.lassos[prop].prefix, *default.lassos[prop].loop] if forever
+             else default.violations[prop])
+    variables, shown = readable_trace(explorer, trace, default.bounds, default.options)
+    assert tuple(variables) == ("control", *default.bounds["addresses"])
+    labels = {action.label for action in explorer.alphabet(default.bounds)}
+    assert len(shown) == len(trace)
+    for (pre, _action, post, output), (shown_pre, letter, shown_post, shown_output) in zip(
+            trace, shown, strict=True):
+        assert letter.label in labels and letter.event == _action.event
+        assert (shown_pre[0], shown_post[0]) == (pre[0], post[0])  # the control state
+        assert shown_output is not None and "sessions" not in shown_output
+        if output is not None:  # a trace keeps the chart's outputs where the search kept them
+            assert [e["type"] for e in shown_output["events"]] == [e["type"] for e in output["events"]]
+    # Each step is replayed from the one before: consecutive printed states join up.
+    assert all(shown[n][2] == shown[n + 1][0] for n in range(len(shown) - 1))
+
+
+def test_a_trace_that_does_not_replay_to_the_states_explored_is_refused(
+        explorations: SharedExplorations) -> None:
+    prop, _option, bounds, _forever = FINDINGS["HOST-F3"]
+    default = explorations.get("host", bounds)
+    trace = default.violations[prop]
+    explorer = machines.get("host").explorer
+    # The last step's state replaced by the one before it: a trace the exploration did not take.
+    pre, action, _post, output = trace[-1]
+    tampered = [*trace[:-1], (pre, action, pre, output)]
+    with pytest.raises(ReplayMismatch, match=f"step {len(trace)} "):
+        readable_trace(explorer, tampered, default.bounds, default.options)
+    # Replayed with another bound than the exploration's, the clock moves otherwise, and the states
+    # reached differ from the ones explored.
+    other = {**default.bounds, "floor_ms": default.bounds["floor_ms"] + 1}
+    lasso = explorations.get("host", FINDINGS["HOST-F1"][2]).lassos["no_forged_cadence_forever"]
+    with pytest.raises(ReplayMismatch):
+        readable_trace(explorer, [*lasso.prefix, *lasso.loop], other, default.options)
+
+
+def test_a_lasso_says_when_its_printed_states_close_the_loop_only_as_the_snapshots_see_them(
+        explorations: SharedExplorations) -> None:
+    """HOST-F2's harness-line lasso subscribes anew in each turn of its loop: the replayed chart's
+    subscription id grows, which the snapshot numbers anew, so the printed loop closes up to that."""
+    explorer = machines.get("host").explorer
+    looped: tuple[tuple[str, dict[str, str]], ...] = (
+        ("no_harness_line_wakes_forever", {}), ("no_forged_cadence_forever", FINDINGS["HOST-F1"][2]))
+    for prop, bounds in looped:
+        default = explorations.get("host", bounds)
+        lasso = default.lassos[prop]
+        _variables, shown = readable_trace(explorer, [*lasso.prefix, *lasso.loop], default.bounds,
+                                           default.options)
+        lines = lasso_lines(explorer, lasso.prefix, lasso.loop, default.bounds, default.options)
+        closes = shown[-1][2] == shown[len(lasso.prefix)][0]
+        assert closes is (prop == "no_forged_cadence_forever")
+        assert lines[-1].endswith(f"before step {len(lasso.prefix) + 1} --") is closes
+        assert lines[-1].endswith("up to what the explorer's snapshots leave out --") is not closes

@@ -1,7 +1,8 @@
 """The README's walkthrough of a lasso (``How to read a lasso``) is HOST-F1's lasso as the explorer
-finds it today: the README copies the explorer's lines, each step's output cut down to its events and
-each event to the fields the walkthrough reads (``SHOWN_FIELDS``), and this test makes that copy
-from the exploration and compares it, so the walkthrough cannot drift from the machine it explains."""
+finds it today and prints it (its readable form, ``frame.readable_trace``): the README copies the
+printed lines, each step's output cut down to its events and each event to the fields the walkthrough
+reads (``SHOWN_FIELDS``), and this test makes that copy from the exploration and compares it, so the
+walkthrough cannot drift from the machine it explains."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import json
 import re
 from pathlib import Path
 
+from inboxspec import machines
 from inboxspec.checker.explore import Explorations
+from inboxspec.checker.traces import lasso_lines
+from inboxspec.machines.frame import readable_trace
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 PROPERTY = "no_forged_cadence_forever"
@@ -32,14 +36,19 @@ def _shown(output: dict[str, object] | None) -> str:
 
 
 def test_the_readme_walks_through_the_lasso_the_explorer_finds(explorations: Explorations) -> None:
-    lasso = explorations.get("host").lassos[PROPERTY]
-    steps = [*lasso.prefix, *lasso.loop]
+    default = explorations.get("host")
+    lasso = default.lassos[PROPERTY]
+    _variables, steps = readable_trace(machines.get("host").explorer, [*lasso.prefix, *lasso.loop],
+                                       default.bounds, default.options)
     first = len(lasso.prefix) + 1
     lines = [f"expected failure: {PROPERTY}; lasso (shortest prefix, then a loop):"]
     lines += [f"{n:>3}. {action.label:<26}  -> events {_shown(output)}"
               for n, (_pre, action, _post, output) in enumerate(steps, start=1)]
-    lines.insert(first, f"     -- loop: steps {first}-{len(steps)} repeat forever --")
-    lines.append(f"     -- back to the state before step {first} --")
+    # The loop's two marker lines as the explorer prints them.
+    printed = lasso_lines(machines.get("host").explorer, lasso.prefix, lasso.loop, default.bounds,
+                          default.options)
+    lines.insert(first, printed[first - 1])
+    lines.append(printed[-1])
     assert _walkthrough_block() == lines
     # The sentence before the block says which fields are kept (its line breaks read as spaces).
     sentence = ", ".join(f"`{field}`" for field in SHOWN_FIELDS[:-1]) + f" and `{SHOWN_FIELDS[-1]}`"
