@@ -9,6 +9,9 @@ printed as its prefix and then its loop.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from inboxspec import machines
@@ -127,3 +130,23 @@ def test_a_lasso_says_when_its_printed_states_close_the_loop_only_as_the_snapsho
         assert closes is (prop == "no_forged_cadence_forever")
         assert lines[-1].endswith(f"before step {len(lasso.prefix) + 1} --") is closes
         assert lines[-1].endswith("up to what the explorer's snapshots leave out --") is not closes
+
+
+SPEC = Path(__file__).resolve().parent.parent / "spec" / "host.md"
+EVERY_FIX = {"stamp_true_sender": True, "pending_counts_as_held": True}
+
+
+@pytest.mark.parametrize("harness_lines", ["harness_lines_as_agent_mail", "harness_lines_at_next_turn"])
+def test_with_every_findings_option_on_every_property_holds(harness_lines: str,
+                                                            explorations: SharedExplorations) -> None:
+    """spec/host.md, *Decided*: with every finding's option on (one harness-line option at a time:
+    they exclude each other), no invariant fails and no forever-property has a cycle at the default
+    bounds, in as many states as the spec says."""
+    result = explorations.get("host", None, {**EVERY_FIX, harness_lines: True})
+    assert result.violations == {} and result.lassos == {}
+    assert set(result.forever_checked) == {p.name for p in forever_properties(machines.get("host").explorer)}
+    said = re.search(r"holds at the default bounds: ([\d,]+)\s+states with\s+`harness_lines_as_agent_mail`,"
+                     r"\s+([\d,]+) with\s+`harness_lines_at_next_turn`", SPEC.read_text(encoding="utf-8"))
+    assert said is not None, "spec/host.md's sentence on every finding's option on"
+    states = said.group(1 if harness_lines == "harness_lines_as_agent_mail" else 2)
+    assert result.states == int(states.replace(",", ""))
