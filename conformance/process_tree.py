@@ -45,11 +45,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,6 +110,9 @@ class ProcessInfo:
     pgid: int
     sid: int
     state: str
+    # When it started, in clock ticks since boot (``/proc/PID/stat``'s field 22): with the pid, which
+    # process this is; a process given the pid later started later.
+    started: int = 0
 
 
 def process_info(pid: int) -> ProcessInfo | None:
@@ -118,9 +122,10 @@ def process_info(pid: int) -> ProcessInfo | None:
     except OSError:
         return None
     # The command name is in parentheses and may itself hold spaces and parentheses.
-    fields = stat[stat.rfind(b")") + 2 :].split()
+    fields = stat[stat.rfind(b")") + 2 :].split()  # from field 3, the state, on
     try:
-        return ProcessInfo(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode())
+        return ProcessInfo(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(),
+                           int(fields[19]))
     except (IndexError, ValueError):
         return None
 
@@ -165,6 +170,10 @@ class Tree:
         return self.root if self.root_held is None or self.root_held() else None
 
     def members(self) -> set[int]:
+        """The pids of ``found``."""
+        return set(self.found())
+
+    def found(self) -> dict[int, ProcessInfo]:
         """Every live (not zombie) process of the tree, by the four rules of the module docstring.
 
         Once the root is collected (``root_held``), its pid may be given to an unrelated process.
@@ -195,16 +204,46 @@ class Tree:
                 if child not in found and child != runner and child not in self.spare:
                     found.add(child)
                     frontier.append(child)
-        return {pid for pid in found if table[pid].state != "Z"}
+        return {pid: table[pid] for pid in found if table[pid].state != "Z"}
 
 
-def _signal_all(pids: Iterable[int], group: int | None, signum: int) -> None:
+def _signal_all(members: Mapping[int, ProcessInfo], group: int | None, signum: int) -> None:
     if group is not None:
         with contextlib.suppress(OSError):
             os.killpg(group, signum)
-    for pid in pids:
+    for info in members.values():
+        signal_process(info, signum)
+
+
+def signal_process(info: ProcessInfo, signum: int) -> None:
+    """Send ``signum`` to the process a scan found, not to another given its pid since (the scan of
+    every process takes milliseconds, and the runner often runs as root).
+
+    Where pidfds exist (Linux 5.3 on), the signal goes through a pidfd opened on the pid and then
+    checked to hold the process found: the process that has the pid once the pidfd is open started
+    when the one found did (``ProcessInfo.started``), so a process given the pid after the scan is
+    left alone; and a pidfd never reaches another process than its own. Elsewhere the signal goes
+    by pid, as ``kill`` sends it. A process gone is no error."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
         with contextlib.suppress(OSError):
-            os.kill(pid, signum)
+            os.kill(info.pid, signum)
+        return
+    try:
+        pidfd = pidfd_open(info.pid)
+    except OSError as error:
+        if error.errno != errno.ESRCH:  # not gone: a kernel without pidfds
+            with contextlib.suppress(OSError):
+                os.kill(info.pid, signum)
+        return
+    try:
+        now = process_info(info.pid)
+        if now is not None and now.started == info.started:
+            signal.pidfd_send_signal(pidfd, signum)
+    except OSError:
+        pass
+    finally:
+        os.close(pidfd)
 
 
 def reap_adopted(keep: Iterable[int]) -> None:
@@ -231,13 +270,13 @@ def terminate(tree: Tree, grace: float = KILL_GRACE_S) -> list[int]:
     if not PROC.is_dir():
         return _terminate_group(tree, grace)
     keep = {tree.root, *tree.spare}
-    members = tree.members()
+    members = tree.found()
     _signal_all(members, tree.group(), signal.SIGTERM)
     deadline = time.monotonic() + grace
     while members and time.monotonic() < deadline:
         time.sleep(_POLL_S)
         reap_adopted(keep)
-        members = tree.members()  # rescanned: a TERMed parent may have left adopted orphans
+        members = tree.found()  # rescanned: a TERMed parent may have left adopted orphans
     stubborn = sorted(members)
     # KILL until nothing of the tree is left: a process may fork between two scans.
     settle = time.monotonic() + grace
@@ -245,7 +284,7 @@ def terminate(tree: Tree, grace: float = KILL_GRACE_S) -> list[int]:
         _signal_all(members, tree.group(), signal.SIGKILL)
         time.sleep(_POLL_S)
         reap_adopted(keep)
-        members = tree.members()
+        members = tree.found()
     reap_adopted(keep)
     return stubborn
 
@@ -264,7 +303,7 @@ def _terminate_group(tree: Tree, grace: float) -> list[int]:
             pass  # none has: a group of that id is the adapter's
         except OSError:
             return []  # a process has the pid, one this runner may not signal
-    _signal_all((), group, signal.SIGTERM)
+    _signal_all({}, group, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         try:
@@ -272,5 +311,5 @@ def _terminate_group(tree: Tree, grace: float) -> list[int]:
         except OSError:
             return []
         time.sleep(_POLL_S)
-    _signal_all((), group, signal.SIGKILL)
+    _signal_all({}, group, signal.SIGKILL)
     return [group]

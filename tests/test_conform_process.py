@@ -683,3 +683,25 @@ def test_ctrl_c_outside_a_run_is_a_message_not_a_traceback(
     captured = capsys.readouterr()
     assert code == 130 and "Traceback" not in captured.err
     assert json.loads(captured.out)["interrupted"] == "SIGINT"
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="pidfds: Linux 5.3 and Python 3.9 on")
+def test_a_process_found_is_signalled_only_while_its_pid_is_still_its_own() -> None:
+    """``process_tree.signal_process``: a pid whose process started at another time than the scan
+    saw is another process's now (given the pid after the scan), and is not signalled."""
+    import dataclasses
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        info = process_tree.process_info(child.pid)
+        assert info is not None and info.started > 0
+        process_tree.signal_process(dataclasses.replace(info, started=info.started - 1), signal.SIGTERM)
+        with pytest.raises(subprocess.TimeoutExpired):
+            child.wait(timeout=0.5)  # not signalled: a later process's, as far as it can tell
+        process_tree.signal_process(info, signal.SIGTERM)
+        assert child.wait(timeout=10) == -signal.SIGTERM
+        # Gone (collected): no error, no signal to anyone.
+        process_tree.signal_process(info, signal.SIGTERM)
+    finally:
+        child.kill()
+        child.wait()
