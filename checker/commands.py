@@ -166,7 +166,7 @@ def _explore(args: argparse.Namespace) -> int:
         case = to_case(args.machine, f"{args.machine}/counterexample-{chosen.replace('_', '-')}",
                        f"The shortest trace that breaks {chosen} replays with the reference's outputs",
                        list(requirements), explorer.config(result.bounds, options),
-                       concrete_steps(explorer, failed[chosen]),
+                       concrete_steps(explorer, failed[chosen], result.bounds, result.options),
                        features=interface.features_for_options(options) or None)
         written = _written(emit_case, json.dumps({"machine": args.machine, "cases": [case]}, indent=2))
         if written is not None:

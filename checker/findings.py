@@ -59,7 +59,7 @@ def check_findings(explorations: Explorations | None = None) -> list[FindingResu
             trace = default.violations.get(invariant.name)
             case = case_problem = None
             if trace is not None:
-                steps = concrete_steps(explorer, trace)
+                steps = concrete_steps(explorer, trace, default.bounds, default.options)
                 try:
                     case = to_case(name, f"{name}/finding-{invariant.finding.lower()}",
                                    f"The shortest trace that breaks {invariant.name} under the seed default",

@@ -98,7 +98,7 @@ def generate(name: str, explorations: Explorations | None = None,
             name, f"{name}/generated/{slug}",
             f"Transition {transition.describe()} replays with exact outputs",
             requirements_of(transition), explorer.config(bounds, options),
-            concrete_steps(explorer, trace),
+            concrete_steps(explorer, trace, bounds, options),
             features=interface.features_for_options(options) or None, replays=replays,
         )
         disagreements = model_disagreements(name, case, replays)

@@ -95,7 +95,7 @@ class _Compared:
     def disagreement(self, path: list[tuple[Any, Action, Any]], expected: Any) -> list[str] | None:
         """Whether the reference, replaying ``path`` with concrete values, gives the model's output
         ``expected`` at its last step; when not, the disagreement as ``Refinement.mismatch`` words it."""
-        steps = self.explorer.concretize(path)
+        steps = self.explorer.concretize(path, self.parsed, self.chosen)
         # A reference that raises answers {"raised": ...}, which no model output equals.
         replayed = run_side(self.entry.run_case, self.config, steps)
         actual = replayed.get("outputs", [replayed])[-1]

@@ -81,28 +81,38 @@ def trace_lines(explorer: Explorer, trace: list[Step], bounds: Bounds,
                 options: Mapping[str, bool]) -> list[str]:
     """A shortest trace of an exploration at ``bounds`` with ``options``, as people read it: the
     explorer's readable form of it (``frame.readable_trace``), ``describe``d."""
-    variables, shown = readable_trace(explorer, trace, bounds, options)
-    return describe(shown, variables)
+    readable = readable_trace(explorer, trace, bounds, options)
+    return describe(readable.steps, readable.variables)
 
 
 def lasso_lines(explorer: Explorer, prefix: list[Step], loop: list[Step], bounds: Bounds,
                 options: Mapping[str, bool]) -> list[str]:
     """A lasso of an exploration, as ``trace_lines`` shows a trace (``describe_lasso``).
 
-    Its loop returns to the state it starts from as the explorer's snapshots see it, which may
-    leave out what the readable form shows (the host's subscription ids, numbered anew in each
-    snapshot, or which session is which, by the symmetry its search reduces by): the last line
-    says so when the two readable states differ."""
-    variables, shown = readable_trace(explorer, [*prefix, *loop], bounds, options)
-    lines = describe_lasso(shown[:len(prefix)], shown[len(prefix):], variables)
-    if shown[-1][2] != shown[len(prefix)][0]:
-        lines[-1] = (f"     -- back to the state before step {len(prefix) + 1}, up to what the "
-                     f"explorer's snapshots leave out --")
+    Its loop returns to the state it starts from as the explorer's snapshots see it. The readable
+    form may read that state otherwise; the last line then says how: the parts it names otherwise
+    (the host's sessions, which play each other's parts in the next round, by the symmetry its
+    search reduces by), or, where it names them alike, that the two states differ only in what the
+    snapshots leave out (the host's subscription ids, numbered anew in each snapshot)."""
+    readable = readable_trace(explorer, [*prefix, *loop], bounds, options)
+    shown = readable.steps
+    lines = describe_lasso(shown[:len(prefix)], shown[len(prefix):], readable.variables)
+    start = len(prefix) + 1
+    if readable.names is not None and readable.names[len(prefix)] != readable.names[-1]:
+        then, now = readable.names[len(prefix)], readable.names[-1]
+        places = " and ".join(f"{now[name]} in {then[name]}'s place" for name in sorted(then)
+                              if now[name] != then[name])
+        lines[-1] = f"     -- back to the state before step {start}, with {places} --"
+    elif shown[-1][2] != shown[len(prefix)][0]:
+        lines[-1] = (f"     -- back to the state before step {start}, up to what the explorer's "
+                     f"snapshots leave out --")
     return lines
 
 
-def concrete_steps(explorer: Explorer, trace: list[Step]) -> list[dict[str, Any]]:
-    return explorer.concretize([(pre, a, post) for pre, a, post, _ in trace])
+def concrete_steps(explorer: Explorer, trace: list[Step], bounds: Bounds,
+                   options: Mapping[str, bool]) -> list[dict[str, Any]]:
+    """A trace of an exploration at ``bounds`` with ``options`` as case steps (``concretize``)."""
+    return explorer.concretize([(pre, a, post) for pre, a, post, _ in trace], bounds, options)
 
 
 # How much of an exception's message a report shows (``described_error``).

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from statemachine import StateChart
 
@@ -279,8 +279,14 @@ def shard_key(explorer: Any) -> ShardKey | None:
     return key
 
 
-# A trace as a reader follows it: the names of its states' fields, and its steps (``readable_trace``).
-ReadableTrace = tuple[Sequence[str], list[Step]]
+class ReadableTrace(NamedTuple):
+    """A trace as a reader follows it (``readable_trace``)."""
+
+    variables: Sequence[str]  # the names of its states' fields
+    steps: list[Step]
+    # Per state of the trace (the first step's pre, then each step's post): the name the reader reads
+    # for each name the explored snapshot gives (the host's sessions); None where the two are one.
+    names: list[dict[str, str]] | None = None
 
 
 def readable_trace(explorer: Any, trace: Sequence[Step], bounds: Bounds,
@@ -293,11 +299,12 @@ def readable_trace(explorer: Any, trace: Sequence[Step], bounds: Bounds,
     to step: the host's name each session by its place in each snapshot, which changes from one
     step to the next (``machines/host.py``, ``readable``). Whatever it gives must be the trace
     explored, not another: the host's replays each step and raises ``ReplayMismatch`` when the
-    state it reaches is not the one explored. Shortest traces as cases and ITF keep the
-    explored trace (``checker/traces.py``)."""
+    state it reaches is not the one explored. ITF keeps the explored snapshots (``checker/traces.py``);
+    a case is the description's ``concretize`` (the host's names the sessions as its ``readable``
+    does)."""
     readable: Callable[..., ReadableTrace] | None = getattr(explorer, "readable", None)
     if readable is None:
-        return explorer.variables, list(trace)
+        return ReadableTrace(explorer.variables, list(trace))
     return readable(trace, bounds, options)
 
 
@@ -365,8 +372,10 @@ class Explorer(Protocol):
         """The conformance ``config`` of an exploration."""
         ...
 
-    def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
-        """Case steps (without expectations) that replay an abstract trace with concrete values.
+    def concretize(self, trace: Sequence[tuple[Any, Action, Any]], bounds: Bounds,
+                   options: Mapping[str, bool]) -> list[dict[str, Any]]:
+        """Case steps (without expectations) that replay an abstract trace, of an exploration at
+        ``bounds`` with ``options``, with concrete values.
 
         Unobservable letters produce no step of their own; their effect shows in
         the next observable step (time passing folds into its ``now_ms``).

@@ -44,8 +44,10 @@ Canonical form, and why each merge is exact
       Subscription ids are then numbered in order of appearance. ``tick``
       visits sessions in config order, which orders its records but not its
       successor states, since no session's decision reads another's.
-      Trace labels name sessions by their place in each step's snapshot;
-      ``concretize`` follows the renaming from step to step.
+      A letter's label names sessions by their place in the snapshot it
+      leaves; ``readable`` (the printed traces) and ``concretize`` (cases)
+      replay a trace and follow the renaming from step to step, so that
+      each session keeps one address.
     * An idle session's turn-action count is stored as 0 (read only in a turn,
       reset by a wake), and a rejected step's snapshot is the one loaded
       (HOST-IF-4; ``tests/test_host_explorer.py`` checks both).
@@ -1091,14 +1093,20 @@ class HostExplorer:
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         return frame.with_options(self._config(bounds), options)
 
-    def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
-        """Replays the trace on the chart from the initial state, where positions become
-        tickets, clock moves become instants and each step's session names (positions in
-        its canonical snapshot) become the replayed chart's addresses."""
-        if not trace:
-            return []
-        bounds = self.parse_bounds({"sessions": str(len(trace[0][0].sessions))})
-        return [replayed.step for replayed in self._replayed(trace, bounds, {})]
+    def concretize(self, trace: Sequence[tuple[Any, Action, Any]], bounds: Bounds,
+                   options: Mapping[str, bool]) -> list[dict[str, Any]]:
+        """Replays the trace on the chart from the initial state, with the exploration's bounds and
+        options, where positions become tickets, clock moves become instants and each step's session
+        names (positions in its canonical snapshot) become the replayed chart's addresses: the
+        sessions are named as ``readable`` names them. A step that replays to another state than the
+        one explored raises ``frame.ReplayMismatch``: a case of another trace is never written."""
+        steps = []
+        for number, replayed in enumerate(self._replayed(trace, bounds, options), start=1):
+            if replayed.snapshot != trace[number - 1][2]:
+                raise frame.ReplayMismatch(f"host: step {number} ({trace[number - 1][1].label}) of the trace "
+                                           f"replays to another state than the one explored")
+            steps.append(replayed.step)
+        return steps
 
     def readable(self, trace: Sequence[frame.Step], bounds: Bounds,
                  options: Mapping[str, bool]) -> frame.ReadableTrace:
@@ -1116,22 +1124,24 @@ class HostExplorer:
         by_address = {address: address for address in addresses}
         letters = {(a.event, _named_key(a.kwargs)): a for a in self.alphabet(bounds)}
         shown: list[frame.Step] = []
+        names = [dict(by_address)]
         before: tuple[Any, ...] | None = None
         for number, replayed in enumerate(self._replayed(trace, bounds, options), start=1):
             pre, action, post, _output = trace[number - 1]
-            if replayed.snapshot != post:
+            letter = letters.get((action.event, _named_key(replayed.named)))
+            if replayed.snapshot != post or letter is None:
                 raise frame.ReplayMismatch(f"host: step {number} ({action.label}) of the trace replays to "
-                                           f"another state than the one explored")
+                                           f"another state than the one explored, or names no letter")
             data = replayed.data
             views = tuple(self._view(data, address, by_address) for address in addresses)
             if before is None:
                 before = (cast(Snapshot, pre).control, *replayed.first)
             after = (replayed.snapshot.control, *views)
-            letter = letters.get((action.event, _named_key(replayed.named)), action)
             output = {key: value for key, value in replayed.output.items() if key != "sessions"}
             shown.append((before, letter, after, output))
+            names.append(replayed.names)
             before = after
-        return ("control", *addresses), shown
+        return frame.ReadableTrace(("control", *addresses), shown, names)
 
     def _replayed(self, trace: Sequence[tuple[Any, ...]], bounds: Bounds,
                   options: Mapping[str, bool]) -> Iterator[_Replayed]:
@@ -1162,8 +1172,8 @@ class HostExplorer:
             data.sessions, data.reminders, data.now_ms = (
                 session.chart.sessions, session.chart.reminders, session.chart.now_ms)
             snapshot, renaming = self.canonical(data, "running")
-            yield _Replayed(step, named, output, snapshot, data, first)
             real = {named_as: address for address, named_as in renaming.items()}
+            yield _Replayed(step, named, output, snapshot, data, first, dict(real))
 
 
 class _Replayed(NamedTuple):
@@ -1173,8 +1183,11 @@ class _Replayed(NamedTuple):
     named: dict[str, Any]  # the letter's arguments, sessions named by the chart's addresses
     output: dict[str, Any]  # the chart's output
     snapshot: Snapshot  # the canonical snapshot reached
-    data: Any  # the chart's sessions, reminders and clock after it, with the explorer's constants
+    # The chart's sessions, reminders and clock after it, with the explorer's constants. WARNING: one
+    # object for every step of a replay, changed by the next: read it before taking the next step.
+    data: Any
     first: tuple[SessionView, ...]  # the initial state's views, by address
+    names: dict[str, str]  # the chart's address of each session name ``snapshot`` gives
 
 
 def _named_key(kwargs: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:

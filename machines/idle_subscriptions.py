@@ -370,7 +370,8 @@ class IdleSubscriptionsExplorer:
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         return frame.with_options(self._settings(bounds), options)
 
-    def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
+    def concretize(self, trace: Sequence[tuple[Any, Action, Any]], bounds: Bounds,
+                   options: Mapping[str, bool]) -> list[dict[str, Any]]:
         """Case steps that replay a trace so that the clock reads ``T0`` before its last letter.
 
         A loaded snapshot's clock reads ``T0``, and outputs carry absolute times

@@ -418,7 +418,8 @@ class InboxRefreshExplorer:
         return frame.with_options({"deny": ["secret"],
                                   "jobs": [CATALOGUE[n] for n in bounds["jobs"]] * REPEAT}, options)
 
-    def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
+    def concretize(self, trace: Sequence[tuple[Any, Action, Any]], bounds: Bounds,
+                   options: Mapping[str, bool]) -> list[dict[str, Any]]:
         """The clock is absolute in every snapshot, so an advance goes to its post's clock."""
         steps: list[dict[str, Any]] = []
         for _pre, action, post in trace:

@@ -368,7 +368,8 @@ class PeerDeliveryExplorer:
         return frame.with_options({"held_cap": bounds["held_cap"], "box_cap": bounds["box_cap"],
                                   "mode": RECIPIENT_MODE}, options)
 
-    def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
+    def concretize(self, trace: Sequence[tuple[Any, Action, Any]], bounds: Bounds,
+                   options: Mapping[str, bool]) -> list[dict[str, Any]]:
         """Positions become the tickets, and delays the instants, of each step's own state."""
         steps: list[dict[str, Any]] = []
         defaults = SEND_DEFAULTS

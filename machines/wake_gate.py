@@ -224,7 +224,8 @@ class WakeGateExplorer:
         return frame.with_options({"max_streak": bounds["max_streak"], "floor_ms": bounds["floors"][0]},
                                   options)
 
-    def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
+    def concretize(self, trace: Sequence[tuple[Any, Action, Any]], bounds: Bounds,
+                   options: Mapping[str, bool]) -> list[dict[str, Any]]:
         """A clock move changes only ``age``; its concrete size is the change in the
         canonical age, and it folds into the next decision's ``now_ms``."""
         now = 1_000_000

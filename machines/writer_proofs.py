@@ -265,7 +265,8 @@ class WriterProofsExplorer:
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         return standard_config(options)
 
-    def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
+    def concretize(self, trace: Sequence[tuple[Any, Action, Any]], bounds: Bounds,
+                   options: Mapping[str, bool]) -> list[dict[str, Any]]:
         """Swaps bring each letter's arrangement into place; then the event itself."""
         steps: list[dict[str, Any]] = []
         current = "base"

@@ -219,10 +219,20 @@ def test_a_trace_line_shows_a_named_tuple_field_part_by_part_and_anything_else_w
     after = ("running", View(Gate("open", 1), ()), View(Gate("open", 0), ("hi",)))
     (line,) = describe([(before, Action("tick", "tick"), after, None)], ("control", "s1", "s2"))
     assert line.endswith("running: s1.gate.streak=1, s2.pending=['hi']")
-    # A field whose new value is of another type is shown whole.
+    # A field whose new value is of another type is shown whole, either way.
     changed = ("running", None, View(Gate("open", 0), ()))
     (line,) = describe([(before, Action("tick", "tick"), changed, None)], ("control", "s1", "s2"))
     assert line.endswith("running: s1=None")
+    (line,) = describe([(changed, Action("tick", "tick"), before, None)], ("control", "s1", "s2"))
+    assert line.endswith("running: s1=(gate=(state='open', streak=0), pending=[])")
+
+    class Other(NamedTuple):
+        gate: Gate
+        pending: tuple[str, ...]
+
+    other = ("running", Other(Gate("open", 1), ()), View(Gate("open", 0), ()))
+    (line,) = describe([(before, Action("tick", "tick"), other, None)], ("control", "s1", "s2"))
+    assert line.endswith("running: s1=(gate=(state='open', streak=1), pending=[])")
 
 # The bounds of the host's finding trace below: tests/test_host_findings.py's for HOST-F3. Its findings
 # at the default bounds need its default-bound explorations, which are the main job's

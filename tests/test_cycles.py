@@ -138,7 +138,8 @@ class PingPongExplorer:
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         return {}
 
-    def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
+    def concretize(self, trace: Sequence[tuple[Any, Action, Any]], bounds: Bounds,
+                   options: Mapping[str, bool]) -> list[dict[str, Any]]:
         return [{"event": action.event} for _pre, action, _post in trace]
 
 

@@ -9,8 +9,10 @@ printed as its prefix and then its loop.
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -79,7 +81,7 @@ def test_a_printed_trace_names_each_session_by_one_address_and_is_the_trace_expl
     default = explorations.get("host", bounds)
     trace = ([*default.lassos[prop].prefix, *default.lassos[prop].loop] if forever
              else default.violations[prop])
-    variables, shown = readable_trace(explorer, trace, default.bounds, default.options)
+    variables, shown, _names = readable_trace(explorer, trace, default.bounds, default.options)
     assert tuple(variables) == ("control", *default.bounds["addresses"])
     labels = {action.label for action in explorer.alphabet(default.bounds)}
     assert len(shown) == len(trace)
@@ -113,23 +115,32 @@ def test_a_trace_that_does_not_replay_to_the_states_explored_is_refused(
         readable_trace(explorer, [*lasso.prefix, *lasso.loop], other, default.options)
 
 
-def test_a_lasso_says_when_its_printed_states_close_the_loop_only_as_the_snapshots_see_them(
-        explorations: SharedExplorations) -> None:
-    """HOST-F2's harness-line lasso subscribes anew in each turn of its loop: the replayed chart's
-    subscription id grows, which the snapshot numbers anew, so the printed loop closes up to that."""
+def test_a_lasso_says_how_its_printed_states_close_the_loop(explorations: SharedExplorations) -> None:
+    """The loop closes as the explorer's snapshots see it. Printed, HOST-F1's closes as it is;
+    HOST-F2's harness-line lasso subscribes anew in each round (the replayed chart's subscription id
+    grows, which the snapshot numbers anew), so it closes up to that; and at ``max_streak=2`` the
+    counted-wakes lasso ends with the two sessions in each other's places, which its next round
+    then names so."""
     explorer = machines.get("host").explorer
-    looped: tuple[tuple[str, dict[str, str]], ...] = (
-        ("no_harness_line_wakes_forever", {}), ("no_forged_cadence_forever", FINDINGS["HOST-F1"][2]))
-    for prop, bounds in looped:
+    endings = {
+        ("no_forged_cadence_forever", "subscriptions=0"): " --",
+        ("no_harness_line_wakes_forever", ""): ", up to what the explorer's snapshots leave out --",
+        ("no_counted_wakes_forever", "subscriptions=0 forgeries=0 max_streak=2"):
+            ", with s1 in s2's place and s2 in s1's place --",
+    }
+    for (prop, written), ending in endings.items():
+        bounds = dict(pair.split("=") for pair in written.split())
         default = explorations.get("host", bounds)
         lasso = default.lassos[prop]
-        _variables, shown = readable_trace(explorer, [*lasso.prefix, *lasso.loop], default.bounds,
-                                           default.options)
+        readable = readable_trace(explorer, [*lasso.prefix, *lasso.loop], default.bounds, default.options)
         lines = lasso_lines(explorer, lasso.prefix, lasso.loop, default.bounds, default.options)
-        closes = shown[-1][2] == shown[len(lasso.prefix)][0]
-        assert closes is (prop == "no_forged_cadence_forever")
-        assert lines[-1].endswith(f"before step {len(lasso.prefix) + 1} --") is closes
-        assert lines[-1].endswith("up to what the explorer's snapshots leave out --") is not closes
+        assert lines[-1] == f"     -- back to the state before step {len(lasso.prefix) + 1}{ending}"
+        assert readable.names is not None
+        loop_start, shown = len(lasso.prefix), readable.steps
+        # Named alike, the printed states close the loop unless the snapshots leave something out.
+        same_names = readable.names[loop_start] == readable.names[-1]
+        assert same_names is (ending != ", with s1 in s2's place and s2 in s1's place --")
+        assert (shown[-1][2] == shown[loop_start][0]) is (ending == " --")
 
 
 SPEC = Path(__file__).resolve().parent.parent / "spec" / "host.md"
@@ -144,9 +155,55 @@ def test_with_every_findings_option_on_every_property_holds(harness_lines: str,
     bounds, in as many states as the spec says."""
     result = explorations.get("host", None, {**EVERY_FIX, harness_lines: True})
     assert result.violations == {} and result.lassos == {}
+    assert set(result.invariants_checked) == {i.name for i in machines.get("host").explorer.invariants}
     assert set(result.forever_checked) == {p.name for p in forever_properties(machines.get("host").explorer)}
     said = re.search(r"holds at the default bounds: ([\d,]+)\s+states with\s+`harness_lines_as_agent_mail`,"
                      r"\s+([\d,]+) with\s+`harness_lines_at_next_turn`", SPEC.read_text(encoding="utf-8"))
     assert said is not None, "spec/host.md's sentence on every finding's option on"
     states = said.group(1 if harness_lines == "harness_lines_as_agent_mail" else 2)
     assert result.states == int(states.replace(",", ""))
+
+
+# Random walks of the host explorer's own steps, replayed for the reader: with three sessions the
+# canonical form also mirrors the sessions, and a renaming that is not its own inverse shows.
+WALKS = [({"sessions": "3", "subscriptions": "0", "forgeries": "1"}, {}),
+         ({"sessions": "3", "hand": "1"}, {"stamp_true_sender": True}),
+         ({"sessions": "3", "max_streak": "2", "floor_ms": "2"}, {"harness_lines_at_next_turn": True}),
+         ({"max_streak": "2", "subscriptions": "0"}, {"pending_counts_as_held": True})]
+
+
+@pytest.mark.parametrize(("bounds", "options"), WALKS)
+def test_random_walks_replay_for_the_reader_and_as_a_case_under_the_labels_they_print(
+        bounds: dict[str, str], options: dict[str, bool]) -> None:
+    """Each walk replays without ``ReplayMismatch`` both ways (``readable``, and ``concretize`` for a
+    case), the case's steps name the sessions the printed labels name, and a printed letter that
+    names a session is the one its output's send or subscribe record names."""
+    from inboxspec.checker.compiled import take_step
+    from inboxspec.checker.explore import set_up
+    from inboxspec.machines.host import Snapshot
+
+    explorer, parsed, chosen, chart, data, actions = set_up("host", bounds, options)
+    bound = [chart.bind(action.event, action.kwargs) for action in actions]
+    rng = random.Random(f"{bounds}{options}")
+    for _walk in range(12):
+        state, trace = cast(Snapshot, explorer.initial(parsed)), []
+        for _step in range(50):
+            index = rng.choice([i for i, a in enumerate(actions) if a.offered(state)])
+            fire = bound[index][state.control]
+            _fired, post, output = take_step(data, state, fire, explorer.load, explorer.store)
+            trace.append((state, actions[index], post, output))
+            state = cast(Snapshot, post)
+        shown = readable_trace(explorer, trace, parsed, chosen).steps
+        case_steps = explorer.concretize([(pre, a, post) for pre, a, post, _ in trace], parsed, chosen)
+        for (_pre, letter, _post, output), case_step in zip(shown, case_steps, strict=True):
+            assert output is not None
+            named = {k: letter.kwargs[k] for k in ("session", "to") if k in letter.kwargs}
+            assert {k: case_step["args"][k] for k in named} == named
+            if "error" in output:
+                continue
+            for record in output["events"]:
+                if record["type"] == "send":
+                    assert (record["session"], record["to"]) == (named["session"], named["to"])
+                elif record["type"] == "subscribe":
+                    assert (record["session"], record["target"]) == (letter.kwargs["session"],
+                                                                     letter.kwargs["peer"])

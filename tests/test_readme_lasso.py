@@ -38,8 +38,8 @@ def _shown(output: dict[str, object] | None) -> str:
 def test_the_readme_walks_through_the_lasso_the_explorer_finds(explorations: Explorations) -> None:
     default = explorations.get("host")
     lasso = default.lassos[PROPERTY]
-    _variables, steps = readable_trace(machines.get("host").explorer, [*lasso.prefix, *lasso.loop],
-                                       default.bounds, default.options)
+    steps = readable_trace(machines.get("host").explorer, [*lasso.prefix, *lasso.loop],
+                           default.bounds, default.options).steps
     first = len(lasso.prefix) + 1
     lines = [f"expected failure: {PROPERTY}; lasso (shortest prefix, then a loop):"]
     lines += [f"{n:>3}. {action.label:<26}  -> events {_shown(output)}"

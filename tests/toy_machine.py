@@ -196,7 +196,8 @@ class LeaseExplorer:
     def config(self, bounds: Bounds, options: Mapping[str, bool]) -> dict[str, Any]:
         return {"options": dict(options)} if options else {}
 
-    def concretize(self, trace: Sequence[tuple[Any, Action, Any]]) -> list[dict[str, Any]]:
+    def concretize(self, trace: Sequence[tuple[Any, Action, Any]], bounds: Bounds,
+                   options: Mapping[str, bool]) -> list[dict[str, Any]]:
         return [{"event": action.event, "args": dict(action.kwargs)} if action.kwargs
                 else {"event": action.event} for _pre, action, _post in trace]
 
