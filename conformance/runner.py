@@ -405,6 +405,22 @@ def _request(case: Case, seq: int, timeout: float | None = None) -> dict[str, An
     return {"cmd": "run", "seq": seq, "case": body}
 
 
+# WARNING: the run reply's schema (schemas/protocol/run-reply.schema.json) names these as its oneOf.
+_REPLY_KINDS = ("result", "skipped", "errored")
+
+
+def _reply_problem(reply: Any, problem: str) -> str:
+    """What is wrong with a run reply, as the schema found it; where the reply carries not exactly one
+    of its kinds, which it carries, since the schema's own words for that ("valid exactly by one
+    definition") name none."""
+    if isinstance(reply, dict):
+        kinds = [kind for kind in _REPLY_KINDS if kind in reply]
+        if len(kinds) != 1:
+            carried = ", ".join(kinds) if kinds else "none of them"
+            return f"a run reply carries exactly one of {', '.join(_REPLY_KINDS)}; this one carries {carried}"
+    return problem[:200]
+
+
 def _reply_timeout(timeout: float, seq: int) -> float:
     """What is left of a case's timeout once its fixture is laid out (PROTO-FIX-3)."""
     return max(timeout - _LAYOUT_SECONDS.pop(seq, 0.0), 0.0)
@@ -414,7 +430,8 @@ def _judge(case: Case, seq: int, reply: Any) -> CaseResult:
     """What one reply means for its case; an AdapterFault if the reply breaks the protocol."""
     problem = _protocol_problem(RUN_REPLY, reply)
     if problem is not None:
-        raise AdapterFault("bad-reply", f"reply does not match the protocol: {problem[:200]}")
+        shown = _reply_problem(reply, problem)
+        raise AdapterFault("bad-reply", f"reply does not match the protocol: {shown}")
     if reply["seq"] != seq or type(reply["seq"]) is not int:
         raise AdapterFault("wrong-seq", f"reply seq {reply['seq']!r} is not {seq}")
     if reply["id"] != case.id:

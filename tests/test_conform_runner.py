@@ -989,3 +989,20 @@ def test_unknown_listings_are_named_up_to_a_bound() -> None:
     warnings = unknown_listings(session, cases)
     assert len(warnings) == MAX_LISTING_WARNINGS + 1
     assert warnings[-1] == f"and {5000 - MAX_LISTING_WARNINGS} more unknown machine(s) or feature(s)"
+
+
+def test_a_run_reply_without_exactly_one_kind_is_told_which_it_carries() -> None:
+    """PROTO-RUN-1: a reply carries exactly one of result, skipped and errored; the schema's own words
+    for a reply that does not ("valid exactly by one definition") named none of them."""
+    from inboxspec.conformance import runner
+
+    def problem(reply: object) -> str:
+        found = runner._protocol_problem(runner.RUN_REPLY, reply)
+        assert found is not None
+        return runner._reply_problem(reply, found)
+
+    assert problem({"seq": 1, "id": "a"}).endswith("this one carries none of them")
+    assert problem({"seq": 1, "id": "a", "result": {"outputs": []}, "errored": {"message": "m"}}).endswith(
+        "this one carries result, errored")
+    # One kind, wrong inside: the schema's words.
+    assert "carries" not in problem({"seq": 1, "id": "a", "result": {"outputs": 5}})
