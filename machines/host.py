@@ -1100,13 +1100,7 @@ class HostExplorer:
         names (positions in its canonical snapshot) become the replayed chart's addresses: the
         sessions are named as ``readable`` names them. A step that replays to another state than the
         one explored raises ``frame.ReplayMismatch``: a case of another trace is never written."""
-        steps = []
-        for number, replayed in enumerate(self._replayed(trace, bounds, options), start=1):
-            if replayed.snapshot != trace[number - 1][2]:
-                raise frame.ReplayMismatch(f"host: step {number} ({trace[number - 1][1].label}) of the trace "
-                                           f"replays to another state than the one explored")
-            steps.append(replayed.step)
-        return steps
+        return [replayed.step for replayed in self._replayed(trace, bounds, options)]
 
     def readable(self, trace: Sequence[frame.Step], bounds: Bounds,
                  options: Mapping[str, bool]) -> frame.ReadableTrace:
@@ -1127,11 +1121,11 @@ class HostExplorer:
         names = [dict(by_address)]
         before: tuple[Any, ...] | None = None
         for number, replayed in enumerate(self._replayed(trace, bounds, options), start=1):
-            pre, action, post, _output = trace[number - 1]
+            pre, action, _post, _output = trace[number - 1]
             letter = letters.get((action.event, _named_key(replayed.named)))
-            if replayed.snapshot != post or letter is None:
-                raise frame.ReplayMismatch(f"host: step {number} ({action.label}) of the trace replays to "
-                                           f"another state than the one explored, or names no letter")
+            if letter is None:
+                raise frame.ReplayMismatch(f"host: step {number} ({action.label}) of the trace names no "
+                                           f"letter once its sessions are renamed")
             data = replayed.data
             views = tuple(self._view(data, address, by_address) for address in addresses)
             if before is None:
@@ -1145,7 +1139,8 @@ class HostExplorer:
 
     def _replayed(self, trace: Sequence[tuple[Any, ...]], bounds: Bounds,
                   options: Mapping[str, bool]) -> Iterator[_Replayed]:
-        """Each step of ``trace`` replayed on the chart from the initial state (see ``concretize``)."""
+        """Each step of ``trace`` replayed on the chart from the initial state (see ``concretize``); a
+        step whose canonical snapshot is not the one the trace reached raises ``frame.ReplayMismatch``."""
         session = host_driver.ModelSession(self.config(bounds, options))
         data = SimpleNamespace()
         self.constants(data, bounds, options)
@@ -1154,7 +1149,7 @@ class HostExplorer:
             session.chart.sessions, session.chart.reminders, session.chart.now_ms)
         first = tuple(self._view(data, address, by_address) for address in bounds["addresses"])
         real = dict(by_address)  # a name in the current snapshot -> the chart's address
-        for step_fields in trace:
+        for number, step_fields in enumerate(trace, start=1):
             action: Action = step_fields[1]
             named = {k: real.get(v, v) if k in NAMED_ARGUMENTS else v for k, v in action.kwargs.items()}
             args = dict(named)
@@ -1172,6 +1167,9 @@ class HostExplorer:
             data.sessions, data.reminders, data.now_ms = (
                 session.chart.sessions, session.chart.reminders, session.chart.now_ms)
             snapshot, renaming = self.canonical(data, "running")
+            if snapshot != step_fields[2]:
+                raise frame.ReplayMismatch(f"host: step {number} ({action.label}) of the trace replays to "
+                                           f"another state than the one explored")
             real = {named_as: address for address, named_as in renaming.items()}
             yield _Replayed(step, named, output, snapshot, data, first, dict(real))
 
