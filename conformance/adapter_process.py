@@ -244,9 +244,11 @@ class AdapterProcess:
                     raise AdapterFault("not-json", f"reply ends before its newline: {shown!r}")
 
     def stderr_tail(self) -> str:
-        if self._exit_code is not None or self._eof:
+        if self._exit_code is not None or self._eof or self._stdin_broken is not None:
             # The last lines of a crashed adapter may still be in the pipe: give the
-            # drain thread a moment, never longer (a child may hold stderr open).
+            # drain thread a moment, never longer (a child may hold stderr open). An adapter
+            # that closed its input has most often exited: one that exits at once, before
+            # the runner writes its start request, was told without its last words.
             self._stderr_done.wait(STDERR_SETTLE_S)
         with self._stderr_lock:
             data = b"".join(self._stderr_tail)[-STDERR_TAIL_BYTES:]
