@@ -164,11 +164,10 @@ def render_markdown(results: list[FindingResult], machine_name: str, exploration
             f"**{result.finding}** `{result.invariant}` ({verdict}; option `{result.option}`). "
             f"Shortest trace at the default bounds:\n", "```", *result.trace, "```\n"]))
     explorer = machines.get(machine_name).explorer
-    properties = forever_properties(explorer)
-    default = explorations.get(machine_name) if properties else None
-    for prop in properties:
-        lasso = None if default is None else default.lassos.get(prop.name)
-        if default is None or lasso is None:
+    for prop in forever_properties(explorer):
+        default = explorations.get(machine_name)  # explored once: ``explorations`` keeps it
+        lasso = default.lassos.get(prop.name)
+        if lasso is None:
             continue
         finding = f"**{prop.finding}** " if prop.finding else ""
         fixes = " or ".join(f"`{option}`" for option in prop.fixing_options)

@@ -102,6 +102,12 @@ class UnusableRun(Exception):
         self.problems = list(problems) or [message]
 
 
+def _protocol_schema(name: str) -> dict[str, Any]:
+    path = resources.files("inboxspec.conformance").joinpath(f"schemas/protocol/{name}")
+    schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return schema
+
+
 def _protocol_validator(name: str) -> Callable[[Any], Any]:
     """A compiled validator for one protocol message schema.
 
@@ -111,13 +117,15 @@ def _protocol_validator(name: str) -> Callable[[Any], Any]:
     benchmarks/conformance_throughput.py). The protocol schemas are draft-07
     for that reason; case files, validated once, use jsonschema and 2020-12.
     """
-    path = resources.files("inboxspec.conformance").joinpath(f"schemas/protocol/{name}")
-    validate: Callable[[Any], Any] = fastjsonschema.compile(json.loads(path.read_text(encoding="utf-8")))
+    validate: Callable[[Any], Any] = fastjsonschema.compile(_protocol_schema(name))
     return validate
 
 
 START_REPLY = _protocol_validator("start-reply.schema.json")
 RUN_REPLY = _protocol_validator("run-reply.schema.json")
+# The kinds of run reply, one of which each carries: the run reply schema's oneOf, each a `required`.
+_REPLY_KINDS = tuple(kind for alternative in _protocol_schema("run-reply.schema.json")["oneOf"]
+                     for kind in alternative["required"])
 _FIXTURES = FixturePool()  # the temporary fixture directories of the current run
 _LAYOUT_SECONDS: dict[int, float] = {}  # per seq: time spent laying out its fixture (PROTO-FIX-3)
 
@@ -403,10 +411,6 @@ def _request(case: Case, seq: int, timeout: float | None = None) -> dict[str, An
             raise UnusableRun(f"{case.source}: {case.id}: {error}") from None
         _LAYOUT_SECONDS[seq] = time.monotonic() - began
     return {"cmd": "run", "seq": seq, "case": body}
-
-
-# WARNING: the run reply's schema (schemas/protocol/run-reply.schema.json) names these as its oneOf.
-_REPLY_KINDS = ("result", "skipped", "errored")
 
 
 def _reply_problem(reply: Any, problem: str) -> str:
