@@ -568,6 +568,9 @@ class Coverage:
 
     require: tuple[str, ...] = ()
     min_executed: int = 1
+    # The most cases that may be skipped, whatever skipped them (None: any number). A port that
+    # lists no feature, or answers `skipped` to what it cannot run, otherwise passes with skips.
+    max_skipped: int | None = None
 
 
 def _tally(results: Iterable[CaseResult]) -> dict[str, int]:
@@ -632,6 +635,11 @@ class RunReport:
         for machine in self.coverage.require:
             if counts[machine]["executed"] == 0:
                 problems.append(f"--require {machine}: no case of it was executed")
+        skipped = [r for r in self.results if r.outcome == SKIP]
+        if self.coverage.max_skipped is not None and len(skipped) > self.coverage.max_skipped:
+            first = skipped[0]
+            problems.append(f"{len(skipped)} case(s) skipped, more than --max-skipped "
+                            f"{self.coverage.max_skipped} (the first: {first.case.id}, {first.detail})")
         return problems
 
     @property
@@ -873,7 +881,8 @@ def _command(args: argparse.Namespace) -> int:
 
 
 def _run_command(args: argparse.Namespace) -> int:
-    coverage = Coverage(require=tuple(args.require), min_executed=args.min_executed)
+    coverage = Coverage(require=tuple(args.require), min_executed=args.min_executed,
+                        max_skipped=args.max_skipped)
     try:
         targets = _registered_machines(args.require, args.machine)
         progress = True  # Progress draws on stderr, and only when it is a terminal: --json stays clean
@@ -1001,6 +1010,10 @@ def add_conform_parser(commands: Any) -> None:
     parser.add_argument("--min-executed", type=_positive_int, default=1, metavar="N",
                         help="fail as unusable (exit 2) unless at least N cases were executed "
                              "(default %(default)s: a run that executed nothing is never a pass)")
+    parser.add_argument("--max-skipped", type=_natural_int, default=None, metavar="N",
+                        help="fail as unusable (exit 2) when more than N cases were skipped, for any "
+                             "reason: a feature the adapter does not list, --without-feature, or the "
+                             "adapter's own skipped reply (default: any number; 0 demands every case)")
     parser.add_argument("--fuzz", type=_fuzz_count, default=None, metavar="N",
                         help="instead of the bundled cases, send N random cases per machine "
                              f"(at most {MAX_FUZZ_CASES:,}; run more seeds for more), expected "

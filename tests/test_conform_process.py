@@ -399,6 +399,7 @@ BAD_ARGUMENTS = {
     "window-negative": (["--window", "-1"], "--window"),
     "seed-negative": (["--seed", "-1"], "--seed"),
     "min-executed-5000-digits": (["--min-executed", "9" * 5000], "--min-executed"),
+    "max-skipped-negative": (["--max-skipped", "-1"], "--max-skipped"),
     "fuzz-zero": (["--fuzz", "0"], "--fuzz"),
     "fuzz-past-the-most": (["--fuzz", "10001"], "at most 10,000 random cases per machine"),
     # Digits of another script, an underscore and spaces (int and float take them all).

@@ -514,6 +514,29 @@ def test_min_executed_demands_coverage() -> None:
     assert code == 0
 
 
+def test_max_skipped_demands_the_option_cases() -> None:
+    """PROTO-EXEC-2: a port may leave a machine's options out and pass with their cases skipped;
+    --max-skipped N fails such a run as unusable when it skipped more than N, whatever skipped them."""
+    selection = ("--machine", "peer-delivery", "--run", "peer-delivery/f1-*")
+    code, report, _ = conform("--adapter", REFERENCE, *selection, "--max-skipped", "0")
+    assert code == 0 and report is not None and report["machines"]["peer-delivery"]["skipped"] == 0
+    executed = report["machines"]["peer-delivery"]["executed"]
+    code, report, _ = conform("--adapter", REFERENCE, *selection, "--without-feature", "option:fair_eviction")
+    assert code == 0 and report is not None  # without --max-skipped, skips are a pass
+    skipped = report["machines"]["peer-delivery"]["skipped"]
+    assert 0 < skipped < executed
+    code, report, _ = conform("--adapter", REFERENCE, *selection, "--without-feature", "option:fair_eviction",
+                              "--max-skipped", str(skipped - 1))
+    assert code == 2 and report is not None and not report["ok"]
+    problem = report["coverage_problems"][0]
+    assert problem.startswith(f"{skipped} case(s) skipped, more than --max-skipped {skipped - 1} "
+                              "(the first: ")
+    assert "option:fair_eviction" in problem
+    code, report, _ = conform("--adapter", REFERENCE, *selection, "--without-feature", "option:fair_eviction",
+                              "--max-skipped", str(skipped))
+    assert code == 0 and report is not None and report["ok"]
+
+
 def test_duplicate_ids_make_the_run_unusable(tmp_path: Path) -> None:
     """PROTO-CASES-1 (attack 3): conform refuses what `cases lint` refuses, with the same words."""
     case = {"id": "wake-gate/probe", "description": "A probe case announces on a fresh gate",
