@@ -13,7 +13,12 @@ descriptions must agree first:
 - every case without an error step is also run through the model chart
   (``Machine.run_model_case``). If the model answers anything else, nothing is
   written for that file, and the disagreement is printed: the rule changed in
-  one description but not the other.
+  one description but not the other;
+- the file as it would be written is held to the machine's interface data
+  (``interface_lint``). A step's arguments and expected output are checked
+  only then: a step sent with bad arguments on purpose is an error step, and
+  whether it is one is what the reference answers (so a new case can be
+  written with ``"expect": {}`` on each step and filled in here).
 
 Steps, arguments, descriptions, citations and fixtures are never touched, and
 the file keeps its JSON layout (its indent and whether it escapes non-ASCII);
@@ -88,7 +93,10 @@ def rewrite(path: Path) -> Rewrite:
         raise ExpectationError(f"cannot read it: {error}") from None
     if data["machine"] not in machines.REGISTRY:
         raise ExpectationError(f"unknown machine {data['machine']!r}")
-    found = case_problems(loaded) + interface_lint.problems(loaded)
+    # A step's arguments and expected output are checked against the interface data once the
+    # reference has answered (below): a step sent with bad arguments on purpose is one whose output
+    # is an error, which is what the command is about to find out.
+    found = case_problems(loaded) + interface_lint.problems(loaded, outputs_to_come=True)
     if found:  # an unknown event, say: the reference would refuse it with a traceback
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise ExpectationError(f"it does not pass `inboxspec cases lint`: {found[0]}{more}")
@@ -122,6 +130,14 @@ def rewrite(path: Path) -> Rewrite:
                 step["expect"] = output
     if disagreements:
         raise ExpectationError("nothing written:\n  " + "\n  ".join(disagreements))
+    answered = [dataclasses.replace(cases[raw["id"]], steps=tuple(raw["steps"]),
+                                    expect_config_error=raw.get("expect_config_error"))
+                for raw in data["cases"]]
+    found = interface_lint.problems(answered)
+    if found:  # valid arguments with an error-less output the interface does not define, say
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise ExpectationError(f"nothing written: with the reference's outputs it does not pass "
+                               f"`inboxspec cases lint`: {found[0]}{more}")
     result.text = case_file_text(data, indent, ensure_ascii)
     return result
 

@@ -12,8 +12,8 @@ import pytest
 
 from inboxspec import machines
 from inboxspec.cli import main
-from inboxspec.conformance import expectations
-from inboxspec.conformance.casefiles import MAX_CASE_FILE_BYTES, bundled_cases_dir
+from inboxspec.conformance import expectations, interface_lint
+from inboxspec.conformance.casefiles import MAX_CASE_FILE_BYTES, bundled_cases_dir, read_case_file
 
 SOURCE = bundled_cases_dir() / "wake-gate" / "cadence.json"
 
@@ -117,3 +117,49 @@ def test_a_file_that_cannot_be_read_or_linted_is_refused_with_a_line(
     assert main(["cases", "expect", "--check", str(path)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith(f"inboxspec cases expect: {path}: ") and "Traceback" not in err
+
+
+def _questions(tmp_path: Path) -> Path:
+    """A new case whose expectations are to be filled in: a step sent with a wrong-typed argument on
+    purpose, then a valid one, each with ``"expect": {}``."""
+    case = {"id": "wake-gate/probe-a-batch-that-is-no-list", "description": "A batch that is no list",
+            "requirements": ["WAKE-IF-1"], "config": {},
+            "steps": [{"event": "decide", "args": {"batch": 5, "now_ms": 0}, "expect": {}},
+                      {"event": "decide", "args": {"batch": [], "now_ms": 1}, "expect": {}}]}
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps({"machine": "wake-gate", "cases": [case]}, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_step_sent_with_bad_arguments_is_answered_not_refused(tmp_path: Path) -> None:
+    """Before its output is known, a step with a wrong-typed argument is not yet an error step, so the
+    interface lint refused the file and its author had to guess the error's shape; now the reference
+    answers it, and the file it writes passes the lint."""
+    path = _questions(tmp_path)
+    assert main(["cases", "expect", str(path)]) == 0
+    steps = json.loads(path.read_text(encoding="utf-8"))["cases"][0]["steps"]
+    assert steps[0]["expect"] == {"error": "invalid_batch", "streak": 0}
+    assert steps[1]["expect"]["streak"] == 1 and "error" not in steps[1]["expect"]
+    assert main(["cases", "lint", str(tmp_path)]) != 0  # the probe cites one requirement of many ...
+    assert interface_lint.problems(read_case_file(path)) == []  # ... but its steps fit the interface
+
+
+def test_outputs_the_interface_does_not_define_write_nothing(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The outputs written are linted as the file they make: an output field the interface data does
+    not define (a reference that drifted from it) stops the file."""
+    path = _questions(tmp_path)
+    before = path.read_text(encoding="utf-8")
+    entry = machines.get("wake-gate")
+
+    def drifted(config: Any, steps: Any) -> dict[str, Any]:
+        answer = entry.run_case(config, steps)
+        answer["outputs"][-1] = {**answer["outputs"][-1], "mood": "sleepy"}
+        return answer
+
+    monkeypatch.setitem(machines.REGISTRY, "wake-gate", dataclasses.replace(entry, run_case=drifted))
+    with pytest.raises(expectations.ExpectationError, match=r"nothing written: with the reference's outputs "
+                       r"it does not pass `inboxspec cases lint`: .*'mood' was unexpected"):
+        expectations.rewrite(path)
+    assert main(["cases", "expect", str(path)]) == 2
+    assert path.read_text(encoding="utf-8") == before
