@@ -7,12 +7,15 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inboxspec import machines
 from inboxspec.checker.limits import MAX_REFINE_STEPS, MAX_STATES
 from inboxspec.conformance.runner import report_unusable
 from inboxspec.machines.frame import bound_integer
+
+if TYPE_CHECKING:
+    from inboxspec.checker.explore import Configuration
 
 # The searches are imported by the commands that run them, not here: every ``inboxspec`` command
 # builds the whole parser (``add_checker_parsers``), ``conform`` included.
@@ -234,18 +237,13 @@ def _written(path: Path, text: str) -> str | None:
     return None
 
 
-def _findings_configurations() -> list[tuple[str, dict[str, str], dict[str, bool]]]:
+def _findings_configurations() -> list[Configuration]:
     """Each registered machine at its default bounds, and with each option on: the largest (by its
     manifest) first."""
-    from inboxspec.checker.manifest import load_manifest
+    from inboxspec.checker.manifest import sized_configurations
 
-    entries = sorted(machines.all_machines(),
-                     key=lambda entry: -int((load_manifest(entry) or {}).get("distinct_states", 0)))
-    configurations: list[tuple[str, dict[str, str], dict[str, bool]]] = []
-    for entry in entries:
-        configurations.append((entry.name, {}, {}))
-        configurations += [(entry.name, {}, {option: True}) for option in entry.explorer.options]
-    return configurations
+    sized = sorted(sized_configurations(lambda _manifest: {}), key=lambda pair: -pair[0])
+    return [configuration for _size, configuration in sized]
 
 
 def _findings(args: argparse.Namespace) -> int:

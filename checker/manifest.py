@@ -13,10 +13,11 @@ updated: ``inboxspec explore MACHINE --write-manifest`` writes the figures.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.checker.explore import Exploration, Explorations
+from inboxspec.checker.explore import Configuration, Exploration, Explorations
 from inboxspec.machines.frame import Machine
 
 
@@ -25,6 +26,20 @@ def load_manifest(entry: Machine) -> dict[str, Any] | None:
         return None
     manifest: dict[str, Any] = json.loads(entry.manifest.read_text(encoding="utf-8"))
     return manifest
+
+
+def sized_configurations(bounds_of: Callable[[dict[str, Any]], Mapping[str, str]]
+                         ) -> list[tuple[int, Configuration]]:
+    """Each registered machine's explorations that the findings read: at ``bounds_of(its manifest)``
+    (``{}`` for a machine with none), and at its default bounds with each option on; each with its
+    manifest's distinct-state count, by which ``check`` and ``findings`` start the largest first."""
+    sized: list[tuple[int, Configuration]] = []
+    for entry in machines.all_machines():
+        manifest = load_manifest(entry) or {}
+        size = int(manifest.get("distinct_states", 0))
+        sized.append((size, (entry.name, bounds_of(manifest), {})))
+        sized += [(size, (entry.name, {}, {option: True})) for option in entry.explorer.options]
+    return sized
 
 
 def manifest_row(result: Exploration, bounds: dict[str, str]) -> dict[str, Any]:

@@ -121,15 +121,11 @@ def check_configurations() -> list[Configuration]:
     and at its default bounds with each option on; the largest (by manifest) first; then
     the coverage explorations of the generated cases, which are small."""
     from inboxspec.checker.generated_cases import sources
-    from inboxspec.checker.manifest import load_manifest
+    from inboxspec.checker.manifest import sized_configurations
 
-    sized: list[tuple[int, Configuration]] = []
-    for entry in machines.all_machines():
-        manifest = load_manifest(entry) or {}
-        size = int(manifest.get("distinct_states", 0))
-        sized.append((size, (entry.name, manifest.get("bounds", {}), {})))
-        sized += [(size, (entry.name, {}, {option: True})) for option in entry.explorer.options]
-        sized += [(0, (entry.name, bounds, options)) for bounds, options in sources(entry.name)[1]]
+    sized = sized_configurations(lambda manifest: manifest.get("bounds", {}))
+    sized += [(0, (entry.name, bounds, options))
+              for entry in machines.all_machines() for bounds, options in sources(entry.name)[1]]
     sized.sort(key=lambda pair: -pair[0])
     return [configuration for _size, configuration in sized]
 
