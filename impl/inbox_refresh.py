@@ -39,7 +39,7 @@ import json
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, overload, runtime_checkable
 
 from .errors import InboxSpecError
 from .options import FindingOptions
@@ -470,6 +470,36 @@ class RefreshState:
     shown_at: int = 0
 
 
+class SnapshotCopies(Sequence[dict[str, Any]]):
+    """The copies of one snapshot for the callers that asked for it together, each its own
+    (REFRESH-SNAP-6): one private copy is taken at the snapshot, and each caller's is made from it
+    when that caller first takes it. So a caller's copy is the snapshot as it was, whatever the
+    cache or another caller does meanwhile, and a host that reads one of 64 copies pays for two
+    deep copies, not 64 (a case file's snapshot of a few megabytes, taken by 64 callers, cost
+    gigabytes when every copy was made at once)."""
+
+    def __init__(self, value: dict[str, Any], callers: int) -> None:
+        self._value = copy.deepcopy(value)
+        self._copies: list[dict[str, Any] | None] = [None] * callers
+
+    def __len__(self) -> int:
+        return len(self._copies)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        made = self._copies[index]
+        if made is None:
+            made = self._copies[index] = copy.deepcopy(self._value)
+        return made
+
+
 class InboxRefreshCache:
     """The seed's ``InboxCache``: one per console, request-driven."""
 
@@ -717,16 +747,16 @@ class InboxRefreshCache:
 
     # -- snapshots (REFRESH-SNAP) ----------------------------------------------------
 
-    def snapshot(self, now_ms: int, callers: int = 1) -> list[dict[str, Any]]:
-        """One computation for ``callers`` requests made together; each gets its own copy."""
+    def snapshot(self, now_ms: int, callers: int = 1) -> SnapshotCopies:
+        """One computation for ``callers`` requests made together; each gets its own copy
+        (REFRESH-SNAP-6), made when it is first taken (``SnapshotCopies``)."""
         if type(callers) is not int or not 1 <= callers <= MAX_CALLERS:
             raise InvalidCallers(f"callers must be an integer in [1, {MAX_CALLERS}], got {callers!r}")
         now = self.check_time(now_ms)
         if self._s.closed:
             raise ProviderClosed()
         self._s.now_ms = now
-        value = self._compute()
-        return [copy.deepcopy(value) for _ in range(callers)]
+        return SnapshotCopies(self._compute(), callers)
 
     def _compute(self) -> dict[str, Any]:
         s = self._s

@@ -165,3 +165,33 @@ def test_node_port_reports_the_config_error_before_an_unknown_event() -> None:
     done = subprocess.run([NODE, "--input-type=module", "-e", script], capture_output=True, text=True,
                           timeout=30, check=True)
     assert json.loads(done.stdout) == {"config_error": "invalid_config"}
+
+
+def test_each_caller_gets_its_own_copy_made_when_it_takes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """REFRESH-SNAP-6: each of the callers' copies is its own and shows the snapshot as it was; and a
+    copy is made only when its caller takes it, so 64 callers of a large snapshot no longer cost 64
+    deep copies at once (a case file of 4 MB asked the reference for 1.5 GB that way)."""
+    cache, _runner = fresh()
+    cache.advance(5)  # the job settles: the next snapshot shows the cached rows
+    made = 0
+    real_deepcopy = copy.deepcopy
+
+    def counted(value: Any, memo: Any = None) -> Any:
+        nonlocal made
+        made += 1
+        return real_deepcopy(value, memo)
+
+    monkeypatch.setattr("inboxspec.impl.inbox_refresh.copy.deepcopy", counted)
+    copies = cache.snapshot(6, callers=64)
+    assert len(copies) == 64
+    computed = made  # the computation's own copies and the private copy, none of the 64 yet
+    first = copies[0]
+    assert made == computed + 1 and copies[0] is first  # taken once, kept
+    shown = real_deepcopy(first)
+    assert [item["id"] for item in first["items"]] == ["a"]
+    first["items"].clear()  # a caller changes its own copy ...
+    cache.invalidate(True)  # ... and the cache moves on
+    cache.snapshot(7)
+    before = made
+    assert copies[63] == shown and copies[63] is not first  # ... the last caller's is as it was
+    assert copies[1:3] == [shown, shown] and made == before + 3
