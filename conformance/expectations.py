@@ -33,12 +33,14 @@ import argparse
 import dataclasses
 import json
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from inboxspec.conformance import interface_lint
 from inboxspec.conformance.casefiles import (
+    MAX_CASE_FILE_BYTES,
     CaseFileError,
     case_file_text,
     case_problems,
@@ -47,7 +49,15 @@ from inboxspec.conformance.casefiles import (
 )
 from inboxspec.conformance.compare import first_difference
 from inboxspec.conformance.reportfile import write_atomically
-from inboxspec.machines.sessions import OutputsTooLarge
+from inboxspec.conformance.runner import DEFAULT_TIMEOUT_S, seconds_argument
+from inboxspec.machines.sessions import CaseBounds, CaseTooSlow, OutputsTooLarge, bounded_by, outputs_size
+
+# The outputs a file's cases may come to together, measured as PROTO-RUN-5 measures them (compact):
+# the file written holds them indented, so past this it would pass what a case file may hold
+# (PROTO-CASES-2), and no command would read it back. Checked as the cases run, so that a file of
+# many cases stops before its outputs fill the memory.
+_FILE_OUTPUTS = f"past the {MAX_CASE_FILE_BYTES:,} bytes a case file holds (PROTO-CASES-2), with the " \
+                f"outputs of the cases before it in the file"
 
 # The layouts a bundled case file is written in: (indent, ensure_ascii).
 LAYOUTS = ((2, False), (2, True), (1, False), (1, True))
@@ -79,8 +89,10 @@ def _has_error_step(actual: dict[str, Any]) -> bool:
     return "config_error" in actual or any("error" in output for output in actual["outputs"])
 
 
-def rewrite(path: Path) -> Rewrite:
-    """The file with every case's expectations from the reference, checked against the model."""
+def rewrite(path: Path, timeout: float = DEFAULT_TIMEOUT_S) -> Rewrite:
+    """The file with every case's expectations from the reference, checked against the model; each
+    case's run on each within ``timeout`` seconds (checked between its steps), and the outputs of
+    all the cases within what a case file holds."""
     from inboxspec import machines
 
     try:
@@ -105,27 +117,39 @@ def rewrite(path: Path) -> Rewrite:
     entry = machines.get(data["machine"])
     result = Rewrite(path)
     disagreements: list[str] = []
+    written = 0  # the outputs' bytes so far (``_FILE_OUTPUTS``)
     for raw in data["cases"]:
         case = cases[raw["id"]]
         try:
-            actual = entry.run_case(case.config, case.inputs)
-        except OutputsTooLarge as error:
-            raise ExpectationError(f"{case.id}: {error}") from None
-        if not _has_error_step(actual):
-            result.model_checked += 1
-            modelled = entry.run_model_case(case.config, case.inputs)
-            if modelled != actual:
-                steps = zip(case.steps, actual["outputs"], strict=True)
-                recomputed = dataclasses.replace(
-                    case, steps=tuple({**step, "expect": output} for step, output in steps))
-                disagreements.append(f"{case.id}: the model differs from the reference: "
-                                     f"{first_difference(recomputed, modelled)}")
-                continue
+            with bounded_by(CaseBounds(MAX_CASE_FILE_BYTES - written, _FILE_OUTPUTS,
+                                       time.monotonic() + timeout)):
+                actual = entry.run_case(case.config, case.inputs)
+            written += outputs_size(actual.get("outputs", ()))
+            if "config_error" in actual and case.steps:
+                raise ExpectationError(
+                    f"{case.id}: the reference refuses its config ({actual['config_error']}), so no step "
+                    f"runs: a case that expects a config error has no steps; nothing written")
+            modelled = None
+            if not _has_error_step(actual):
+                result.model_checked += 1
+                with bounded_by(CaseBounds(deadline=time.monotonic() + timeout)):
+                    modelled = entry.run_model_case(case.config, case.inputs)
+        except (OutputsTooLarge, CaseTooSlow) as error:
+            slow = f" (--timeout {timeout:g} s)" if isinstance(error, CaseTooSlow) else ""
+            raise ExpectationError(f"{case.id}: {error}{slow}; nothing written") from None
+        if modelled is not None and modelled != actual:
+            steps = zip(case.steps, actual["outputs"], strict=True)
+            recomputed = dataclasses.replace(
+                case, steps=tuple({**step, "expect": output} for step, output in steps))
+            disagreements.append(f"{case.id}: the model differs from the reference: "
+                                 f"{first_difference(recomputed, modelled)}")
+            continue
         if actual != case.expected:
             result.changed.append(case.id)
         if "config_error" in actual:
             raw["expect_config_error"] = actual["config_error"]
         else:
+            raw.pop("expect_config_error", None)  # the reference builds the config after all
             for step, output in zip(raw["steps"], actual["outputs"], strict=True):
                 step["expect"] = output
     if disagreements:
@@ -133,12 +157,16 @@ def rewrite(path: Path) -> Rewrite:
     answered = [dataclasses.replace(cases[raw["id"]], steps=tuple(raw["steps"]),
                                     expect_config_error=raw.get("expect_config_error"))
                 for raw in data["cases"]]
-    found = interface_lint.problems(answered)
+    found = case_problems(answered) + interface_lint.problems(answered)
     if found:  # valid arguments with an error-less output the interface does not define, say
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise ExpectationError(f"nothing written: with the reference's outputs it does not pass "
                                f"`inboxspec cases lint`: {found[0]}{more}")
     result.text = case_file_text(data, indent, ensure_ascii)
+    size = len(result.text.encode("utf-8"))
+    if size > MAX_CASE_FILE_BYTES:
+        raise ExpectationError(f"nothing written: with the reference's outputs it would be {size:,} bytes, "
+                               f"past the {MAX_CASE_FILE_BYTES:,} a case file holds (PROTO-CASES-2)")
     return result
 
 
@@ -146,7 +174,7 @@ def command(args: argparse.Namespace) -> int:
     code = 0
     for path in args.files:
         try:
-            result = rewrite(path)
+            result = rewrite(path, args.timeout)
         except ExpectationError as error:  # said on stderr, as every command's errors
             print(f"inboxspec cases expect: {path}: {error}", file=sys.stderr)
             code = 2
@@ -168,5 +196,8 @@ def add_parser(cases_commands: Any) -> None:
         "expect", help="rewrite case files' expected outputs from the reference, where the model agrees")
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="case files to rewrite")
     parser.add_argument("--check", action="store_true", help="only report; exit 1 when a file would change")
+    parser.add_argument("--timeout", type=seconds_argument, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                        help="seconds a case may run on the reference, and again on the model, checked "
+                             "between its steps (default %(default)s, as conform's)")
     parser.set_defaults(func=command)
 

@@ -982,9 +982,9 @@ def add_run_options(parser: argparse.ArgumentParser, *, adapter_help: str, many_
     parser.add_argument("--feature", action="append", default=[],
                         help="run only cases tagged with this feature (repeatable)")
     parser.add_argument("--without-feature", action="append", default=[], help=without_feature_help)
-    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S,
+    parser.add_argument("--timeout", type=seconds_argument, default=DEFAULT_TIMEOUT_S,
                         help="seconds per case (default %(default)s)")
-    parser.add_argument("--start-timeout", type=_seconds, default=DEFAULT_START_TIMEOUT_S,
+    parser.add_argument("--start-timeout", type=seconds_argument, default=DEFAULT_START_TIMEOUT_S,
                         help="seconds for each adapter's start handshake (default %(default)s)")
     parser.add_argument("--max-line-bytes", type=_positive_int, default=DEFAULT_MAX_LINE_BYTES,
                         help="longest reply line accepted (default %(default)s)")
@@ -1022,7 +1022,7 @@ def add_conform_parser(commands: Any) -> None:
     parser.add_argument("--seed", type=_natural_int, default=None,
                         help="seed of --fuzz (default: a fresh one drawn at random and printed); "
                              "a seed gives the same cases")
-    parser.add_argument("--shrink-seconds", type=_seconds, default=120.0,
+    parser.add_argument("--shrink-seconds", type=seconds_argument, default=120.0,
                         help="wall-clock cap on shrinking one fuzz failure (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="machine-readable report")
     parser.add_argument("--junit", type=Path, default=None, metavar="FILE",
@@ -1046,7 +1046,7 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {_shown(text)}") from None
 
 
-def _seconds(text: str) -> float:
+def seconds_argument(text: str) -> float:
     """A number of seconds: finite, above 0, at most MAX_SECONDS (``nan``, ``inf``, ``1e300`` are not)."""
     if not _DECIMAL.fullmatch(text):
         raise argparse.ArgumentTypeError(f"not a number of seconds: {_shown(text)}")

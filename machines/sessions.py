@@ -8,9 +8,13 @@ rejected, are written once here.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from inboxspec.impl.errors import InboxSpecError
@@ -48,23 +52,69 @@ _MEASURE = json.JSONEncoder(default=repr, separators=(",", ":"))
 
 
 class OutputsTooLarge(Exception):
-    """A case whose outputs pass MAX_CASE_OUTPUT_BYTES of JSON in the reference (PROTO-RUN-5)."""
+    """A case whose outputs pass MAX_CASE_OUTPUT_BYTES of JSON in the reference (PROTO-RUN-5), or the
+    smaller bound a caller set (``CaseBounds``)."""
+
+
+class CaseTooSlow(Exception):
+    """A case still running past the deadline a caller set (``CaseBounds``), checked between steps."""
+
+
+@dataclass(frozen=True)
+class CaseBounds:
+    """What one case may cost in this process: its outputs' JSON (``output_bytes``, the reason
+    ``past`` names), and a ``time.monotonic()`` deadline (None: none). The reference adapter keeps
+    the defaults (the runner times each case itself); ``cases expect``, which runs case files in its
+    own process, sets both (``bounded_by``)."""
+
+    output_bytes: int = MAX_CASE_OUTPUT_BYTES
+    past: str = "beyond what the suite compares (PROTO-RUN-5)"
+    deadline: float | None = None
+
+
+_SUITE_BOUNDS = CaseBounds()  # frozen: one object serves every context
+_BOUNDS: ContextVar[CaseBounds] = ContextVar("case_bounds", default=_SUITE_BOUNDS)
+
+
+@contextlib.contextmanager
+def bounded_by(bounds: CaseBounds) -> Iterator[None]:
+    """The reference's and the model's case runners keep to ``bounds`` inside."""
+    token = _BOUNDS.set(bounds)
+    try:
+        yield
+    finally:
+        _BOUNDS.reset(token)
+
+
+def on_time(number: int, steps: int) -> None:
+    """After step ``number`` of ``steps``: CaseTooSlow when the deadline set has passed."""
+    deadline = _BOUNDS.get().deadline
+    if deadline is not None and time.monotonic() > deadline:
+        raise CaseTooSlow(f"this case was still running at its deadline, after step {number} of {steps}")
+
+
+def outputs_size(outputs: Sequence[Any]) -> int:
+    """The outputs' JSON as PROTO-RUN-5 measures it (each output compact, every character past ASCII
+    escaped, the lengths summed)."""
+    return sum(len(_MEASURE.encode(output)) for output in outputs)
 
 
 def bounded_outputs(steps: Sequence[Mapping[str, Any]],
                     apply_step: Callable[[Mapping[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
     """Each step's output, in order; OutputsTooLarge as soon as they pass MAX_CASE_OUTPUT_BYTES of
-    JSON together, before the next step runs."""
+    JSON together (or the caller's smaller bound), before the next step runs; CaseTooSlow past the
+    caller's deadline, the same way."""
+    bounds = _BOUNDS.get()
     outputs = []
     size = 0
     for number, step in enumerate(steps, 1):
         output = apply_step(step)
         size += len(_MEASURE.encode(output))
-        if size > MAX_CASE_OUTPUT_BYTES:
-            raise OutputsTooLarge(f"the outputs of this case pass {MAX_CASE_OUTPUT_BYTES:,} bytes of JSON "
-                                  f"at step {number} of {len(steps)}: beyond what the suite compares "
-                                  "(PROTO-RUN-5)")
+        if size > bounds.output_bytes:
+            raise OutputsTooLarge(f"the outputs of this case pass {bounds.output_bytes:,} bytes of JSON "
+                                  f"at step {number} of {len(steps)}: {bounds.past}")
         outputs.append(output)
+        on_time(number, len(steps))
     return outputs
 
 
@@ -92,7 +142,10 @@ class ModelSession(ABC, Generic[Chart]):
     def run_case(cls, config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """The model's case runner (``Machine.run_model_case``)."""
         session = cls(config)
-        outputs = [session.apply(step) for step in steps]
+        outputs = []
+        for number, step in enumerate(steps, 1):
+            outputs.append(session.apply(step))
+            on_time(number, len(steps))
         case_ended(session.chart)
         return {"outputs": outputs}
 

@@ -317,9 +317,11 @@ def run_model_case(config: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]
     with fixture_directory(config) as directory:
         chart = sessions.case_chart(WriterProofsChart, own_root=str(config["own_root"]),
                                     options=WriterProofsModelOptions(**config.get("options", {})))
-        outputs = []
+        outputs: list[dict[str, Any]] = []
         swap = SwapScript(exchange_in(directory))
         for step in steps:
+            if outputs:
+                sessions.on_time(len(outputs), len(steps))
             event = str(step["event"])
             args = INTERFACE.events[event].with_defaults(step.get("args", {}))
             if INTERFACE.events[event].harness:  # swap_paths: the world moves, the chart does not

@@ -13,7 +13,8 @@ import pytest
 from inboxspec import machines
 from inboxspec.cli import main
 from inboxspec.conformance import expectations, interface_lint
-from inboxspec.conformance.casefiles import MAX_CASE_FILE_BYTES, bundled_cases_dir, read_case_file
+from inboxspec.conformance.casefiles import MAX_CASE_FILE_BYTES, bundled_cases_dir, load_cases, read_case_file
+from inboxspec.machines.sessions import CaseBounds, CaseTooSlow, bounded_by
 
 SOURCE = bundled_cases_dir() / "wake-gate" / "cadence.json"
 
@@ -163,3 +164,99 @@ def test_outputs_the_interface_does_not_define_write_nothing(tmp_path: Path,
         expectations.rewrite(path)
     assert main(["cases", "expect", str(path)]) == 2
     assert path.read_text(encoding="utf-8") == before
+
+
+def _peer_file(tmp_path: Path, cases: int, sends: int, extra: dict[str, Any] | None = None) -> Path:
+    """Peer delivery cases whose every output repeats the whole held buffer: outputs that grow with
+    the square of the steps, from a small file."""
+    made = [{"id": f"peer-delivery/probe-held-{n}", "description": f"Held messages pile up, take {n}",
+             "requirements": ["PEER-HOLD-1"], "config": {"held_cap": 2**53 - 1, "setting": "hold"},
+             "steps": [{"event": "send_message", "args": {"sender": f"s{i}"}, "expect": {}}
+                       for i in range(sends)],
+             **(extra or {})} for n in range(cases)]
+    path = tmp_path / "peer.json"
+    text = json.dumps({"machine": "peer-delivery", "cases": made}, indent=2) + "\n"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_files_outputs_are_bounded_as_a_case_file_is(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small file whose outputs come to more than a case file may hold is refused as its cases run,
+    before the next case adds to the memory (a 386 KB file of three such cases took 2.65 GB), and a
+    file whose outputs fit compact but not as written is refused rather than written (a 107 KB file
+    was rewritten to 65 MB that no command reads back); nothing is written either way."""
+    path = _peer_file(tmp_path, cases=3, sends=30)
+    before = path.read_text(encoding="utf-8")
+    written = len(expectations.rewrite(path).text.encode("utf-8"))
+    one_case = written // 3
+    monkeypatch.setattr(expectations, "MAX_CASE_FILE_BYTES", one_case)  # room for about one case's outputs
+    with pytest.raises(expectations.ExpectationError,
+                       match=r"^peer-delivery/probe-held-[12]: the outputs of this case pass [0-9,]+ bytes "
+                             r"of JSON at step [0-9]+ of 30: past the .* bytes a case file holds "
+                             r"\(PROTO-CASES-2\), with the outputs of the cases before it in the file; "
+                             r"nothing written$"):
+        expectations.rewrite(path)
+    monkeypatch.setattr(expectations, "MAX_CASE_FILE_BYTES", written - 1)  # the outputs fit, compact
+    with pytest.raises(expectations.ExpectationError,
+                       match=rf"^nothing written: with the reference's outputs it would be {written:,} "
+                             rf"bytes, past the {written - 1:,} a case file holds \(PROTO-CASES-2\)$"):
+        expectations.rewrite(path)
+    assert main(["cases", "expect", str(path)]) == 2
+    assert path.read_text(encoding="utf-8") == before
+
+
+def test_a_case_past_its_time_is_refused_between_steps(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """cases expect runs the reference in its own process, so it keeps to a deadline per case as conform
+    does (a 5 MB file of host reminders, each counted over all the others, ran past two minutes)."""
+    path = _peer_file(tmp_path, cases=1, sends=3)
+    before = path.read_text(encoding="utf-8")
+    assert main(["cases", "expect", "--timeout", "1e-9", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"inboxspec cases expect: {path}: peer-delivery/probe-held-0: this case was still running "
+                   f"at its deadline, after step 1 of 3 (--timeout 1e-09 s); nothing written\n")
+    assert path.read_text(encoding="utf-8") == before
+    assert main(["cases", "expect", "--timeout", "0", str(path)]) == 2  # refused as an argument
+    assert "--timeout: must be a number of seconds above 0" in capsys.readouterr().err
+    assert main(["cases", "expect", str(path)]) == 0  # at the default, the case runs
+
+
+@pytest.mark.parametrize("machine", ["wake-gate", "writer-proofs"])
+def test_the_reference_and_the_model_keep_the_deadline(machine: str) -> None:
+    """Each of the two case runners is held to the deadline between its steps: the model runs only a
+    case the reference answered in time, but may be slower (the writer proofs have runners of their
+    own on both sides)."""
+    case = next(c for c in load_cases([bundled_cases_dir() / machine])
+                if len(c.steps) >= 2 and c.expect_config_error is None
+                and not any("error" in step["expect"] for step in c.steps))
+    entry = machines.get(machine)
+    for run in (entry.run_case, entry.run_model_case):
+        assert run(case.config, case.inputs) == case.expected
+        with bounded_by(CaseBounds(deadline=0.0)), pytest.raises(CaseTooSlow, match=r"after step 1 of "):
+            run(case.config, case.inputs)
+
+
+def test_a_config_the_reference_refuses_or_builds_after_all(tmp_path: Path) -> None:
+    """A case's expected config error and its steps are checked against the reference's answer both
+    ways: a case with steps whose config the reference refuses is refused (it was written with both,
+    which cases lint refuses), and so is one without steps that expects a config error the reference
+    does not give (it was reported changed at every run, and never written)."""
+    refused = tmp_path / "host.json"  # a part config is an object to the interface lint: the host checks it
+    case = {"id": "host/probe-a-bad-part-config", "description": "A gate config the gate refuses",
+            "requirements": ["HOST-IF-1"], "config": {"wake_gate": {"max_streak": -1}},
+            "steps": [{"event": "tick", "expect": {}}]}
+    refused.write_text(json.dumps({"machine": "host", "cases": [case]}, indent=2) + "\n", encoding="utf-8")
+    with pytest.raises(expectations.ExpectationError,
+                       match=r"^host/probe-a-bad-part-config: the reference refuses its config "
+                             r"\(invalid_config\), so no step runs: a case that expects a config error has "
+                             r"no steps; nothing written$"):
+        expectations.rewrite(refused)
+    builds = _peer_file(tmp_path, cases=1, sends=0, extra={"expect_config_error": "invalid_config"})
+    before = builds.read_text(encoding="utf-8")
+    with pytest.raises(expectations.ExpectationError, match=r"^nothing written: with the reference's outputs "
+                       r"it does not pass `inboxspec cases lint`: .*probe-held-0: a case has steps, or "
+                       r"expect_config_error and no steps"):
+        expectations.rewrite(builds)
+    assert main(["cases", "expect", "--check", str(builds)]) == 2
+    assert builds.read_text(encoding="utf-8") == before
