@@ -252,8 +252,7 @@ def test_skip_file_entries_must_still_fail(tmp_path: Path) -> None:
     assert outcome(report, TRIGGER_ID)["outcome"] == "unexpected-pass"
 
 
-def test_a_case_whose_outputs_pass_the_bound_is_stopped_at_that_step(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_case_whose_outputs_pass_the_bound_is_stopped_at_that_step() -> None:
     """PROTO-RUN-5: the reference runs no step after the one whose output passes the bound; the
     bound itself is within it."""
     ran: list[int] = []
@@ -262,12 +261,14 @@ def test_a_case_whose_outputs_pass_the_bound_is_stopped_at_that_step(
         ran.append(step["n"])
         return {"text": "x" * 89}  # 100 bytes of compact JSON
 
-    monkeypatch.setattr(sessions, "MAX_CASE_OUTPUT_BYTES", 300)
-    assert len(sessions.bounded_outputs([{"n": n} for n in range(3)], apply_step)) == 3
-    ran.clear()
-    with pytest.raises(sessions.OutputsTooLarge, match="pass 300 bytes of JSON at step 4 of 9"):
-        sessions.bounded_outputs([{"n": n} for n in range(9)], apply_step)
+    with sessions.bounded_by(sessions.CaseBounds(output_bytes=300)):
+        assert len(sessions.bounded_outputs([{"n": n} for n in range(3)], apply_step)) == 3
+        ran.clear()
+        with pytest.raises(sessions.OutputsTooLarge, match="pass 300 bytes of JSON at step 4 of 9: beyond "
+                           r"what the suite compares \(PROTO-RUN-5\)$"):
+            sessions.bounded_outputs([{"n": n} for n in range(9)], apply_step)
     assert ran == [0, 1, 2, 3]
+    assert sessions.CaseBounds().output_bytes == sessions.MAX_CASE_OUTPUT_BYTES  # the bound outside
 
 
 NODE_PORT = Path(__file__).resolve().parents[1] / "conformance" / "ports" / "node"
@@ -298,7 +299,8 @@ def test_a_small_case_that_asks_for_gigabytes_of_outputs_is_an_error_not_a_swoll
         return
     expect = subprocess.run([sys.executable, "-m", "inboxspec", "cases", "expect",
                              str(tmp_path / "amplified.json")], capture_output=True, text=True, timeout=120)
-    assert expect.returncode == 2 and "host/amplified: the outputs of this case pass 67,108,864 bytes" in (
+    # cases expect stops at what a case file holds, before the bound of one case's outputs.
+    assert expect.returncode == 2 and "host/amplified: the outputs of this case pass 16,777,216 bytes" in (
         expect.stderr), expect.stdout + expect.stderr
     assert "Traceback" not in expect.stderr
 
