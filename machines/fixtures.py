@@ -58,8 +58,9 @@ DIRECTORY_MODE = 0o755
 FILE_MODE = 0o644
 ROOT_MODE = 0o700  # the private root holding a run's fixture directories
 
-# WARNING: the limits below are written out in spec/conformance-protocol.md (PROTO-FIX-3) and in
-# conformance/schemas/fixture.schema.json (maxItems, maxLength); change them together.
+# WARNING: the limits below are written out in spec/conformance-protocol.md (PROTO-FIX-3), in
+# conformance/schemas/fixture.schema.json (maxItems, maxLength) and, for a swap path, in
+# conformance/ports/node/writer-proofs.mjs (fixturePath); change them together.
 MAX_ENTRIES = 4096  # entries of one fixture
 # Paths one fixture lays out, the parent directories its entries imply counted: 4096 entries 32
 # components deep implied 127,000 directories, which took 7 s to lay out and 11 s to remove.

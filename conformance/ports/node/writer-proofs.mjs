@@ -63,6 +63,9 @@ agrees("the renewal states", Object.keys(RENEWAL_MESSAGES), vocabulary(INTERFACE
 const PLACEHOLDER = "{fixture}";
 const MAX_SAFE = 2n ** 53n - 1n;
 const MAX_ROOTS = 32, MAX_ENTRIES = 20000, MAX_BYTES = 64 * 1024 * 1024, MAX_DEPTH = 16, MAX_HOME_FILE_BYTES = 1024 * 1024;
+// WARNING: PROTO-FIX-3's limits on a fixture path, also written in machines/fixtures.py and
+// spec/conformance-protocol.md; change them together.
+const MAX_PATH_BYTES = 1024, MAX_PATH_DEPTH = 32, MAX_COMPONENT_BYTES = 255;
 /** @type {readonly SyncPlacementWriterFailureDetail[]} */
 const PRECEDENCE = ["bound", "unsafe-runtime", "unreadable", "wrong-package", "invalid-version", "below-minimum", "missing-runtime", "writable-runtime"];
 agrees("the detail precedence", PRECEDENCE, vocabulary(INTERFACE, "detail_precedence")); // WRITER-MEAS-4
@@ -662,6 +665,10 @@ function checkPaths(value) {
 function fixturePath(dir, relative) {
   const parts = relative.split("/");
   if (relative.startsWith("/") || relative.includes("\0") || parts.some((p) => p === "" || p === "." || p === "..")) throw new Error("not a fixture-relative path");
+  // WRITER-IF-6: PROTO-FIX-3's limits too, as machines/fixtures.py's path_problem has them (a name past
+  // 255 bytes was parked and then failed to rename, leaving the first path gone).
+  if (/\p{Cs}/u.test(relative) || Buffer.byteLength(relative, "utf8") > MAX_PATH_BYTES || parts.length > MAX_PATH_DEPTH
+      || parts.some((p) => Buffer.byteLength(p, "utf8") > MAX_COMPONENT_BYTES)) throw new Error("past PROTO-FIX-3's limits");
   let parent = dir;
   for (const part of parts.slice(0, -1)) {
     parent = path.join(parent, part);
