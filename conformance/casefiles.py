@@ -455,6 +455,23 @@ def _short(message: str) -> str:
     return message if len(message) <= 300 else message[:300] + "..."
 
 
+def not_bundled(cases: Iterable[Case]) -> list[Case]:
+    """The cases whose files lie outside the package's own case directory (``bundled_cases_dir``),
+    which the runner and ``cases expect`` check beyond what the loader does (read without importing
+    a machine's module, which a run of one machine must not)."""
+    home = os.path.realpath(bundled_cases_dir())
+    bundled: dict[str, bool] = {}  # per directory of a case file
+    foreign = []
+    for case in cases:
+        directory = os.path.dirname(case.source)
+        if directory not in bundled:
+            real = os.path.realpath(directory)
+            bundled[directory] = real == home or real.startswith(home + os.sep)
+        if not bundled[directory]:
+            foreign.append(case)
+    return foreign
+
+
 def load_cases(directories: Iterable[Path]) -> list[Case]:
     """Every case under ``directories``, or CaseFileError listing every problem that
     ``cases lint`` reports for them, except coverage (a selection need not cover the spec) and

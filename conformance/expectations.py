@@ -38,12 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inboxspec.conformance import interface_lint
+from inboxspec.conformance import confinement, interface_lint
 from inboxspec.conformance.casefiles import (
     MAX_CASE_FILE_BYTES,
     CaseFileError,
     case_file_text,
     case_problems,
+    not_bundled,
     read_case_bytes,
     read_case_file,
 )
@@ -89,10 +90,16 @@ def _has_error_step(actual: dict[str, Any]) -> bool:
     return "config_error" in actual or any("error" in output for output in actual["outputs"])
 
 
-def rewrite(path: Path, timeout: float = DEFAULT_TIMEOUT_S) -> Rewrite:
+def _first_and_count(problems: list[str]) -> str:
+    return problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+
+
+def rewrite(path: Path, timeout: float = DEFAULT_TIMEOUT_S, *, allow_outside_reads: bool = False) -> Rewrite:
     """The file with every case's expectations from the reference, checked against the model; each
     case's run on each within ``timeout`` seconds (checked between its steps), and the outputs of
-    all the cases within what a case file holds."""
+    all the cases within what a case file holds. A file from outside the bundled suite whose cases
+    may lead the reference to read outside their fixtures is refused unless ``allow_outside_reads``
+    (PROTO-FIX-5, as the runner)."""
     from inboxspec import machines
 
     try:
@@ -110,8 +117,11 @@ def rewrite(path: Path, timeout: float = DEFAULT_TIMEOUT_S) -> Rewrite:
     # is an error, which is what the command is about to find out.
     found = case_problems(loaded) + interface_lint.problems(loaded, outputs_to_come=True)
     if found:  # an unknown event, say: the reference would refuse it with a traceback
-        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        raise ExpectationError(f"it does not pass `inboxspec cases lint`: {found[0]}{more}")
+        raise ExpectationError(f"it does not pass `inboxspec cases lint`: {_first_and_count(found)}")
+    outside = [] if allow_outside_reads else confinement.problems(not_bundled(loaded))
+    if outside:
+        raise ExpectationError(f"it may lead the reference to read outside its fixtures (PROTO-FIX-5): "
+                               f"{_first_and_count(outside)}")
     cases = {case.id: case for case in loaded}
     indent, ensure_ascii = layout(text, data)
     entry = machines.get(data["machine"])
@@ -159,9 +169,8 @@ def rewrite(path: Path, timeout: float = DEFAULT_TIMEOUT_S) -> Rewrite:
                 for raw in data["cases"]]
     found = case_problems(answered) + interface_lint.problems(answered)
     if found:  # valid arguments with an error-less output the interface does not define, say
-        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise ExpectationError(f"nothing written: with the reference's outputs it does not pass "
-                               f"`inboxspec cases lint`: {found[0]}{more}")
+                               f"`inboxspec cases lint`: {_first_and_count(found)}")
     result.text = case_file_text(data, indent, ensure_ascii)
     size = len(result.text.encode("utf-8"))
     if size > MAX_CASE_FILE_BYTES:
@@ -174,7 +183,7 @@ def command(args: argparse.Namespace) -> int:
     code = 0
     for path in args.files:
         try:
-            result = rewrite(path, args.timeout)
+            result = rewrite(path, args.timeout, allow_outside_reads=args.allow_outside_reads)
         except ExpectationError as error:  # said on stderr, as every command's errors
             print(f"inboxspec cases expect: {path}: {error}", file=sys.stderr)
             code = 2
@@ -199,5 +208,8 @@ def add_parser(cases_commands: Any) -> None:
     parser.add_argument("--timeout", type=seconds_argument, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                         help="seconds a case may run on the reference, and again on the model, checked "
                              "between its steps (default %(default)s, as conform's)")
+    parser.add_argument(confinement.ALLOW_OPTION, action="store_true",
+                        help="rewrite a file from outside the bundled suite whose cases may lead the "
+                             "reference to read outside their fixtures (PROTO-FIX-5); refused by default")
     parser.set_defaults(func=command)
 

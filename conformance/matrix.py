@@ -265,7 +265,8 @@ def run_matrix(commands: Sequence[str], args: argparse.Namespace) -> Matrix:
         try:
             run.report = conform(command, cases, selection, timeout=args.timeout,
                                  start_timeout=args.start_timeout, max_line_bytes=args.max_line_bytes,
-                                 progress=True, window=args.window)  # drawn on a terminal only
+                                 progress=True, window=args.window,  # drawn on a terminal only
+                                 allow_outside_reads=args.allow_outside_reads)
         except UnusableRun as error:
             run.unusable = str(error)
         if run.report is not None and run.report.unusable is not None:  # a failed restart (PROTO-RUN-6)

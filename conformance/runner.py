@@ -29,7 +29,6 @@ import fnmatch
 import functools
 import json
 import math
-import os
 import re
 import secrets
 import sys
@@ -43,7 +42,7 @@ from typing import Any, NamedTuple
 
 import fastjsonschema
 
-from inboxspec.conformance import interface_lint, process_tree, warden
+from inboxspec.conformance import confinement, interface_lint, process_tree, warden
 from inboxspec.conformance.adapter_process import (
     DEFAULT_MAX_LINE_BYTES,
     STOP_GRACE_S,
@@ -55,8 +54,8 @@ from inboxspec.conformance.adapter_process import (
 from inboxspec.conformance.casefiles import (
     Case,
     CaseFileError,
-    bundled_cases_dir,
     load_cases,
+    not_bundled,
     read_regular_file,
     replies_past_the_bound,
 )
@@ -686,14 +685,19 @@ class RunReport:
 
 def conform(command: str, cases: list[Case], selection: Selection, *, timeout: float,
             start_timeout: float, max_line_bytes: int, progress: bool,
-            window: int = DEFAULT_WINDOW, coverage: Coverage | None = None) -> RunReport:
+            window: int = DEFAULT_WINDOW, coverage: Coverage | None = None,
+            allow_outside_reads: bool = False) -> RunReport:
     began = time.monotonic()
     chosen = [c for c in cases if selection.wants(c)]
     # PROTO-CASES-1: what `cases lint` rejects is not run. The loader has checked all else it
     # checks; a case's departures from its machine's interface data (an unknown event, an argument
     # the event does not take) are checked here, for the cases this run sends that are not the
-    # package's own (``check`` lints those, and the lint costs half a second a run).
-    problems = interface_lint.problems(_not_bundled(chosen))
+    # package's own (``check`` lints those, and the lint costs half a second a run); and so, unless
+    # the run allows reads outside, is that each keeps a port's reads inside its fixture (PROTO-FIX-5).
+    foreign = not_bundled(chosen)
+    problems = interface_lint.problems(foreign)
+    if not allow_outside_reads:
+        problems += confinement.problems(foreign)
     problems += replies_past_the_bound(enumerate(chosen, start=1), max_line_bytes)  # PROTO-FRAME-3
     if problems:
         raise CaseFileError(problems[0], problems)
@@ -737,22 +741,6 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
     return RunReport(session.implementation, ordered, session.restarts, time.monotonic() - began,
                      coverage, tuple(sorted({c.machine for c in chosen})), interrupted=interrupted,
                      unusable=unusable, warnings=warnings + session.stop_warnings)
-
-
-def _not_bundled(cases: list[Case]) -> list[Case]:
-    """The cases whose files lie outside the package's own case directory (``bundled_cases_dir``;
-    read without importing a machine's module, which a run of one machine must not)."""
-    home = os.path.realpath(bundled_cases_dir())
-    bundled: dict[str, bool] = {}  # per directory of a case file
-    foreign = []
-    for case in cases:
-        directory = os.path.dirname(case.source)
-        if directory not in bundled:
-            real = os.path.realpath(directory)
-            bundled[directory] = real == home or real.startswith(home + os.sep)
-        if not bundled[directory]:
-            foreign.append(case)
-    return foreign
 
 
 def end_session(session: Session, *, interrupted: bool) -> None:
@@ -894,6 +882,8 @@ def _run_command(args: argparse.Namespace) -> int:
             fixed = [flag for flag, given in (("--cases", args.cases), ("--run", args.run),
                                               ("--skip", args.skip), ("--feature", args.feature),
                                               ("--skip-file", args.skip_file)) if given]
+            if args.allow_outside_reads:  # the random cases are the fuzzer's own, like the bundled
+                fixed.append(confinement.ALLOW_OPTION)
             if fixed:
                 raise UnusableRun(f"--fuzz sends random cases; it does not take {', '.join(fixed)}")
             seed_drawn = args.seed is None
@@ -921,7 +911,8 @@ def _run_command(args: argparse.Namespace) -> int:
                                   expected_failures=[entry.glob for entry in entries])
             report = conform(args.adapter, cases, selection, timeout=args.timeout,
                              start_timeout=args.start_timeout, max_line_bytes=args.max_line_bytes,
-                             progress=progress, window=args.window, coverage=coverage)
+                             progress=progress, window=args.window, coverage=coverage,
+                             allow_outside_reads=args.allow_outside_reads)
     except (UnusableRun, CaseFileError) as error:
         problems = error.problems
         if args.json:
@@ -991,6 +982,9 @@ def add_run_options(parser: argparse.ArgumentParser, *, adapter_help: str, many_
     parser.add_argument("--window", type=_positive_int, default=DEFAULT_WINDOW,
                         help="run requests in flight at once; 1 is strictly one at a time "
                              "(default %(default)s)")
+    parser.add_argument(confinement.ALLOW_OPTION, action="store_true",
+                        help="run cases from outside the bundled suite that may lead a port to read "
+                             "outside their fixtures (PROTO-FIX-5); by default such a run is refused")
 
 
 def add_conform_parser(commands: Any) -> None:

@@ -30,6 +30,12 @@ from inboxspec.machines import schema_dialect
 SCHEMA_FILE = "interface.schema.json"
 
 
+# The types a parameter that ``reads_paths`` may have: a path, or a list of paths (what
+# conformance/confinement.py reads of its value).
+PATH_SCHEMAS = ({"type": "string"}, {"type": "string", "minLength": 1},
+                {"type": "array", "items": {"type": "string"}})
+
+
 class InterfaceError(ValueError):
     """An interface file that is missing, not JSON, or does not match its schema."""
 
@@ -54,6 +60,9 @@ class Parameter:
     alone: bool = False  # when given, no other argument may be
     only_for: tuple[str, tuple[str, ...]] | None = None  # a record field present exactly for these values
     world: bool = False  # a config key of the scripted world, which the adapter reads itself
+    # The machine reads the filesystem at the paths the value names (PROTO-FIX-5: a case from outside
+    # the bundled suite names only paths inside its fixture here; conformance/confinement.py).
+    reads_paths: bool = False
 
     @functools.cached_property
     def schema_text(self) -> str:
@@ -537,6 +546,9 @@ def _parameter(raw: Mapping[str, Any], types: Mapping[str, Any], expander: _Expa
     if raw.get("required") and "default" in raw:
         raise InterfaceError(f"{machine}: {raw['name']} is required and has a default")
     only_for = raw.get("only_for")
+    if raw.get("reads_paths") and kind["schema"] not in PATH_SCHEMAS:
+        raise InterfaceError(f"{machine}: {raw['name']} reads paths, so its type must be a string or a list "
+                             f"of strings, not {kind['schema']}")
     return Parameter(name=raw["name"], type=raw["type"], label=label, schema=schema, nullable=nullable,
                      has_default="default" in raw, default=raw.get("default"),
                      required=bool(raw.get("required", False)), when_absent=raw.get("when_absent"),
@@ -544,7 +556,7 @@ def _parameter(raw: Mapping[str, Any], types: Mapping[str, Any], expander: _Expa
                      part_of=_part_of(raw, expander.parts, machine), runner=raw.get("runner"),
                      alone=bool(raw.get("alone", False)),
                      only_for=None if only_for is None else (only_for["field"], tuple(only_for["values"])),
-                     world=bool(raw.get("world", False)))
+                     world=bool(raw.get("world", False)), reads_paths=bool(raw.get("reads_paths", False)))
 
 
 def interface_text(machine: str) -> str:

@@ -40,6 +40,8 @@ def _parts(interface: Interface, part_of: tuple[str, ...]) -> str:
 # A config key the conformance runner handles (``runner`` in the data): what its rows say.
 RUNNER_KEY = {"supplies": " (the runner's)", "checks": ""}
 RUNNER_NULL = {"supplies": "never sent", "checks": "checked by the runner"}
+# A parameter naming paths the machine reads (``reads_paths``): what its type column adds.
+READS_PATHS = "; read (PROTO-FIX-5)"
 
 
 def _null(interface: Interface, key: Parameter) -> str:
@@ -53,7 +55,8 @@ def config_table(interface: Interface) -> str:
     rows = [f"| key | type | default | null |{part[0]}", f"|---|---|---|---|{part[1]}"]
     for key in interface.config_keys:
         name = _code(key.name) + (RUNNER_KEY[key.runner] if key.runner else "")
-        rows.append(f"| {name} | {key.label} | {_absent(key)} | {_null(interface, key)} |"
+        rows.append(f"| {name} | {key.label}{READS_PATHS if key.reads_paths else ''} | {_absent(key)} "
+                    f"| {_null(interface, key)} |"
                     f"{_parts(interface, key.part_of)}")
     return "\n".join(rows) + "\n"
 
@@ -80,7 +83,8 @@ def events_table(interface: Interface) -> str:
             rows.append(f"| {name} | none | | | |{unknown}{parts}")
         for index, argument in enumerate(event.arguments):
             absent = _absent(argument) + ("; when given, the only argument" if argument.alone else "")
-            rows.append(f"| {name if index == 0 else ''} | {_code(argument.name)} | {argument.label} "
+            rows.append(f"| {name if index == 0 else ''} | {_code(argument.name)} | {argument.label}"
+                        f"{READS_PATHS if argument.reads_paths else ''} "
                         f"| {absent} | {_code(argument.code) if argument.code else '(none)'} |"
                         f"{unknown if index == 0 else (' |' if own else '')}"
                         f"{parts if index == 0 else (' |' if parts else '')}")
