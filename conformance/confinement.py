@@ -13,8 +13,10 @@ when the run allows reads outside (``--allow-outside-reads``):
   ``{fixture}/`` and more, with no ``..`` component;
 - every symlink of its fixture has a target inside, or relative with no ``..`` component;
 - every JSON string literal in a file of its fixture (its text, or its decoded base64 read as
-  UTF-8) that is absolute once ``{fixture}`` is replaced (it begins with ``/`` or ``{fixture}``) is
-  inside.
+  UTF-8, read left to right as a JSON reader does, a literal never closed ending the scan) that is
+  absolute once ``{fixture}`` is replaced (it begins with ``/`` or ``{fixture}``) is inside; and no
+  file holds a backslash right before ``{fixture}`` (laid out, ``\\{fixture}`` is ``\\/`` and the
+  directory's path, an absolute path to a JSON reader where the literal as written is relative).
 
 Why these suffice (for a port that reads as its spec says): without a ``..`` component, resolving a
 path only descends from where it starts, or, at a symlink, starts again at its target: below the
@@ -69,7 +71,15 @@ def _target_is_inside(target: str) -> bool:
 
 def _literals(text: str) -> Iterator[str]:
     """Every JSON string literal in ``text``, decoded (its raw contents when it does not decode)."""
-    for match in _STRING_LITERAL.finditer(text):
+    # Left to right as a JSON reader tokenises: a '"' outside a literal opens one, and a literal
+    # that is never closed ends the scan (no reader parses such a text). Matching again from every
+    # later '"' (finditer) took quadratic time on '"' followed by many '\"'.
+    position = 0
+    while (start := text.find('"', position)) >= 0:
+        match = _STRING_LITERAL.match(text, start)
+        if match is None:
+            return
+        position = match.end()
         literal = match.group()
         try:
             value = json.loads(literal, strict=False)
@@ -101,7 +111,15 @@ def _fixture_reads(fixture: Any) -> Iterator[tuple[str, str]]:
             yield (f"{where}.target", f"a symlink to {target!r} may lead outside the fixture "
                                       f"(a target is {PLACEHOLDER} and below, or relative, with no '..')")
         elif kind == "file":
-            for value in _literals(_file_text(entry)):
+            text = _file_text(entry)
+            if "\\" + PLACEHOLDER in text:
+                # Laid out, the backslash escapes the directory's leading '/' ('\/'), so a literal
+                # that reads here as a relative '\{fixture}/...' names the directory's path and what
+                # follows, '..' and all.
+                yield (where, f"the file holds a backslash right before {PLACEHOLDER}, which escapes "
+                              "the '/' the directory's path begins with")
+                continue
+            for value in _literals(text):
                 if (value.startswith("/") or value.startswith(PLACEHOLDER)) and not is_inside(value):
                     yield (where, f"the file names the path {_shown(value)} outside the fixture")
                     break

@@ -14,6 +14,7 @@ import base64
 import copy
 import json
 import random
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -24,7 +25,8 @@ import pytest
 from inboxspec import machines
 from inboxspec.conformance import confinement
 from inboxspec.conformance.casefiles import Case, bundled_cases_dir, load_cases
-from inboxspec.machines import interface
+from inboxspec.impl import writer_fs
+from inboxspec.machines import fixtures, interface
 from tests.in_process import run_command
 
 REFERENCE = f"{sys.executable} -m inboxspec.conformance.adapter"
@@ -98,6 +100,9 @@ def test_a_symlink_leads_inside_only_below_the_fixture_or_relative_without_dotdo
     ('{"roots": ["{fixture}/../x"]}', False),
     ('{"/root": 1}', False),  # a key is checked too: the rule does not parse
     ('{"writerRoots": ["/etc\\q"]}', False),  # a bad escape: its raw text
+    # Laid out, '\{fixture}' is '\/' and the directory's path: the reader's string is absolute.
+    ('{"writerRoots": ["\\{fixture}/../../../../etc"]}', False),
+    ('{"writerRoots": ["\\\\{fixture}/x"]}', False),  # an escaped backslash: refused all the same
 ])
 def test_a_file_names_only_paths_inside_in_its_json_strings(text: str, inside: bool) -> None:
     for content in ({"text": text}, {"base64": base64.b64encode(text.encode()).decode()}):
@@ -198,3 +203,39 @@ def test_fuzz_takes_no_such_option_and_its_cases_stay_inside() -> None:
     for _ in range(200):
         config, steps = fuzz(rng)
         assert problems_of(copy.deepcopy(config), steps) == [], (config, steps)
+
+
+def test_a_backslash_before_the_placeholder_is_refused_and_would_lead_outside() -> None:
+    """Laid out, a file's '\\{fixture}/..' becomes '\\/<directory>/..': a JSON reader takes an absolute
+    path with '..' where the check, before the lay-out, saw a relative one with a bad escape. The
+    reference's receipt reader shows it reaching /tmp."""
+    text = '{"writerRoots": ["\\{fixture}/../../../../../../../../../../tmp"]}'
+    fixture = {"entries": [{"path": "home/setup-receipt.json", "type": "file", "text": text}]}
+    assert places(problems_of({**CONFINED, "fixture": fixture})) == ["$.cases[0].config.fixture.entries[0]"]
+    with fixtures.materialised(fixture) as directory:
+        assert writer_fs.read_setup_writer_roots(f"{directory}/home") == ["/tmp"]
+
+
+class CountedPattern:
+    """A compiled pattern that counts the matches tried with ``match``."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.tried = pattern, 0
+
+    def match(self, text: str, position: int) -> re.Match[str] | None:
+        self.tried += 1
+        return self.pattern.match(text, position)
+
+
+def test_the_literal_scan_tries_each_literal_once_and_stops_at_one_never_closed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file's literals are found left to right as a JSON reader finds them: one match tried per
+    literal, and none after a literal that never closes. Trying again from every later '"' took
+    quadratic time on '"' followed by many '\\"' (an 8 MiB fixture file held the run for days)."""
+    counted = CountedPattern(confinement._STRING_LITERAL)
+    monkeypatch.setattr(confinement, "_STRING_LITERAL", counted)
+    assert list(confinement._literals('{"a": ["/x", "y\\"z"]}')) == ["a", "/x", 'y"z']
+    assert counted.tried == 3
+    counted.tried = 0
+    assert list(confinement._literals('["/x", "' + '\\"' * 1000)) == ["/x"]
+    assert counted.tried == 2
