@@ -272,6 +272,8 @@ case("environment", "setting-change-refuses", "A setting change to refuse refuse
      ["HOST-ENV-2", "HOST-RCPT-1"], HOLD, woken() + [send("s1", "s2"), setting("s2", "refuse"), send("s1", "s2")])
 case("environment", "setting-unset-keeps-review", "Unsetting the setting re-judges mail held for the setting, which waits for review",
      ["HOST-ENV-2"], HOLD, woken() + [send("s1", "s2"), setting("s2", None), approve("s2", 1)])
+case("environment", "setting-null-unsets", "A set_setting to null unsets the setting (it is not the absent argument): the message held for the setting waits for review then, and expires at the review deadline",
+     ["HOST-ENV-2"], HOLD, woken() + [send("s1", "s2"), setting("s2", None), advance(300000)])
 case("environment", "advance-order", "One advance tells peer delivery's receipts, then idle answers, then due reminders",
      ["HOST-TIME-1", "HOST-TIME-2", "HOST-RCPT-1", "HOST-IDLE-2"], {"idle_subscriptions": {"debounce_ms": 300000}},
      woken("s1") + woken("s2") + [send("s2", "s1", "review"), subscribe("s1", "s2"), schedule("s2", 300000, "wake up"), end("s2"),

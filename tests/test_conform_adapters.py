@@ -38,6 +38,8 @@ def case(case_id: str = "probe", **fields: Any) -> dict[str, Any]:
 
 
 GOOD_OUTPUT = {"outputs": [{"announce": True, "streak": 0}]}
+# The result of a line of ``MALFORMED`` whose reply is a result other than ``GOOD_OUTPUT``.
+OTHER_RESULTS = {"refused config and unknown event": {"config_error": "invalid_config"}}
 
 # (line, the expected (seq, id, reply kind), and the result when the kind is "result")
 MALFORMED: list[tuple[str, bytes, tuple[Any, str, str]]] = [
@@ -58,6 +60,13 @@ MALFORMED: list[tuple[str, bytes, tuple[Any, str, str]]] = [
     ("args is a number", run_line(11, case(steps=[{"event": "set_streak", "args": 5}])),
      (11, "probe", "errored")),
     ("unknown event", run_line(12, case(steps=[{"event": "explode"}])), (12, "probe", "errored")),
+    # The config is checked first: a refused config is the case's result whatever its steps hold.
+    # No partial outputs: the steps before an unknown event are not answered either.
+    ("a good step then an unknown event",
+     run_line(17, case(steps=[{"event": "announce_refusal"}, {"event": "explode"}])),
+     (17, "probe", "errored")),
+    ("refused config and unknown event",
+     run_line(16, case(config={"max_streak": -1}, steps=[{"event": "explode"}])), (16, "probe", "result")),
     ("unknown machine", run_line(13, case(machine="toaster")), (13, "probe", "skipped")),
     ("lone surrogate id", run_line(14, case(case_id="lone \ud800 surrogate")),  # PROTO-MAL-3
      (14, "lone \ud800 surrogate", "result")),
@@ -119,7 +128,7 @@ def test_every_malformed_line_gets_one_reply_and_the_adapter_lives_on(
     for (label, _, expected), reply in zip(MALFORMED, got[1:-1], strict=True):
         assert summary(reply) == expected, label
         if expected[2] == "result":
-            assert reply["result"] == GOOD_OUTPUT, label
+            assert reply["result"] == OTHER_RESULTS.get(label, GOOD_OUTPUT), label
         if expected[2] == "errored":
             assert isinstance(reply["errored"]["message"], str) and reply["errored"]["message"], label
     assert summary(got[-1]) == ALIVE[1] and got[-1]["result"] == GOOD_OUTPUT

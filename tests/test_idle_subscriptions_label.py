@@ -259,3 +259,12 @@ def test_node_port_agrees_on_folded_labels(tmp_path: Path) -> None:
     assert len(answers) == len(samples)
     for raw, answer in zip(samples, answers, strict=True):
         assert answer == peer_idle_notice_label(raw, fold_lookalikes=True), raw
+
+
+def test_every_letter_fold_is_one_small_ascii_letter() -> None:
+    """IDLE-OPT-5: a fold is one code point for one letter. U+0130, whose lower case is two code
+    points ("i" and a combining dot) that compare between "a" and "z" as a string, is no fold."""
+    table = json.loads((ROOT / "spec" / "idle-label-table.json").read_text(encoding="utf-8"))
+    folds = dict(table["letter_folds"])
+    assert folds and all(len(letter) == 1 and "a" <= letter <= "z" for letter in folds.values())
+    assert 0x130 not in folds and folds[0x212A] == "k"  # the Kelvin sign folds; İ does not

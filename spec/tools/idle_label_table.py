@@ -115,7 +115,9 @@ def letter_folds() -> list[tuple[int, str]]:
         if unicodedata2.category(char) == "Cs":
             continue
         compatible = unicodedata2.normalize("NFKC", char)
-        if len(compatible) == 1 and "a" <= compatible.lower() <= "z":
+        # One ASCII letter, tested before lower-casing: U+0130's form is itself, and its lower case
+        # is two code points ("i" and U+0307), which compare between "a" and "z" as a string.
+        if len(compatible) == 1 and compatible.isascii() and compatible.isalpha():
             folds.append((cp, compatible.lower()))
     return folds
 

@@ -139,7 +139,6 @@ export const LOOKALIKE_RANGES = [
 export const LETTER_FOLDS = [
   [0x00AA, "a"],
   [0x00BA, "o"],
-  [0x0130, "i̇"],
   [0x017F, "s"],
   [0x02B0, "h"],
   [0x02B2, "j"],
