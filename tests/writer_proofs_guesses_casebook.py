@@ -212,6 +212,32 @@ case("first-failing-root-in-given-order", "With several failing roots, the first
      ["WRITER-MEAS-1", "WRITER-INIT-2"], config(CLI + OLD + LOOSE + INITIAL_HOME), [initial("old", "loose"), initial("loose", "old")])
 
 
+# -- from a later spec-only port: four more readings --------------------------------------------------
+# The depth bound speaks of every entry, not only those the entry bound counts: a symlink or a FIFO
+# seventeen levels down ends the walk as bound before it is judged unsafe.
+DEEP = "deep/" + "/".join(["d"] * 16)
+for slug, entry in [("symlink", {"path": f"{DEEP}/link", "type": "symlink", "target": "x"}),
+                    ("fifo", {"path": f"{DEEP}/pipe", "type": "fifo"})]:
+    case(f"deep-{slug}-is-bound", f"A {slug} seventeen levels below the root is past the depth bound: bound, not unsafe-runtime",
+         ["WRITER-MEAS-3", "WRITER-MEAS-4"], config(CLI + install("deep", extra=[entry]) + INITIAL_HOME), [initial("cli", "deep")])
+# A home path holding a lone surrogate names no file, as one holding NUL: every home file unreadable.
+case("home-with-lone-surrogate-names-no-file", "A home path holding a lone surrogate names no file: every home file is unreadable, not absent, so the setup receipt is unreadable",
+     ["WRITER-HOME-5", "WRITER-HOME-2"], {**config(CLI + INITIAL_HOME), "home": f"{F}/home\ud800"}, [initial("cli")])
+# So does a root: a runtime that writes the name with U+FFFD in the surrogate's place resolves the
+# install beside it, which this fixture lays out.
+REPLACED = [{**entry, "path": "cli\ufffd" + entry["path"][len("cli"):]} for entry in CLI]
+case("running-cli-with-lone-surrogate-names-no-file", "A running CLI root holding a lone surrogate does not resolve, though an install whose name holds U+FFFD in its place exists: unreadable",
+     ["WRITER-MEAS-2", "WRITER-REQ-1"], {**config(CLI + REPLACED + INITIAL_HOME), "own_root": f"{F}/cli\ud800"}, [initial("cli\ud800")])
+# The active phase's first read of the locator raises no renewal: only the still-current re-read does.
+case("active-first-read-raises-no-renewal", "An active read of a pending locator whose roots miss the running CLI refuses the running CLI as missing: its first read of the locator raises no renewal",
+     ["WRITER-ACT-1", "WRITER-HOME-4", "WRITER-COMP-3"], config(active_world(roots=["decl", "rcpt"], writers=[W_DECL, W_RCPT], renewal="pending")),
+     [step("active")])
+# package.json is bounded by the byte bound alone: the home files' 1 MiB limit is not its.
+BIG_PACKAGE = '{"name": "@staix/agent-mem", "version": "0.22.0", "pad": "' + "x" * (1024 * 1024) + '"}'
+case("package-json-past-one-mib-is-read", "A package.json longer than 1 MiB is read: the home files' 1 MiB limit is not package.json's",
+     ["WRITER-MEAS-6", "WRITER-HOME-5"], config(install("cli", package_text=BIG_PACKAGE) + INITIAL_HOME), [initial("cli")])
+
+
 def main() -> int:
     BOOK.write()
     return 0

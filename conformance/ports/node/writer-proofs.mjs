@@ -394,9 +394,15 @@ function measureRoot(realRoot) {
   return { root: realRoot, writerId: realRoot, version, pin: pinOf("@staix/agent-mem", version, inventory) };
 }
 
+// A string holding a surrogate that is not half of a pair: it has no UTF-8 form.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /** @param {unknown} p @returns {string} */
 function realPath(p) {
   if (typeof p !== "string" || !path.isAbsolute(p) || p.includes("\0")) throw new Error("not an absolute path");
+  // WRITER-MEAS-2: a name holding a lone surrogate has no UTF-8 form and names no file (Node would
+  // resolve the path with U+FFFD in its place).
+  if (LONE_SURROGATE.test(p)) throw new Error("a path holding a lone surrogate names no file");
   return fs.realpathSync.native(p); // the kernel's resolution: /x/file/.. is ENOTDIR (WRITER-MEAS-2)
 }
 
@@ -429,6 +435,9 @@ function measureWriters(roots) {
 // -- the home's files (WRITER-HOME-*) ----------------------------------------------------------------
 /** @param {string} file @returns {unknown} */
 function readHomeJson(file) {
+  // WRITER-HOME-5: a path holding a lone surrogate names no file (Node would open the path with
+  // U+FFFD in its place); NUL is refused by openSync itself.
+  if (LONE_SURROGATE.test(file)) throw new Error("a path holding a lone surrogate names no file");
   const fd = fs.openSync(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   try {
     if (!fs.fstatSync(fd).isFile()) throw new Error("not a regular file");
