@@ -43,6 +43,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from inboxspec import machines
+from inboxspec.conformance.interface_lint import numbered_in_their_files
 from inboxspec.machines.fixtures import PLACEHOLDER
 
 if TYPE_CHECKING:
@@ -141,10 +142,7 @@ def problems(cases: Iterable[Case]) -> list[str]:
     """Every place where a case may lead a port to read outside its fixture, in file order, one line
     each naming the file, the case and the JSON path in the file."""
     found: list[str] = []
-    position: dict[str, int] = {}
-    for case in cases:
-        index = position.get(case.source, 0)
-        position[case.source] = index + 1
+    for index, case in numbered_in_their_files(cases):
         if case.machine not in machines.REGISTRY:
             continue
         interface = machines.get(case.machine).interface

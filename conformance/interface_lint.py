@@ -14,7 +14,7 @@ the file (``$.cases[3].steps[0].args.pluginPending``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from inboxspec import machines
@@ -66,6 +66,16 @@ def case_instance(case: Case) -> dict[str, Any]:
     return instance
 
 
+def numbered_in_their_files(cases: Iterable[Case]) -> Iterator[tuple[int, Case]]:
+    """Each case with its index in its own file (``$.cases[INDEX]``), for cases given in file order
+    as the loader reads them: a case's index is the count of its file's cases before it."""
+    position: dict[str, int] = {}
+    for case in cases:
+        index = position.get(case.source, 0)
+        position[case.source] = index + 1
+        yield index, case
+
+
 def problems(cases: Iterable[Case], *, outputs_to_come: bool = False) -> list[str]:
     """Every place where a case departs from its machine's interface data, in file order.
 
@@ -75,11 +85,7 @@ def problems(cases: Iterable[Case], *, outputs_to_come: bool = False) -> list[st
     answer (a step written with ``"expect": {}`` to be filled in is not yet an error step). Its event
     and the config still are."""
     found: list[str] = []
-    position: dict[str, int] = {}
-    for case in cases:
-        # Cases are read in file order, so a case's index in its file is its count so far.
-        index = position.get(case.source, 0)
-        position[case.source] = index + 1
+    for index, case in numbered_in_their_files(cases):
         if case.machine not in machines.REGISTRY:
             continue
         validator = _validator(case.machine)
