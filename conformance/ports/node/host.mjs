@@ -460,10 +460,10 @@ export class Host {
         continue;
       }
       if (!conforms(INTERFACE, argument.type, value)) fail(code, `bad ${argument.name}`);
-      if (argument.type === "address") {
+      if (argument.type === "address" || argument.type === "other_address") {
         if (!addresses.includes(/** @type {string} */ (value))) fail(code, `${argument.name} names no session`);
         // HOST-SEND-1, HOST-TURN-4: a `to` or `target` is another session.
-        if ((argument.name === "to" || argument.name === "target") && value === args.session) {
+        if (argument.type === "other_address" && value === args.session) {
           fail(code, `${argument.name} is the session itself`);
         }
       }
