@@ -32,6 +32,9 @@ run that trusts them says so with the option.
 
 The bundled cases are the project's own, and some name paths outside on purpose (``/dev/null/home``,
 a relative home that names nothing): the runner checks only the cases whose files lie elsewhere.
+
+WARNING: spec/conformance-protocol.md (PROTO-FIX-5) states these rules for port authors and CI
+users, and conformance/WRITING-AN-ADAPTER.md sums them up: a change to a rule is a change to all three.
 """
 
 from __future__ import annotations
