@@ -15,7 +15,6 @@ import copy
 import json
 import random
 import re
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -132,12 +131,18 @@ def test_a_parameter_that_reads_paths_must_hold_paths() -> None:
         interface.parse(raw)
 
 
-def foreign_copy(tmp_path: Path, name: str = "mutants.json") -> Path:
+def foreign_copy(tmp_path: Path, name: str = "mutants.json", *, exact: bool = False) -> Path:
     """A bundled writer-proofs file copied outside the bundled suite: some of its cases read outside
-    on purpose (``/dev/null/home``, a relative own_root)."""
+    on purpose (``/dev/null/home``, a relative own_root). Unless ``exact``, one of them, no-fixture,
+    has its home moved to ``/dev/null/elsewhere``: it then sends what no bundled case sends, and is
+    checked (the others, sending what bundled cases send, are the project's own)."""
     copied = tmp_path / "cases" / name
     copied.parent.mkdir()
-    shutil.copy(bundled_cases_dir() / "writer-proofs" / name, copied)
+    text = (bundled_cases_dir() / "writer-proofs" / name).read_text()
+    if not exact:
+        assert text.count('"/dev/null/home"') == 1
+        text = text.replace('"/dev/null/home"', '"/dev/null/elsewhere"')
+    copied.write_text(text)
     return copied
 
 
@@ -152,7 +157,8 @@ def test_conform_refuses_a_foreign_file_that_reads_outside_before_the_adapter_st
     assert all(" outside reads: at $.cases[" in problem and confinement.ALLOW_OPTION in problem
                for problem in report["problems"])
     assert f"{copied}: writer-proofs/no-fixture: outside reads: at $.cases[23].config.home: " \
-           "home names '/dev/null/home'" in run.stdout
+           "home names '/dev/null/elsewhere'" in run.stdout
+    assert {problem.split(": ")[1] for problem in report["problems"]} == {"writer-proofs/no-fixture"}
     assert not marker.exists(), "the adapter started"
     run = run_command("conform", "--json", "--adapter", REFERENCE, "--cases", str(copied),
                       confinement.ALLOW_OPTION)
@@ -160,19 +166,26 @@ def test_conform_refuses_a_foreign_file_that_reads_outside_before_the_adapter_st
     assert json.loads(run.stdout)["totals"]["pass"] == len(json.loads(copied.read_text())["cases"])
 
 
-def test_the_bundled_cases_run_without_the_option() -> None:
-    """Some bundled cases read outside on purpose; they are the project's own, and run as ever."""
+def test_the_bundled_cases_run_without_the_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Some bundled cases read outside on purpose; they are the project's own, and run as ever, and
+    so does an exact copy of their file outside the bundled suite (what it sends is theirs)."""
     bundled = load_cases([bundled_cases_dir() / "writer-proofs"])
-    assert confinement.problems(bundled), "no bundled case reads outside: the exemption is untested"
+    assert confinement.problems(bundled) == []
+    with monkeypatch.context() as patched:  # as any other case: some read outside
+        patched.setattr(confinement, "_bundled_sends", lambda machine: frozenset())
+        assert confinement.problems(bundled), "no bundled case reads outside: the exemption is untested"
     run = run_command("conform", "--json", "--adapter", REFERENCE, "--machine", "writer-proofs",
                       "--run", "writer-proofs/no-fixture")
     assert run.returncode == 0 and json.loads(run.stdout)["totals"]["pass"] == 1, run.stdout + run.stderr
+    copied = foreign_copy(tmp_path, exact=True)
+    run = run_command("conform", "--json", "--adapter", REFERENCE, "--cases", str(copied))
+    assert run.returncode == 0, run.stdout + run.stderr
 
 
 def test_matrix_refuses_it_too(tmp_path: Path) -> None:
     copied = foreign_copy(tmp_path)
     run = run_command("matrix", "--adapter", REFERENCE, "--cases", str(copied))
-    assert run.returncode == 2 and "outside reads: at $.cases[6].config.own_root" in run.stderr, run.stderr
+    assert run.returncode == 2 and "outside reads: at $.cases[23].config.home" in run.stderr, run.stderr
     run = run_command("matrix", "--adapter", REFERENCE, "--cases", str(copied), confinement.ALLOW_OPTION)
     assert run.returncode == 0, run.stdout + run.stderr
 
