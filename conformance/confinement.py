@@ -44,12 +44,12 @@ from __future__ import annotations
 import base64
 import functools
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from inboxspec import machines
 from inboxspec.conformance.interface_lint import numbered_in_their_files
+from inboxspec.impl.writer_fs import json_string_literals
 from inboxspec.machines.fixtures import PLACEHOLDER
 
 if TYPE_CHECKING:
@@ -57,9 +57,6 @@ if TYPE_CHECKING:
 
 # The option that lets a run read outside its fixtures: named in every refusal.
 ALLOW_OPTION = "--allow-outside-reads"
-
-# A JSON string literal, escapes included (unrolled, so linear on any text).
-_STRING_LITERAL = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
 def is_inside(path: str) -> bool:
@@ -77,16 +74,9 @@ def _target_is_inside(target: str) -> bool:
 
 
 def _literals(text: str) -> Iterator[str]:
-    """Every JSON string literal in ``text``, decoded (its raw contents when it does not decode)."""
-    # Left to right as a JSON reader tokenises: a '"' outside a literal opens one, and a literal
-    # that is never closed ends the scan (no reader parses such a text). Matching again from every
-    # later '"' (finditer) took quadratic time on '"' followed by many '\"'.
-    position = 0
-    while (start := text.find('"', position)) >= 0:
-        match = _STRING_LITERAL.match(text, start)
-        if match is None:
-            return
-        position = match.end()
+    """Every JSON string literal in ``text``, as a JSON reader finds them (``json_string_literals``),
+    decoded (its raw contents when it does not decode)."""
+    for match in json_string_literals(text):
         literal = match.group()
         try:
             value = json.loads(literal, strict=False)

@@ -44,6 +44,11 @@ RUNNER_NULL = {"supplies": "never sent", "checks": "checked by the runner"}
 READS_PATHS = "; read (PROTO-FIX-5)"
 
 
+def _type_label(parameter: Parameter) -> str:
+    """A parameter's type as a table's type column prints it."""
+    return parameter.label + (READS_PATHS if parameter.reads_paths else "")
+
+
 def _null(interface: Interface, key: Parameter) -> str:
     if key.runner is not None:
         return RUNNER_NULL[key.runner]
@@ -55,8 +60,7 @@ def config_table(interface: Interface) -> str:
     rows = [f"| key | type | default | null |{part[0]}", f"|---|---|---|---|{part[1]}"]
     for key in interface.config_keys:
         name = _code(key.name) + (RUNNER_KEY[key.runner] if key.runner else "")
-        rows.append(f"| {name} | {key.label}{READS_PATHS if key.reads_paths else ''} | {_absent(key)} "
-                    f"| {_null(interface, key)} |"
+        rows.append(f"| {name} | {_type_label(key)} | {_absent(key)} | {_null(interface, key)} |"
                     f"{_parts(interface, key.part_of)}")
     return "\n".join(rows) + "\n"
 
@@ -83,8 +87,7 @@ def events_table(interface: Interface) -> str:
             rows.append(f"| {name} | none | | | |{unknown}{parts}")
         for index, argument in enumerate(event.arguments):
             absent = _absent(argument) + ("; when given, the only argument" if argument.alone else "")
-            rows.append(f"| {name if index == 0 else ''} | {_code(argument.name)} | {argument.label}"
-                        f"{READS_PATHS if argument.reads_paths else ''} "
+            rows.append(f"| {name if index == 0 else ''} | {_code(argument.name)} | {_type_label(argument)} "
                         f"| {absent} | {_code(argument.code) if argument.code else '(none)'} |"
                         f"{unknown if index == 0 else (' |' if own else '')}"
                         f"{parts if index == 0 else (' |' if parts else '')}")

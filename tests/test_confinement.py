@@ -245,8 +245,8 @@ def test_the_literal_scan_tries_each_literal_once_and_stops_at_one_never_closed(
     """The file's literals are found left to right as a JSON reader finds them: one match tried per
     literal, and none after a literal that never closes. Trying again from every later '"' took
     quadratic time on '"' followed by many '\\"' (an 8 MiB fixture file held the run for days)."""
-    counted = CountedPattern(confinement._STRING_LITERAL)
-    monkeypatch.setattr(confinement, "_STRING_LITERAL", counted)
+    counted = CountedPattern(writer_fs._JSON_STRING)
+    monkeypatch.setattr(writer_fs, "_JSON_STRING", counted)
     assert list(confinement._literals('{"a": ["/x", "y\\"z"]}')) == ["a", "/x", 'y"z']
     assert counted.tried == 3
     counted.tried = 0

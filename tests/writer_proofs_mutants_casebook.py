@@ -221,10 +221,11 @@ case("package-json-brackets-in-a-string", "Brackets inside a string of package.j
      ["WRITER-JSON-3", "WRITER-MEAS-6"],
      config(install("cli", package_text='{"name": "@staix/agent-mem", "version": "0.22.0", "x": "' + "[{" * 70 + '"}') + INITIAL_HOME),
      [initial("cli")], ("measured", [f"{F}/cli"]))
-# Its first '"' opens a string that holds every bracket: a depth scan that missed a string at the
-# text's very start would count 65 and call the file unreadable.
-case("package-json-string-of-brackets-is-not-nested", "A package.json that is one JSON string holding 65 [ is read (brackets in a string are no nesting), and is not an object: wrong-package",
-     ["WRITER-JSON-3", "WRITER-MEAS-6"], config(install("cli", package_text='"' + "[" * 65 + '"') + INITIAL_HOME),
+# Its first '"' opens a string that holds every bracket and an escaped quote: a depth scan that
+# missed the string at the text's very start, and took the escaped quote for an opening one, would
+# count 65 and call the file unreadable.
+case("package-json-string-of-brackets-is-not-nested", "A package.json that is one JSON string holding 65 [ and an escaped quote is read (brackets in a string are no nesting), and is not an object: wrong-package",
+     ["WRITER-JSON-3", "WRITER-MEAS-6"], config(install("cli", package_text='"' + "[" * 65 + '\\""') + INITIAL_HOME),
      [initial("cli")], refused("running CLI", "unavailable", "wrong-package"))
 case("formats-not-utf8", "A floor file holding a byte that is not UTF-8 is unreadable",
      ["WRITER-JSON-3", "WRITER-HOME-2"],
