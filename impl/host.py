@@ -25,6 +25,7 @@ raised again as host errors with the same code.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
@@ -215,6 +216,40 @@ class Reminder:
     text: str
 
 
+class ReminderBook:
+    """The reminders scheduled and not yet joined to their session's pending mail (HOST-TURN-3).
+
+    A case file may hold hundreds of thousands of ``schedule`` steps (PROTO-CASES-2's size), so no
+    step here costs in proportion to the reminders waiting: each session's waiting count is kept,
+    not counted, and the reminders wait in a heap by due time, with their scheduling number, so
+    that ``fall_due`` takes only the due ones and gives them in scheduling order (HOST-TIME-1
+    step 3)."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, Reminder]] = []  # (due_ms, scheduling number, reminder)
+        self._scheduled = 0
+        self._waiting: dict[str, int] = {}
+
+    def waiting(self, session: str) -> int:
+        """How many of ``session``'s reminders are waiting, due or not."""
+        return self._waiting.get(session, 0)
+
+    def schedule(self, reminder: Reminder) -> None:
+        heapq.heappush(self._heap, (reminder.due_ms, self._scheduled, reminder))
+        self._scheduled += 1
+        self._waiting[reminder.session] = self.waiting(reminder.session) + 1
+
+    def fall_due(self, now_ms: int) -> list[Reminder]:
+        """The reminders due at ``now_ms``, taken out, in scheduling order."""
+        due: list[tuple[int, Reminder]] = []
+        while self._heap and self._heap[0][0] <= now_ms:
+            _due_ms, number, reminder = heapq.heappop(self._heap)
+            due.append((number, reminder))
+            self._waiting[reminder.session] -= 1
+        due.sort(key=lambda entry: entry[0])
+        return [reminder for _number, reminder in due]
+
+
 def _part(build: Any, config: object, machine: str, error: type[InboxSpecError]) -> Any:
     try:
         return build(config)
@@ -279,7 +314,7 @@ class Host:
         self.reminder_limit: int | None = reminder_limit  # type: ignore[assignment]
         self.options = options
         self.now_ms = 0
-        self.reminders: list[Reminder] = []  # in scheduling order
+        self.reminders = ReminderBook()
         self.next_subscription = 1
         self.subscription_targets: dict[int, str] = {}  # HOST-TURN-4, for HOST-IDLE-2's `about`
         self._events: list[dict[str, Any]] = []
@@ -482,9 +517,7 @@ class Host:
             self._receipts(session, session.delivery.advance(now_ms).receipts)
         for session in self.sessions.values():
             self._idle_effects(session, session.idle.advance(now_ms))
-        due = [r for r in self.reminders if r.due_ms <= now_ms]
-        self.reminders = [r for r in self.reminders if r.due_ms > now_ms]
-        for reminder in due:
+        for reminder in self.reminders.fall_due(now_ms):
             owner = self.sessions[reminder.session]
             owner.pending.append(
                 Pending(
@@ -537,14 +570,14 @@ class Host:
         body = self._text(text)
         assert isinstance(delay_ms, int) and body is not None
         self._turn(owner)
-        waiting = sum(1 for r in self.reminders if r.session == owner.address)
+        waiting = self.reminders.waiting(owner.address)
         if self.reminder_limit is not None and waiting >= self.reminder_limit:
             raise ReminderLimit(f"session {owner.address} has {waiting} reminders waiting")
         if self.now_ms + delay_ms > MAX_SAFE_INTEGER:
             raise InvalidDelay(f"the reminder would fall due past 2**53 - 1 ms (delay {delay_ms})")
         events = self._begin()
         owner.actions += 1
-        self.reminders.append(Reminder(owner.address, self.now_ms + delay_ms, body))
+        self.reminders.schedule(Reminder(owner.address, self.now_ms + delay_ms, body))
         events.append({"type": "reminder", "session": owner.address, "due_ms": self.now_ms + delay_ms})
         self._finish()
         return events

@@ -64,6 +64,76 @@ const fail = (code, message) => { throw new HostError(code, message); };
  */
 /** A message of a peer delivery's buffer, as the host remembers it by ticket (HOST-SEND-3). @typedef {{ origin: string, text: string }} InFlight */
 /** @typedef {{ session: string, due: number, text: string }} Reminder */
+
+/**
+ * The reminders scheduled and not yet joined to their session's pending mail (HOST-TURN-3).
+ * A case file may hold hundreds of thousands of `schedule` steps, so no step costs in proportion
+ * to the reminders waiting: each session's count is kept, and the reminders wait in a binary heap
+ * by due time, then scheduling number, so that `fallDue` takes only the due ones and gives them
+ * in scheduling order (HOST-TIME-1 step 3).
+ */
+class ReminderBook {
+  constructor() {
+    /** @type {{ due: number, number: number, reminder: Reminder }[]} a heap: each entry before its two children */
+    this.heap = [];
+    this.scheduled = 0;
+    /** @type {Map<string, number>} */
+    this.counts = new Map();
+  }
+
+  /** @param {string} session how many of its reminders are waiting, due or not */
+  waiting(session) {
+    return this.counts.get(session) ?? 0;
+  }
+
+  /** @param {Reminder} reminder */
+  schedule(reminder) {
+    const heap = this.heap;
+    const entry = { due: reminder.due, number: this.scheduled++, reminder };
+    let at = heap.push(entry) - 1;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (!before(entry, heap[parent])) break;
+      heap[at] = heap[parent];
+      at = parent;
+    }
+    heap[at] = entry;
+    this.counts.set(reminder.session, this.waiting(reminder.session) + 1);
+  }
+
+  /** @param {number} now the reminders due at `now`, taken out, in scheduling order */
+  fallDue(now) {
+    const heap = this.heap;
+    /** @type {{ due: number, number: number, reminder: Reminder }[]} */
+    const due = [];
+    while (heap.length > 0 && heap[0].due <= now) {
+      due.push(heap[0]);
+      const last = /** @type {{ due: number, number: number, reminder: Reminder }} */ (heap.pop());
+      if (heap.length === 0) break;
+      let at = 0;
+      for (;;) {
+        const left = 2 * at + 1;
+        if (left >= heap.length) break;
+        const child = left + 1 < heap.length && before(heap[left + 1], heap[left]) ? left + 1 : left;
+        if (!before(heap[child], last)) break;
+        heap[at] = heap[child];
+        at = child;
+      }
+      heap[at] = last;
+    }
+    due.sort((a, b) => a.number - b.number);
+    for (const entry of due) this.counts.set(entry.reminder.session, this.waiting(entry.reminder.session) - 1);
+    return due.map((entry) => entry.reminder);
+  }
+}
+
+/**
+ * @param {{ due: number, number: number }} a @param {{ due: number, number: number }} b
+ * whether `a` leaves the heap before `b`: due first, then scheduled first
+ */
+function before(a, b) {
+  return a.due < b.due || (a.due === b.due && a.number < b.number);
+}
 /**
  * A record of `events` (HOST-IF-3).
  * @typedef {Record<string, unknown> & { type: string }} HostRecord
@@ -155,8 +225,7 @@ export class Host {
     this.nextSubscription = 1;
     /** @type {Map<number, string>} each subscription id's target, for its notices' `about` (HOST-IDLE-2) */
     this.subscriptionTargets = new Map();
-    /** @type {Reminder[]} in scheduling order */
-    this.reminders = [];
+    this.reminders = new ReminderBook();
     // One clock drives every machine (HOST-TIME-1) and it starts at 0 ms (HOST-IF-1): an idle
     // half whose own clock would start elsewhere is a part config the host rejects.
     const idle = /** @type {Record<string, unknown>} */ (read.parts.idle_subscriptions);
@@ -277,7 +346,7 @@ export class Host {
     if (!TURN_ACTIONS.includes(event)) return;
     if (this.turnActionLimit !== null && s.actions >= this.turnActionLimit) fail("turn_limit", "turn_action_limit reached");
     if (event === "schedule" && this.reminderLimit !== null &&
-        this.reminders.filter((r) => r.session === s.address).length >= this.reminderLimit) {
+        this.reminders.waiting(s.address) >= this.reminderLimit) {
       fail("reminder_limit", "reminder_limit reminders are not yet due");
     }
   }
@@ -343,9 +412,7 @@ export class Host {
       this.notices(s, fx.notices, records);
       this.answers(s, fx.sent, records);
     }
-    const due = this.reminders.filter((r) => r.due <= now);
-    this.reminders = this.reminders.filter((r) => r.due > now);
-    for (const r of due) {
+    for (const r of this.reminders.fallDue(now)) {
       this.session(r.session).pending.push({
         message: { kind: AGENT_KIND, from: r.session, to: r.session, text: SCHEDULED_PREFIX + r.text }, peer: false,
       });
@@ -377,7 +444,7 @@ export class Host {
     this.checkDue(/** @type {number} */ (a.delay_ms));
     s.actions += 1;
     const due = this.clock + /** @type {number} */ (a.delay_ms);
-    this.reminders.push({ session: s.address, due, text: a.text });
+    this.reminders.schedule({ session: s.address, due, text: a.text });
     records.push({ type: "reminder", session: s.address, due_ms: due });
   }
 
