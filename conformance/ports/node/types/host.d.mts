@@ -29,8 +29,7 @@ export class Host {
     nextSubscription: number;
     /** @type {Map<number, string>} each subscription id's target, for its notices' `about` (HOST-IDLE-2) */
     subscriptionTargets: Map<number, string>;
-    /** @type {Reminder[]} in scheduling order */
-    reminders: Reminder[];
+    reminders: ReminderBook;
     /** @type {Session[]} in config order */
     sessions: Session[];
     /** @param {string} address @returns {Session} */
@@ -157,6 +156,41 @@ export type SessionState = {
 export type IdleEffects = import("./idle-subscriptions.mjs").Effects;
 export type HostEvent = "user_input" | "tick" | "advance" | "send_message" | "schedule" | "subscribe" | "end_turn" | "approve" | "deny" | "set_setting";
 import { CodedError } from "./protocol.mjs";
+/** @typedef {import("./protocol.mjs").Step} Step */
+/** @typedef {import("./protocol.mjs").CaseResult} CaseResult */
+/** @typedef {import("./wake-gate.mjs").AgentMessage} AgentMessage */
+/** @typedef {"accept" | "hold" | "refuse" | null} Setting */
+/** @typedef {"user" | "agent" | "next_turn"} LineDelivery */
+/**
+ * One pending message, and whether it came through peer delivery (so that the turn `take`s it).
+ * @typedef {{ message: AgentMessage, peer: boolean }} Pending
+ */
+/** A message of a peer delivery's buffer, as the host remembers it by ticket (HOST-SEND-3). @typedef {{ origin: string, text: string }} InFlight */
+/** @typedef {{ session: string, due: number, text: string }} Reminder */
+/**
+ * The reminders scheduled and not yet joined to their session's pending mail (HOST-TURN-3).
+ * A case file may hold hundreds of thousands of `schedule` steps, so no step costs in proportion
+ * to the reminders waiting: each session's count is kept, and the reminders wait in a binary heap
+ * by due time, then scheduling number, so that `fallDue` takes only the due ones and gives them
+ * in scheduling order (HOST-TIME-1 step 3).
+ */
+declare class ReminderBook {
+    /** @type {{ due: number, number: number, reminder: Reminder }[]} a heap: each entry before its two children */
+    heap: {
+        due: number;
+        number: number;
+        reminder: Reminder;
+    }[];
+    scheduled: number;
+    /** @type {Map<string, number>} */
+    counts: Map<string, number>;
+    /** @param {string} session how many of its reminders are waiting, due or not */
+    waiting(session: string): number;
+    /** @param {Reminder} reminder */
+    schedule(reminder: Reminder): void;
+    /** @param {number} now the reminders due at `now`, taken out, in scheduling order */
+    fallDue(now: number): Reminder[];
+}
 /** HOST-TERM-1: one configured address and its machines. */
 declare class Session {
     /**
