@@ -155,6 +155,9 @@ case("turns", "reminder-limit", "With reminder_limit 1 a second waiting reminder
      woken() + [schedule("s1", 100), schedule("s1", 200), advance(100), schedule("s1", 200)])
 case("turns", "reminder-limit-counts-each-waiting-reminder-once", "Under reminder_limit 2 one waiting reminder leaves room for a second, and two waiting reminders reject a third with reminder_limit",
      ["HOST-TURN-3"], config(reminder_limit=2), woken() + [schedule("s1", 100), schedule("s1", 200), schedule("s1", 300)])
+case("turns", "reminder-limit-counts-what-is-left-after-an-advance", "Under reminder_limit 2 an advance that makes one of two reminders mail leaves room for one more, not two",
+     ["HOST-TURN-3", "HOST-TIME-1"], config(reminder_limit=2),
+     woken() + [schedule("s1", 100), schedule("s1", 200), advance(100), schedule("s1", 300), schedule("s1", 400)])
 case("turns", "reminder-limit-counts-a-due-reminder-until-it-joins", "Under reminder_limit 1 a reminder already due still counts until an advance, to the same reading, makes it mail",
      ["HOST-TURN-3", "HOST-TIME-1"], config(reminder_limit=1), woken() + [schedule("s1", 0), schedule("s1", 100), advance(0), schedule("s1", 100)])
 case("turns", "reminder-limit-zero", "With reminder_limit 0 no reminder can be scheduled",
