@@ -96,7 +96,8 @@ def _first_and_count(problems: list[str]) -> str:
 
 def rewrite(path: Path, timeout: float = DEFAULT_TIMEOUT_S, *, allow_outside_reads: bool = False) -> Rewrite:
     """The file with every case's expectations from the reference, checked against the model; each
-    case's run on each within ``timeout`` seconds (checked between its steps), and the outputs of
+    case's run on each within ``timeout`` seconds (cut off inside a step where the process can set an
+    alarm, ``sessions.bounded_by``; else checked between its steps), and the outputs of
     all the cases within what a case file holds. A file from outside the bundled suite whose cases
     may lead the reference to read outside their fixtures is refused unless ``allow_outside_reads``
     (PROTO-FIX-5, as the runner)."""
@@ -206,8 +207,8 @@ def add_parser(cases_commands: Any) -> None:
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="case files to rewrite")
     parser.add_argument("--check", action="store_true", help="only report; exit 1 when a file would change")
     parser.add_argument("--timeout", type=seconds_argument, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                        help="seconds a case may run on the reference, and again on the model, checked "
-                             "between its steps (default %(default)s, as conform's)")
+                        help="seconds a case may run on the reference, and again on the model, a step "
+                             "included (default %(default)s, as conform's)")
     parser.add_argument(confinement.ALLOW_OPTION, action="store_true",
                         help="rewrite a file from outside the bundled suite whose cases may lead the "
                              "reference to read outside their fixtures (PROTO-FIX-5); refused by default")

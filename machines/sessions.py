@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -57,7 +59,14 @@ class OutputsTooLarge(Exception):
 
 
 class CaseTooSlow(Exception):
-    """A case still running past the deadline a caller set (``CaseBounds``), checked between steps."""
+    """A case still running past the deadline a caller set (``CaseBounds``): checked between steps,
+    and inside one where the process can be interrupted (``_interrupted_at``)."""
+
+
+class _PastDeadline(BaseException):
+    """Raised by the alarm inside a step or a config's build. A BaseException, so that no ``except
+    Exception`` of a reference or a model on the way takes it for a machine's error; ``bounded_by``
+    turns it into CaseTooSlow."""
 
 
 @dataclass(frozen=True)
@@ -74,20 +83,62 @@ class CaseBounds:
 
 _SUITE_BOUNDS = CaseBounds()  # frozen: one object serves every context
 _BOUNDS: ContextVar[CaseBounds] = ContextVar("case_bounds", default=_SUITE_BOUNDS)
+# Under a deadline: the steps done and the steps in all, as ``on_time`` last heard (0 of 0: none yet),
+# for the message of a case cut off inside a step.
+_PROGRESS: ContextVar[list[int] | None] = ContextVar("case_progress", default=None)
 
 
 @contextlib.contextmanager
 def bounded_by(bounds: CaseBounds) -> Iterator[None]:
     """The reference's and the model's case runners keep to ``bounds`` inside."""
     token = _BOUNDS.set(bounds)
+    progress = [0, 0]
+    counted = _PROGRESS.set(progress)
     try:
+        with _interrupted_at(bounds.deadline):
+            yield
+    except _PastDeadline:
+        done, steps = progress
+        where = f"in step {done + 1} of {steps}" if done else "in its first step or the build of its config"
+        raise CaseTooSlow(f"this case was still running at its deadline, {where}") from None
+    finally:
+        _PROGRESS.reset(counted)
+        _BOUNDS.reset(token)
+
+
+def _alarm(_signal: int, _frame: object) -> None:
+    raise _PastDeadline
+
+
+@contextlib.contextmanager
+def _interrupted_at(deadline: float | None) -> Iterator[None]:
+    """Interrupt what runs inside at ``deadline`` (``time.monotonic()``), by SIGALRM.
+
+    Checked between steps alone, a deadline did not bound one step: a case file can make a single
+    step run for hours (a peer delivery send to two million recipients, an inbox refresh result
+    screened against as many deny words). Only where the alarm is this process's to take: on the
+    main thread (the only one a signal handler runs on), where the system has SIGALRM and nobody
+    has set the timer already (pytest-timeout's signal method would be one); elsewhere the deadline
+    is checked between steps only."""
+    if (deadline is None or not hasattr(signal, "setitimer")
+            or threading.current_thread() is not threading.main_thread()
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0):
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, max(deadline - time.monotonic(), 1e-6))
         yield
     finally:
-        _BOUNDS.reset(token)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def on_time(number: int, steps: int) -> None:
     """After step ``number`` of ``steps``: CaseTooSlow when the deadline set has passed."""
+    progress = _PROGRESS.get()
+    if progress is not None:
+        progress[:] = number, steps
     deadline = _BOUNDS.get().deadline
     if deadline is not None and time.monotonic() > deadline:
         raise CaseTooSlow(f"this case was still running at its deadline, after step {number} of {steps}")

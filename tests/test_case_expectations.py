@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
+import signal
+import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +18,7 @@ from inboxspec import machines
 from inboxspec.cli import main
 from inboxspec.conformance import expectations, interface_lint
 from inboxspec.conformance.casefiles import MAX_CASE_FILE_BYTES, bundled_cases_dir, load_cases, read_case_file
-from inboxspec.machines.sessions import CaseBounds, CaseTooSlow, bounded_by
+from inboxspec.machines.sessions import CaseBounds, CaseTooSlow, bounded_by, bounded_outputs
 
 SOURCE = bundled_cases_dir() / "wake-gate" / "cadence.json"
 
@@ -206,13 +210,29 @@ def test_a_files_outputs_are_bounded_as_a_case_file_is(tmp_path: Path,
     assert path.read_text(encoding="utf-8") == before
 
 
+@contextlib.contextmanager
+def _a_timer_of_someone_elses() -> Iterator[list[int]]:
+    """SIGALRM's timer set, and handled, by another: the deadline is then checked between steps alone
+    (``sessions._interrupted_at``). Yields the signals the other's handler took."""
+    fired: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda number, _frame: fired.append(number))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        yield fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def test_a_case_past_its_time_is_refused_between_steps(tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """cases expect runs the reference in its own process, so it keeps to a deadline per case as conform
-    does (a 5 MB file of host reminders, each counted over all the others, ran past two minutes)."""
+    does (a 5 MB file of host reminders, each counted over all the others, ran past two minutes); between
+    steps where it cannot set the alarm that cuts a step off."""
     path = _peer_file(tmp_path, cases=1, sends=3)
     before = path.read_text(encoding="utf-8")
-    assert main(["cases", "expect", "--timeout", "1e-9", str(path)]) == 2
+    with _a_timer_of_someone_elses():
+        assert main(["cases", "expect", "--timeout", "1e-9", str(path)]) == 2
     err = capsys.readouterr().err
     assert err == (f"inboxspec cases expect: {path}: peer-delivery/probe-held-0: this case was still running "
                    f"at its deadline, after step 1 of 3 (--timeout 1e-09 s); nothing written\n")
@@ -222,19 +242,72 @@ def test_a_case_past_its_time_is_refused_between_steps(tmp_path: Path,
     assert main(["cases", "expect", str(path)]) == 0  # at the default, the case runs
 
 
+def test_one_step_past_the_deadline_is_cut_off_inside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """The deadline bounds a single step too, not only the time between steps: one step of a case file
+    (a peer delivery recipient_suffix over 60,000 recipients, say) ran for 18 s past a --timeout of 2,
+    and a larger one for hours. Here the reference's send runs for a minute unless interrupted."""
+    from inboxspec.impl.peer_delivery import PeerDelivery
+
+    def a_minute(*_args: Any, **_kwargs: Any) -> Any:
+        end = time.monotonic() + 60
+        while time.monotonic() < end:  # busy, as a quadratic loop is: no system call to return from
+            pass
+        raise AssertionError("the step was not interrupted at the deadline")
+
+    monkeypatch.setattr(PeerDelivery, "send_message", a_minute)
+    path = _peer_file(tmp_path, cases=1, sends=1)
+    before = path.read_text(encoding="utf-8")
+    previous = signal.getsignal(signal.SIGALRM)
+    assert main(["cases", "expect", "--timeout", "0.5", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"inboxspec cases expect: {path}: peer-delivery/probe-held-0: this case was still running at its "
+        f"deadline, in its first step or the build of its config (--timeout 0.5 s); nothing written\n")
+    assert path.read_text(encoding="utf-8") == before
+    # The alarm is put back as it was found: no timer left running, the handler restored.
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is previous
+
+
+def test_the_deadline_inside_a_step_leaves_a_timer_it_finds_alone() -> None:
+    """A timer someone else set (pytest-timeout's signal method, say) is neither replaced nor cancelled:
+    the deadline is then checked between steps alone."""
+    with _a_timer_of_someone_elses() as fired:
+        with bounded_by(CaseBounds(deadline=time.monotonic() + 0.01)):
+            time.sleep(0.05)
+        assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 30
+        assert fired == []
+
+
 @pytest.mark.parametrize("machine", ["wake-gate", "writer-proofs"])
 def test_the_reference_and_the_model_keep_the_deadline(machine: str) -> None:
-    """Each of the two case runners is held to the deadline between its steps: the model runs only a
-    case the reference answered in time, but may be slower (the writer proofs have runners of their
-    own on both sides)."""
+    """Each of the two case runners is held to the deadline between its steps (where no alarm cuts a
+    step off), and inside them: the model runs only a case the reference answered in time, but may be
+    slower (the writer proofs have runners of their own on both sides)."""
     case = next(c for c in load_cases([bundled_cases_dir() / machine])
                 if len(c.steps) >= 2 and c.expect_config_error is None
                 and not any("error" in step["expect"] for step in c.steps))
     entry = machines.get(machine)
     for run in (entry.run_case, entry.run_model_case):
         assert run(case.config, case.inputs) == case.expected
-        with bounded_by(CaseBounds(deadline=0.0)), pytest.raises(CaseTooSlow, match=r"after step 1 of "):
+        with _a_timer_of_someone_elses(), bounded_by(CaseBounds(deadline=0.0)), \
+                pytest.raises(CaseTooSlow, match=r"after step 1 of "):
             run(case.config, case.inputs)
+        with pytest.raises(CaseTooSlow, match=r"at its deadline, in "), bounded_by(CaseBounds(deadline=0.0)):
+            run(case.config, case.inputs)
+
+
+def test_a_step_cut_off_is_named_by_its_number() -> None:
+    """The message of a case cut off inside a step names the step, as the steps done say."""
+
+    def second_step_spins(step: Mapping[str, Any]) -> dict[str, Any]:
+        while step["n"] == 2:  # until the alarm
+            pass
+        return {}
+
+    with pytest.raises(CaseTooSlow, match=r"^this case was still running at its deadline, in step 2 of 3$"), \
+            bounded_by(CaseBounds(deadline=time.monotonic() + 0.5)):
+        bounded_outputs([{"n": 1}, {"n": 2}, {"n": 3}], second_step_spins)
 
 
 def test_a_config_the_reference_refuses_or_builds_after_all(tmp_path: Path) -> None:
