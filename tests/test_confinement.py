@@ -269,10 +269,11 @@ def test_a_shared_fixture_is_scanned_once_for_every_case_that_names_it(
     monkeypatch.setattr(confinement, "_fixture_reads", counted)
     outside = {"entries": [{"path": "cli/data.json", "type": "file", "text": '{"p": "/etc/passwd"}'}]}
     inside = {"entries": [{"path": "cli/data.json", "type": "file", "text": '{"p": "x"}'}]}
-    cases = [{"id": f"writer-proofs/probe-{n}", "description": f"A probe, {n}",
-              "requirements": ["WRITER-IF-1"], "config": {**CONFINED, "fixture": {"$fixture": "outside" if n % 2 else "inside"}},
-              "steps": [{"event": "attest", "expect": {}}]}
-             for n in range(6)]
+    cases: list[dict[str, Any]] = [
+        {"id": f"writer-proofs/probe-{n}", "description": f"A probe, {n}", "requirements": ["WRITER-IF-1"],
+         "config": {**CONFINED, "fixture": {"$fixture": "outside" if n % 2 else "inside"}},
+         "steps": [{"event": "attest", "expect": {}}]}
+        for n in range(6)]
     path = tmp_path / "shared.json"
     shared = {"outside": outside, "inside": inside}
     data = {"machine": "writer-proofs", "fixtures": shared, "cases": cases}
