@@ -43,12 +43,13 @@ from __future__ import annotations
 
 import base64
 import functools
+import itertools
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from inboxspec import machines
-from inboxspec.conformance.interface_lint import numbered_in_their_files
+from inboxspec.conformance.interface_lint import MAX_LISTED_PROBLEMS, first_listed, numbered_in_their_files
 from inboxspec.impl.writer_fs import json_string_literals
 from inboxspec.machines.fixtures import PLACEHOLDER
 
@@ -168,24 +169,28 @@ def problems(cases: Iterable[Case]) -> list[str]:
         places: list[tuple[str, str]] = []
         for key in interface.config_keys:
             if key.reads_paths and key.name in case.config:
-                places += [(f".config.{key.name}", why)
-                           for why in _named_reads(key.name, case.config[key.name])]
+                places += [(f".config.{key.name}", why) for why in itertools.islice(
+                    _named_reads(key.name, case.config[key.name]), MAX_LISTED_PROBLEMS + 1)]
         if "fixture" in case.config:
             fixture = case.config["fixture"]
             if id(fixture) not in fixture_reads:
                 fixture_reads[id(fixture)] = (fixture, list(_fixture_reads(fixture)))
             places += [(f".config{where}", why) for where, why in fixture_reads[id(fixture)][1]]
         for number, step in enumerate(case.steps):
+            if len(found) + len(places) > MAX_LISTED_PROBLEMS:
+                break
             name, args = step.get("event"), step.get("args")
             event = interface.events.get(name) if isinstance(name, str) else None
             if event is None or not isinstance(args, Mapping):
                 continue
             for argument in event.arguments:
                 if argument.reads_paths and argument.name in args:
-                    places += [(f".steps[{number}].args.{argument.name}", why)
-                               for why in _named_reads(argument.name, args[argument.name])]
+                    places += [(f".steps[{number}].args.{argument.name}", why) for why in itertools.islice(
+                        _named_reads(argument.name, args[argument.name]), MAX_LISTED_PROBLEMS + 1)]
         if places and _sent(case) in _bundled_sends(case.machine):
             continue
         found += [f"{case.source}: {case.id}: outside reads: at {at}{where}: {why} ({ALLOW_OPTION} runs it)"
                   for where, why in places]
+        if len(found) > MAX_LISTED_PROBLEMS:
+            return first_listed(found)
     return found

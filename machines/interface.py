@@ -15,6 +15,7 @@ is writing the file.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import marshal
 from collections.abc import Mapping
@@ -405,6 +406,10 @@ def _schema_text(schema: Mapping[str, Any]) -> str:
     return json.dumps(schema, sort_keys=True)
 
 
+# The most errors of one value ``_first_fault`` reads before it names the first by path.
+FAULTS_READ = 100
+
+
 def _first_fault(schema: Mapping[str, Any], value: object, schema_text: str | None = None) -> str | None:
     """The first way ``value`` departs from ``schema`` (integers are ``int``, never bool or float).
     ``schema_text``, when given, is ``_schema_text(schema)`` written once by the caller.
@@ -418,7 +423,11 @@ def _first_fault(schema: Mapping[str, Any], value: object, schema_text: str | No
     if key is not None and (schema_text, key) in _FAULTS:
         return _FAULTS[(schema_text, key)]
     validator = _strict_validator(schema_text)
-    errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+    # The first of the first FAULTS_READ errors found, by path: a value can hold an error per two
+    # bytes (a list of millions of numbers where strings belong), and jsonschema's error objects
+    # take kilobytes each (16 MiB of them asked for 26 GB).
+    errors = sorted(itertools.islice(validator.iter_errors(value), FAULTS_READ),
+                    key=lambda e: [str(p) for p in e.absolute_path])
     fault = f"at {errors[0].json_path}: {errors[0].message[:200]}" if errors else None
     if key is not None and rememberable(value):  # see json_key's WARNING
         if len(_FAULTS) >= _FAULTS_KEPT:

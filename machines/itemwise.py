@@ -35,6 +35,7 @@ whole schema, on every bundled case and fixture and on broken ones.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
@@ -82,17 +83,27 @@ class ItemwiseValidator:
                                                    jsonschema.Draft202012Validator]] = {}
         self._known: dict[Any, list[Error]] = {}
 
-    def errors(self, document: Any) -> list[Error]:
-        """Every error of ``document`` against the whole schema, sorted by path."""
-        found = [] if self._frame_accepts is not None and self._frame_accepts(document) else \
-            [(tuple(e.absolute_path), e.message) for e in self._frame.iter_errors(document)]
+    def errors(self, document: Any, limit: int | None = None,
+               keep: Callable[[tuple[str | int, ...]], bool] | None = None) -> list[Error]:
+        """Every error of ``document`` against the whole schema (those at a path ``keep`` keeps, when
+        given), sorted by path; with ``limit``, the first ``limit`` found (the frame's, then each
+        item's in order), sorted by path. A document can hold an error per two bytes, and listing
+        them all took gigabytes."""
+        found: list[Error] = []
+        if self._frame_accepts is None or not self._frame_accepts(document):
+            frame = ((tuple(e.absolute_path), e.message) for e in self._frame.iter_errors(document))
+            found += itertools.islice((error for error in frame if keep is None or keep(error[0])), limit)
         items = document.get(self._array) if isinstance(document, dict) else None
         if isinstance(items, list):
             for index, item in enumerate(items):
-                found += [((self._array, index, *path), message) for path, message in self._item_errors(item)]
+                if limit is not None and len(found) >= limit:
+                    break
+                found += [error for error in (((self._array, index, *path), message)
+                                              for path, message in self._item_errors(item))
+                          if keep is None or keep(error[0])]
         # Sorted as the callers sorted iter_errors over the whole schema (stable: errors at one path
         # keep their order, and those all come from the frame or all from one item).
-        return sorted(found, key=lambda error: [str(part) for part in error[0]])
+        return sorted(found[:limit], key=lambda error: [str(part) for part in error[0]])
 
     def _item_errors(self, item: Any) -> list[Error]:
         key = json_key(item)

@@ -281,3 +281,20 @@ def test_a_shared_fixture_is_scanned_once_for_every_case_that_names_it(
     found = confinement.problems(load_cases([path]))
     assert places(found) == [f"$.cases[{n}].config.fixture.entries[0]" for n in (1, 3, 5)]
     assert len(scanned) == 2
+
+
+def test_the_first_thousand_outside_reads_are_listed() -> None:
+    """A case can name a path per few bytes; listed all, 16 MiB of them would be millions of lines. The
+    check lists the first MAX_LISTED_PROBLEMS, then a line saying more were left out, whether the
+    paths are in one argument or in many steps."""
+    from inboxspec.conformance.interface_lint import MAX_LISTED_PROBLEMS
+
+    many = [f"/x{n}" for n in range(MAX_LISTED_PROBLEMS + 300)]
+    marker = f"more problems, not listed: the first {MAX_LISTED_PROBLEMS:,} are above"
+    in_one = problems_of(CONFINED, [{"event": "initial", "args": {"roots": many}}])
+    in_steps = problems_of(CONFINED, [{"event": "initial", "args": {"roots": [path]}} for path in many])
+    for found in (in_one, in_steps):
+        assert len(found) == MAX_LISTED_PROBLEMS + 1
+        assert found[-1] == marker
+        assert all("outside reads" in line for line in found[:-1])
+    assert places(in_steps[:2]) == ["$.cases[0].steps[0].args.roots", "$.cases[0].steps[1].args.roots"]

@@ -10,7 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from inboxspec.conformance.casefiles import lint
+from inboxspec.conformance.interface_lint import MAX_LISTED_PROBLEMS
+from inboxspec.machines import interface
 
 T = "2026-01-01T00:00:00.000Z"
 CONFIG: dict[str, Any] = {"jobs": [{"outcome": "result", "computation": {
@@ -84,3 +88,31 @@ def test_a_step_that_expects_an_error_may_send_bad_arguments(tmp_path: Path) -> 
     step["expect"] = {"error": "invalid_argument", "log": [], "settled": None}
     found = problems(tmp_path, case("fault-output", step))
     assert len(found) == 1 and "at $.cases[1].steps[0].expect:" in found[0], found
+
+
+def test_a_config_of_many_faults_lists_the_first_thousand(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config can hold a departure per two bytes (``deny`` of numbers, where strings belong): every
+    one listed, 16 MiB of them asked for 19 GB. The lint lists the first MAX_LISTED_PROBLEMS, then a
+    line saying more were left out; and the reference names the config's first fault from the first
+    FAULTS_READ errors it finds, not from all of them."""
+    many = case("many-faults", STEP, {**CONFIG, "deny": [0] * (MAX_LISTED_PROBLEMS + 500)})
+    (tmp_path / "probe.json").write_text(json.dumps({"machine": "inbox-refresh", "cases": [many]}))
+    found = [p for p in lint([tmp_path]).problems if "many-faults" in p or p.startswith("more problems")]
+    assert len(found) == MAX_LISTED_PROBLEMS + 1, found[-3:]
+    assert all(": interface: at $.cases[0].config.deny[" in line for line in found[:MAX_LISTED_PROBLEMS])
+    assert found[-1] == f"more problems, not listed: the first {MAX_LISTED_PROBLEMS:,} are above"
+
+    read: list[object] = []
+    schema = {"type": "array", "items": {"type": "string"}}
+    validator = interface._strict_validator(interface._schema_text(schema))
+
+    class Counted:
+        def iter_errors(self, value: object) -> Any:
+            for error in validator.iter_errors(value):
+                read.append(error)
+                yield error
+
+    monkeypatch.setattr(interface, "_strict_validator", lambda _text: Counted())
+    assert interface._first_fault(schema, [1, *[0] * 10_000]) == "at $[0]: 1 is not of type 'string'"
+    assert len(read) == interface.FAULTS_READ
