@@ -106,7 +106,11 @@ class AdapterProcess:
         _LIVE.add(self)
         warden.adapter_started(self._process.pid, self.token)
         self._ended = False
-        self._buffer = b""
+        # What the adapter wrote and no line has taken yet, and how much of it is known to hold no
+        # newline: a reply of many chunks is searched and grown once, not from its start at each
+        # chunk (a 64 MiB reply took 18 s to read so, and was reported as the adapter's timeout).
+        self._buffer = bytearray()
+        self._scanned = 0
         self._eof = False
         self._stderr_tail: collections.deque[bytes] = collections.deque()
         self._stderr_size = 0
@@ -193,9 +197,11 @@ class AdapterProcess:
         """One line without its newline, or None at end of stream."""
         deadline = time.monotonic() + timeout
         while True:
-            newline = self._buffer.find(b"\n")
+            newline = self._buffer.find(b"\n", self._scanned)
+            self._scanned = len(self._buffer) if newline == -1 else 0
             if newline != -1:
-                line, self._buffer = self._buffer[:newline], self._buffer[newline + 1 :]
+                line = bytes(self._buffer[:newline])
+                del self._buffer[:newline + 1]
                 if len(line) > self.max_line_bytes:
                     raise AdapterFault("oversized-line", f"reply line exceeds {self.max_line_bytes} bytes")
                 return line
@@ -208,11 +214,11 @@ class AdapterProcess:
                 # The adapter is gone, though a child of it may hold stdout open (PROTO-PROC-3):
                 # what it wrote before exiting still counts, nothing more will come.
                 self._read_available()
-                if b"\n" in self._buffer or len(self._buffer) > self.max_line_bytes:
+                if self._buffer.find(b"\n", self._scanned) != -1 or len(self._buffer) > self.max_line_bytes:
                     continue
                 self._eof = True
                 if self._buffer:
-                    partial, self._buffer = self._buffer, b""
+                    partial, self._buffer, self._scanned = bytes(self._buffer), bytearray(), 0
                     shown = partial[:120].decode("utf-8", "replace")
                     raise AdapterFault("not-json", f"reply ends before its newline: {shown!r}")
                 return None
@@ -239,7 +245,7 @@ class AdapterProcess:
             else:
                 self._eof = True
                 if self._buffer:  # a last line without its newline is not a reply
-                    partial, self._buffer = self._buffer, b""
+                    partial, self._buffer, self._scanned = bytes(self._buffer), bytearray(), 0
                     shown = partial[:120].decode("utf-8", "replace")
                     raise AdapterFault("not-json", f"reply ends before its newline: {shown!r}")
 

@@ -1031,3 +1031,26 @@ def test_a_run_reply_without_exactly_one_kind_is_told_which_it_carries() -> None
         "this one carries result, errored")
     # One kind, wrong inside: the schema's words.
     assert "carries" not in problem({"seq": 1, "id": "a", "result": {"outputs": 5}})
+
+
+def test_a_reply_in_many_chunks_is_read_whole_and_the_next_after_it(tmp_path: Path) -> None:
+    """The runner reads a reply line of many pipe chunks into one buffer, looking for its newline only
+    in what each chunk adds (searched again from the start at each chunk, a 64 MiB reply took 18 s and
+    was reported as a timeout; ``benchmarks/hostile_growth.py`` measures it), and a line that
+    follows in the same chunk is the next reply."""
+    from inboxspec.conformance.adapter_process import AdapterProcess
+
+    long_text = "x" * (3 << 20)
+    writer = ("import sys, time\n"
+              f"line = '{{\"a\": \"' + 'x' * {len(long_text)} + '\"}}\\n{{\"b\": 1}}\\n'\n"
+              "for start in range(0, len(line), 4099):\n"
+              "    sys.stdout.write(line[start:start + 4099]); sys.stdout.flush()\n"
+              "time.sleep(30)\n")
+    script = tmp_path / "chunks.py"
+    script.write_text(writer, encoding="utf-8")
+    adapter = AdapterProcess(f"{sys.executable} {script}", max_line_bytes=4 << 20)
+    try:
+        assert adapter.receive(60) == {"a": long_text}
+        assert adapter.receive(5) == {"b": 1}
+    finally:
+        adapter.kill()
