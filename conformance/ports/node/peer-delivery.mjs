@@ -388,10 +388,14 @@ export class PeerDelivery {
       if (this.held.length > this.heldCap) { // PEER-HOLD-2, PEER-OPT-1
         let position = 0;
         if (this.options.fair_eviction) {
-          /** @param {string} s */
-          const count = (s) => this.held.filter((e) => e.facts.sender === s).length;
-          const most = Math.max(...this.held.map((e) => count(e.facts.sender)));
-          position = this.held.findIndex((e) => count(e.facts.sender) === most);
+          // Counted once per sender, in one pass (a count per entry was cubic over many evictions), and
+          // the most found by a loop: `Math.max(...counts)` throws past about 150,000 arguments.
+          /** @type {Map<string, number>} */
+          const counts = new Map();
+          for (const e of this.held) counts.set(e.facts.sender, (counts.get(e.facts.sender) ?? 0) + 1);
+          let most = 0;
+          for (const n of counts.values()) if (n > most) most = n;
+          position = this.held.findIndex((e) => counts.get(e.facts.sender) === most);
         }
         const [evicted] = this.held.splice(position, 1);
         receipts.push(receipt(evicted.ticket, evicted.facts.sender, "expired"));

@@ -1,0 +1,64 @@
+"""The example Node.js port on buffers larger than any bundled case holds: where the reference answers,
+the port must too (a hostile case file may make a buffer that large; PROTO-CASES-2 bounds its bytes,
+not the size of what it builds)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from inboxspec.impl.peer_delivery import PeerDelivery
+
+PORT = Path(__file__).resolve().parent.parent / "conformance" / "ports" / "node"
+NODE = shutil.which("node")
+
+
+def node() -> str:
+    if NODE is None:
+        if os.environ.get("CI"):
+            pytest.fail("node is required in CI")
+        pytest.skip("node is not installed")
+    return NODE
+
+
+# Past what one call's arguments may number in Node (about 150,000 here): ``Math.max(...counts)``
+# threw a RangeError, and the port answered ``errored`` where the reference evicts.
+HELD = 200_000
+
+
+def test_fair_eviction_over_a_buffer_past_a_calls_argument_limit() -> None:
+    """PEER-OPT-1 over HELD held entries: the port evicts the first entry of the sender with the most,
+    as the reference does, instead of throwing."""
+    script = f"""
+import {{ PeerDelivery }} from {json.dumps((PORT / "peer-delivery.mjs").as_uri())};
+const pd = new PeerDelivery({{ held_cap: {HELD}, setting: "hold", options: {{ fair_eviction: true }} }});
+const send = (sender) => pd.send_message({{ sender, sender_mode: null, attestation: "absent", hops: 0,
+  loop: false, duplicate: false, rate_limited: false }});
+// The buffer filled directly (a send each would copy it every time): senders 0..{HELD - 3}, and "busy" twice.
+const entry = (ticket, sender) =>
+  ({{ ticket, facts: {{ sender }}, cause: "no-mode-asserted", deadline: null }});
+for (let n = 0; n < {HELD} - 2; n++) pd.held.push(entry(n + 1, String(n)));
+for (const n of [1, 2]) pd.held.push(entry({HELD} + n, "busy"));
+pd.nextTicket = {HELD} + 3;
+const out = send("late");
+console.log(JSON.stringify({{ receipts: out.receipts, held: out.held.length }}));
+"""
+    done = subprocess.run([node(), "--input-type=module", "-e", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    answer = json.loads(done.stdout)
+    assert answer["held"] == HELD
+    expired = [r for r in answer["receipts"] if r["state"] == "expired"]
+    assert [(r["ticket"], r["sender"]) for r in expired] == [(HELD + 1, "busy")]
+    # The reference, on a small buffer of the same shape, evicts the same entry.
+    config = {"held_cap": 4, "setting": "hold", "options": {"fair_eviction": True}}
+    reference = PeerDelivery.from_config(config)
+    for sender in ("0", "1", "busy", "busy"):
+        reference.send_message(sender)
+    evicted = [r for r in reference.send_message("late").receipts if r.state == "expired"]
+    assert [(r.ticket, r.sender) for r in evicted] == [(3, "busy")]
