@@ -389,11 +389,9 @@ def _check_count(count: object) -> int:
 
 def recipient_suffix(recipients: Sequence[str]) -> str:
     """PEER-NOTE-4: unique non-empty labels, at most three named."""
-    labels: list[str] = []
-    for raw in _check_recipients(recipients):
-        label = render_label(raw)
-        if label and label not in labels:
-            labels.append(label)
+    # Each label once, in first-seen order, by a dict's keys: looked up in a list, one step of
+    # 40,000 recipients took 7.7 s.
+    labels = list(dict.fromkeys(label for label in map(render_label, _check_recipients(recipients)) if label))
     if not labels:
         return ""
     if len(labels) <= 3:
