@@ -204,7 +204,7 @@ class Session:
             "phase": self.phase,
             "pending": len(self.pending),
             "shown": len(self.shown),
-            "held": len(self.delivery.held),
+            "held": self.delivery.held_count,
             "streak": self.gate.streak,
         }
 
@@ -380,7 +380,7 @@ class Host:
     def _finish(self) -> list[dict[str, Any]]:
         """HOST-IDLE-1: each idle half learns its session's held count, in config order."""
         for session in self.sessions.values():
-            count = len(session.delivery.held)
+            count = session.delivery.held_count
             if self.options.pending_counts_as_held:  # HOST-OPT-4
                 count += len(session.pending)
             if count != session.told_held:

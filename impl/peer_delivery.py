@@ -544,6 +544,11 @@ class PeerDelivery:
         return tuple(self._held.values())
 
     @property
+    def held_count(self) -> int:
+        """How many messages the buffer holds, without copying it (the host counts it at every step)."""
+        return len(self._held)
+
+    @property
     def box(self) -> int:
         return self._box
 
