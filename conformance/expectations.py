@@ -96,8 +96,8 @@ def _first_and_count(problems: list[str]) -> str:
 
 def rewrite(path: Path, timeout: float = DEFAULT_TIMEOUT_S, *, allow_outside_reads: bool = False) -> Rewrite:
     """The file with every case's expectations from the reference, checked against the model; each
-    case's run on each within ``timeout`` seconds (cut off inside a step where the process can set an
-    alarm, ``sessions.bounded_by``; else checked between its steps), and the outputs of
+    case's run on each within ``timeout`` seconds (checked between its steps, and cut off inside one at as
+    many seconds of processor time, ``sessions.bounded_by``), and the outputs of
     all the cases within what a case file holds. A file from outside the bundled suite whose cases
     may lead the reference to read outside their fixtures is refused unless ``allow_outside_reads``
     (PROTO-FIX-5, as the runner)."""

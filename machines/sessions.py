@@ -112,26 +112,30 @@ def _alarm(_signal: int, _frame: object) -> None:
 
 @contextlib.contextmanager
 def _interrupted_at(deadline: float | None) -> Iterator[None]:
-    """Interrupt what runs inside at ``deadline`` (``time.monotonic()``), by SIGALRM.
+    """Interrupt what runs inside once it has computed for as long as is left until ``deadline``
+    (``time.monotonic()``): by SIGVTALRM, at that many seconds of this process's processor time.
 
     Checked between steps alone, a deadline did not bound one step: a case file can make a single
-    step run for hours (a peer delivery send to two million recipients, an inbox refresh result
-    screened against as many deny words). Only where the alarm is this process's to take: on the
-    main thread (the only one a signal handler runs on), where the system has SIGALRM and nobody
-    has set the timer already (pytest-timeout's signal method would be one); elsewhere the deadline
-    is checked between steps only."""
+    step compute for hours (a peer delivery send to two million recipients, an inbox refresh result
+    screened against as many deny words). A step that computes is what runs long, and its processor
+    time is at most its wall time, so the alarm never comes before the deadline; a step that waits
+    instead is caught by the check after it. Processor time, not SIGALRM's wall clock: SIGALRM is the
+    interrupts' (``conformance/interrupts.py``'s ``raising_on_signals`` resends a lost signal by it)
+    and pytest-timeout's. Only where the alarm is this process's to take: on the main thread (the
+    only one a signal handler runs on), where the system has the timer and nobody has set it already;
+    elsewhere the deadline is checked between steps only."""
     if (deadline is None or not hasattr(signal, "setitimer")
             or threading.current_thread() is not threading.main_thread()
-            or signal.getitimer(signal.ITIMER_REAL)[0] > 0):
+            or signal.getitimer(signal.ITIMER_VIRTUAL)[0] > 0):
         yield
         return
-    previous = signal.signal(signal.SIGALRM, _alarm)
+    previous = signal.signal(signal.SIGVTALRM, _alarm)
     try:
-        signal.setitimer(signal.ITIMER_REAL, max(deadline - time.monotonic(), 1e-6))
+        signal.setitimer(signal.ITIMER_VIRTUAL, max(deadline - time.monotonic(), 1e-6))
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
 
 
 def on_time(number: int, steps: int) -> None:
