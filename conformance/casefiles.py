@@ -36,6 +36,7 @@ from inboxspec import machines
 from inboxspec.conformance import interface_lint, reference_lint
 from inboxspec.conformance.adapter_process import DEFAULT_MAX_LINE_BYTES
 from inboxspec.conformance.fixtures import SPECIAL_BITS_REQUIREMENTS, remembered_fixture_problems
+from inboxspec.conformance.interrupts import raise_if_interrupted
 from inboxspec.conformance.plainjson import NotPlainJSON, escaping_lone_surrogates, parse_plain_json
 from inboxspec.conformance.reportfile import write_atomically
 from inboxspec.machines import schema_dialect
@@ -479,6 +480,7 @@ def load_cases(directories: Iterable[Path]) -> list[Case]:
     cases: list[Case] = []
     problems: list[str] = []
     for path in case_files(directories):
+        raise_if_interrupted()  # PROTO-SIG-1: between files, as between the cases of the checks after
         try:
             cases.extend(read_case_file(path))
         except CaseFileError as error:

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from inboxspec import machines
 from inboxspec.conformance.interface_lint import MAX_LISTED_PROBLEMS, first_listed, numbered_in_their_files
+from inboxspec.conformance.interrupts import raise_if_interrupted
 from inboxspec.impl.writer_fs import json_string_literals
 from inboxspec.machines.fixtures import PLACEHOLDER
 
@@ -160,6 +161,7 @@ def problems(cases: Iterable[Case]) -> list[str]:
     # literals took 31 s here before any adapter started. Each fixture is held, so no id is reused.
     fixture_reads: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
     for index, case in numbered_in_their_files(cases):
+        raise_if_interrupted()  # PROTO-SIG-1: a run checking a large file ends within a case's check
         if case.machine not in machines.REGISTRY:
             continue
         interface = machines.get(case.machine).interface

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from inboxspec import machines
+from inboxspec.conformance.interrupts import raise_if_interrupted
 from inboxspec.machines.itemwise import ItemwiseValidator, json_path
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ def problems(cases: Iterable[Case], *, outputs_to_come: bool = False) -> list[st
     found: list[str] = []
     keep = _not_about_a_steps_arguments_or_output if outputs_to_come else None
     for index, case in numbered_in_their_files(cases):
+        raise_if_interrupted()  # PROTO-SIG-1: a run checking a large file ends within a case's check
         if case.machine not in machines.REGISTRY:
             continue
         validator = _validator(case.machine)

@@ -914,6 +914,9 @@ def _run_command(args: argparse.Namespace) -> int:
                              progress=progress, window=args.window, coverage=coverage,
                              allow_outside_reads=args.allow_outside_reads)
     except (UnusableRun, CaseFileError) as error:
+        # A signal that came while the cases were read or checked ends the run as interrupted, not as
+        # the problem found meanwhile (it was lost so: exit 2 and no word of it, PROTO-SIG-1).
+        raise_if_interrupted()
         problems = error.problems
         if args.json:
             print(json.dumps(unusable_report(str(error), problems), indent=2))

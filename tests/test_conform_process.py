@@ -706,3 +706,48 @@ def test_a_process_found_is_signalled_only_while_its_pid_is_still_its_own() -> N
     finally:
         child.kill()
         child.wait()
+
+
+def _three_foreign_cases(tmp_path: Path) -> Path:
+    step = {"event": "tick", "args": {"now_ms": 0}, "expect": {}}
+    cases = [{"id": f"wake-gate/probe-{n}", "description": f"A probe, {n}", "requirements": ["WAKE-IF-1"],
+              "config": {}, "steps": [step]} for n in range(3)]
+    path = tmp_path / "probe.json"
+    path.write_text(json.dumps({"machine": "wake-gate", "cases": cases}, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_signal_while_the_cases_are_checked_ends_the_run_as_interrupted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-SIG-1 before any adapter starts: a signal that comes while the cases are checked ends the
+    check at the next case and the run as interrupted (exit 128 + its number), even when the check
+    found a problem meanwhile. It was recorded and then lost: the run went on checking a large file
+    for as long as that took, and ended with the problem's exit 2."""
+    from inboxspec.conformance import interface_lint
+    from tests.in_process import run_command
+
+    checked: list[str] = []
+    real = interface_lint.case_instance
+
+    def signalled(case: Any) -> Any:
+        checked.append(case.id)
+        os.kill(os.getpid(), signal.SIGTERM)  # recorded by the run's handler, as one from outside
+        return real(case)
+
+    monkeypatch.setattr(interface_lint, "case_instance", signalled)
+    done = run_command("conform", "--adapter", REFERENCE, "--cases", str(_three_foreign_cases(tmp_path)))
+    assert done.returncode == 128 + signal.SIGTERM
+    assert "interrupted by SIGTERM before any case ran" in done.stderr
+    assert checked == ["wake-gate/probe-0"]
+
+    from inboxspec.conformance import runner
+    from inboxspec.conformance.casefiles import CaseFileError
+
+    def found_a_problem(*_args: Any, **_kwargs: Any) -> list[str]:
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise CaseFileError("probe.json: a problem found as the signal came")
+
+    monkeypatch.setattr(runner, "load_cases", found_a_problem)
+    done = run_command("conform", "--adapter", REFERENCE, "--cases", str(_three_foreign_cases(tmp_path)))
+    assert done.returncode == 128 + signal.SIGTERM
+    assert "interrupted by SIGTERM before any case ran" in done.stderr
