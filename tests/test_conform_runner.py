@@ -1036,7 +1036,7 @@ def test_a_run_reply_without_exactly_one_kind_is_told_which_it_carries() -> None
 def test_a_reply_in_many_chunks_is_read_whole_and_the_next_after_it(tmp_path: Path) -> None:
     """The runner reads a reply line of many pipe chunks into one buffer, looking for its newline only
     in what each chunk adds (searched again from the start at each chunk, a 64 MiB reply took 18 s and
-    was reported as a timeout; ``benchmarks/hostile_growth.py`` measures it), and a line that
+    was reported as a timeout; ``benchmarks/case_file_growth.py`` measures it), and a line that
     follows in the same chunk is the next reply."""
     from inboxspec.conformance.adapter_process import AdapterProcess
 

@@ -16,7 +16,7 @@ Two groups:
 - the reference (``Machine.run_case``, in this process): host reminders, held host sends, a
   ``recipient_suffix`` step, and the shapes not yet linear.
 
-Usage: python benchmarks/hostile_growth.py [--scale X] [--only NAME ...]
+Usage: python benchmarks/case_file_growth.py [--scale X] [--only NAME ...]
 """
 
 from __future__ import annotations
