@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def _benchmark() -> ModuleType:
     """The script, loaded as a module (it imports benchmarks/calibration.py beside it)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("case_file_growth", ROOT / "benchmarks" / "case_file_growth.py")
+    script = ROOT / "benchmarks" / "case_file_growth.py"
+    spec = importlib.util.spec_from_file_location("case_file_growth", script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
