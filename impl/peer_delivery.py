@@ -619,7 +619,7 @@ class PeerDelivery:
             assert verdict.cause is not None
             self._put(HeldEntry(ticket, facts, verdict.cause, self._deadline(verdict.cause)))
             receipts = [Receipt(ticket, sender, "held", cause=verdict.cause)]
-            if len(self._held) > self.held_cap:
+            if self.held_count > self.held_cap:
                 evicted = self._pop(self._victim())
                 receipts.append(Receipt(evicted.ticket, evicted.facts.sender, "expired"))
         else:
