@@ -36,7 +36,7 @@ from calibration import yardstick_line
 from inboxspec import machines
 from inboxspec.conformance import casefiles, confinement, interface_lint
 from inboxspec.conformance.adapter_process import AdapterProcess
-from inboxspec.conformance.casefiles import load_cases
+from inboxspec.conformance.casefiles import Case, load_cases
 
 Steps = list[dict[str, Any]]
 WOKEN: Steps = [{"event": "user_input", "args": {"session": "s1", "text": "hi"}}, {"event": "tick"}]
@@ -125,22 +125,21 @@ def shared_fixture(n: int, directory: Path) -> float:
     fixture = {"entries": [{"path": "cli/data.json", "type": "file", "text": text}]}
     config = {"home": "{fixture}/home", "own_root": "{fixture}/cli", "fixture": {"$fixture": "one"}}
     cases = [_case("writer-proofs", config, [{"event": "attest"}], i) for i in range(n)]
-    path = directory / "shared.json"
     data = _case_file("writer-proofs", cases, fixtures={"one": fixture})
-    path.write_text(json.dumps(data), encoding="utf-8")
-    loaded = load_cases([path])
-    began = time.process_time()
-    confinement.problems(loaded)
-    return time.process_time() - began
+    return _checked(directory / "shared.json", data, confinement.problems)
 
 
 def interface_faults(n: int, directory: Path) -> float:
-    path = directory / "faults.json"
     case = _case("inbox-refresh", {"deny": [0] * n}, [{"event": "close"}])
-    path.write_text(json.dumps(_case_file("inbox-refresh", [case])), encoding="utf-8")
+    return _checked(directory / "faults.json", _case_file("inbox-refresh", [case]), interface_lint.problems)
+
+
+def _checked(path: Path, data: dict[str, Any], check: Callable[[list[Case]], list[str]]) -> float:
+    """The processor seconds ``check`` takes over the cases of ``data``, written to ``path`` and loaded."""
+    path.write_text(json.dumps(data), encoding="utf-8")
     loaded = load_cases([path])
     began = time.process_time()
-    interface_lint.problems(loaded)
+    check(loaded)
     return time.process_time() - began
 
 
