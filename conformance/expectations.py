@@ -51,7 +51,14 @@ from inboxspec.conformance.casefiles import (
 from inboxspec.conformance.compare import first_difference
 from inboxspec.conformance.reportfile import write_atomically
 from inboxspec.conformance.runner import DEFAULT_TIMEOUT_S, seconds_argument
-from inboxspec.machines.sessions import CaseBounds, CaseTooSlow, OutputsTooLarge, bounded_by, outputs_size
+from inboxspec.machines.sessions import (
+    CaseBounds,
+    CaseCutOff,
+    CaseTooSlow,
+    OutputsTooLarge,
+    bounded_by,
+    outputs_size,
+)
 
 # The outputs a file's cases may come to together, measured as PROTO-RUN-5 measures them (compact):
 # the file written holds them indented, so past this it would pass what a case file may hold
@@ -66,7 +73,12 @@ LAYOUTS = ((2, False), (2, True), (1, False), (1, True))
 
 class ExpectationError(ValueError):
     """A case file this command cannot rewrite: unreadable, in another layout, or the
-    reference and the model disagree on it."""
+    reference and the model disagree on it. ``ends_the_run``: a case was cut off inside a step
+    (``sessions.CaseCutOff``), so this process runs no further case."""
+
+    def __init__(self, message: str, *, ends_the_run: bool = False) -> None:
+        super().__init__(message)
+        self.ends_the_run = ends_the_run
 
 
 @dataclass
@@ -147,7 +159,8 @@ def rewrite(path: Path, timeout: float = DEFAULT_TIMEOUT_S, *, allow_outside_rea
                     modelled = entry.run_model_case(case.config, case.inputs)
         except (OutputsTooLarge, CaseTooSlow) as error:
             slow = f" (--timeout {timeout:g} s)" if isinstance(error, CaseTooSlow) else ""
-            raise ExpectationError(f"{case.id}: {error}{slow}; nothing written") from None
+            raise ExpectationError(f"{case.id}: {error}{slow}; nothing written",
+                                   ends_the_run=isinstance(error, CaseCutOff)) from None
         if modelled is not None and modelled != actual:
             steps = zip(case.steps, actual["outputs"], strict=True)
             recomputed = dataclasses.replace(
@@ -182,12 +195,21 @@ def rewrite(path: Path, timeout: float = DEFAULT_TIMEOUT_S, *, allow_outside_rea
 
 def command(args: argparse.Namespace) -> int:
     code = 0
-    for path in args.files:
+    for position, path in enumerate(args.files):
         try:
             result = rewrite(path, args.timeout, allow_outside_reads=args.allow_outside_reads)
         except ExpectationError as error:  # said on stderr, as every command's errors
             print(f"inboxspec cases expect: {path}: {error}", file=sys.stderr)
             code = 2
+            if error.ends_the_run:
+                # Cut off inside a step, the reference or the model may have left what it was changing
+                # half changed (a shared fixture's paths still swapped: a later file's expectations were
+                # rewritten from the swapped tree), so no further case runs in this process.
+                rest = args.files[position + 1:]
+                if rest:
+                    print(f"inboxspec cases expect: not read, as a case was cut off inside a step: "
+                          f"{', '.join(map(str, rest))}", file=sys.stderr)
+                return code
             continue
         verb = "would change" if args.check else "changed"
         for case_id in result.changed:

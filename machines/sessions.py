@@ -63,6 +63,12 @@ class CaseTooSlow(Exception):
     and inside one where the process can be interrupted (``_interrupted_at``)."""
 
 
+class CaseCutOff(CaseTooSlow):
+    """A case cut off inside a step, or the build of its config, at its deadline. What the step was
+    changing may be left half changed in this process (a writer proofs fixture whose path swaps a
+    ``finally`` was undoing, say): its caller runs no further case in it."""
+
+
 class _PastDeadline(BaseException):
     """Raised by the alarm inside a step or a config's build. A BaseException, so that no ``except
     Exception`` of a reference or a model on the way takes it for a machine's error; ``bounded_by``
@@ -99,8 +105,9 @@ def bounded_by(bounds: CaseBounds) -> Iterator[None]:
             yield
     except _PastDeadline:
         done, steps = progress
-        where = f"in step {done + 1} of {steps}" if done else "in its first step or the build of its config"
-        raise CaseTooSlow(f"this case was still running at its deadline, {where}") from None
+        where = ("in its first step or the build of its config" if not done
+                 else f"in step {done + 1} of {steps}" if done < steps else "after its last step")
+        raise CaseCutOff(f"this case was still running at its deadline, {where}") from None
     finally:
         _PROGRESS.reset(counted)
         _BOUNDS.reset(token)
