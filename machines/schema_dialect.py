@@ -173,8 +173,13 @@ def _equality_key(value: Any) -> Any:
     lets them, so the recursion is bounded."""
     if isinstance(value, bool) or value is None:
         return (type(value).__name__, value)
+    if isinstance(value, float) and not value.is_integer():
+        return ("number", value)
     if isinstance(value, (int, float)):
-        return ("number", value)  # Python's == and hash already take 1 and 1.0 as one number
+        # An integral number by its digits (1 and 1.0 one number): CPython hashes an int by its value
+        # modulo 2**61 - 1, so the integers 1 + k * (2**61 - 1) all hash alike, and a set of them
+        # compared every pair (a 763 kB file, 18 s); a string's hash is keyed afresh in each process.
+        return ("integer", str(int(value)))
     if isinstance(value, str):
         return ("string", value)
     if isinstance(value, Mapping):
@@ -194,6 +199,28 @@ def _unique_items(validator: Any, unique: bool, instance: Any,
         keys = {_equality_key(item) for item in instance}
         if len(keys) < len(instance):
             yield jsonschema.ValidationError(f"{instance!r} has non-unique elements")
+
+
+# Stands for an integral number in ``_set_of_items``: equal to nothing a document holds.
+_INTEGRAL = object()
+
+
+def _hash_safe(item: Any) -> Any:
+    """fastjsonschema's key of an item (a value, or nested tuples and frozensets of them), each
+    integral number replaced by its digits, whose hash no document can choose."""
+    if isinstance(item, tuple):
+        return tuple(_hash_safe(part) for part in item)
+    if isinstance(item, frozenset):
+        return frozenset(_hash_safe(part) for part in item)
+    if isinstance(item, bool) or not isinstance(item, (int, float)):
+        return item
+    if isinstance(item, float) and not item.is_integer():
+        return item
+    return (_INTEGRAL, str(int(item)))
+
+
+def _set_of_items(items: Any = ()) -> set[Any]:
+    return {_hash_safe(item) for item in items}
 
 
 # Draft 2020-12, its patterns read as ECMA-262 reads them, and uniqueItems checked in linear time.
@@ -268,6 +295,12 @@ def fast_validator(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
     if not isinstance(patterns, dict) or not set(translate) <= set(patterns):
         return None
     patterns.update(translate)
+    # WARNING: fastjsonschema's generated code counts an array's distinct items (``uniqueItems``) with
+    # the builtin ``set`` over its own item keys, in which an integer is itself: the integers
+    # 1 + k * (2**61 - 1) all hash alike, and a 955 kB case file's requirements took 8.5 s. Its other
+    # uses of ``set`` are over strings, which this one leaves as they are. A newer fastjsonschema
+    # that counted otherwise would meet tests/test_schema_dialect.py's colliding integers.
+    validate.__globals__["set"] = _set_of_items
 
     def valid(document: Any) -> bool:
         try:
