@@ -78,7 +78,8 @@ def numbered_in_their_files(cases: Iterable[Case]) -> Iterator[tuple[int, Case]]
 
 
 def problems(cases: Iterable[Case], *, outputs_to_come: bool = False) -> list[str]:
-    """Every place where a case departs from its machine's interface data, in file order.
+    """Every place where a case departs from its machine's interface data, case by case in file order; at
+    most the first MAX_LISTED_PROBLEMS found, then a line saying more were left out (``first_listed``).
 
     With ``outputs_to_come`` (``cases expect``, which is about to write every expected output from the
     reference) a step's arguments and expected output are not checked: whether a step's arguments

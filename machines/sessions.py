@@ -141,8 +141,10 @@ def _interrupted_at(deadline: float | None) -> Iterator[None]:
         signal.setitimer(signal.ITIMER_VIRTUAL, max(deadline - time.monotonic(), 1e-6))
         yield
     finally:
-        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-        signal.signal(signal.SIGVTALRM, previous)
+        try:
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        finally:  # the alarm may land here too: the handler is put back all the same
+            signal.signal(signal.SIGVTALRM, previous)
 
 
 def on_time(number: int, steps: int) -> None:
