@@ -421,3 +421,34 @@ def test_a_case_id_is_at_most_200_characters(tmp_path: Path) -> None:
     longest = "wake-gate/" + "a" * 190
     assert problems_for(tmp_path, mutated(id=longest)).count("schema:") == 0
     assert "schema: at $.cases[0].id: " in problems_for(tmp_path, mutated(id=longest + "a"))
+
+
+def test_the_cases_problems_and_the_files_problems_are_listed_to_a_thousand(tmp_path: Path) -> None:
+    """A line per unknown requirement, or a hundred schema errors in each of thousands of small files,
+    listed 400,000 lines (2.5 GB): each list stops at its first MAX_LISTED_PROBLEMS, then a line says
+    more were left out, and no file after that is read (PROTO-CASES-1)."""
+    from inboxspec.conformance.interface_lint import MAX_LISTED_PROBLEMS
+
+    marker = f"more problems, not listed: the first {MAX_LISTED_PROBLEMS:,} are above"
+    unknown = [f"WAKE-NOPE-{n}" for n in range(MAX_LISTED_PROBLEMS + 200)]
+    case = {"id": "wake-gate/probe", "description": "A probe citing what the spec does not hold",
+            "requirements": unknown, "config": {}, "steps": [{"event": "tick", "args": {"now_ms": 0},
+                                                             "expect": {}}]}
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "probe.json").write_text(json.dumps({"machine": "wake-gate", "cases": [case]}))
+    with pytest.raises(CaseFileError) as cited:
+        casefiles.load_cases([tmp_path / "one"])
+    assert len(cited.value.problems) == MAX_LISTED_PROBLEMS + 1
+    assert cited.value.problems[-1] == marker
+    assert all(": cites WAKE-NOPE-" in line for line in cited.value.problems[:-1])
+
+    many = tmp_path / "many"
+    many.mkdir()
+    bad = [{"id": f"wake-gate/bad-{n}"} for n in range(60)]  # five schema errors each: 100 listed a file
+    for number in range(30):
+        (many / f"bad-{number:02}.json").write_text(json.dumps({"machine": "wake-gate", "cases": bad}))
+    with pytest.raises(CaseFileError) as schema:
+        casefiles.load_cases([many])
+    assert len(schema.value.problems) == MAX_LISTED_PROBLEMS + 1
+    assert schema.value.problems[-1] == marker
+    assert not any("bad-29.json" in line for line in schema.value.problems)  # not read
