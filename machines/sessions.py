@@ -72,7 +72,7 @@ class CaseCutOff(CaseTooSlow):
 class _PastDeadline(BaseException):
     """Raised by the alarm inside a step or a config's build. A BaseException, so that no ``except
     Exception`` of a reference or a model on the way takes it for a machine's error; ``bounded_by``
-    turns it into CaseTooSlow."""
+    turns it into CaseCutOff."""
 
 
 @dataclass(frozen=True)
