@@ -98,9 +98,10 @@ class ItemwiseValidator:
             for index, item in enumerate(items):
                 if limit is not None and len(found) >= limit:
                     break
-                found += [error for error in (((self._array, index, *path), message)
-                                              for path, message in self._item_errors(item))
-                          if keep is None or keep(error[0])]
+                for path, message in self._item_errors(item):
+                    at = (self._array, index, *path)
+                    if keep is None or keep(at):
+                        found.append((at, message))
         # Sorted as the callers sorted iter_errors over the whole schema (stable: errors at one path
         # keep their order, and those all come from the frame or all from one item).
         return sorted(found[:limit], key=lambda error: [str(part) for part in error[0]])

@@ -27,6 +27,7 @@ from inboxspec.conformance.casefiles import Case, bundled_cases_dir, load_cases
 from inboxspec.impl import writer_fs
 from inboxspec.machines import fixtures, interface
 from tests.in_process import run_command
+from tests.spies import calls_of
 
 REFERENCE = f"{sys.executable} -m inboxspec.conformance.adapter"
 F = "{fixture}"
@@ -259,14 +260,7 @@ def test_a_shared_fixture_is_scanned_once_for_every_case_that_names_it(
     """A file's shared fixture is one object for all the cases that name it, and its literals are
     scanned once: scanned again for each case, 40 cases naming one fixture of 1 MiB of literals took
     31 s before any adapter started. Every case that names it is still refused."""
-    scanned: list[object] = []
-    real = confinement._fixture_reads
-
-    def counted(fixture: Any) -> Any:
-        scanned.append(fixture)
-        return real(fixture)
-
-    monkeypatch.setattr(confinement, "_fixture_reads", counted)
+    scanned = calls_of(monkeypatch, confinement, "_fixture_reads")
     outside = {"entries": [{"path": "cli/data.json", "type": "file", "text": '{"p": "/etc/passwd"}'}]}
     inside = {"entries": [{"path": "cli/data.json", "type": "file", "text": '{"p": "x"}'}]}
     cases: list[dict[str, Any]] = [

@@ -12,6 +12,7 @@ from inboxspec import machines
 from inboxspec.checker.traces import Replays
 from inboxspec.machines import interface
 from inboxspec.machines.itemwise import ItemwiseValidator
+from tests.spies import calls_of
 
 INTEGER = {"type": "integer"}
 
@@ -51,14 +52,7 @@ def test_a_remembered_fault_is_never_another_values(schema: dict[str, Any], firs
 
 def test_the_same_config_is_validated_once(monkeypatch: pytest.MonkeyPatch) -> None:
     interface._FAULTS.clear()
-    validated: list[Any] = []
-    real = interface._strict_validator
-
-    def counting(schema_text: str) -> Any:
-        validated.append(schema_text)
-        return real(schema_text)
-
-    monkeypatch.setattr(interface, "_strict_validator", counting)
+    validated = calls_of(monkeypatch, interface, "_strict_validator")
     config = {"a": [1, 2, {"b": None}]}
     assert interface._first_fault({"type": "object"}, config) is None
     assert interface._first_fault({"type": "object"}, {"a": [1, 2, {"b": None}]}) is None

@@ -26,6 +26,7 @@ from inboxspec.conformance import casefiles
 from inboxspec.conformance.casefiles import bundled_cases_dir, case_files, lint
 from inboxspec.machines import fixtures, interface, schema_dialect
 from inboxspec.machines.schema_dialect import UnsupportedPattern, python_regex
+from tests.spies import calls_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_FILES = sorted([*(ROOT / "conformance" / "schemas").rglob("*.json"),
@@ -286,14 +287,7 @@ def test_items_whose_hashes_collide_are_counted_in_one_pass(monkeypatch: pytest.
     boolean from a number."""
     colliding = [1 + k * (2**61 - 1) for k in range(2_000)]
     assert len({hash(n) for n in colliding}) == 1
-    seen: list[object] = []
-    real = schema_dialect._hash_safe
-
-    def counted(item: Any) -> Any:
-        seen.append(item)
-        return real(item)
-
-    monkeypatch.setattr(schema_dialect, "_hash_safe", counted)
+    seen = calls_of(monkeypatch, schema_dialect, "_hash_safe")
     fast = schema_dialect.fast_validator({"type": "array", "uniqueItems": True})
     assert fast is not None
     assert fast(colliding) and not fast([*colliding, 1.0]) and fast([1, True]) and fast([[1], [True]])
