@@ -21,7 +21,7 @@ search. ``+ fire`` less ``load`` is the time of the model charts' own methods, w
 the explorer must run (it explores the charts themselves, not a copy): the rate the
 search could reach if everything else were free is the rate of ``+ fire``; the rate it
 could reach if the steps were free is the rate of ``search alone``. A machine whose search
-alone runs below a target rate cannot reach it by faster steps (the host, at about 190k
+alone runs below a target rate cannot reach it by faster steps (the host, at about 200k
 transitions per processor second against 300k).
 
 The yardstick of ``benchmarks/calibration.py`` follows the table.
@@ -88,22 +88,40 @@ def _stages(name: str) -> dict[str, Callable[[], int]]:
 
 
 def _steps(recorded_into: list[Any] | None = None, replayed_from: list[Any] | None = None) -> Any:
-    """While it is entered, the search's every step (``explore``'s ``take_step``) is recorded, in the
-    order taken, into ``recorded_into``; or taken from ``replayed_from``, so recorded, and not fired.
-    (A search takes its steps in one order, given the same machine, bounds and options.)"""
-    if replayed_from is not None:
-        outcome = iter(replayed_from).__next__
+    """While it is entered, the search's every step (``explore``'s ``take_step``, or its step memo's
+    ``step`` for a machine with a memo, such as the host's) is recorded, in the order taken, into
+    ``recorded_into``; or taken from ``replayed_from``, so recorded, and not fired. (A search takes its
+    steps in one order, given the same machine, bounds and options.)
 
-        def step(data: Any, pre: Any, fire: Any, load: Any, store: Any) -> tuple[Any, Any, Any]:
-            return outcome()  # type: ignore[no-any-return]
-    else:
+    The search is handed a memo always, this one: its ``step`` is the loop's one call per step taken,
+    whether the machine has a memo or not (a memo's own firings are then inside the step recorded)."""
+    real_memo = explore_module.search_memo
+
+    def memo(explorer: Any, data: Any, bounds: Any, options: Any, actions: Any) -> Any:
+        if replayed_from is not None:
+            outcome = iter(replayed_from).__next__
+
+            def step(index: int, pre: Any, fire: Any) -> tuple[Any, Any, Any]:
+                return outcome()  # type: ignore[no-any-return]
+            return _Memo(step)
         assert recorded_into is not None
+        inner = real_memo(explorer, data, bounds, options, actions)
+        load, store = explorer.load, explorer.store
 
-        def step(data: Any, pre: Any, fire: Any, load: Any, store: Any) -> tuple[Any, Any, Any]:
-            result = take_step(data, pre, fire, load, store)
+        def recorded(index: int, pre: Any, fire: Any) -> tuple[Any, Any, Any]:
+            result = take_step(data, pre, fire, load, store) if inner is None \
+                else inner.step(index, pre, fire)
             recorded_into.append(result)
             return result
-    return mock.patch.object(explore_module, "take_step", step)
+        return _Memo(recorded)
+    return mock.patch.object(explore_module, "search_memo", memo)
+
+
+class _Memo:
+    """A step memo whose ``step`` is the function given."""
+
+    def __init__(self, step: Callable[[int, Any, Any], tuple[Any, Any, Any]]) -> None:
+        self.step = step
 
 
 def _cpu(run: Callable[[], Any]) -> tuple[float, Any]:
