@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from inboxspec import machines
 from inboxspec.checker.limits import MAX_REFINE_STEPS, MAX_STATES
+from inboxspec.conformance.reportfile import print_json
 from inboxspec.conformance.runner import report_unusable
 from inboxspec.machines.frame import bound_integer
 
@@ -189,7 +190,7 @@ def _explore(args: argparse.Namespace) -> int:
             return report_unusable("explore", written, args.json)
         summary["emitted_itf"] = args.emit_itf
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print_json(summary)
     else:
         print(f"{args.machine}: {result.states:,} distinct states, {result.transitions:,} transitions, "
               f"max depth {result.max_depth}, {result.seconds:.3f}s, "
@@ -258,8 +259,8 @@ def _findings(args: argparse.Namespace) -> int:
         cycles = check_forever(memo)
     if args.json:
         # Findings' invariants first, then the forever-properties (their lassos), each marked by "kind".
-        print(json.dumps([{"kind": "invariant", **r.as_json()} for r in results]
-                         + [{"kind": "forever", **c.as_json()} for c in cycles], indent=2))
+        print_json([{"kind": "invariant", **r.as_json()} for r in results]
+                   + [{"kind": "forever", **c.as_json()} for c in cycles])
     else:
         # One list in finding order, whichever kind of property shows each finding (a machine's
         # forever-properties without a finding last).
@@ -321,7 +322,7 @@ def _refine(args: argparse.Namespace) -> int:
             print(file=sys.stderr)
     report: dict[str, Any] = vars(result)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     elif result.reachable_bounds is not None:
         within = ", ".join(f"{name}={_shown_bound(value)}" for name, value in result.reachable_bounds.items())
         print(f"{result.machine}: every step of every state reachable within {within}: {result.sequences:,} "

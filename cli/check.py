@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference, one_line
 from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
 from inboxspec.conformance.progress import Progress
+from inboxspec.conformance.reportfile import print_json
 from inboxspec.conformance.runner import report_unusable
 from inboxspec.machines.fixtures import FixtureError
 from inboxspec.spec import index as spec_index
@@ -308,7 +308,7 @@ def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None =
         what = "a refinement" if isinstance(error, RefinementLost) else "an exploration"
         return report_unusable("check", f"{what} could not be made: {error}", as_json)
     if as_json:
-        print(json.dumps(result, indent=2))
+        print_json(result)
     else:
         print_report(result)
     return 0 if result["ok"] else 1

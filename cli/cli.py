@@ -12,7 +12,6 @@ Under ``--json`` a bad argument is reported as JSON too (``{"ok": false,
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from typing import NoReturn
 from inboxspec import __version__
 from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
+from inboxspec.conformance.reportfile import print_json
 
 
 def _cases_lint(args: argparse.Namespace) -> int:
@@ -34,13 +34,13 @@ def _cases_lint(args: argparse.Namespace) -> int:
         if args.json:
             from inboxspec.conformance.runner import unusable_report
 
-            print(json.dumps(unusable_report(str(error), error.problems), indent=2))
+            print_json(unusable_report(str(error), error.problems))
         for problem in error.problems:
             print(f"inboxspec: {one_line(problem)}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps({"ok": report.ok, "cases": report.cases, "problems": report.problems,
-                          "coverage": report.coverage}, indent=2))
+        print_json({"ok": report.ok, "cases": report.cases, "problems": report.problems,
+                    "coverage": report.coverage})
     else:
         for problem in report.problems:  # a file's name may hold a newline, an escape, a surrogate
             print(one_line(problem))
@@ -207,7 +207,7 @@ def _report_unusable(message: str, as_json: bool, **marks: str) -> None:
     if as_json:
         from inboxspec.conformance.runner import unusable_report
 
-        print(json.dumps(unusable_report(message, **marks), indent=2))
+        print_json(unusable_report(message, **marks))
 
 
 if __name__ == "__main__":

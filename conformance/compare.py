@@ -27,6 +27,12 @@ CONTEXT_BEFORE = 24
 CONTEXT_AFTER = 24
 # Longest value printed whole in the text report; longer ones are cut with a count.
 PRINTED_VALUE_CHARS = 400
+# WARNING: spec/conformance-protocol.md (PROTO-REPORT-3) and conform-report.schema.json's
+# ``difference`` give this bound and a cut value's fields; change the three together.
+# Longest value a failing result keeps whole, in characters of its canonical JSON: the adapter under
+# test writes the actual side, and a report that kept it whole grew with every reply it wrote (800
+# failing cases of 4 MiB each held 9.7 GB). A longer value is kept as a ``Cut``.
+KEPT_VALUE_CHARS = 1_000
 # Matched whole (``fullmatch``): ``$`` would also take a key that ends with a newline.
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
@@ -51,12 +57,41 @@ def canonical(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
+@dataclass(frozen=True)
+class Cut:
+    """A value too long for a failing result to keep whole (``KEPT_VALUE_CHARS``): the length of its
+    canonical JSON, in characters, and the first ``KEPT_VALUE_CHARS`` of them."""
+
+    characters: int
+    head: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"characters": self.characters, "head": self.head}
+
+
+def kept(value: Any) -> Any:
+    """``value`` as a failing result keeps it: whole, or as a :class:`Cut` when its canonical JSON is
+    longer than ``KEPT_VALUE_CHARS``."""
+    if value is MISSING or isinstance(value, Cut):
+        return value
+    text = canonical(value)
+    return value if len(text) <= KEPT_VALUE_CHARS else Cut(len(text), text[:KEPT_VALUE_CHARS])
+
+
 def _shown(value: Any) -> str:
     return "(missing)" if value is MISSING else canonical(value)
 
 
 def _cut(text: str, limit: int = PRINTED_VALUE_CHARS) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def _displayed(value: Any, limit: int = PRINTED_VALUE_CHARS) -> str:
+    """A kept value as the text report shows it: at most ``limit`` characters, then the count left out
+    (``limit`` is at most ``KEPT_VALUE_CHARS``, so a cut value's head holds them)."""
+    if isinstance(value, Cut):
+        return f"{value.head[:limit]}… ({value.characters - limit} more characters)"
+    return _cut(_shown(value), limit)
 
 
 def escape_for_display(text: str) -> str:
@@ -242,19 +277,24 @@ class Difference:
     step_actual: Any = MISSING
     string: StringDifference | None = None
 
+    def __post_init__(self) -> None:
+        # Made from the whole values (the string window included); kept bounded from here on.
+        for side in ("expected", "actual", "step_expected", "step_actual"):
+            object.__setattr__(self, side, kept(getattr(self, side)))
+
     def message(self) -> str:
         """One line for a JUnit failure's message attribute."""
         where = f"step {self.step} ({self.event}) " if self.step is not None else ""
         field = f"at {self.path}" if self.path else "the result"
         at = f" (character {self.string.index})" if self.string else ""
-        return (f"{where}{field}{at}: expected {_cut(_shown(self.expected), 200)}, "
-                f"actual {_cut(_shown(self.actual), 200)}")
+        return (f"{where}{field}{at}: expected {_displayed(self.expected, 200)}, "
+                f"actual {_displayed(self.actual, 200)}")
 
     def render(self) -> str:
         lines = [self.summary]
         if self.step_expected is not MISSING or self.step_actual is not MISSING:
-            lines.append(f"    expected {_cut(_shown(self.step_expected))}")
-            lines.append(f"    actual   {_cut(_shown(self.step_actual))}")
+            lines.append(f"    expected {_displayed(self.step_expected)}")
+            lines.append(f"    actual   {_displayed(self.step_actual)}")
         if self.path:
             lines.append(f"    at {self.path}:")
             if self.string is not None:
@@ -263,8 +303,8 @@ class Difference:
                 lines.append(f"      actual   \"{self.string.actual_window}\"")
                 lines.append("                " + " " * self.string.caret_column + "^")
             else:
-                lines.append(f"      expected {_cut(_shown(self.expected))}")
-                lines.append(f"      actual   {_cut(_shown(self.actual))}")
+                lines.append(f"      expected {_displayed(self.expected)}")
+                lines.append(f"      actual   {_displayed(self.actual)}")
         return "\n".join(lines)
 
     def as_json(self) -> dict[str, Any]:
@@ -272,6 +312,8 @@ class Difference:
         for side, value in (("expected", self.expected), ("actual", self.actual)):
             if value is MISSING:
                 body[f"{side}_missing"] = True
+            elif isinstance(value, Cut):
+                body[f"{side}_cut"] = value.as_json()
             else:
                 body[side] = value
         if self.string is not None:

@@ -1,4 +1,5 @@
-"""Report files (``--junit``, the matrix's ``--markdown`` and ``--json``), replaced in one step.
+"""Report files (``--junit``, the matrix's ``--markdown`` and ``--json``), replaced in one step; and
+JSON reports printed on stdout, written whole whatever their size.
 
 A CI job reads a report the moment the run ends, and may read the previous
 run's when this one is killed: it must never see half a file. The data goes
@@ -13,10 +14,39 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
+from typing import Any, TextIO
+
+# Characters of a printed JSON report handed to the stream in one write (PROTO-REPORT-1): a text of
+# 2 GiB or more written in one call reaches a pipe or a file cut short, with no error, on Linux.
+PRINTED_CHUNK_CHARS = 1 << 20
+
+
+def print_json(value: Any, stream: TextIO | None = None) -> None:
+    """``value`` as ``json.dumps(value, indent=2)`` and a newline, on ``stream`` (stdout), written a
+    ``PRINTED_CHUNK_CHARS`` at a time as it is encoded: whole whatever its size, and never held whole."""
+    out = sys.stdout if stream is None else stream
+    pending: list[str] = []
+    size = 0
+    for piece in json.JSONEncoder(indent=2).iterencode(value):
+        pending.append(piece)
+        size += len(piece)
+        if size >= PRINTED_CHUNK_CHARS:
+            _write_in_chunks(out, "".join(pending))
+            pending.clear()
+            size = 0
+    pending.append("\n")
+    _write_in_chunks(out, "".join(pending))
+
+
+def _write_in_chunks(out: TextIO, text: str) -> None:
+    for start in range(0, len(text), PRINTED_CHUNK_CHARS):
+        out.write(text[start:start + PRINTED_CHUNK_CHARS])
 
 
 def write_atomically(path: Path, data: bytes) -> None:

@@ -73,6 +73,7 @@ from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTim
 from inboxspec.conformance.interrupts import RunInterrupted, interruptible, raise_if_interrupted, received
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 from inboxspec.conformance.progress import Progress
+from inboxspec.conformance.reportfile import print_json
 from inboxspec.machines.frame import bound_integer
 
 PROTOCOL_VERSION = 1
@@ -820,7 +821,7 @@ def report_unusable(command: str, message: str, as_json: bool, status: int = 2) 
     """A command that could not run: under ``--json`` its report on stdout (``unusable_report``, as
     every command's bad argument gives), and its message on stderr; returns ``status``."""
     if as_json:
-        print(json.dumps(unusable_report(message), indent=2))
+        print_json(unusable_report(message))
     print(f"inboxspec {command}: {message}", file=sys.stderr)
     return status
 
@@ -856,14 +857,13 @@ def _command(args: argparse.Namespace) -> int:
         except RunInterrupted as interruption:  # before any case ran: during start, say
             name = interruption.signal_name
             if args.json:
-                print(json.dumps(unusable_report(f"interrupted by {name} before any case ran",
-                                                 interrupted=name), indent=2))
+                print_json(unusable_report(f"interrupted by {name} before any case ran", interrupted=name))
             print(f"inboxspec conform: interrupted by {name} before any case ran", file=sys.stderr)
             return interruption.exit_code
         except Exception as error:
             message = f"internal error: {type(error).__name__}: {one_line(str(error))}"
             if args.json:
-                print(json.dumps(unusable_report(message), indent=2))
+                print_json(unusable_report(message))
             print(f"inboxspec conform: {message}", file=sys.stderr)
             return 2
 
@@ -919,16 +919,17 @@ def _run_command(args: argparse.Namespace) -> int:
         raise_if_interrupted()
         problems = error.problems
         if args.json:
-            print(json.dumps(unusable_report(str(error), problems), indent=2))
+            print_json(unusable_report(str(error), problems))
         for problem in problems:  # the first is the message; each a line of its own, any quote below it
             print(f"inboxspec conform: {message_lines(problem)}", file=sys.stderr)
         _write_junit_report(args, None, problems)
-        return 2
+        return _signal_while_reporting(2)
     if report.interrupted is None and received() is not None:
         report.interrupted = received()  # the signal came while the run was ending anyway
+    interrupted = report.interrupted
     junit_written = _write_junit_report(args, report)
     if args.json:
-        print(json.dumps(report.as_json(), indent=2))
+        print_json(report.as_json())
     else:
         print_report(report)
     if report.unusable is not None:
@@ -940,7 +941,18 @@ def _run_command(args: argparse.Namespace) -> int:
         print(f"inboxspec conform: interrupted by {report.interrupted}: {len(report.results)} "
               "case(s) reported; the adapter's processes and the fixture directories are gone",
               file=sys.stderr)
-    return report.exit_code if junit_written else 2
+    status = report.exit_code if junit_written else 2
+    return status if interrupted is not None else _signal_while_reporting(status)
+
+
+def _signal_while_reporting(status: int) -> int:
+    """``status``, unless a signal came while the report was written: it was written whole, and the
+    run ends as the signal asks (PROTO-REPORT-2). Called when no signal had come before."""
+    name = received()
+    if name is None:
+        return status
+    print(f"inboxspec conform: interrupted by {name} while the report was written", file=sys.stderr)
+    return interrupt_exit_code(name)
 
 
 def _write_junit_report(args: argparse.Namespace, report: RunReport | None,

@@ -751,3 +751,46 @@ def test_a_signal_while_the_cases_are_checked_ends_the_run_as_interrupted(
     done = run_command("conform", "--adapter", REFERENCE, "--cases", str(_three_foreign_cases(tmp_path)))
     assert done.returncode == 128 + signal.SIGTERM
     assert "interrupted by SIGTERM before any case ran" in done.stderr
+
+
+@pytest.mark.parametrize("json_report", [False, True], ids=["text", "json"])
+def test_a_signal_while_the_report_is_written_lets_it_finish_then_ends_the_run_as_interrupted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, json_report: bool) -> None:
+    """PROTO-REPORT-2: a signal that comes while the report is written was recorded and lost: the
+    run exited 0 (or 2 after problems) as if none had come. The report is still written whole."""
+    from inboxspec.conformance import compare, runner
+    from tests.in_process import run_command
+
+    writer = "print_json" if json_report else "print_report"
+    monkeypatch.setattr(runner, writer, signalled_after(getattr(runner, writer)))
+    as_json = ["--json"] if json_report else []
+    done = run_command("conform", "--adapter", REFERENCE, *WAKE_GATE, "--run", "wake-gate/a*", *as_json)
+    assert done.returncode == 128 + signal.SIGTERM
+    assert "interrupted by SIGTERM while the report was written" in done.stderr
+    if json_report:
+        report = checked_report(json.loads(done.stdout))
+        # The report is of the run as it ended, before the signal: whole, and a pass.
+        assert report["ok"] is True and report["interrupted"] is None
+        assert report["totals"]["pass"] == len(report["results"]) > 0
+    else:
+        assert "conform: ok" in done.stdout
+
+    # The problems of an unusable run are its report (exit 2 without the signal).
+    if not json_report:
+        monkeypatch.setattr(runner, "message_lines", signalled_after(compare.message_lines))
+    done = run_command("conform", "--adapter", REFERENCE, "--cases", str(_three_foreign_cases(tmp_path)),
+                       *as_json)
+    assert done.returncode == 128 + signal.SIGTERM
+    assert "interrupted by SIGTERM while the report was written" in done.stderr
+    assert "is not one of" in done.stderr  # the problem, reported whole first
+    if json_report:
+        assert "is not one of" in checked_report(json.loads(done.stdout))["unusable"]
+
+
+def signalled_after(function: Any) -> Any:
+    """``function``, sending the process SIGTERM before each call (recorded by a run's handler, as one
+    from outside)."""
+    def signalled(*args: Any, **kwargs: Any) -> Any:
+        os.kill(os.getpid(), signal.SIGTERM)
+        return function(*args, **kwargs)
+    return signalled

@@ -45,15 +45,16 @@ def _with_a_text(case: Case) -> str | None:
     return next((key for key, value in last.items() if isinstance(value, str)), None)
 
 
-def _report(**marks: Any) -> dict[str, Any]:
+def _report(long: bool = False, **marks: Any) -> dict[str, Any]:
     """A report of one machine with a result of every outcome, a failure with its first difference
-    (a text's, with its window) among them, as ``--json`` prints it."""
+    (a text's, with its window) among them, as ``--json`` prints it; with ``long``, the failure's
+    actual text is too long to keep whole (PROTO-REPORT-1)."""
     cases = load_cases([bundled_cases_dir() / "wake-gate"])
     texted = next(c for c in cases if _with_a_text(c) is not None)
     key = _with_a_text(texted)
     assert key is not None
     wrong = copy.deepcopy({"outputs": [s["expect"] for s in texted.steps]})
-    wrong["outputs"][-1][key] += " and more"
+    wrong["outputs"][-1][key] += " and more" * (1_000 if long else 1)
     difference = find_difference(texted, wrong)
     assert difference is not None
     results = [CaseResult(cases[0], PASS, seconds=0.01),
@@ -105,6 +106,19 @@ def test_every_kind_of_report_keeps_to_the_schema(kind: str) -> None:
     assert [r["outcome"] for r in report["results"]] == [PASS, FAIL, ERROR, SKIP, EXPECTED_FAIL,
                                                           UNEXPECTED_PASS]
     assert "window" in report["results"][1]["first_difference"]
+
+
+def test_a_report_with_a_value_kept_cut_keeps_to_the_schema() -> None:
+    report = checked_report(_report(long=True))
+    failure = report["results"][1]
+    difference = failure["first_difference"]
+    assert "actual_cut" in difference and "actual" not in difference and "window" in difference
+    assert not report_problems({**report, "results": [failure]})
+    # The cut value and the value together, or a head longer than the kept characters, are refused.
+    cut = difference["actual_cut"]
+    for wrong in ({**difference, "actual": "x"},
+                  {**difference, "actual_cut": {**cut, "head": cut["head"] + "x"}}):
+        assert report_problems({**report, "results": [{**failure, "first_difference": wrong}]})
 
 
 def test_the_unusable_report_keeps_to_the_schema() -> None:

@@ -24,6 +24,9 @@ from inboxspec.conformance import junit
 from inboxspec.conformance.casefiles import Case
 from inboxspec.conformance.compare import (
     CONTEXT_BEFORE,
+    KEPT_VALUE_CHARS,
+    Cut,
+    canonical,
     display_width,
     escape_for_display,
     find_difference,
@@ -33,7 +36,7 @@ from inboxspec.conformance.compare import (
     printable_json,
     string_difference,
 )
-from inboxspec.conformance.reportfile import write_atomically
+from inboxspec.conformance.reportfile import PRINTED_CHUNK_CHARS, print_json, write_atomically
 from tests.in_process import run_command
 from tests.report_schema import checked_report
 
@@ -464,3 +467,63 @@ def test_a_wrong_character_in_a_node_notice_template_gets_the_caret(tmp_path: Pa
 def test_junit_strips_what_xml_cannot_hold() -> None:
     cleaned = junit._clean("bell \x07 surrogate \udc80 fine \t\n é 日")
     assert cleaned == "bell \\u0007 surrogate \\udc80 fine \t\n é 日"
+
+
+def test_a_failing_result_keeps_a_long_value_cut_and_its_string_window_whole() -> None:
+    """PROTO-REPORT-1: the adapter writes the actual side, and a result kept it whole: 800 failing
+    cases of 4 MiB each held 9.7 GB, and printed it all into --json. The window of a string's first
+    difference is worked out before the cut, so it still points past the kept head."""
+    expected = "a" * 3_000
+    actual = expected + "b" * (1 << 20)
+    difference = find_difference(case_with({"notice": expected, "n": 1}),
+                                 {"outputs": [{"notice": actual, "n": 1}]})
+    assert difference is not None
+    body = difference.as_json()
+    cut = {"characters": len(actual) + 2, "head": '"' + "a" * (KEPT_VALUE_CHARS - 1)}  # its JSON's quotes
+    assert body["actual_cut"] == cut and "actual" not in body
+    assert body["expected_cut"] == {**cut, "characters": len(expected) + 2} and "expected" not in body
+    assert body["index"] == 3_000 and body["window"]["actual"].endswith("a" * 24 + "b" * 24 + "…")
+    # The whole step's outputs, shown beside it in the text report, are kept cut too.
+    assert isinstance(difference.step_actual, Cut) and len(difference.step_actual.head) == KEPT_VALUE_CHARS
+    rendered = difference.render()
+    assert f"({len(canonical({'n': 1, 'notice': actual})) - 400} more characters)" in rendered
+    assert f"({len(actual) + 2 - 200} more characters)" in difference.message()
+    assert len(rendered) < 4 * KEPT_VALUE_CHARS
+    # A short value is kept whole, as it was.
+    short = find_difference(case_with({"n": 1}), {"outputs": [{"n": 2}]})
+    assert short is not None and short.as_json()["actual"] == 2
+
+
+def test_the_schemas_cut_value_is_the_one_kept() -> None:
+    cut_value = json.loads((ROOT / "conformance" / "schemas" / "conform-report.schema.json")
+                           .read_text(encoding="utf-8"))["$defs"]["cut_value"]["properties"]
+    assert cut_value["head"]["maxLength"] == cut_value["head"]["minLength"] == KEPT_VALUE_CHARS
+    assert cut_value["characters"]["minimum"] == KEPT_VALUE_CHARS + 1
+
+
+class _Writes:
+    """A text stream that records the length of each write."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+        self.text: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.sizes.append(len(text))
+        self.text.append(text)
+        return len(text)
+
+
+@pytest.mark.parametrize("value", [
+    {"results": [{"detail": "x" * 5_000, "n": n} for n in range(2_000)]},  # many pieces
+    ["y" * (3 * PRINTED_CHUNK_CHARS + 5)],  # one piece longer than a chunk
+    [],
+], ids=["many-pieces", "one-long-piece", "empty"])
+def test_a_json_report_is_printed_whole_a_chunk_at_a_time(value: Any) -> None:
+    """PROTO-REPORT-1: ``print(json.dumps(report))`` handed the stream the whole text in one write,
+    and a text of 2 GiB or more reached a pipe or a file cut short, without an error."""
+    stream = _Writes()
+    print_json(value, stream)  # type: ignore[arg-type]
+    assert "".join(stream.text) == json.dumps(value, indent=2) + "\n"
+    assert max(stream.sizes) <= PRINTED_CHUNK_CHARS
+    assert len(stream.sizes) > 1 or len(json.dumps(value)) < PRINTED_CHUNK_CHARS
