@@ -7,14 +7,16 @@ log of the time ratio over the log of the size ratio): about 1 is linear, about 
 still above 1 is a cost a hostile file can still make grow faster than its size (the per-case
 ``--timeout`` of ``conform`` and ``cases expect`` bounds it; the note says which remain).
 
-Two groups:
+Three groups:
 
 - the runner, before any adapter starts (no ``--timeout`` applies): the case-file schema's
   ``uniqueItems`` over a list that does not sort, PROTO-FIX-5's scan of one fixture shared by many
   cases, the interface lint of a config with a fault per item, and the runner reading one long
   reply line;
 - the reference (``Machine.run_case``, in this process): host reminders, held host sends, a
-  ``recipient_suffix`` step, and the shapes not yet linear.
+  ``recipient_suffix`` step, and the shapes not yet linear;
+- the example Node.js port, the same shapes (its ``runCase``, in a ``node`` process started for each
+  measure; processor seconds of the call alone), when ``node`` is on the PATH.
 
 Usage: python benchmarks/case_file_growth.py [--scale X] [--only NAME ...]
 """
@@ -24,6 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -175,12 +179,35 @@ def reference_seconds(machine: str, make: Callable[[int], tuple[dict[str, Any], 
     return time.process_time() - began
 
 
+NODE_PORT = Path(__file__).resolve().parent.parent / "conformance" / "ports" / "node"
+# Reads {"module", "config", "steps"} on stdin; prints the processor seconds of runCase alone.
+_NODE_RUN = """
+import { readFileSync } from "node:fs";
+const { module, config, steps } = JSON.parse(readFileSync(0, "utf8"));
+const { runCase } = await import(module);
+const began = process.cpuUsage();
+runCase(config, steps);
+const spent = process.cpuUsage(began);
+process.stdout.write(JSON.stringify((spent.user + spent.system) / 1e6));
+"""
+
+
+def node_seconds(machine: str, make: Callable[[int], tuple[dict[str, Any], Steps]], n: int) -> float:
+    config, steps = make(n)
+    request = {"module": (NODE_PORT / f"{machine}.mjs").as_uri(), "config": config, "steps": steps}
+    done = subprocess.run(["node", "--input-type=module", "-e", _NODE_RUN], input=json.dumps(request),
+                          capture_output=True, text=True, timeout=3600, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"the Node port's {machine} failed: {done.stderr[-2000:]}")
+    return float(json.loads(done.stdout))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every base size by this")
     parser.add_argument("--only", action="append", default=None, help="a shape to measure (repeatable)")
     args = parser.parse_args()
-    print(f"   {'shape':<40}{'n':>9}{'seconds':>10}{'4n':>9}{'seconds':>10}{'growth':>8}")
+    print(f"   {'shape':<46}{'n':>9}{'seconds':>10}{'4n':>9}{'seconds':>10}{'growth':>8}")
 
     def row(name: str, measure: Callable[[int], float], base: int) -> None:
         if args.only and name not in args.only:
@@ -189,7 +216,7 @@ def main() -> int:
         measure(small)  # once before, so that the first timing holds no validator's or cache's making
         first, second = measure(small), measure(4 * small)
         growth = math.log(second / first) / math.log(4) if first > 0 and second > 0 else float("nan")
-        print(f"   {name:<40}{small:>9,}{first:>10.3f}{4 * small:>9,}{second:>10.3f}{growth:>8.2f}",
+        print(f"   {name:<46}{small:>9,}{first:>10.3f}{4 * small:>9,}{second:>10.3f}{growth:>8.2f}",
               flush=True)
 
     with tempfile.TemporaryDirectory(prefix="inboxspec-hostile-") as scratch:
@@ -198,6 +225,12 @@ def main() -> int:
             row(name, lambda n, check=check: check(n, directory), base)  # type: ignore[misc]
     for name, (machine, make, base) in REFERENCE.items():
         row(name, lambda n, machine=machine, make=make: reference_seconds(machine, make, n), base)  # type: ignore[misc]
+    if shutil.which("node") is None:
+        print("   (node is not on the PATH: the Node port's rows are left out)")
+    else:
+        for name, (machine, make, base) in REFERENCE.items():
+            row(f"{name}, Node port", lambda n, machine=machine, make=make: node_seconds(machine, make, n),  # type: ignore[misc]
+                base)
     print("processor seconds (the reply: wall seconds); growth about 1 is linear, about 2 quadratic")
     print(yardstick_line())
     return 0

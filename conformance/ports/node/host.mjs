@@ -56,6 +56,7 @@ const fail = (code, message) => { throw new HostError(code, message); };
 /** @typedef {import("./protocol.mjs").Step} Step */
 /** @typedef {import("./protocol.mjs").CaseResult} CaseResult */
 /** @typedef {import("./wake-gate.mjs").AgentMessage} AgentMessage */
+/** @typedef {import("./peer-delivery.mjs").HeldOutput} HeldOutput */
 /** @typedef {"accept" | "hold" | "refuse" | null} Setting */
 /** @typedef {"user" | "agent" | "next_turn"} LineDelivery */
 /**
@@ -146,6 +147,18 @@ function before(a, b) {
 /** @returns {IdleEffects} */
 const idleEffects = () => ({ notices: [], sent: [], swept: [] });
 
+/**
+ * A session's peer delivery, whose step results list no held buffer. The host reads a result's
+ * receipts, ticket and send error alone, and counts the buffer itself (HOST-IDLE-1): listing the
+ * whole buffer at every step made a case of many held sends quadratic (40,000 took 65 s).
+ */
+class SessionDelivery extends PeerDelivery {
+  /** @override @returns {HeldOutput[]} */
+  heldOutput() {
+    return [];
+  }
+}
+
 /** HOST-TERM-1: one configured address and its machines. */
 class Session {
   /**
@@ -157,7 +170,7 @@ class Session {
     this.address = address;
     /** @type {InboxWakePolicy} */
     this.gate = policyFromConfig(parts.wake_gate, clock);
-    this.delivery = new PeerDelivery(parts.peer_delivery);
+    this.delivery = new SessionDelivery(parts.peer_delivery);
     this.idle = new IdleSubscriptions(parts.idle_subscriptions);
     /** @type {Pending[]} HOST-TERM-2, in arrival order */
     this.pending = [];

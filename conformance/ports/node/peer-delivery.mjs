@@ -350,12 +350,12 @@ export class PeerDelivery {
 
   /** @param {Receipt[]} receipts @param {Record<string, unknown>} [extra] @returns {DeliveryState} */
   state(receipts, extra = {}) {
-    return {
-      receipts,
-      held: this.held.map((e) => ({ ticket: e.ticket, sender: e.facts.sender, cause: e.cause, deadline_ms: e.deadline })),
-      box: this.box,
-      ...extra,
-    };
+    return { receipts, held: this.heldOutput(), box: this.box, ...extra };
+  }
+
+  /** The buffer as an output lists it, oldest first (PEER-IF-2). @returns {HeldOutput[]} */
+  heldOutput() {
+    return this.held.map((e) => ({ ticket: e.ticket, sender: e.facts.sender, cause: e.cause, deadline_ms: e.deadline }));
   }
 
   /** @param {Args} args */

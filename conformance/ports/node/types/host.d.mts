@@ -113,6 +113,7 @@ export type HostErrorCode = "invalid_config" | "invalid_argument" | "unknown_ses
 export type Step = import("./protocol.mjs").Step;
 export type CaseResult = import("./protocol.mjs").CaseResult;
 export type AgentMessage = import("./wake-gate.mjs").AgentMessage;
+export type HeldOutput = import("./peer-delivery.mjs").HeldOutput;
 export type Setting = "accept" | "hold" | "refuse" | null;
 export type LineDelivery = "user" | "agent" | "next_turn";
 /**
@@ -159,6 +160,7 @@ import { CodedError } from "./protocol.mjs";
 /** @typedef {import("./protocol.mjs").Step} Step */
 /** @typedef {import("./protocol.mjs").CaseResult} CaseResult */
 /** @typedef {import("./wake-gate.mjs").AgentMessage} AgentMessage */
+/** @typedef {import("./peer-delivery.mjs").HeldOutput} HeldOutput */
 /** @typedef {"accept" | "hold" | "refuse" | null} Setting */
 /** @typedef {"user" | "agent" | "next_turn"} LineDelivery */
 /**
@@ -206,7 +208,7 @@ declare class Session {
     address: string;
     /** @type {InboxWakePolicy} */
     gate: InboxWakePolicy;
-    delivery: PeerDelivery;
+    delivery: SessionDelivery;
     idle: IdleSubscriptions;
     /** @type {Pending[]} HOST-TERM-2, in arrival order */
     pending: Pending[];
@@ -224,6 +226,13 @@ declare class Session {
     state(): SessionState;
 }
 import { InboxWakePolicy } from "./wake-gate.mjs";
-import { PeerDelivery } from "./peer-delivery.mjs";
+/**
+ * A session's peer delivery, whose step results list no held buffer. The host reads a result's
+ * receipts, ticket and send error alone, and counts the buffer itself (HOST-IDLE-1): listing the
+ * whole buffer at every step made a case of many held sends quadratic (40,000 took 65 s).
+ */
+declare class SessionDelivery extends PeerDelivery {
+}
 import { IdleSubscriptions } from "./idle-subscriptions.mjs";
+import { PeerDelivery } from "./peer-delivery.mjs";
 export {};

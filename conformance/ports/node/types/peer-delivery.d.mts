@@ -110,6 +110,8 @@ export class PeerDelivery {
     deadline(cause: CrossSessionHoldCause): number | bigint | null;
     /** @param {Receipt[]} receipts @param {Record<string, unknown>} [extra] @returns {DeliveryState} */
     state(receipts: Receipt[], extra?: Record<string, unknown>): DeliveryState;
+    /** The buffer as an output lists it, oldest first (PEER-IF-2). @returns {HeldOutput[]} */
+    heldOutput(): HeldOutput[];
     /** @param {Args} args */
     send_message({ sender, sender_mode, attestation, hops, loop, duplicate, rate_limited }: Args): DeliveryState;
     /** @param {Args} args PEER-SET-1 */
