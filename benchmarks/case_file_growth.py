@@ -7,7 +7,7 @@ log of the time ratio over the log of the size ratio): about 1 is linear, about 
 still above 1 is a cost a hostile file can still make grow faster than its size (the per-case
 ``--timeout`` of ``conform`` and ``cases expect`` bounds it; the note says which remain).
 
-Three groups:
+Four groups:
 
 - the runner, before any adapter starts (no ``--timeout`` applies): the case-file schema's
   ``uniqueItems`` over a list that does not sort, PROTO-FIX-5's scan of one fixture shared by many
@@ -15,6 +15,8 @@ Three groups:
   reply line;
 - the reference (``Machine.run_case``, in this process): host reminders, held host sends, a
   ``recipient_suffix`` step, and the shapes not yet linear;
+- the model (``Machine.run_model_case``, which ``cases expect`` runs within its ``--timeout``), the
+  same shapes;
 - the example Node.js port, the same shapes (its ``runCase``, in a ``node`` process started for each
   measure; processor seconds of the call alone), when ``node`` is on the PATH.
 
@@ -171,11 +173,13 @@ RUNNER: dict[str, tuple[Callable[[int, Path], float], int]] = {
 }
 
 
-def reference_seconds(machine: str, make: Callable[[int], tuple[dict[str, Any], Steps]], n: int) -> float:
+def reference_seconds(machine: str, make: Callable[[int], tuple[dict[str, Any], Steps]], n: int,
+                      model: bool = False) -> float:
     config, steps = make(n)
     entry = machines.get(machine)
+    run = entry.run_model_case if model else entry.run_case
     began = time.process_time()
-    entry.run_case(config, steps)
+    run(config, steps)
     return time.process_time() - began
 
 
@@ -225,6 +229,10 @@ def main() -> int:
             row(name, lambda n, check=check: check(n, directory), base)  # type: ignore[misc]
     for name, (machine, make, base) in REFERENCE.items():
         row(name, lambda n, machine=machine, make=make: reference_seconds(machine, make, n), base)  # type: ignore[misc]
+    for name, (machine, make, base) in REFERENCE.items():
+        row(f"{name}, model",
+            lambda n, machine=machine, make=make: reference_seconds(machine, make, n, model=True),  # type: ignore[misc]
+            base)
     if shutil.which("node") is None:
         print("   (node is not on the PATH: the Node port's rows are left out)")
     else:

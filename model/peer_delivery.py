@@ -250,11 +250,12 @@ class PeerDeliveryChart(ModelChart["PeerDeliveryChart"]):
     # -- actions: each sets ``output`` in the conformance output shape -------------------
 
     def _emit(self, receipts: list[dict[str, Any]], **extra: Any) -> None:
-        self.output = {
-            "receipts": receipts,
-            "held": [{"ticket": e.ticket, "sender": e.sender, "cause": e.cause, "deadline_ms": e.deadline_ms}
-                     for e in self.held],
-            "box": self.box, **extra}
+        self.output = {"receipts": receipts, "held": self._held_output(), "box": self.box, **extra}
+
+    def _held_output(self) -> list[dict[str, Any]]:
+        """The buffer as an output lists it, oldest first (PEER-IF-2)."""
+        return [{"ticket": e.ticket, "sender": e.sender, "cause": e.cause, "deadline_ms": e.deadline_ms}
+                for e in self.held]
 
     @staticmethod
     def _receipt(ticket: int, sender: str, state: str, cause: str | None = None,

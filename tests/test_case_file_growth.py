@@ -45,10 +45,13 @@ def test_the_script_prints_a_row_per_shape() -> None:
         [sys.executable, str(ROOT / "benchmarks" / "case_file_growth.py"), "--scale", "0.02"],
         capture_output=True, text=True, timeout=300, check=False, cwd=ROOT / "benchmarks")
     assert process.returncode == 0, process.stderr
-    # The Node port's rows are the reference's shapes again (the suite runs where node is installed).
+    # The model's and the Node port's rows are the reference's shapes again (the suite runs where node
+    # is installed).
     shapes = [*case_file_growth.RUNNER, *case_file_growth.REFERENCE,
+              *(f"{shape}, model" for shape in case_file_growth.REFERENCE),
               *(f"{shape}, Node port" for shape in case_file_growth.REFERENCE)]
     rows = [line for line in process.stdout.splitlines() if any(line.strip().startswith(s) for s in shapes)]
     assert len(rows) == len(shapes)
-    assert len([row for row in rows if ", Node port" in row]) == len(case_file_growth.REFERENCE)
+    for group in (", model", ", Node port"):
+        assert len([row for row in rows if group in row]) == len(case_file_growth.REFERENCE)
     assert all(float(row.split()[-1]) == float(row.split()[-1]) for row in rows)  # a number, not NaN

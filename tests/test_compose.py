@@ -145,3 +145,28 @@ def test_host_charts_of_one_configuration_share_their_parts_and_start_as_built_a
     assert shared == afresh
     one, two = host_model.HostChart(), host_model.HostChart()
     assert one.parts is two.parts and one.sessions["s1"].gate is not two.sessions["s1"].gate
+
+
+def test_a_sessions_delivery_part_lists_no_held_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host reads a delivery step's receipts and ticket, and counts the buffer itself: a part that
+    listed its whole held buffer at each step made a case of many held sends quadratic in the model
+    (20,000 took 82 s). The host's outputs are the reference's all the same."""
+    from inboxspec import machines
+    from inboxspec.model import host as host_model
+    from inboxspec.model.peer_delivery import PeerDeliveryChart
+    from tests.spies import calls_of
+
+    monkeypatch.setattr(host_model, "_CONFIGURED", {})  # parts built afresh, from the spied chart
+    listed = calls_of(monkeypatch, PeerDeliveryChart, "_held_output")
+    config = {"peer_delivery": {"held_cap": 9}}
+    steps: list[dict[str, Any]] = [{"event": "user_input", "args": {"session": "s1", "text": "hi"}},
+                                   {"event": "tick"}]
+    steps += [{"event": "send_message", "args": {"session": "s1", "to": "s2", "text": ""}}] * 4
+    host = machines.get("host")
+    assert host.run_model_case(config, steps) == host.run_case(config, steps)
+    assert host.run_model_case(config, steps)["outputs"][-1]["sessions"]["s2"]["held"] == 4
+    assert listed == []
+    # The peer delivery machine's own outputs list it, as PEER-IF-2 says.
+    hold = {"event": "set_recipient", "args": {"setting": "hold"}}
+    machines.get("peer-delivery").run_model_case({}, [hold])
+    assert len(listed) == 1
