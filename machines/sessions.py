@@ -120,7 +120,9 @@ def _alarm(_signal: int, _frame: object) -> None:
 @contextlib.contextmanager
 def _interrupted_at(deadline: float | None) -> Iterator[None]:
     """Interrupt what runs inside once it has computed for as long as is left until ``deadline``
-    (``time.monotonic()``): by SIGVTALRM, at that many seconds of this process's processor time.
+    (``time.monotonic()``): by SIGPROF, at that many seconds of this process's processor time, in
+    user and system mode both (the profiling timer: the virtual one counts user time alone, and a
+    step that spends its time in system calls, laying out or reading files, ran on past it).
 
     Checked between steps alone, a deadline did not bound one step: a case file can make a single
     step compute for hours (a peer delivery send to two million recipients, an inbox refresh result
@@ -133,18 +135,18 @@ def _interrupted_at(deadline: float | None) -> Iterator[None]:
     elsewhere the deadline is checked between steps only."""
     if (deadline is None or not hasattr(signal, "setitimer")
             or threading.current_thread() is not threading.main_thread()
-            or signal.getitimer(signal.ITIMER_VIRTUAL)[0] > 0):
+            or signal.getitimer(signal.ITIMER_PROF)[0] > 0):
         yield
         return
-    previous = signal.signal(signal.SIGVTALRM, _alarm)
+    previous = signal.signal(signal.SIGPROF, _alarm)
     try:
-        signal.setitimer(signal.ITIMER_VIRTUAL, max(deadline - time.monotonic(), 1e-6))
+        signal.setitimer(signal.ITIMER_PROF, max(deadline - time.monotonic(), 1e-6))
         yield
     finally:
         try:
-            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+            signal.setitimer(signal.ITIMER_PROF, 0)
         finally:  # the alarm may land here too: the handler is put back all the same
-            signal.signal(signal.SIGVTALRM, previous)
+            signal.signal(signal.SIGPROF, previous)
 
 
 def on_time(number: int, steps: int) -> None:

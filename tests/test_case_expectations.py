@@ -212,16 +212,16 @@ def test_a_files_outputs_are_bounded_as_a_case_file_is(tmp_path: Path,
 
 @contextlib.contextmanager
 def _a_timer_of_someone_elses() -> Iterator[list[int]]:
-    """SIGVTALRM's timer set, and handled, by another: the deadline is then checked between steps alone
+    """SIGPROF's timer set, and handled, by another: the deadline is then checked between steps alone
     (``sessions._interrupted_at``). Yields the signals the other's handler took."""
     fired: list[int] = []
-    previous = signal.signal(signal.SIGVTALRM, lambda number, _frame: fired.append(number))
+    previous = signal.signal(signal.SIGPROF, lambda number, _frame: fired.append(number))
     try:
-        signal.setitimer(signal.ITIMER_VIRTUAL, 30)
+        signal.setitimer(signal.ITIMER_PROF, 30)
         yield fired
     finally:
-        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-        signal.signal(signal.SIGVTALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 def test_a_case_past_its_time_is_refused_between_steps(tmp_path: Path,
@@ -261,7 +261,7 @@ def test_one_step_past_the_deadline_is_cut_off_inside_it(tmp_path: Path, monkeyp
     (tmp_path / "next").mkdir()
     after = _peer_file(tmp_path / "next", cases=1, sends=0)
     after_before = after.read_text(encoding="utf-8")
-    previous = signal.getsignal(signal.SIGVTALRM)
+    previous = signal.getsignal(signal.SIGPROF)
     assert main(["cases", "expect", "--timeout", "0.5", str(path), str(after)]) == 2
     # A step cut off may leave what it was changing half changed in this process (a shared fixture's
     # paths still swapped), so the files after it are not read: their expectations would come from that.
@@ -272,8 +272,27 @@ def test_one_step_past_the_deadline_is_cut_off_inside_it(tmp_path: Path, monkeyp
     assert path.read_text(encoding="utf-8") == before
     assert after.read_text(encoding="utf-8") == after_before
     # The alarm is put back as it was found: no timer left running, the handler restored.
-    assert signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0)
-    assert signal.getsignal(signal.SIGVTALRM) is previous
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGPROF) is previous
+
+
+def test_a_step_that_spends_its_time_in_system_calls_is_cut_off_too() -> None:
+    """The alarm counts processor time in system mode as well as in user mode: a step that reads or lays
+    out files spends most of its time in the kernel, and under the virtual timer (user time alone) such a
+    step ran on for many times its deadline."""
+
+    def reading(step: Mapping[str, Any]) -> dict[str, Any]:
+        end = time.monotonic() + 20
+        with open("/dev/zero", "rb", buffering=0) as zeros:
+            while time.monotonic() < end:  # almost all of it in the kernel, filling the buffer
+                zeros.read(1 << 22)
+        raise AssertionError("the step was not interrupted at the deadline")
+
+    began = time.monotonic()
+    with pytest.raises(CaseTooSlow, match=r"^this case was still running at its deadline, in its first"), \
+            bounded_by(CaseBounds(deadline=time.monotonic() + 0.5)):
+        bounded_outputs([{"n": 1}], reading)
+    assert time.monotonic() - began < 10
 
 
 def test_the_deadline_inside_a_step_leaves_a_timer_it_finds_alone() -> None:
@@ -282,7 +301,7 @@ def test_the_deadline_inside_a_step_leaves_a_timer_it_finds_alone() -> None:
     with _a_timer_of_someone_elses() as fired:
         with bounded_by(CaseBounds(deadline=time.monotonic() + 0.01)):
             time.sleep(0.05)
-        assert 0 < signal.getitimer(signal.ITIMER_VIRTUAL)[0] <= 30.1  # the system rounds it to its ticks
+        assert 0 < signal.getitimer(signal.ITIMER_PROF)[0] <= 30.1  # the system rounds it to its ticks
         assert fired == []
 
 
