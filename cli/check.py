@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import io
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +26,7 @@ from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference, one_line
 from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
 from inboxspec.conformance.progress import Progress
-from inboxspec.conformance.reportfile import print_json
+from inboxspec.conformance.reportfile import print_json, write_whole
 from inboxspec.conformance.runner import report_unusable
 from inboxspec.machines.fixtures import FixtureError
 from inboxspec.spec import index as spec_index
@@ -250,6 +252,14 @@ REFINE_DEPTH = 3
 
 
 def print_report(result: dict[str, Any]) -> None:
+    """The text report on stdout, written whole (``write_whole``)."""
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        _print_report(result)
+    write_whole(sys.stdout, text.getvalue())
+
+
+def _print_report(result: dict[str, Any]) -> None:
     header = ("machine", "requirements", "cases", "passed", "failed", "model")
     rows: list[tuple[str, ...]] = [header]
     for machine, t in result["machines"].items():
@@ -288,13 +298,27 @@ def print_report(result: dict[str, Any]) -> None:
 
 
 def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None = None) -> int:
+    reporting = False
     try:
-        # Drawn on stderr, and only when it is a terminal (Progress), so that --json on stdout stays
-        # clean; erased before the report.
-        # Its fixture and worker directories in memory, unless the user chose where (cli/temporary.py).
-        with raising_on_signals(), Progress({}) as shown, temporary_directories_in_memory():
-            result = run_check(only, workers, progress=shown)
+        with raising_on_signals():
+            # Drawn on stderr, and only when it is a terminal (Progress), so that --json on stdout stays
+            # clean; erased before the report.
+            # Its fixture and worker directories in memory, unless the user chose where (cli/temporary.py).
+            with Progress({}) as shown, temporary_directories_in_memory():
+                result = run_check(only, workers, progress=shown)
+            # The report too is written while a signal raises: once the handlers are gone, SIGINT
+            # printed a traceback over a report cut short.
+            reporting = True
+            if as_json:
+                print_json(result)
+            else:
+                print_report(result)
+            sys.stdout.flush()
     except RunInterrupted as stop:
+        if reporting:  # a part of the report may be on stdout: no other report after it
+            print(f"inboxspec check: ended by {stop.signal_name} while its report was written: the report "
+                  "is cut", file=sys.stderr)
+            return stop.exit_code
         # Raised through run_check's finally blocks: its workers and fixture directories are gone.
         return report_unusable("check", f"ended by {stop.signal_name} before it finished", as_json,
                                stop.exit_code)
@@ -307,8 +331,4 @@ def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None =
         # An exploration or a refinement that never finished proves nothing either way.
         what = "a refinement" if isinstance(error, RefinementLost) else "an exploration"
         return report_unusable("check", f"{what} could not be made: {error}", as_json)
-    if as_json:
-        print_json(result)
-    else:
-        print_report(result)
     return 0 if result["ok"] else 1

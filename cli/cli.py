@@ -192,6 +192,10 @@ def _run(argv: Sequence[str] | None) -> int:
             code = args.func(args)
         return code
     except RunInterrupted as stop:
+        if stop.report_cut:  # a part of its report is on stdout: no other report after it
+            print(f"inboxspec: ended by {stop.signal_name} while its report was written: the report is cut",
+                  file=sys.stderr)
+            return stop.exit_code
         message = f"ended by {stop.signal_name} before it finished"
         _report_unusable(message, as_json, interrupted=stop.signal_name)
         print(f"inboxspec: {message}", file=sys.stderr)

@@ -27,7 +27,7 @@ CONTEXT_BEFORE = 24
 CONTEXT_AFTER = 24
 # Longest value printed whole in the text report; longer ones are cut with a count.
 PRINTED_VALUE_CHARS = 400
-# WARNING: spec/conformance-protocol.md (PROTO-REPORT-3) and conform-report.schema.json's
+# WARNING: spec/conformance-protocol.md (PROTO-REPORT-1) and conform-report.schema.json's
 # ``difference`` give this bound and a cut value's fields; change the three together.
 # Longest value a failing result keeps whole, in characters of its canonical JSON: the adapter under
 # test writes the actual side, and a report that kept it whole grew with every reply it wrote (800
@@ -59,8 +59,9 @@ def canonical(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Cut:
-    """A value too long for a failing result to keep whole (``KEPT_VALUE_CHARS``): the length of its
-    canonical JSON, in characters, and the first ``KEPT_VALUE_CHARS`` of them."""
+    """A text too long for a failing result to keep whole (``KEPT_VALUE_CHARS``): its length, in
+    characters, and its first ``KEPT_VALUE_CHARS``. For a value, the text is its canonical JSON; for
+    a path, the path itself (an adapter's output names its keys)."""
 
     characters: int
     head: str
@@ -82,16 +83,23 @@ def _shown(value: Any) -> str:
     return "(missing)" if value is MISSING else canonical(value)
 
 
-def _cut(text: str, limit: int = PRINTED_VALUE_CHARS) -> str:
+def cut_text(text: str, limit: int = PRINTED_VALUE_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and the count left out."""
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
-def _displayed(value: Any, limit: int = PRINTED_VALUE_CHARS) -> str:
-    """A kept value as the text report shows it: at most ``limit`` characters, then the count left out
-    (``limit`` is at most ``KEPT_VALUE_CHARS``, so a cut value's head holds them)."""
+def kept_path(path: str) -> str | Cut:
+    """A JSON path as a failing result keeps it: whole, or as a :class:`Cut` past ``KEPT_VALUE_CHARS``."""
+    return path if len(path) <= KEPT_VALUE_CHARS else Cut(len(path), path[:KEPT_VALUE_CHARS])
+
+
+def _displayed(value: Any, limit: int = PRINTED_VALUE_CHARS, *, text: bool = False) -> str:
+    """A kept value (or, with ``text``, a kept path) as the text report shows it: at most ``limit``
+    characters, then the count left out (``limit`` is at most ``KEPT_VALUE_CHARS``, so a cut one's
+    head holds them)."""
     if isinstance(value, Cut):
         return f"{value.head[:limit]}… ({value.characters - limit} more characters)"
-    return _cut(_shown(value), limit)
+    return cut_text(value if text else _shown(value), limit)
 
 
 def escape_for_display(text: str) -> str:
@@ -268,7 +276,9 @@ class Difference:
     """The first place an implementation's result departs from a case's expectation."""
 
     summary: str  # one line; the first line of :meth:`render`
-    path: str  # JSON path into the result, e.g. ``outputs[3].notice``; "" for the whole result
+    # JSON path into the result, e.g. ``outputs[3].notice``; "" for the whole result; a Cut past
+    # KEPT_VALUE_CHARS (the keys are the adapter's)
+    path: str | Cut
     expected: Any  # MISSING when the expectation has nothing there
     actual: Any
     step: int | None = None  # the first differing step, when a step differs
@@ -281,11 +291,13 @@ class Difference:
         # Made from the whole values (the string window included); kept bounded from here on.
         for side in ("expected", "actual", "step_expected", "step_actual"):
             object.__setattr__(self, side, kept(getattr(self, side)))
+        if isinstance(self.path, str):
+            object.__setattr__(self, "path", kept_path(self.path))
 
     def message(self) -> str:
         """One line for a JUnit failure's message attribute."""
         where = f"step {self.step} ({self.event}) " if self.step is not None else ""
-        field = f"at {self.path}" if self.path else "the result"
+        field = f"at {_displayed(self.path, 200, text=True)}" if self.path else "the result"
         at = f" (character {self.string.index})" if self.string else ""
         return (f"{where}{field}{at}: expected {_displayed(self.expected, 200)}, "
                 f"actual {_displayed(self.actual, 200)}")
@@ -296,7 +308,7 @@ class Difference:
             lines.append(f"    expected {_displayed(self.step_expected)}")
             lines.append(f"    actual   {_displayed(self.step_actual)}")
         if self.path:
-            lines.append(f"    at {self.path}:")
+            lines.append(f"    at {_displayed(self.path, text=True)}:")
             if self.string is not None:
                 lines.append(f"      first difference at character {self.string.index}")
                 lines.append(f"      expected \"{self.string.expected_window}\"")
@@ -308,7 +320,11 @@ class Difference:
         return "\n".join(lines)
 
     def as_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"step": self.step, "event": self.event, "path": self.path}
+        body: dict[str, Any] = {"step": self.step, "event": self.event}
+        if isinstance(self.path, Cut):
+            body["path_cut"] = self.path.as_json()
+        else:
+            body["path"] = self.path
         for side, value in (("expected", self.expected), ("actual", self.actual)):
             if value is MISSING:
                 body[f"{side}_missing"] = True
@@ -331,7 +347,7 @@ def _leaf_difference(summary: str, root: tuple[str | int, ...], expected: Any, a
 
 def _step_difference(case: Case, index: int, want: Any, got: Any, summary: str | None = None) -> Difference:
     step = case.steps[index]
-    heading = f"step {index} ({step['event']} {_cut(canonical(step.get('args', {})), 200)}):"
+    heading = f"step {index} ({step['event']} {cut_text(canonical(step.get('args', {})), 200)}):"
     return _leaf_difference(summary or heading, ("outputs", index), want, got, step=index,
                             event=step["event"], step_expected=want, step_actual=got)
 
@@ -340,19 +356,19 @@ def find_difference(case: Case, actual: Any) -> Difference | None:
     """None when ``actual`` matches exactly; otherwise where it first differs."""
     expected = case.expected
     if not isinstance(actual, dict):
-        return Difference(f"result is not an object: {_cut(canonical(actual), 200)}", "",
+        return Difference(f"result is not an object: {cut_text(canonical(actual), 200)}", "",
                           expected, actual)
     if "config_error" in expected or "config_error" in actual:
         if canonical(expected.get("config_error")) == canonical(actual.get("config_error")):
             return None
         shown = {k: actual[k] for k in actual if k != "seq"}
-        return _leaf_difference(f"config: expected {_cut(canonical(expected), 200)}, got "
-                                f"{_cut(canonical(shown), 200)}", ("config_error",),
+        return _leaf_difference(f"config: expected {cut_text(canonical(expected), 200)}, got "
+                                f"{cut_text(canonical(shown), 200)}", ("config_error",),
                                 expected.get("config_error", MISSING),
                                 actual.get("config_error", MISSING))
     outputs = actual.get("outputs")
     if not isinstance(outputs, list):
-        return Difference(f"result has no outputs list: {_cut(canonical(actual), 200)}", "outputs",
+        return Difference(f"result has no outputs list: {cut_text(canonical(actual), 200)}", "outputs",
                           expected["outputs"], actual.get("outputs", MISSING))
     wanted: list[Any] = expected["outputs"]
     first = next((i for i, (want, got) in enumerate(zip(wanted, outputs, strict=False))

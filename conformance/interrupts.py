@@ -35,6 +35,9 @@ class RunInterrupted(BaseException):
     def __init__(self, signal_name: str) -> None:
         super().__init__(signal_name)
         self.signal_name = signal_name
+        # Raised while a report was printed on stdout (``reportfile.print_json``): a part of it is
+        # there already, and no other report may follow it.
+        self.report_cut = False
 
     @property
     def exit_code(self) -> int:

@@ -1,5 +1,5 @@
 """Report files (``--junit``, the matrix's ``--markdown`` and ``--json``), replaced in one step; and
-JSON reports printed on stdout, written whole whatever their size.
+reports printed on stdout, written whole whatever their size and however the stream is buffered.
 
 A CI job reads a report the moment the run ends, and may read the previous
 run's when this one is killed: it must never see half a file. The data goes
@@ -16,37 +16,101 @@ import contextlib
 import errno
 import json
 import os
+import select
 import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
-# Characters of a printed JSON report handed to the stream in one write (PROTO-REPORT-1): a text of
-# 2 GiB or more written in one call reaches a pipe or a file cut short, with no error, on Linux.
+from inboxspec.conformance.interrupts import RunInterrupted, received
+from inboxspec.conformance.process_tree import KILL_GRACE_S
+
+# Characters of a printed JSON report encoded at a time (PROTO-REPORT-1): a report is never held whole.
 PRINTED_CHUNK_CHARS = 1 << 20
+# Bytes handed to the descriptor in one write: no more than a pipe that polls writable takes without
+# blocking (PIPE_BUF), so that a reader that stops reading never holds the runner inside a write.
+_WRITE_BYTES = 4096
+# How often a write that waits for the reader looks whether a signal has come (as a reply's wait does).
+_POLL_S = 0.05
+
+
+class ReportCut(OSError):
+    """A signal came while a report was written, and its reader did not take the rest within the kill
+    grace (PROTO-REPORT-2): the report stops where the reader stopped."""
+
+    def __init__(self, written: int, total: int) -> None:
+        super().__init__(errno.EPIPE, f"its reader took {written:,} of its {total:,} bytes within "
+                                      f"{KILL_GRACE_S:g} s of the signal: the report is cut")
+        self.written, self.total = written, total
 
 
 def print_json(value: Any, stream: TextIO | None = None) -> None:
-    """``value`` as ``json.dumps(value, indent=2)`` and a newline, on ``stream`` (stdout), written a
-    ``PRINTED_CHUNK_CHARS`` at a time as it is encoded: whole whatever its size, and never held whole."""
+    """``value`` as ``json.dumps(value, indent=2)`` and a newline, on ``stream`` (stdout), encoded a
+    ``PRINTED_CHUNK_CHARS`` at a time and each part written whole (``write_whole``). A signal that
+    raises where it lands (``raising_on_signals``) cuts it: the RunInterrupted says so
+    (``report_cut``), so that no second report follows the part printed."""
     out = sys.stdout if stream is None else stream
     pending: list[str] = []
     size = 0
-    for piece in json.JSONEncoder(indent=2).iterencode(value):
-        pending.append(piece)
-        size += len(piece)
-        if size >= PRINTED_CHUNK_CHARS:
-            _write_in_chunks(out, "".join(pending))
-            pending.clear()
-            size = 0
-    pending.append("\n")
-    _write_in_chunks(out, "".join(pending))
+    try:
+        for piece in json.JSONEncoder(indent=2).iterencode(value):
+            pending.append(piece)
+            size += len(piece)
+            if size >= PRINTED_CHUNK_CHARS:
+                write_whole(out, "".join(pending))
+                pending.clear()
+                size = 0
+        pending.append("\n")
+        write_whole(out, "".join(pending))
+    except RunInterrupted as stop:  # raised where a signal landed, under ``raising_on_signals``
+        stop.report_cut = True
+        raise
 
 
-def _write_in_chunks(out: TextIO, text: str) -> None:
-    for start in range(0, len(text), PRINTED_CHUNK_CHARS):
-        out.write(text[start:start + PRINTED_CHUNK_CHARS])
+def write_whole(stream: TextIO, text: str) -> None:
+    """``text`` on ``stream``, whole, by its descriptor when it has one (by its binary layer when it
+    has that alone; a stream with neither, a test's, is written to as it is).
+
+    Whole: the text layer over an unbuffered descriptor (``PYTHONUNBUFFERED``, ``-u``) drops what a
+    write leaves unwritten without an error (a part of a report that a signal, a full pipe or 2 GiB
+    in one call cut short), so the bytes are written here, a write at a time, until every one is
+    taken. A write that the reader is not ready for waits, looking every ``_POLL_S`` whether a signal
+    has come (``interrupts.received``); after one, the reader has the kill grace to take the rest,
+    and then :class:`ReportCut` (PROTO-REPORT-2). An error of the descriptor (a closed pipe, a full
+    disk) is raised as the OSError it is."""
+    try:
+        descriptor: int | None = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # no descriptor: a test's stream, or another layer's
+        descriptor = None
+    binary = getattr(stream, "buffer", None)
+    if descriptor is None and binary is None:
+        stream.write(text)
+        return
+    stream.flush()  # what the text layer holds goes first
+    data = memoryview(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    if descriptor is None:  # a binary layer alone: each write's count taken as it is given
+        assert binary is not None
+        done = 0
+        while done < len(data):
+            done += binary.write(data[done:done + _WRITE_BYTES]) or 0
+        binary.flush()
+        return
+    written, total = 0, len(data)
+    signalled_at: float | None = None
+    while written < total:
+        _, ready, _ = select.select([], [descriptor], [], _POLL_S)
+        if not ready:
+            if signalled_at is None and received() is not None:
+                signalled_at = time.monotonic()
+            if signalled_at is not None and time.monotonic() - signalled_at > KILL_GRACE_S:
+                raise ReportCut(written, total)
+            continue
+        try:
+            written += os.write(descriptor, data[written:written + _WRITE_BYTES])
+        except BlockingIOError:  # a descriptor another process made non-blocking: wait, as for a reader
+            continue
 
 
 def write_atomically(path: Path, data: bytes) -> None:

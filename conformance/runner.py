@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import fnmatch
 import functools
+import io
 import json
 import math
 import re
@@ -62,6 +63,7 @@ from inboxspec.conformance.casefiles import (
 from inboxspec.conformance.compare import (
     STDERR_TAIL,
     Difference,
+    cut_text,
     find_difference,
     indented_block,
     message_lines,
@@ -73,7 +75,7 @@ from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTim
 from inboxspec.conformance.interrupts import RunInterrupted, interruptible, raise_if_interrupted, received
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 from inboxspec.conformance.progress import Progress
-from inboxspec.conformance.reportfile import print_json
+from inboxspec.conformance.reportfile import ReportCut, print_json, write_whole
 from inboxspec.machines.frame import bound_integer
 
 PROTOCOL_VERSION = 1
@@ -126,6 +128,10 @@ RUN_REPLY = _protocol_validator("run-reply.schema.json")
 # The kinds of run reply, one of which each carries: the run reply schema's oneOf, each a `required`.
 _REPLY_KINDS = tuple(kind for alternative in _protocol_schema("run-reply.schema.json")["oneOf"]
                      for kind in alternative["required"])
+# Characters of a text the adapter wrote that a result's detail quotes (a skip's reason, an errored
+# message and its context, a wrong seq or id), then the count left out: a result kept each whole, and
+# the report grew with every reply (PROTO-REPORT-1).
+QUOTED_CHARS = 300
 _FIXTURES = FixturePool()  # the temporary fixture directories of the current run
 _LAYOUT_SECONDS: dict[int, float] = {}  # per seq: time spent laying out its fixture (PROTO-FIX-3)
 
@@ -437,15 +443,18 @@ def _judge(case: Case, seq: int, reply: Any) -> CaseResult:
         shown = _reply_problem(reply, problem)
         raise AdapterFault("bad-reply", f"reply does not match the protocol: {shown}")
     if reply["seq"] != seq or type(reply["seq"]) is not int:
-        raise AdapterFault("wrong-seq", f"reply seq {reply['seq']!r} is not {seq}")
+        shown_seq = cut_text(repr(reply["seq"]), QUOTED_CHARS)
+        raise AdapterFault("wrong-seq", f"reply seq {shown_seq} is not {seq}")
     if reply["id"] != case.id:
-        raise AdapterFault("wrong-case", f"reply is for case {reply['id']!r}")
+        raise AdapterFault("wrong-case", f"reply is for case {cut_text(repr(reply['id']), QUOTED_CHARS)}")
     if "skipped" in reply:
-        return CaseResult(case, SKIP, f"adapter skipped: {reply['skipped']['reason']}")
+        reason = cut_text(reply["skipped"]["reason"], QUOTED_CHARS)
+        return CaseResult(case, SKIP, f"adapter skipped: {reason}")
     if "errored" in reply:
         errored = reply["errored"]
-        context = f" {json.dumps(errored['context'])[:300]}" if "context" in errored else ""
-        return CaseResult(case, ERROR, f"adapter errored: {errored['message'][:300]}{context}", fault=ERRORED)
+        context = f" {cut_text(json.dumps(errored['context']), QUOTED_CHARS)}" if "context" in errored else ""
+        message = cut_text(errored["message"], QUOTED_CHARS)
+        return CaseResult(case, ERROR, f"adapter errored: {message}{context}", fault=ERRORED)
     difference = find_difference(case, reply["result"])
     if difference is None:
         return CaseResult(case, PASS)
@@ -759,6 +768,14 @@ def end_session(session: Session, *, interrupted: bool) -> None:
 
 
 def print_report(report: RunReport) -> None:
+    """The text report on stdout, written whole (``write_whole``: PROTO-REPORT-2)."""
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        _print_report(report)
+    write_whole(sys.stdout, text.getvalue())
+
+
+def _print_report(report: RunReport) -> None:
     name = report.implementation.get("name", "?")
     version = report.implementation.get("version", "")
     # What an adapter sent (its name, a skip's reason, an error's message, its stderr) goes to the
@@ -917,16 +934,24 @@ def _run_command(args: argparse.Namespace) -> int:
         # A signal that came while the cases were read or checked ends the run as interrupted, not as
         # the problem found meanwhile (it was lost so: exit 2 and no word of it, PROTO-SIG-1).
         raise_if_interrupted()
-        problems = error.problems
-        if args.json:
-            print_json(unusable_report(str(error), problems))
-        for problem in problems:  # the first is the message; each a line of its own, any quote below it
-            print(f"inboxspec conform: {message_lines(problem)}", file=sys.stderr)
-        _write_junit_report(args, None, problems)
-        return _signal_while_reporting(2)
+        message, problems = str(error), error.problems
+
+        def report_problems() -> int:
+            if args.json:
+                print_json(unusable_report(message, problems))
+            for problem in problems:  # the first is the message; each a line of its own, any quote below it
+                print(f"inboxspec conform: {message_lines(problem)}", file=sys.stderr)
+            _write_junit_report(args, None, problems)
+            return 2
+
+        return _reported(report_problems, interrupted=False)
     if report.interrupted is None and received() is not None:
         report.interrupted = received()  # the signal came while the run was ending anyway
-    interrupted = report.interrupted
+    return _reported(functools.partial(_report_run, args, report), interrupted=report.interrupted is not None)
+
+
+def _report_run(args: argparse.Namespace, report: RunReport) -> int:
+    """The run's report, its JUnit file and its lines on stderr; the exit code they give."""
     junit_written = _write_junit_report(args, report)
     if args.json:
         print_json(report.as_json())
@@ -941,15 +966,26 @@ def _run_command(args: argparse.Namespace) -> int:
         print(f"inboxspec conform: interrupted by {report.interrupted}: {len(report.results)} "
               "case(s) reported; the adapter's processes and the fixture directories are gone",
               file=sys.stderr)
-    status = report.exit_code if junit_written else 2
-    return status if interrupted is not None else _signal_while_reporting(status)
+    return report.exit_code if junit_written else 2
 
 
-def _signal_while_reporting(status: int) -> int:
-    """``status``, unless a signal came while the report was written: it was written whole, and the
-    run ends as the signal asks (PROTO-REPORT-2). Called when no signal had come before."""
+def _reported(write: Callable[[], int], *, interrupted: bool) -> int:
+    """The exit code of a run whose report ``write`` writes, returning the code the report gives
+    (PROTO-REPORT-2): that code, unless a signal came while it was written (``interrupted``: one had
+    come before, and the code is already its). A signal meanwhile lets the report finish, then the
+    run ends as the signal asks; a reader that does not take the rest within the grace after the
+    signal leaves the report cut (``ReportCut``)."""
+    try:
+        status = write()
+        sys.stdout.flush()  # here, while a signal is still recorded, not at the interpreter's exit
+    except ReportCut as cut:
+        name = received()
+        assert name is not None  # only a signal's grace cuts a report
+        print(f"inboxspec conform: interrupted by {name} while the report was written: {cut.strerror}",
+              file=sys.stderr)
+        return interrupt_exit_code(name)
     name = received()
-    if name is None:
+    if interrupted or name is None:
         return status
     print(f"inboxspec conform: interrupted by {name} while the report was written", file=sys.stderr)
     return interrupt_exit_code(name)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from inboxspec import check as check_module
 from inboxspec import machines
 from inboxspec.check import (
     REFINE_DEPTH,
@@ -282,3 +283,27 @@ def test_an_interrupt_swallowed_on_its_way_is_raised_when_the_run_ends() -> None
                 pass
         except RunInterrupted:
             pass  # as an over-broad handler in code the run calls might
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_signal_while_the_report_is_written_cuts_it_with_a_word_and_no_traceback(
+        as_json: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The check's report was written after its signal handlers were gone: SIGINT then printed a
+    KeyboardInterrupt traceback over a report cut short (and under --json, a second report)."""
+    from inboxspec.conformance import reportfile
+
+    real = reportfile.write_whole
+
+    def signalled(stream: Any, text: str) -> None:
+        real(stream, text[:50])
+        os.kill(os.getpid(), signal.SIGINT)  # raises RunInterrupted here, as one from outside does
+        real(stream, text[50:])
+
+    monkeypatch.setattr(reportfile, "write_whole", signalled)
+    monkeypatch.setattr(check_module, "write_whole", signalled)
+    assert main(["check", "--machine", "wake-gate", *(["--json"] if as_json else [])]) == 130
+    captured = capsys.readouterr()
+    assert len(captured.out) == 50
+    assert captured.err.endswith("inboxspec check: ended by SIGINT while its report was written: the report "
+                                 "is cut\n")
+    assert "Traceback" not in captured.err

@@ -6,11 +6,15 @@ its counts are checked against the JSON report of the same run, per machine.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -20,8 +24,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inboxspec.conformance import junit
-from inboxspec.conformance.casefiles import Case
+from inboxspec.conformance import junit, reportfile
+from inboxspec.conformance.adapter import handle
+from inboxspec.conformance.adapter_process import AdapterFault
+from inboxspec.conformance.casefiles import Case, load_cases
 from inboxspec.conformance.compare import (
     CONTEXT_BEFORE,
     KEPT_VALUE_CHARS,
@@ -36,7 +42,15 @@ from inboxspec.conformance.compare import (
     printable_json,
     string_difference,
 )
-from inboxspec.conformance.reportfile import PRINTED_CHUNK_CHARS, print_json, write_atomically
+from inboxspec.conformance.process_tree import KILL_GRACE_S
+from inboxspec.conformance.reportfile import (
+    PRINTED_CHUNK_CHARS,
+    ReportCut,
+    print_json,
+    write_atomically,
+    write_whole,
+)
+from inboxspec.conformance.runner import QUOTED_CHARS, _judge
 from tests.in_process import run_command
 from tests.report_schema import checked_report
 
@@ -501,29 +515,161 @@ def test_the_schemas_cut_value_is_the_one_kept() -> None:
     assert cut_value["characters"]["minimum"] == KEPT_VALUE_CHARS + 1
 
 
-class _Writes:
-    """A text stream that records the length of each write."""
-
-    def __init__(self) -> None:
-        self.sizes: list[int] = []
-        self.text: list[str] = []
-
-    def write(self, text: str) -> int:
-        self.sizes.append(len(text))
-        self.text.append(text)
-        return len(text)
-
-
 @pytest.mark.parametrize("value", [
-    {"results": [{"detail": "x" * 5_000, "n": n} for n in range(2_000)]},  # many pieces
-    ["y" * (3 * PRINTED_CHUNK_CHARS + 5)],  # one piece longer than a chunk
+    {"results": [{"detail": "x" * 5_000, "n": n} for n in range(400)]},  # many pieces
+    ["y" * (2 * PRINTED_CHUNK_CHARS + 5)],  # one piece longer than a chunk
     [],
 ], ids=["many-pieces", "one-long-piece", "empty"])
-def test_a_json_report_is_printed_whole_a_chunk_at_a_time(value: Any) -> None:
-    """PROTO-REPORT-1: ``print(json.dumps(report))`` handed the stream the whole text in one write,
-    and a text of 2 GiB or more reached a pipe or a file cut short, without an error."""
-    stream = _Writes()
-    print_json(value, stream)  # type: ignore[arg-type]
-    assert "".join(stream.text) == json.dumps(value, indent=2) + "\n"
-    assert max(stream.sizes) <= PRINTED_CHUNK_CHARS
-    assert len(stream.sizes) > 1 or len(json.dumps(value)) < PRINTED_CHUNK_CHARS
+def test_a_json_report_is_printed_as_json_dumps_prints_it(value: Any, tmp_path: Path) -> None:
+    stream = io.StringIO()
+    print_json(value, stream)
+    assert stream.getvalue() == json.dumps(value, indent=2) + "\n"
+    with (tmp_path / "report").open("w", encoding="utf-8") as file:  # by its descriptor
+        print_json(value, file)
+    assert (tmp_path / "report").read_text(encoding="utf-8") == json.dumps(value, indent=2) + "\n"
+
+
+def test_a_report_reaches_its_descriptor_whole_when_writes_take_part_of_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-REPORT-1: over an unbuffered descriptor (PYTHONUNBUFFERED) the text layer drops what a write
+    leaves unwritten, without an error: a write cut short by a signal, a full pipe or 2 GiB in one call
+    lost the rest of the report. Here every write takes at most 1,000 bytes."""
+    class ShortWrites:  # the os module as reportfile sees it, each write taking at most 1,000 bytes
+        def __getattr__(self, name: str) -> Any:
+            return getattr(os, name)
+
+        @staticmethod
+        def write(fd: int, data: Any) -> int:
+            return os.write(fd, bytes(data[:1_000]))
+
+    monkeypatch.setattr(reportfile, "os", ShortWrites())
+    value = {"results": ["z" * 30_000, "é" * 10_000]}
+    with (tmp_path / "report").open("w", encoding="utf-8") as file:
+        print_json(value, file)
+    assert (tmp_path / "report").read_text(encoding="utf-8") == json.dumps(value, indent=2) + "\n"
+
+
+@pytest.mark.timeout(30)
+def test_a_reader_that_stops_reading_cuts_the_report_a_grace_after_a_signal(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-REPORT-2: a signal lets the report finish, but a reader that takes nothing more held the
+    runner in its write for good, the signal recorded and never acted on."""
+    reading, writing = os.pipe()
+    try:
+        with open(writing, "w", encoding="ascii", closefd=False) as stream:
+            taken: list[bytes] = []
+            reader = threading.Thread(target=lambda: taken.append(os.read(reading, 70_000)))
+            reader.start()  # a reader that takes one read, then stops
+            began = time.monotonic()  # the signal comes half a second into the write
+            monkeypatch.setattr(reportfile, "received", lambda: "SIGTERM" if time.monotonic() > began + 0.5
+                                else None)
+            with pytest.raises(ReportCut) as cut:
+                write_whole(stream, "r" * (1 << 20))
+            waited = time.monotonic() - began
+            reader.join(5)
+        assert 0.5 + KILL_GRACE_S <= waited < 0.5 + KILL_GRACE_S + 2
+        assert len(taken[0]) < cut.value.written < cut.value.total == 1 << 20  # the pipe holds the rest
+        assert "within 1 s of the signal: the report is cut" in str(cut.value)
+    finally:
+        os.close(reading)
+        os.close(writing)
+
+
+def test_a_signal_while_a_commands_json_report_is_printed_leaves_no_second_report(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command whose signals raise where they land (``cases lint``, ``explore``, ...) is cut short by
+    one that comes while it prints its JSON report; it then printed a second JSON document, the
+    unusable report, after the part printed, and stdout held no JSON a reader could take."""
+    real = reportfile.write_whole
+
+    def signalled(stream: Any, text: str) -> None:
+        real(stream, text[:100])
+        os.kill(os.getpid(), signal.SIGTERM)  # raises RunInterrupted here, as one from outside does
+        real(stream, text[100:])
+
+    monkeypatch.setattr(reportfile, "write_whole", signalled)
+    done = run_command("cases", "lint", "--json")
+    assert done.returncode == 128 + signal.SIGTERM
+    assert len(done.stdout) == 100 and '"unusable"' not in done.stdout
+    assert done.stderr == "inboxspec: ended by SIGTERM while its report was written: the report is cut\n"
+
+
+def _announce_case() -> Case:
+    (case, *_) = load_cases([ROOT / "conformance" / "cases" / "wake-gate" / "announce.json"])
+    return case
+
+
+def _reference_reply(case: Case) -> dict[str, Any]:
+    reply = handle({"cmd": "run", "seq": 1, "case": {
+        "id": case.id, "machine": case.machine, "config": case.config, "steps": case.inputs}})
+    assert reply is not None
+    return reply
+
+
+def test_a_key_the_adapter_wrote_is_kept_cut_in_the_path() -> None:
+    """PROTO-REPORT-1: the values were cut, and the path to them, which names the adapter's keys, was
+    kept whole: 68 failing cases with a key of 1 MB made 108 MB of JSON and as much text again."""
+    case = _announce_case()
+    result = _reference_reply(case)["result"]
+    key = "!" + "A" * 1_000_000  # sorts before every key the case expects
+    result["outputs"][0][key] = 1
+    difference = find_difference(case, result)
+    assert difference is not None
+    body = difference.as_json()
+    path = f"outputs[0][{json.dumps(key)}]"
+    assert "path" not in body
+    assert body["path_cut"] == {"characters": len(path), "head": path[:KEPT_VALUE_CHARS]}
+    assert len(json.dumps(body)) < 4 * KEPT_VALUE_CHARS
+    assert len(difference.render()) < 4 * KEPT_VALUE_CHARS and len(difference.message()) < KEPT_VALUE_CHARS
+    assert f"({len(path) - 400} more characters):" in difference.render()
+    fresh = _reference_reply(case)["result"]
+    fresh["outputs"][0]["x"] = 1
+    short = find_difference(case, fresh)
+    assert short is not None and short.as_json()["path"] == "outputs[0].x"  # a short path whole, as ever
+
+
+@pytest.mark.parametrize("reply_change", [
+    {"skipped": {"reason": "R" * 1_000_000}},
+    {"errored": {"message": "M" * 1_000_000, "context": {"c": "C" * 1_000_000}}},
+], ids=["skip-reason", "errored-message-and-context"])
+def test_an_adapters_text_in_a_results_detail_is_quoted_cut(reply_change: dict[str, Any]) -> None:
+    """PROTO-REPORT-1: a skip's reason was kept whole (21 skips of 4 MB made an 84 MB report of a run
+    that passed)."""
+    case = _announce_case()
+    reply = {"seq": 1, "id": case.id, **reply_change}
+    detail = _judge(case, 1, reply).detail
+    assert len(detail) < 3 * QUOTED_CHARS
+    assert f"… ({1_000_000 - QUOTED_CHARS} more characters)" in detail
+
+
+@pytest.mark.parametrize("field", ["id", "seq"])
+def test_a_wrong_id_or_seq_is_quoted_cut(field: str) -> None:
+    case = _announce_case()
+    reply = {**_reference_reply(case), field: "W" * 1_000_000}
+    with pytest.raises(AdapterFault) as fault:
+        _judge(case, 1, reply)
+    assert len(fault.value.detail) < 2 * QUOTED_CHARS
+    assert "more characters)" in fault.value.detail
+
+
+class _ShortWrites(io.RawIOBase):
+    """A raw stream that takes at most 64 KiB a call, with no descriptor: the binary layer alone."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        taken = bytes(b[: 1 << 16])
+        self.data += taken
+        return len(taken)
+
+
+def test_a_report_reaches_a_binary_layer_whole_when_writes_take_part_of_it() -> None:
+    raw = _ShortWrites()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)  # type: ignore[type-var]
+    value = {"results": ["x" * 1000] * 300}
+    print_json(value, stream)
+    assert raw.data.decode() == json.dumps(value, indent=2) + "\n"
