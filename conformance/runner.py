@@ -984,6 +984,9 @@ def _reported(write: Callable[[], int], *, interrupted: bool) -> int:
         print(f"inboxspec conform: interrupted by {name} while the report was written: {cut.strerror}",
               file=sys.stderr)
         return interrupt_exit_code(name)
+    except OSError as error:  # a reader gone, a full disk: no reader has the report whole
+        print(f"inboxspec conform: the report could not be written: {error}", file=sys.stderr)
+        return 2
     name = received()
     if interrupted or name is None:
         return status
