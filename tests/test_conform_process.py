@@ -795,20 +795,3 @@ def signalled_after(function: Any) -> Any:
         return function(*args, **kwargs)
     return signalled
 
-
-def test_a_report_whose_reader_is_gone_is_an_unusable_run_with_a_word() -> None:
-    """PROTO-REPORT-1: the report written by its descriptor; a reader that has closed its end makes
-    the write fail, which the run says (it was an internal error, or silent under PYTHONUNBUFFERED)."""
-    reading, writing = os.pipe()
-    os.close(reading)
-    try:
-        for unbuffered in ("", "1"):
-            done = subprocess.run(
-                [sys.executable, "-m", "inboxspec", "conform", "--adapter", REFERENCE, *WAKE_GATE,
-                 "--run", "wake-gate/a*", "--json"], stdout=writing, stderr=subprocess.PIPE, text=True,
-                timeout=120, env={**os.environ, "PYTHONUNBUFFERED": unbuffered})
-            assert done.returncode == 2, done.stderr
-            assert done.stderr.startswith("inboxspec conform: the report could not be written: [Errno 32]")
-            assert "Traceback" not in done.stderr and "internal error" not in done.stderr
-    finally:
-        os.close(writing)
