@@ -42,7 +42,7 @@ def test_each_reference_shape_runs_its_steps_without_an_error(shape: str) -> Non
 
 def test_the_script_prints_a_row_per_shape() -> None:
     process = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "case_file_growth.py"), "--scale", "0.02"],
+        [sys.executable, str(ROOT / "benchmarks" / "case_file_growth.py"), "--scale", "0.01"],
         capture_output=True, text=True, timeout=300, check=False, cwd=ROOT / "benchmarks")
     assert process.returncode == 0, process.stderr
     # The model's and the Node port's rows are the reference's shapes again (the suite runs where node

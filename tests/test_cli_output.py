@@ -48,3 +48,85 @@ def test_a_report_to_a_reader_that_went_away_is_a_message_and_exit_2(command: st
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 2, stderr
     assert f"{SAYS[command]}[Errno 32] Broken pipe" in stderr and "Traceback" not in stderr
+
+
+# A case file's name that is not UTF-8 and holds a newline and a terminal escape sequence.
+HOSTILE_NAME = b"bad\xff\nFAKE \x1b[31m.json"
+SHOWN_NAME = "bad\\udcff\\x0aFAKE \\x1b[31m.json"
+
+
+CASE_READING_COMMANDS = [
+    ["cases", "lint"],
+    ["conform", "--adapter", f"{sys.executable} -m inboxspec.conformance.adapter", "--cases"],
+    ["matrix", "--adapter", f"{sys.executable} -m inboxspec.conformance.adapter", "--cases"],
+]
+
+
+@pytest.mark.parametrize("command", CASE_READING_COMMANDS)
+def test_a_case_files_hostile_name_is_one_escaped_line_of_the_report(command: list[str],
+                                                                     tmp_path: Path) -> None:
+    """The name's newline could forge a line of the report, its escape sequence command the terminal,
+    and its undecodable byte (a lone surrogate in Python) made ``cases lint`` end with a traceback
+    under a strict output encoding (UTF-8 with errors refused, as an en_US.UTF-8 locale gives)."""
+    (tmp_path / HOSTILE_NAME.decode("utf-8", "surrogateescape")).write_text("{")
+    result = subprocess.run([sys.executable, "-m", "inboxspec", *command, str(tmp_path)],
+                            capture_output=True, timeout=120, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    output = (result.stdout + result.stderr).decode("utf-8")
+    assert result.returncode == (1 if command[0] == "cases" else 2), output
+    assert "Traceback" not in output and "\x1b" not in output
+    (line,) = [line for line in output.splitlines() if "bad" in line]
+    assert f"{tmp_path}/{SHOWN_NAME}: not readable JSON" in line, output
+    assert not any(line.startswith("FAKE") for line in output.splitlines())
+
+
+@pytest.mark.parametrize("command", CASE_READING_COMMANDS)
+def test_a_name_past_the_output_encoding_is_escaped_not_a_traceback(command: list[str],
+                                                                    tmp_path: Path) -> None:
+    """Where output is ASCII (a C locale, PYTHONIOENCODING=ascii), a case file named in another
+    script made ``cases lint`` end with a UnicodeEncodeError traceback."""
+    (tmp_path / "ケース.json").write_text("{")
+    result = subprocess.run([sys.executable, "-m", "inboxspec", *command, str(tmp_path)],
+                            capture_output=True, timeout=120, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    output = (result.stdout + result.stderr).decode("ascii")
+    assert result.returncode == (1 if command[0] == "cases" else 2), output
+    assert "Traceback" not in output
+    assert f"{tmp_path}/\\u30b1\\u30fc\\u30b9.json: not readable JSON" in output, output
+
+
+# Commands whose arguments parse but name something that is not there: the command itself finds
+# it cannot run. (A line that argparse rejects is reported by the command line for every command.)
+UNUSABLE_AFTER_PARSING = {
+    "check, an unknown machine": (["check", "--machine", "wakegate", "--json"], "unknown machine 'wakegate'"),
+    "cases lint, a missing directory": (["cases", "lint", "/no/such/cases", "--json"],
+                                        "/no/such/cases: no such case directory or file"),
+    "explore, an unknown bound": (["explore", "wake-gate", "--bound", "nosuch=1", "--json"],
+                                  "unknown wake-gate bound(s): nosuch"),
+}
+
+
+@pytest.mark.parametrize("case", UNUSABLE_AFTER_PARSING)
+def test_under_json_a_command_that_cannot_run_still_writes_the_report(
+        case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``inboxspec --help`` promises a pipeline reading ``--json`` a report whatever went wrong:
+    ``check`` and ``cases lint`` said theirs on stderr alone (found by a newcomer's review)."""
+    from inboxspec.cli import main
+
+    arguments, message = UNUSABLE_AFTER_PARSING[case]
+    assert main(arguments) == 2
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert report["ok"] is False and message in report["unusable"] and report["problems"]
+    assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", [["explore", "wake-gate"], ["cases", "lint"], ["check"]])
+def test_an_argument_no_parser_takes_is_told_with_its_commands_usage(
+        command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """A newcomer's review: argparse told an unknown option of a subcommand as the top-level
+    command's (``inboxspec: unrecognized arguments``), with the top-level usage."""
+    from inboxspec.cli import main
+
+    assert main([*command, "--nonsense"]) == 2
+    _, err = capsys.readouterr()
+    name = "inboxspec " + " ".join(word for word in command if not word.startswith("wake"))
+    assert err.startswith(f"usage: {name} ") and f"{name}: unrecognized arguments: --nonsense" in err
