@@ -99,9 +99,10 @@ def write_whole(stream: TextIO, text: str) -> None:
         return
     written, total = 0, len(data)
     signalled_at: float | None = None
+    waiting = select.poll()  # not select.select, which refuses a descriptor past FD_SETSIZE
+    waiting.register(descriptor, select.POLLOUT)
     while written < total:
-        _, ready, _ = select.select([], [descriptor], [], _POLL_S)
-        if not ready:
+        if not waiting.poll(_POLL_S * 1000):
             if signalled_at is None and received() is not None:
                 signalled_at = time.monotonic()
             if signalled_at is not None and time.monotonic() - signalled_at > KILL_GRACE_S:
