@@ -1,8 +1,10 @@
-"""A function replaced, for one test, by one that records each argument it is called with and then
-calls the real one: how a test counts the work a change should save."""
+"""A function replaced, for one test, by one that does what the real one does and a little more: records
+each argument it is called with (how a test counts the work a change should save), or sends a signal
+part way through (how a test brings a signal at one moment of a write)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -19,3 +21,21 @@ def calls_of(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[
 
     monkeypatch.setattr(owner, name, recorded)
     return called
+
+
+def signalled_while_writing(monkeypatch: pytest.MonkeyPatch, signum: int, after: int,
+                            *owners: object) -> None:
+    """``reportfile.write_whole``, in its module and in each of ``owners`` that imported it, replaced by
+    one that writes the first ``after`` characters of its text, sends this process ``signum`` (as a
+    signal from outside comes: a handler that raises raises there), then writes the rest."""
+    from inboxspec.conformance import reportfile
+
+    real = reportfile.write_whole
+
+    def signalled(stream: Any, text: str) -> None:
+        real(stream, text[:after])
+        os.kill(os.getpid(), signum)
+        real(stream, text[after:])
+
+    for owner in (reportfile, *owners):
+        monkeypatch.setattr(owner, "write_whole", signalled)

@@ -37,6 +37,7 @@ from inboxspec.conformance.progress import ERASE_LINE, REDRAW_EVERY_S, SHOW_AFTE
 from inboxspec.impl import wake_gate as impl
 from inboxspec.model.wake_gate import WakeGateChart
 from tests.session_shared import SharedExplorations
+from tests.spies import signalled_while_writing
 from tests.test_conform_progress import run_on_a_terminal
 from tests.test_refine import raising_on_the_third_step
 
@@ -290,17 +291,7 @@ def test_a_signal_while_the_report_is_written_cuts_it_with_a_word_and_no_traceba
         as_json: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """The check's report was written after its signal handlers were gone: SIGINT then printed a
     KeyboardInterrupt traceback over a report cut short (and under --json, a second report)."""
-    from inboxspec.conformance import reportfile
-
-    real = reportfile.write_whole
-
-    def signalled(stream: Any, text: str) -> None:
-        real(stream, text[:50])
-        os.kill(os.getpid(), signal.SIGINT)  # raises RunInterrupted here, as one from outside does
-        real(stream, text[50:])
-
-    monkeypatch.setattr(reportfile, "write_whole", signalled)
-    monkeypatch.setattr(check_module, "write_whole", signalled)
+    signalled_while_writing(monkeypatch, signal.SIGINT, 50, check_module)
     assert main(["check", "--machine", "wake-gate", *(["--json"] if as_json else [])]) == 130
     captured = capsys.readouterr()
     assert len(captured.out) == 50

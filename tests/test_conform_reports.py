@@ -53,6 +53,7 @@ from inboxspec.conformance.reportfile import (
 from inboxspec.conformance.runner import QUOTED_CHARS, _judge
 from tests.in_process import run_command
 from tests.report_schema import checked_report
+from tests.spies import signalled_while_writing
 
 ROOT = Path(__file__).resolve().parent.parent
 ADAPTERS = Path(__file__).parent / "adapters"
@@ -580,14 +581,7 @@ def test_a_signal_while_a_commands_json_report_is_printed_leaves_no_second_repor
     """A command whose signals raise where they land (``cases lint``, ``explore``, ...) is cut short by
     one that comes while it prints its JSON report; it then printed a second JSON document, the
     unusable report, after the part printed, and stdout held no JSON a reader could take."""
-    real = reportfile.write_whole
-
-    def signalled(stream: Any, text: str) -> None:
-        real(stream, text[:100])
-        os.kill(os.getpid(), signal.SIGTERM)  # raises RunInterrupted here, as one from outside does
-        real(stream, text[100:])
-
-    monkeypatch.setattr(reportfile, "write_whole", signalled)
+    signalled_while_writing(monkeypatch, signal.SIGTERM, 100)
     done = run_command("cases", "lint", "--json")
     assert done.returncode == 128 + signal.SIGTERM
     assert len(done.stdout) == 100 and '"unusable"' not in done.stdout
