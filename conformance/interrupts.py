@@ -20,6 +20,7 @@ import contextlib
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
@@ -50,10 +51,12 @@ def exit_code(signal_name: str) -> int:
 
 
 _received: list[str] = []
+_received_at: list[float] = []  # when the first signal came (``time.monotonic()``)
 
 
 def _record(signum: int, _frame: FrameType | None) -> None:
     if not _received:
+        _received_at[:] = [time.monotonic()]
         _received.append(signal.Signals(signum).name)
 
 
@@ -67,6 +70,11 @@ def raise_if_interrupted() -> None:
 def received() -> str | None:
     """The name of the signal that interrupted the run, if one did."""
     return _received[0] if _received else None
+
+
+def received_at() -> float | None:
+    """When the signal that interrupted the run came (``time.monotonic()``), if one did."""
+    return _received_at[0] if _received else None
 
 
 @contextlib.contextmanager

@@ -16,34 +16,58 @@ import contextlib
 import errno
 import json
 import os
-import select
 import stat
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from inboxspec.conformance.interrupts import RunInterrupted, received
+from inboxspec.conformance.interrupts import RunInterrupted, received_at
 from inboxspec.conformance.process_tree import KILL_GRACE_S
 
 # Characters of a printed JSON report encoded at a time (PROTO-REPORT-1): a report is never held whole.
 PRINTED_CHUNK_CHARS = 1 << 20
-# Bytes handed to the descriptor in one write: no more than a pipe that polls writable takes without
-# blocking (PIPE_BUF), so that a reader that stops reading never holds the runner inside a write.
-_WRITE_BYTES = 4096
-# How often a write that waits for the reader looks whether a signal has come (as a reply's wait does).
+# How often the thread that waits for a report's writer looks whether a signal has come.
 _POLL_S = 0.05
+# Bytes of one write of the writer thread: what a pipe holds, so that what a cut report says was taken
+# is counted as the reader takes it, not once a whole part is.
+_WRITE_BYTES = 1 << 16
 
 
 class ReportCut(OSError):
     """A signal came while a report was written, and its reader did not take the rest within the kill
     grace (PROTO-REPORT-2): the report stops where the reader stopped."""
 
-    def __init__(self, written: int, total: int) -> None:
-        super().__init__(errno.EPIPE, f"its reader took {written:,} of its {total:,} bytes within "
-                                      f"{KILL_GRACE_S:g} s of the signal: the report is cut")
-        self.written, self.total = written, total
+    def __init__(self, written: int) -> None:
+        super().__init__(errno.EPIPE, f"the report is cut after {written:,} bytes: its reader took no "
+                                      f"more within {KILL_GRACE_S:g} s of the signal")
+        self.written = written
+
+
+class _Report:
+    """One report being written (``writing_report``): when it began, and the bytes handed on so far."""
+
+    def __init__(self) -> None:
+        self.began = time.monotonic()
+        self.written = 0
+
+
+_REPORTS: list[_Report] = []  # the report being written, innermost last
+
+
+@contextlib.contextmanager
+def writing_report() -> Iterator[None]:
+    """The writes inside are one report's (PROTO-REPORT-2): the grace after a signal runs from the later
+    of the signal and the report's beginning, across all its writes, and a cut counts all their bytes.
+    Without it, each ``write_whole`` is a report of its own."""
+    _REPORTS.append(_Report())
+    try:
+        yield
+    finally:
+        _REPORTS.pop()
 
 
 def print_json(value: Any, stream: TextIO | None = None) -> None:
@@ -75,11 +99,13 @@ def write_whole(stream: TextIO, text: str) -> None:
 
     Whole: the text layer over an unbuffered descriptor (``PYTHONUNBUFFERED``, ``-u``) drops what a
     write leaves unwritten without an error (a part of a report that a signal, a full pipe or 2 GiB
-    in one call cut short), so the bytes are written here, a write at a time, until every one is
-    taken. A write that the reader is not ready for waits, looking every ``_POLL_S`` whether a signal
-    has come (``interrupts.received``); after one, the reader has the kill grace to take the rest,
-    and then :class:`ReportCut` (PROTO-REPORT-2). An error of the descriptor (a closed pipe, a full
-    disk) is raised as the OSError it is."""
+    in one call cut short), so the bytes are written here, until every one is taken. The writes are
+    a thread's, which this one waits for, looking every ``_POLL_S`` whether a signal has come
+    (``interrupts.received``): a write blocked on a reader that takes nothing (a pipe, a terminal)
+    is retried by Python after each signal, and held the runner for good. After a signal the reader
+    has the kill grace (``writing_report``) to take the rest, and then :class:`ReportCut`
+    (PROTO-REPORT-2); the writer thread is left blocked, and the process ends without it. An error
+    of the descriptor (a closed pipe, a full disk) is raised as the OSError it is."""
     try:
         descriptor: int | None = stream.fileno()
     except (AttributeError, OSError, ValueError):  # no descriptor: a test's stream, or another layer's
@@ -94,24 +120,33 @@ def write_whole(stream: TextIO, text: str) -> None:
         assert binary is not None
         done = 0
         while done < len(data):
-            done += binary.write(data[done:done + _WRITE_BYTES]) or 0
+            done += binary.write(data[done:]) or 0
         binary.flush()
         return
-    written, total = 0, len(data)
-    signalled_at: float | None = None
-    waiting = select.poll()  # not select.select, which refuses a descriptor past FD_SETSIZE
-    waiting.register(descriptor, select.POLLOUT)
-    while written < total:
-        if not waiting.poll(_POLL_S * 1000):
-            if signalled_at is None and received() is not None:
-                signalled_at = time.monotonic()
-            if signalled_at is not None and time.monotonic() - signalled_at > KILL_GRACE_S:
-                raise ReportCut(written, total)
-            continue
+    report = _REPORTS[-1] if _REPORTS else _Report()
+    failed: list[OSError] = []
+
+    def write() -> None:
+        written = 0
         try:
-            written += os.write(descriptor, data[written:written + _WRITE_BYTES])
-        except BlockingIOError:  # a descriptor another process made non-blocking: wait, as for a reader
-            continue
+            while written < len(data):
+                taken = os.write(descriptor, data[written:written + _WRITE_BYTES])
+                written += taken
+                report.written += taken
+        except OSError as error:
+            failed.append(error)
+
+    writer = threading.Thread(target=write, name="inboxspec-report", daemon=True)
+    writer.start()
+    while True:
+        writer.join(_POLL_S)
+        if not writer.is_alive():
+            break
+        signalled = received_at()
+        if signalled is not None and time.monotonic() - max(signalled, report.began) > KILL_GRACE_S:
+            raise ReportCut(report.written)
+    if failed:
+        raise failed[0]
 
 
 def write_atomically(path: Path, data: bytes) -> None:

@@ -75,7 +75,7 @@ from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTim
 from inboxspec.conformance.interrupts import RunInterrupted, interruptible, raise_if_interrupted, received
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 from inboxspec.conformance.progress import Progress
-from inboxspec.conformance.reportfile import ReportCut, print_json, write_whole
+from inboxspec.conformance.reportfile import ReportCut, print_json, write_whole, writing_report
 from inboxspec.machines.frame import bound_integer
 
 PROTOCOL_VERSION = 1
@@ -873,9 +873,15 @@ def _command(args: argparse.Namespace) -> int:
             return _run_command(args)
         except RunInterrupted as interruption:  # before any case ran: during start, say
             name = interruption.signal_name
-            if args.json:
-                print_json(unusable_report(f"interrupted by {name} before any case ran", interrupted=name))
+            # The line first: the report's reader may be gone with the same signal (Ctrl-C on a pipeline).
             print(f"inboxspec conform: interrupted by {name} before any case ran", file=sys.stderr)
+            if args.json:
+                try:
+                    with writing_report():
+                        print_json(unusable_report(f"interrupted by {name} before any case ran",
+                                                   interrupted=name))
+                except OSError as error:
+                    print(f"inboxspec conform: the report could not be written: {error}", file=sys.stderr)
             return interruption.exit_code
         except Exception as error:
             message = f"internal error: {type(error).__name__}: {one_line(str(error))}"
@@ -976,8 +982,9 @@ def _reported(write: Callable[[], int], *, interrupted: bool) -> int:
     run ends as the signal asks; a reader that does not take the rest within the grace after the
     signal leaves the report cut (``ReportCut``)."""
     try:
-        status = write()
-        sys.stdout.flush()  # here, while a signal is still recorded, not at the interpreter's exit
+        with writing_report():
+            status = write()
+            sys.stdout.flush()  # here, while a signal is still recorded, not at the interpreter's exit
     except ReportCut as cut:
         name = received()
         assert name is not None  # only a signal's grace cuts a report
@@ -985,6 +992,11 @@ def _reported(write: Callable[[], int], *, interrupted: bool) -> int:
               file=sys.stderr)
         return interrupt_exit_code(name)
     except OSError as error:  # a reader gone, a full disk: no reader has the report whole
+        name = received()
+        if name is not None:  # a reader the same signal ended (Ctrl-C on a pipeline): the signal's end
+            print(f"inboxspec conform: interrupted by {name} while the report was written: {error}",
+                  file=sys.stderr)
+            return interrupt_exit_code(name)
         print(f"inboxspec conform: the report could not be written: {error}", file=sys.stderr)
         return 2
     name = received()

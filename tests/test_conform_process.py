@@ -795,3 +795,21 @@ def signalled_after(function: Any) -> Any:
         return function(*args, **kwargs)
     return signalled
 
+
+
+def test_a_reader_that_the_same_signal_ended_ends_the_run_as_interrupted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C on a pipeline ends the report's reader too: the runner's write then fails, and the run
+    ended as a report that could not be written (exit 2), the signal lost."""
+    from inboxspec.conformance import runner
+    from tests.in_process import run_command
+
+    def reader_gone(*_args: Any, **_kwargs: Any) -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # recorded by the run's handler, as one from outside
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(runner, "print_json", reader_gone)
+    done = run_command("conform", "--adapter", REFERENCE, *WAKE_GATE, "--run", "wake-gate/a*", "--json")
+    assert done.returncode == 128 + signal.SIGINT
+    assert done.stderr.endswith("inboxspec conform: interrupted by SIGINT while the report was written: "
+                                "[Errno 32] Broken pipe\n")

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import tty
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ from inboxspec.conformance.reportfile import (
     print_json,
     write_atomically,
     write_whole,
+    writing_report,
 )
 from inboxspec.conformance.runner import QUOTED_CHARS, _judge
 from tests.in_process import run_command
@@ -550,30 +552,73 @@ def test_a_report_reaches_its_descriptor_whole_when_writes_take_part_of_it(
     assert (tmp_path / "report").read_text(encoding="utf-8") == json.dumps(value, indent=2) + "\n"
 
 
+def _pipe() -> tuple[int, int]:
+    return os.pipe()
+
+
+def _terminal() -> tuple[int, int]:
+    """A pseudo-terminal: its first descriptor the reader's end (the master), its second the writer's."""
+    master, follower = os.openpty()
+    tty.setraw(follower)  # no line discipline answering for the reader
+    return master, follower
+
+
 @pytest.mark.timeout(30)
+@pytest.mark.parametrize("opened", [_pipe, _terminal], ids=["pipe", "terminal"])
 def test_a_reader_that_stops_reading_cuts_the_report_a_grace_after_a_signal(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        opened: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """PROTO-REPORT-2: a signal lets the report finish, but a reader that takes nothing more held the
-    runner in its write for good, the signal recorded and never acted on."""
-    reading, writing = os.pipe()
+    runner in its write for good, the signal recorded and never acted on (on a terminal, the kernel
+    held the write itself, and Python retried it after each signal). The grace runs across the
+    report's writes, from the signal."""
+    reading, writing = opened()
     try:
         with open(writing, "w", encoding="ascii", closefd=False) as stream:
-            taken: list[bytes] = []
-            reader = threading.Thread(target=lambda: taken.append(os.read(reading, 70_000)))
-            reader.start()  # a reader that takes one read, then stops
-            began = time.monotonic()  # the signal comes half a second into the write
-            monkeypatch.setattr(reportfile, "received", lambda: "SIGTERM" if time.monotonic() > began + 0.5
-                                else None)
-            with pytest.raises(ReportCut) as cut:
-                write_whole(stream, "r" * (1 << 20))
+            began = time.monotonic()  # the signal comes half a second into the report
+            monkeypatch.setattr(reportfile, "received_at", lambda: began + 0.5
+                                if time.monotonic() > began + 0.5 else None)
+            with pytest.raises(ReportCut) as cut, writing_report():
+                for _ in range(4):  # the report's writes, each a part of it
+                    write_whole(stream, "r" * (1 << 18))
             waited = time.monotonic() - began
-            reader.join(5)
         assert 0.5 + KILL_GRACE_S <= waited < 0.5 + KILL_GRACE_S + 2
-        assert len(taken[0]) < cut.value.written < cut.value.total == 1 << 20  # the pipe holds the rest
-        assert "within 1 s of the signal: the report is cut" in str(cut.value)
+        # What the descriptor took, counted a write of the writer at a time: the pipe took one (its 64 KiB),
+        # the terminal's buffer part of one.
+        assert cut.value.written == (1 << 16 if opened is _pipe else 0)
+        assert str(cut.value).endswith(f"the report is cut after {cut.value.written:,} bytes: its reader "
+                                       "took no more within 1 s of the signal")
     finally:
         os.close(reading)
         os.close(writing)
+
+
+@pytest.mark.timeout(30)
+def test_a_slow_reader_is_cut_a_grace_after_a_signal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader that takes the report slowly but steadily was never cut: the signal was looked for only
+    when the reader took nothing for a while, and the grace began again with each part."""
+    reading, writing = os.pipe()
+    stop = threading.Event()
+
+    def slowly() -> None:
+        while not stop.is_set():
+            os.read(reading, 4096)
+            time.sleep(0.02)
+
+    reader = threading.Thread(target=slowly, daemon=True)
+    reader.start()
+    try:
+        with open(writing, "w", encoding="ascii", closefd=False) as stream:
+            began = time.monotonic()
+            monkeypatch.setattr(reportfile, "received_at", lambda: began)  # a signal as the report began
+            with pytest.raises(ReportCut), writing_report():
+                for _ in range(16):
+                    write_whole(stream, "s" * (1 << 18))  # 4 MiB in all: some 20 s at this pace
+            assert time.monotonic() - began < KILL_GRACE_S + 2
+    finally:
+        stop.set()
+        os.close(writing)
+        reader.join(5)
+        os.close(reading)
 
 
 def test_a_signal_while_a_commands_json_report_is_printed_leaves_no_second_report(
