@@ -73,8 +73,18 @@ def received() -> str | None:
 
 
 def received_at() -> float | None:
-    """When the signal that interrupted the run came (``time.monotonic()``), if one did."""
-    return _received_at[0] if _received else None
+    """When the signal that interrupted the run came (``time.monotonic()``), if one did; first asked,
+    when it was recorded without its time."""
+    if not _received:
+        return None
+    if not _received_at:
+        _received_at.append(time.monotonic())
+    return _received_at[0]
+
+
+def _clear() -> None:
+    _received.clear()
+    _received_at.clear()
 
 
 @contextlib.contextmanager
@@ -99,7 +109,7 @@ def _handled_by(handler: Callable[[int, FrameType | None], None],
 @contextlib.contextmanager
 def interruptible() -> Iterator[None]:
     """Record the interrupting signals for the duration; restore the previous handlers after."""
-    with _handled_by(_record, _received.clear):
+    with _handled_by(_record, _clear):
         yield
 
 

@@ -12,6 +12,7 @@ socket there is refused, and a file replaced keeps its permission bits.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import json
@@ -21,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -78,19 +80,38 @@ def print_json(value: Any, stream: TextIO | None = None) -> None:
     out = sys.stdout if stream is None else stream
     pending: list[str] = []
     size = 0
+    began = False  # whether a part has gone to the stream: before it, a signal cuts nothing
     try:
         for piece in json.JSONEncoder(indent=2).iterencode(value):
             pending.append(piece)
             size += len(piece)
             if size >= PRINTED_CHUNK_CHARS:
+                began = True
                 write_whole(out, "".join(pending))
                 pending.clear()
                 size = 0
         pending.append("\n")
+        began = True
         write_whole(out, "".join(pending))
     except RunInterrupted as stop:  # raised where a signal landed, under ``raising_on_signals``
-        stop.report_cut = True
+        stop.report_cut = began
         raise
+
+
+# Per stream written to by ``write_whole``: its encoder, kept across the writes, so that an encoding
+# that begins with a byte order mark (utf-8-sig, utf-16) puts it once, not before every part.
+_ENCODERS: weakref.WeakKeyDictionary[TextIO, codecs.IncrementalEncoder] = weakref.WeakKeyDictionary()
+
+
+def _encoder(stream: TextIO) -> codecs.IncrementalEncoder:
+    encoder = _ENCODERS.get(stream)
+    if encoder is None:
+        encoder = codecs.getincrementalencoder(stream.encoding or "utf-8")(stream.errors or "strict")
+        with contextlib.suppress(OSError, ValueError):
+            if stream.tell() > 0:  # the text layer has begun the stream: its mark is written
+                encoder.setstate(0)
+        _ENCODERS[stream] = encoder
+    return encoder
 
 
 def write_whole(stream: TextIO, text: str) -> None:
@@ -115,7 +136,7 @@ def write_whole(stream: TextIO, text: str) -> None:
         stream.write(text)
         return
     stream.flush()  # what the text layer holds goes first
-    data = memoryview(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    data = memoryview(_encoder(stream).encode(text))
     if descriptor is None:  # a binary layer alone: each write's count taken as it is given
         assert binary is not None
         done = 0

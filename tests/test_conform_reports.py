@@ -43,6 +43,7 @@ from inboxspec.conformance.compare import (
     printable_json,
     string_difference,
 )
+from inboxspec.conformance.interrupts import RunInterrupted
 from inboxspec.conformance.process_tree import KILL_GRACE_S
 from inboxspec.conformance.reportfile import (
     PRINTED_CHUNK_CHARS,
@@ -712,3 +713,29 @@ def test_a_report_reaches_a_binary_layer_whole_when_writes_take_part_of_it() -> 
     value = {"results": ["x" * 1000] * 300}
     print_json(value, stream)
     assert raw.data.decode() == json.dumps(value, indent=2) + "\n"
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_a_report_in_an_encoding_with_a_byte_order_mark_has_one(encoding: str, tmp_path: Path) -> None:
+    """Each part of a report was encoded by itself, and an encoding that begins with a mark (as
+    PYTHONIOENCODING may choose) put one before every part: a report past a part no longer parsed."""
+    value = ["z" * 1000] * 3000  # three parts (PRINTED_CHUNK_CHARS)
+    with (tmp_path / "report").open("w", encoding=encoding) as stream:
+        print_json(value, stream)
+    data = (tmp_path / "report").read_bytes()
+    assert json.loads(data.decode(encoding)) == value  # a second mark is a U+FEFF, which JSON refuses
+
+
+def test_a_signal_before_a_reports_first_part_cuts_nothing() -> None:
+    """A signal that raises while the report's first part is still encoded leaves stdout empty: the
+    command then writes its report of an interrupted run, which it wrote none of (a pipeline reading
+    --json always has one)."""
+
+    class Interrupting(dict[str, int]):
+        def items(self) -> Any:
+            raise RunInterrupted("SIGTERM")
+
+    stream = io.StringIO()
+    with pytest.raises(RunInterrupted) as stop:
+        print_json(Interrupting(a=1), stream)
+    assert stream.getvalue() == "" and stop.value.report_cut is False
