@@ -170,6 +170,10 @@ def write_whole(stream: TextIO, text: str) -> None:
         raise failed[0]
 
 
+# The system's own directories, which no report replaces a file or a link in (``write_atomically``).
+_SYSTEM_DIRECTORIES = ("/dev", "/proc", "/sys")
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` in one rename; no partial file is ever left.
 
@@ -179,9 +183,15 @@ def write_atomically(path: Path, data: bytes) -> None:
     its permission bits (a private report stays private); otherwise it gets an
     ordinary file's under the umask. Anything else there (a device such as ``/dev/null``, a
     FIFO, a socket, a directory) is refused, not replaced: run as root, a
-    report named ``/dev/null`` would otherwise replace the system's. Raises
+    report named ``/dev/null`` would otherwise replace the system's; and nothing in ``/dev``,
+    ``/proc`` or ``/sys`` is replaced at all (``/dev/stdout`` is a link, which a rename would replace
+    with a file). Raises
     OSError when the directory cannot be written or the destination is refused.
     """
+    resolved = os.path.realpath(path.parent)
+    if any(resolved == system or resolved.startswith(system + "/") for system in _SYSTEM_DIRECTORIES):
+        # Run as root, ``--junit /dev/stdout`` replaced the system's link with a file.
+        raise OSError(errno.EPERM, "a report is not written into /dev, /proc or /sys", str(path))
     try:
         existing: os.stat_result | None = os.lstat(path)
     except FileNotFoundError:

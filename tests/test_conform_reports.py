@@ -226,6 +226,18 @@ def test_a_destination_that_is_no_file_or_link_is_refused_not_replaced(kind: str
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.xml"]
 
 
+@pytest.mark.parametrize("destination", ["/dev/stdout", "/proc/self/fd/1", "/dev/shm/../stdout"])
+def test_nothing_in_the_systems_directories_is_replaced(destination: str) -> None:
+    """Run as root, ``--junit /dev/stdout`` replaced the system's link to the standard output with a
+    file (a link at the destination is replaced, not written through)."""
+    link = Path("/dev/stdout")
+    before = os.lstat(link) if link.is_symlink() else None
+    with pytest.raises(OSError, match=r"a report is not written into /dev, /proc or /sys"):
+        write_atomically(Path(destination), b"<testsuites/>")
+    if before is not None:
+        assert link.is_symlink() and os.lstat(link).st_ino == before.st_ino
+
+
 @pytest.mark.parametrize("mode", [0o600, 0o640, 0o444])
 def test_a_replaced_report_keeps_its_permission_bits(mode: int, tmp_path: Path) -> None:
     destination = tmp_path / "report.xml"
