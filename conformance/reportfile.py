@@ -122,7 +122,7 @@ def write_whole(stream: TextIO, text: str) -> None:
     write leaves unwritten without an error (a part of a report that a signal, a full pipe or 2 GiB
     in one call cut short), so the bytes are written here, until every one is taken. The writes are
     a thread's, which this one waits for, looking every ``_POLL_S`` whether a signal has come
-    (``interrupts.received``): a write blocked on a reader that takes nothing (a pipe, a terminal)
+    (``interrupts.received_at``): a write blocked on a reader that takes nothing (a pipe, a terminal)
     is retried by Python after each signal, and held the runner for good. After a signal the reader
     has the kill grace (``writing_report``) to take the rest, and then :class:`ReportCut`
     (PROTO-REPORT-2); the writer thread is left blocked, and the process ends without it. An error
@@ -149,13 +149,17 @@ def write_whole(stream: TextIO, text: str) -> None:
 
     def write() -> None:
         written = 0
-        try:
-            while written < len(data):
+        while written < len(data):
+            try:
                 taken = os.write(descriptor, data[written:written + _WRITE_BYTES])
-                written += taken
-                report.written += taken
-        except OSError as error:
-            failed.append(error)
+            except BlockingIOError:  # a descriptor another process made non-blocking: room comes later
+                time.sleep(_POLL_S / 10)
+                continue
+            except OSError as error:
+                failed.append(error)
+                return
+            written += taken
+            report.written += taken
 
     writer = threading.Thread(target=write, name="inboxspec-report", daemon=True)
     writer.start()

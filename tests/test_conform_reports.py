@@ -751,3 +751,28 @@ def test_a_signal_before_a_reports_first_part_cuts_nothing() -> None:
     with pytest.raises(RunInterrupted) as stop:
         print_json(Interrupting(a=1), stream)
     assert stream.getvalue() == "" and stop.value.report_cut is False
+
+
+@pytest.mark.timeout(30)
+def test_a_report_reaches_a_non_blocking_descriptor_whole() -> None:
+    """A reader may make the pipe's shared file description non-blocking: a write with no room then
+    fails at once (EAGAIN) instead of waiting, and the report is to wait for room, not end."""
+    reading, writing = os.pipe()
+    os.set_blocking(writing, False)
+    taken: list[bytes] = []
+
+    def slowly() -> None:
+        while sum(map(len, taken)) < 1_000_000:
+            time.sleep(0.01)
+            taken.append(os.read(reading, 200_000))
+
+    reader = threading.Thread(target=slowly)
+    reader.start()
+    try:
+        with open(writing, "w", encoding="ascii", closefd=False) as stream:
+            write_whole(stream, "n" * 1_000_000)
+        reader.join(10)
+        assert b"".join(taken) == b"n" * 1_000_000
+    finally:
+        os.close(reading)
+        os.close(writing)
