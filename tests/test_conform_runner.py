@@ -40,8 +40,8 @@ REFERENCE = f"{sys.executable} -m inboxspec.conformance.adapter"
 TRIGGER_ID = "wake-gate/announce-on-fresh-gate"
 # The faulty adapter's faults hit the trigger case, a wake-gate case: a fault's outcome, and the
 # cases after it still running on the restarted adapter, show on the wake gate's cases alone. The
-# whole bundled suite runs once through each adapter (test_reference_adapter_passes_everything here,
-# tests/test_node_port_package.py for the Node port). A --run of wake-gate cases takes it too: the
+# whole bundled suite runs through each adapter in tests/test_conform_matrix.py (and through the
+# packed Node port in tests/test_node_port_package.py). A --run of wake-gate cases takes it too: the
 # same cases, without loading and validating every other machine's case files first (0.9 s).
 WAKE_GATE = ("--machine", "wake-gate")
 
