@@ -8,8 +8,8 @@ chart as well, and checks that the generated spec sections are current.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
-import io
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -26,7 +26,7 @@ from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference, one_line
 from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
 from inboxspec.conformance.progress import Progress
-from inboxspec.conformance.reportfile import print_json, write_whole
+from inboxspec.conformance.reportfile import print_json, print_whole
 from inboxspec.conformance.runner import report_unusable
 from inboxspec.machines.fixtures import FixtureError
 from inboxspec.spec import index as spec_index
@@ -252,11 +252,8 @@ REFINE_DEPTH = 3
 
 
 def print_report(result: dict[str, Any]) -> None:
-    """The text report on stdout, written whole (``write_whole``)."""
-    text = io.StringIO()
-    with contextlib.redirect_stdout(text):
-        _print_report(result)
-    write_whole(sys.stdout, text.getvalue())
+    """The text report on stdout, written whole (``reportfile.print_whole``)."""
+    print_whole(functools.partial(_print_report, result))
 
 
 def _print_report(result: dict[str, Any]) -> None:

@@ -46,7 +46,8 @@ DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
 
 STDERR_TAIL_BYTES = 4096
 # How often a wait for a reply looks whether the adapter itself has exited, and for a signal.
-# WARNING: spec/conformance-protocol.md (PROTO-PROC-3, PROTO-SIG-1) states it; change both together.
+# WARNING: spec/conformance-protocol.md (PROTO-PROC-3, PROTO-SIG-1, PROTO-REPORT-2) states it; change
+# both together. A report's write looks as often (``reportfile.write_whole``).
 EXIT_POLL_S = 0.05
 # How long an adapter has to exit after ``stop`` before its tree is ended.
 STOP_GRACE_S = 2.0

@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
+import io
 import json
 import os
 import stat
@@ -23,17 +24,16 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from inboxspec.conformance.adapter_process import EXIT_POLL_S
 from inboxspec.conformance.interrupts import RunInterrupted, received_at
 from inboxspec.conformance.process_tree import KILL_GRACE_S
 
 # Characters of a printed JSON report encoded at a time (PROTO-REPORT-1): a report is never held whole.
 PRINTED_CHUNK_CHARS = 1 << 20
-# How often the thread that waits for a report's writer looks whether a signal has come.
-_POLL_S = 0.05
 # Bytes of one write of the writer thread: what a pipe holds, so that what a cut report says was taken
 # is counted as the reader takes it, not once a whole part is.
 _WRITE_BYTES = 1 << 16
@@ -114,6 +114,15 @@ def _encoder(stream: TextIO) -> codecs.IncrementalEncoder:
     return encoder
 
 
+def print_whole(print_text: Callable[[], object]) -> None:
+    """What ``print_text`` prints, taken whole and then written on stdout (``write_whole``): a text
+    report, printed a line at a time, written as one."""
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        print_text()
+    write_whole(sys.stdout, text.getvalue())
+
+
 def write_whole(stream: TextIO, text: str) -> None:
     """``text`` on ``stream``, whole, by its descriptor when it has one (by its binary layer when it
     has that alone; a stream with neither, a test's, is written to as it is).
@@ -121,7 +130,8 @@ def write_whole(stream: TextIO, text: str) -> None:
     Whole: the text layer over an unbuffered descriptor (``PYTHONUNBUFFERED``, ``-u``) drops what a
     write leaves unwritten without an error (a part of a report that a signal, a full pipe or 2 GiB
     in one call cut short), so the bytes are written here, until every one is taken. The writes are
-    a thread's, which this one waits for, looking every ``_POLL_S`` whether a signal has come
+    a thread's, which this one waits for, looking every ``EXIT_POLL_S`` whether a signal has come
+    (as a wait for a reply looks)
     (``interrupts.received_at``): a write blocked on a reader that takes nothing (a pipe, a terminal)
     is retried by Python after each signal, and held the runner for good. After a signal the reader
     has the kill grace (``writing_report``) to take the rest, and then :class:`ReportCut`
@@ -153,7 +163,7 @@ def write_whole(stream: TextIO, text: str) -> None:
             try:
                 taken = os.write(descriptor, data[written:written + _WRITE_BYTES])
             except BlockingIOError:  # a descriptor another process made non-blocking: room comes later
-                time.sleep(_POLL_S / 10)
+                time.sleep(EXIT_POLL_S / 10)
                 continue
             except OSError as error:
                 failed.append(error)
@@ -164,7 +174,7 @@ def write_whole(stream: TextIO, text: str) -> None:
     writer = threading.Thread(target=write, name="inboxspec-report", daemon=True)
     writer.start()
     while True:
-        writer.join(_POLL_S)
+        writer.join(EXIT_POLL_S)
         if not writer.is_alive():
             break
         signalled = received_at()

@@ -27,7 +27,6 @@ import contextlib
 import dataclasses
 import fnmatch
 import functools
-import io
 import json
 import math
 import re
@@ -75,7 +74,7 @@ from inboxspec.conformance.fixtures import FixtureError, FixturePool, FixtureTim
 from inboxspec.conformance.interrupts import RunInterrupted, interruptible, raise_if_interrupted, received
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 from inboxspec.conformance.progress import Progress
-from inboxspec.conformance.reportfile import ReportCut, print_json, write_whole, writing_report
+from inboxspec.conformance.reportfile import ReportCut, print_json, print_whole, writing_report
 from inboxspec.machines.frame import bound_integer
 
 PROTOCOL_VERSION = 1
@@ -436,6 +435,11 @@ def _reply_timeout(timeout: float, seq: int) -> float:
     return max(timeout - _LAYOUT_SECONDS.pop(seq, 0.0), 0.0)
 
 
+def _quoted(text: str) -> str:
+    """A text of the adapter's as a result's detail quotes it (``QUOTED_CHARS``)."""
+    return cut_text(text, QUOTED_CHARS)
+
+
 def _judge(case: Case, seq: int, reply: Any) -> CaseResult:
     """What one reply means for its case; an AdapterFault if the reply breaks the protocol."""
     problem = _protocol_problem(RUN_REPLY, reply)
@@ -443,17 +447,15 @@ def _judge(case: Case, seq: int, reply: Any) -> CaseResult:
         shown = _reply_problem(reply, problem)
         raise AdapterFault("bad-reply", f"reply does not match the protocol: {shown}")
     if reply["seq"] != seq or type(reply["seq"]) is not int:
-        shown_seq = cut_text(repr(reply["seq"]), QUOTED_CHARS)
-        raise AdapterFault("wrong-seq", f"reply seq {shown_seq} is not {seq}")
+        raise AdapterFault("wrong-seq", f"reply seq {_quoted(repr(reply['seq']))} is not {seq}")
     if reply["id"] != case.id:
-        raise AdapterFault("wrong-case", f"reply is for case {cut_text(repr(reply['id']), QUOTED_CHARS)}")
+        raise AdapterFault("wrong-case", f"reply is for case {_quoted(repr(reply['id']))}")
     if "skipped" in reply:
-        reason = cut_text(reply["skipped"]["reason"], QUOTED_CHARS)
-        return CaseResult(case, SKIP, f"adapter skipped: {reason}")
+        return CaseResult(case, SKIP, f"adapter skipped: {_quoted(reply['skipped']['reason'])}")
     if "errored" in reply:
         errored = reply["errored"]
-        context = f" {cut_text(json.dumps(errored['context']), QUOTED_CHARS)}" if "context" in errored else ""
-        message = cut_text(errored["message"], QUOTED_CHARS)
+        context = f" {_quoted(json.dumps(errored['context']))}" if "context" in errored else ""
+        message = _quoted(errored["message"])
         return CaseResult(case, ERROR, f"adapter errored: {message}{context}", fault=ERRORED)
     difference = find_difference(case, reply["result"])
     if difference is None:
@@ -768,11 +770,8 @@ def end_session(session: Session, *, interrupted: bool) -> None:
 
 
 def print_report(report: RunReport) -> None:
-    """The text report on stdout, written whole (``write_whole``: PROTO-REPORT-2)."""
-    text = io.StringIO()
-    with contextlib.redirect_stdout(text):
-        _print_report(report)
-    write_whole(sys.stdout, text.getvalue())
+    """The text report on stdout, written whole (PROTO-REPORT-2)."""
+    print_whole(functools.partial(_print_report, report))
 
 
 def _print_report(report: RunReport) -> None:
@@ -985,20 +984,16 @@ def _reported(write: Callable[[], int], *, interrupted: bool) -> int:
         with writing_report():
             status = write()
             sys.stdout.flush()  # here, while a signal is still recorded, not at the interpreter's exit
-    except ReportCut as cut:
+    except OSError as error:  # a reader gone, a full disk, or the grace after a signal (ReportCut)
         name = received()
-        assert name is not None  # only a signal's grace cuts a report
-        print(f"inboxspec conform: interrupted by {name} while the report was written: {cut.strerror}",
+        if name is None:  # no reader has the report whole
+            print(f"inboxspec conform: the report could not be written: {error}", file=sys.stderr)
+            return 2
+        # Cut by the grace, or a reader the same signal ended (Ctrl-C on a pipeline): the signal's end.
+        said = error.strerror if isinstance(error, ReportCut) else error
+        print(f"inboxspec conform: interrupted by {name} while the report was written: {said}",
               file=sys.stderr)
         return interrupt_exit_code(name)
-    except OSError as error:  # a reader gone, a full disk: no reader has the report whole
-        name = received()
-        if name is not None:  # a reader the same signal ended (Ctrl-C on a pipeline): the signal's end
-            print(f"inboxspec conform: interrupted by {name} while the report was written: {error}",
-                  file=sys.stderr)
-            return interrupt_exit_code(name)
-        print(f"inboxspec conform: the report could not be written: {error}", file=sys.stderr)
-        return 2
     name = received()
     if interrupted or name is None:
         return status

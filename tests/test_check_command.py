@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from inboxspec import check as check_module
 from inboxspec import machines
 from inboxspec.check import (
     REFINE_DEPTH,
@@ -291,7 +290,7 @@ def test_a_signal_while_the_report_is_written_cuts_it_with_a_word_and_no_traceba
         as_json: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """The check's report was written after its signal handlers were gone: SIGINT then printed a
     KeyboardInterrupt traceback over a report cut short (and under --json, a second report)."""
-    signalled_while_writing(monkeypatch, signal.SIGINT, 50, check_module)
+    signalled_while_writing(monkeypatch, signal.SIGINT, 50)
     assert main(["check", "--machine", "wake-gate", *(["--json"] if as_json else [])]) == 130
     captured = capsys.readouterr()
     assert len(captured.out) == 50
