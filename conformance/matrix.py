@@ -19,7 +19,10 @@ start gets a column that says so; the others still run. SIGINT, SIGTERM or
 SIGHUP ends the matrix as it ends ``conform`` (PROTO-SIG-1: the adapter's
 processes and fixture directories gone, 128 plus the signal's number), and no
 later adapter starts; since a table of the adapters that ran so far would be
-read as the whole, none is printed or written.
+read as the whole, none is printed or written. One that comes once every
+adapter has run, while the matrix is printed or its files written, lets the
+whole matrix be printed and written, then ends the command with 128 plus its
+number, as conform's report does (PROTO-REPORT-2).
 
 ``--json FILE`` writes the matrix as JSON, each adapter's run's warnings included; its fields are
 those of ``conformance/schemas/matrix-report.schema.json``, against which the tests check every
@@ -35,6 +38,7 @@ called stale: the reason is on stderr, with the tail of the adapter's stderr.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -48,7 +52,7 @@ from inboxspec.conformance.casefiles import CaseFileError, load_cases
 from inboxspec.conformance.compare import escape_for_display, message_lines, one_line
 from inboxspec.conformance.interrupts import RunInterrupted, received
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
-from inboxspec.conformance.reportfile import write_atomically
+from inboxspec.conformance.reportfile import print_whole, write_atomically
 from inboxspec.conformance.runner import (
     ERROR,
     EXPECTED_FAIL,
@@ -63,6 +67,7 @@ from inboxspec.conformance.runner import (
     add_run_options,
     conform,
     contained_runs,
+    reported,
 )
 
 # The columns of a cell, in the order a cell lists them.
@@ -293,7 +298,6 @@ def _command(args: argparse.Namespace) -> int:
         print(f"inboxspec matrix: --into needs an existing regular file, not {str(args.into)!r}",
               file=sys.stderr)
         return 2
-    matrix: Matrix | None = None
     interrupted: str | None = None
     with contained_runs():
         try:
@@ -309,14 +313,21 @@ def _command(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         interrupted = interrupted or received()  # read inside: the block's end forgets it
-    if interrupted is not None:
-        # A matrix of the adapters that ran so far would be read as the whole: none is printed or written.
-        print(f"inboxspec matrix: interrupted by {interrupted}: no matrix printed or written; the "
-              "adapters' processes and the fixture directories are gone", file=sys.stderr)
-        return interrupt_exit_code(interrupted)
-    assert matrix is not None  # run_matrix returned: only a signal leaves it unset
+        if interrupted is None:
+            # Written where the signals are still recorded (PROTO-REPORT-2): one that comes meanwhile lets
+            # the matrix, whole as the runs left it, be printed and written, then ends the command.
+            return reported(functools.partial(_write_matrix, args, matrix), interrupted=False,
+                            command="matrix")
+    # A matrix of the adapters that ran so far would be read as the whole: none is printed or written.
+    print(f"inboxspec matrix: interrupted by {interrupted}: no matrix printed or written; the "
+          "adapters' processes and the fixture directories are gone", file=sys.stderr)
+    return interrupt_exit_code(interrupted)
+
+
+def _write_matrix(args: argparse.Namespace, matrix: Matrix) -> int:
+    """The matrix on stdout, in the files asked for and in ``--into``'s block; the exit code it gives."""
     markdown = as_markdown(matrix)
-    print(markdown, end="")
+    print_whole(lambda: print(markdown, end=""))
     code = matrix.exit_code
     for run in matrix.runs:  # the table says so in a word; the reason in full, its quote kept apart
         if run.unusable is not None:

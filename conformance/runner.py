@@ -949,10 +949,10 @@ def _run_command(args: argparse.Namespace) -> int:
             _write_junit_report(args, None, problems)
             return 2
 
-        return _reported(report_problems, interrupted=False)
+        return reported(report_problems, interrupted=False)
     if report.interrupted is None and received() is not None:
         report.interrupted = received()  # the signal came while the run was ending anyway
-    return _reported(functools.partial(_report_run, args, report), interrupted=report.interrupted is not None)
+    return reported(functools.partial(_report_run, args, report), interrupted=report.interrupted is not None)
 
 
 def _report_run(args: argparse.Namespace, report: RunReport) -> int:
@@ -974,12 +974,14 @@ def _report_run(args: argparse.Namespace, report: RunReport) -> int:
     return report.exit_code if junit_written else 2
 
 
-def _reported(write: Callable[[], int], *, interrupted: bool) -> int:
+def reported(write: Callable[[], int], *, interrupted: bool, command: str = "conform") -> int:
     """The exit code of a run whose report ``write`` writes, returning the code the report gives
     (PROTO-REPORT-2): that code, unless a signal came while it was written (``interrupted``: one had
     come before, and the code is already its). A signal meanwhile lets the report finish, then the
     run ends as the signal asks; a reader that does not take the rest within the grace after the
-    signal leaves the report cut (``ReportCut``)."""
+    signal leaves the report cut (``ReportCut``). ``command`` names the command in what it says on
+    stderr (``conform``, ``matrix``); call it where the interrupting signals are recorded, inside
+    ``contained_runs``."""
     try:
         with writing_report():
             status = write()
@@ -987,17 +989,17 @@ def _reported(write: Callable[[], int], *, interrupted: bool) -> int:
     except OSError as error:  # a reader gone, a full disk, or the grace after a signal (ReportCut)
         name = received()
         if name is None:  # no reader has the report whole
-            print(f"inboxspec conform: the report could not be written: {error}", file=sys.stderr)
+            print(f"inboxspec {command}: the report could not be written: {error}", file=sys.stderr)
             return 2
         # Cut by the grace, or a reader the same signal ended (Ctrl-C on a pipeline): the signal's end.
         said = error.strerror if isinstance(error, ReportCut) else error
-        print(f"inboxspec conform: interrupted by {name} while the report was written: {said}",
+        print(f"inboxspec {command}: interrupted by {name} while the report was written: {said}",
               file=sys.stderr)
         return interrupt_exit_code(name)
     name = received()
     if interrupted or name is None:
         return status
-    print(f"inboxspec conform: interrupted by {name} while the report was written", file=sys.stderr)
+    print(f"inboxspec {command}: interrupted by {name} while the report was written", file=sys.stderr)
     return interrupt_exit_code(name)
 
 

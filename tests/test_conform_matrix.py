@@ -7,6 +7,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from collections import Counter
@@ -27,7 +28,9 @@ from inboxspec.conformance.matrix import (
     replace_block,
 )
 from inboxspec.conformance.runner import ERROR, FAIL, PASS, SKIP, CaseResult, RunReport
+from tests.in_process import run_command
 from tests.report_schema import MATRIX, checked_report, report_problems, report_validator
+from tests.spies import signalled_while_writing
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -376,3 +379,44 @@ def test_a_document_is_left_as_it_was_when_an_adapter_could_not_run(check: bool,
     assert lines[first + 1:first + 4] == ["  adapter stderr (tail):", "    no module named port",
                                           "    inboxspec matrix: all passed"]
     assert f"inboxspec matrix: {document} left as it was: an adapter could not run" in lines
+
+
+def _signalled_while_writing_a_file(monkeypatch: pytest.MonkeyPatch, signum: int) -> None:
+    """The matrix's ``write_atomically`` replaced by one that sends this process ``signum`` (as a signal
+    from outside comes) and then writes the file. It refuses to send one whose action is still the
+    default: that would end the test's own process, not the matrix's."""
+    from inboxspec.conformance import matrix, reportfile
+
+    real = reportfile.write_atomically
+
+    def signalled(path: Path, data: bytes) -> None:
+        assert signal.getsignal(signum) not in (signal.SIG_DFL, signal.SIG_IGN), \
+            "the matrix writes its files with the signal's default action"
+        os.kill(os.getpid(), signum)
+        real(path, data)
+
+    monkeypatch.setattr(matrix, "write_atomically", signalled)
+
+
+@pytest.mark.parametrize("written", ["table", "files"])
+def test_a_signal_while_the_matrix_is_written_lets_it_finish_then_ends_as_the_signal_asks(
+        written: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-REPORT-2, as for conform: the matrix was printed and its files written after its signal
+    handling had ended, so a SIGTERM then ended it at the signal's default action, the table cut
+    where the signal came, no word on stderr, and a temporary file of a half-written --json left
+    beside it."""
+    if written == "table":
+        signalled_while_writing(monkeypatch, signal.SIGTERM, 100)  # the table on stdout (print_whole)
+    else:
+        _signalled_while_writing_a_file(monkeypatch, signal.SIGTERM)
+    files = tmp_path / "files"
+    files.mkdir()
+    done = run_command("matrix", "--machine", "wake-gate", "--run", "wake-gate/a*", "--adapter", MIXED,
+                       "--markdown", str(files / "m.md"), "--json", str(files / "m.json"))
+    assert done.returncode == 128 + signal.SIGTERM, done.stderr
+    assert done.stderr.endswith("inboxspec matrix: interrupted by SIGTERM while the report was written\n")
+    # Whole, as of the moment the runs ended: the table printed is the one written, and every file is.
+    assert done.stdout == (files / "m.md").read_text(encoding="utf-8") and "wake-gate" in done.stdout
+    report = checked_report(_written_json(files / "m.json"), MATRIX)
+    assert [adapter["totals"]["pass"] for adapter in report["adapters"]] == [2]
+    assert sorted(path.name for path in files.iterdir()) == ["m.json", "m.md"]
