@@ -124,12 +124,17 @@ def _protocol_validator(name: str) -> Callable[[Any], Any]:
 
 START_REPLY = _protocol_validator("start-reply.schema.json")
 RUN_REPLY = _protocol_validator("run-reply.schema.json")
+# The members of a start reply's implementation that a report keeps (PROTO-START-1): those its schema
+# names, each of a bounded length; another member, of any size, is left out (PROTO-REPORT-1).
+REPORTED_IMPLEMENTATION = tuple(
+    _protocol_schema("start-reply.schema.json")["properties"]["implementation"]["properties"])
 # The kinds of run reply, one of which each carries: the run reply schema's oneOf, each a `required`.
 _REPLY_KINDS = tuple(kind for alternative in _protocol_schema("run-reply.schema.json")["oneOf"]
                      for kind in alternative["required"])
 # Characters of a text the adapter wrote that a result's detail quotes (a skip's reason, an errored
 # message and its context, a wrong seq or id), then the count left out: a result kept each whole, and
-# the report grew with every reply (PROTO-REPORT-1).
+# the report grew with every reply (PROTO-REPORT-1); a listing's warning quotes a name so (PROTO-START-1).
+# WARNING: spec/conformance-protocol.md gives this number; tests/test_conform_process.py compares them.
 QUOTED_CHARS = 300
 _FIXTURES = FixturePool()  # the temporary fixture directories of the current run
 _LAYOUT_SECONDS: dict[int, float] = {}  # per seq: time spent laying out its fixture (PROTO-FIX-3)
@@ -316,7 +321,8 @@ class Session:
             raise UnusableRun(
                 f"the adapter did not complete start ({fault.kind}: {fault.detail}){hint}"
             ) from fault
-        implementation = reply["implementation"]
+        sent = reply["implementation"]
+        implementation = {member: sent[member] for member in REPORTED_IMPLEMENTATION if member in sent}
         machines = set(reply["machines"])
         features = {m: set(f) for m, f in reply.get("features", {}).items()}
         if self.restarts and (implementation, machines, features) != (
@@ -367,6 +373,8 @@ def unsupported_reason(session: Session, case: Case,
 
 
 # The most unknown listings (``unknown_listings``) a report names one by one.
+# WARNING: spec/conformance-protocol.md (PROTO-START-1) gives this number, as it gives QUOTED_CHARS
+# (PROTO-REPORT-1); tests/test_conform_process.py compares them.
 MAX_LISTING_WARNINGS = 20
 
 
@@ -381,15 +389,16 @@ def unknown_listings(session: Session, cases: Iterable[Case]) -> list[str]:
     tags: dict[str, set[str]] = defaultdict(set)
     for case in cases:
         tags[case.machine].update(case.features)
-    warnings = [f"the adapter lists machine {name!r}, which is not one of {', '.join(machines.names())}"
+    warnings = [f"the adapter lists machine {_quoted(repr(name))}, which is not one of "
+                f"{', '.join(machines.names())}"
                 for name in sorted(session.machines) if name not in machines.REGISTRY]
     for name, listed in sorted(session.features.items()):
         if name not in tags:
             continue
         known = tags[name] | set(machines.get(name).features if name in machines.REGISTRY else ())
-        warnings += [f"the adapter lists feature {feature!r} for {name}, which no case of this run carries "
-                     f"and {name} does not define: a misspelt feature skips the cases that need the real one"
-                     for feature in sorted(listed - known)]
+        warnings += [f"the adapter lists feature {_quoted(repr(feature))} for {name}, which no case of this "
+                     f"run carries and {name} does not define: a misspelt feature skips the cases that need "
+                     "the real one" for feature in sorted(listed - known)]
     # A start reply may list a million names within the line bound: the report names the first few.
     if len(warnings) > MAX_LISTING_WARNINGS:
         more = len(warnings) - MAX_LISTING_WARNINGS

@@ -478,12 +478,19 @@ def test_a_shrunk_config_error_cites_real_requirements_and_passes_lint(machine: 
 
 
 def test_the_protocol_page_states_the_runners_numbers() -> None:
-    """PROTO-STOP-1, PROTO-PROC-2, PROTO-PROC-3, PROTO-PROC-5, PROTO-CLI-1, PROTO-FUZZ-4: each number
-    written once in code, and the spec checked against it."""
+    """PROTO-STOP-1, PROTO-PROC-2, PROTO-PROC-3, PROTO-PROC-5, PROTO-CLI-1, PROTO-FUZZ-4, PROTO-START-1,
+    PROTO-REPORT-1: each number written once in code, and the spec checked against it."""
     from inboxspec.conformance.adapter_process import EXIT_POLL_S, STOP_GRACE_S
+    from inboxspec.conformance.compare import KEPT_VALUE_CHARS
     from inboxspec.conformance.interrupts import INTERRUPTING_SIGNALS, exit_code
     from inboxspec.conformance.process_tree import KILL_GRACE_S
-    from inboxspec.conformance.runner import FUZZ_SEED_BITS, MAX_SECONDS
+    from inboxspec.conformance.runner import (
+        FUZZ_SEED_BITS,
+        MAX_LISTING_WARNINGS,
+        MAX_SECONDS,
+        QUOTED_CHARS,
+        REPORTED_IMPLEMENTATION,
+    )
     from inboxspec.conformance.warden import DONE_WAIT_S
     from inboxspec.spec.index import spec_text
 
@@ -495,6 +502,10 @@ def test_the_protocol_page_states_the_runners_numbers() -> None:
     assert f"at most {MAX_SECONDS:g}" in text
     assert f"random source ({FUZZ_SEED_BITS} bits)" in text
     assert f"the runner waits at most {DONE_WAIT_S:g} second for it to exit" in text
+    assert f"is quoted to its first {QUOTED_CHARS} characters" in text
+    assert f"is at most {KEPT_VALUE_CHARS:,} characters long" in text
+    assert f"names {MAX_LISTING_WARNINGS} such listings one by one" in text
+    assert f"({', '.join(f'`{member}`' for member in REPORTED_IMPLEMENTATION)}), as sent" in text
     for signum in INTERRUPTING_SIGNALS:
         assert f"{exit_code(signum.name)} for {signum.name}" in text
 

@@ -26,9 +26,11 @@ from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases, short
 from inboxspec.conformance.runner import (
     MAX_SKIP_FILE_BYTES,
     MAX_SKIP_WILDCARD_ENTRIES,
+    QUOTED_CHARS,
     glob_matcher,
     read_skip_file,
 )
+from inboxspec.conformance.version import VERSION
 from inboxspec.machines import sessions
 from tests.in_process import run_command
 from tests.report_schema import checked_report
@@ -1055,3 +1057,24 @@ def test_a_reply_in_many_chunks_is_read_whole_and_the_next_after_it(tmp_path: Pa
         assert adapter.receive(5) == {"b": 1}
     finally:
         adapter.kill()
+
+
+def test_a_start_reply_s_own_members_and_names_are_reported_bounded(tmp_path: Path) -> None:
+    """PROTO-REPORT-1: a start reply of megabytes within the line bound made a report of as much. The
+    report copied the reply's `implementation` whole, members the protocol does not name included, and
+    named each unknown machine and feature whole in its warnings."""
+    adapter = tmp_path / "sprawling.py"
+    sprawl = ("reply['implementation']['notes'] = 'N' * 1_000_000; "
+              "reply['machines'].append('M' * 1_000_000); reply['features']['wake-gate'] = ['F' * 1_000_000]")
+    adapter.write_text(_replying('json.dumps(reply).encode() + b"\\n"', on_start=sprawl))
+    code, report, output = conform("--adapter", f"{sys.executable} {adapter}", "--machine", "wake-gate",
+                                   "--run", "wake-gate/defaults")
+    assert code == 0 and report is not None and report["ok"], output
+    # The members the start reply's schema names, as sent; no other.
+    assert report["implementation"] == {"name": "inboxspec-reference", "version": VERSION,
+                                        "language": "python"}
+    machine, feature = report["warnings"]
+    assert machine.startswith("the adapter lists machine 'MMM") and feature.startswith(
+        "the adapter lists feature 'FFF")
+    assert all(f"… ({1_000_002 - QUOTED_CHARS} more characters)" in warning for warning in (machine, feature))
+    assert len(json.dumps(report)) < 10_000 and len(output) < 10_000
