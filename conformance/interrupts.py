@@ -92,12 +92,17 @@ def _handled_by(handler: Callable[[int, FrameType | None], None],
                 clear: Callable[[], None] = lambda: None) -> Iterator[None]:
     """``handler`` for the interrupting signals for the duration, ``clear()`` run before and after;
     the previous handlers restored after. Signals go to the main thread only: in another thread
-    nothing is installed, and the defaults stay."""
+    nothing is installed, and the defaults stay.
+
+    A signal that is ignored stays ignored (PROTO-SIG-1): the process was started so (``nohup`` ignores
+    SIGHUP so that a command outlives its terminal; a shell starts a background job ignoring SIGINT),
+    and a handler here ended the run that the one who started it asked to go on."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     clear()
-    previous = {signum: signal.signal(signum, handler) for signum in INTERRUPTING_SIGNALS}
+    previous = {signum: signal.signal(signum, handler) for signum in INTERRUPTING_SIGNALS
+                if signal.getsignal(signum) is not signal.SIG_IGN}
     try:
         yield
     finally:

@@ -209,6 +209,38 @@ def test_no_process_of_the_adapter_survives(scenario: str, tmp_path: Path) -> No
     assert run.fixture_dirs() == []
 
 
+# The runner as nohup starts it: SIGHUP ignored, which an exec keeps.
+IGNORING_SIGHUP = ("import os, signal, sys; signal.signal(signal.SIGHUP, signal.SIG_IGN); "
+                   "os.execv(sys.argv[1], sys.argv[1:])")
+
+
+def test_a_signal_the_runner_was_started_ignoring_stays_ignored(tmp_path: Path) -> None:
+    """PROTO-SIG-1: under nohup, which starts a command with SIGHUP ignored so that it outlives its
+    terminal, the runner put its own handler in place of the ignoring, and the terminal's hang-up
+    ended the run nohup was asked to keep going. An ignored signal stays ignored; the others still
+    end the run."""
+    run = Run(tmp_path)
+    hanging = tmp_path / "hanging"
+    adapter = run.hostile(f"--trigger={WRITER_TRIGGER}", "--on-trigger=hang", f"--hanging={hanging}")
+    argv = run.argv("--adapter", adapter, "--machine", "writer-proofs", "--cases", str(WRITER_CASES),
+                    "--timeout", "60")
+    process = subprocess.Popen([sys.executable, "-c", IGNORING_SIGHUP, *argv], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=run.env)
+    try:
+        _wait_for(hanging, 60)  # the run is under way, past the point where the runner sets its handlers
+        process.send_signal(signal.SIGHUP)
+        time.sleep(0.3)  # six times the 50 ms in which a handled signal ends the wait for a reply
+        assert process.poll() is None, "SIGHUP, which the runner was started ignoring, ended the run"
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    report = _report(stdout)
+    assert report is not None and report["interrupted"] == "SIGTERM", stdout
+    assert run.survivors() == [] and run.fixture_dirs() == []
+
+
 def test_a_signal_ends_the_matrix_with_nothing_left_running_and_nothing_written(tmp_path: Path) -> None:
     """PROTO-SIG-1 and PROTO-PROC-1 for ``matrix``, which runs adapters as ``conform`` does (SIGTERM
     here; ``conform``'s tests send all three, through the same handlers, ``contained_runs``): the
