@@ -21,7 +21,7 @@ from typing import NoReturn
 from inboxspec import __version__
 from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
-from inboxspec.conformance.reportfile import print_json
+from inboxspec.conformance.reportfile import print_json, stderr_written_whole
 
 
 def _cases_lint(args: argparse.Namespace) -> int:
@@ -140,16 +140,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from inboxspec.conformance.compare import safe_output
 
     safe_output()  # every command prints the names and texts of files it was given
-    try:
-        code = _run(argv)
-        sys.stdout.flush()  # a failed write of buffered output shows here, not at the interpreter's exit
-    except OSError as error:
-        # A file no command could write or read past its own handling, most often its report itself
-        # (a closed pipe, a full disk): a reader has nothing whole, so it could not run (2), not a
-        # traceback and exit 1, which reads as a failed check.
-        print(f"inboxspec: {error}", file=sys.stderr)
-        _settle_stdout()
-        return 2
+    with stderr_written_whole():  # a stalled reader of stderr holds no command past a signal's grace
+        try:
+            code = _run(argv)
+            sys.stdout.flush()  # a failed write of buffered output shows here, not at the interpreter's exit
+        except OSError as error:
+            # A file no command could write or read past its own handling, most often its report itself
+            # (a closed pipe, a full disk): a reader has nothing whole, so it could not run (2), not a
+            # traceback and exit 1, which reads as a failed check.
+            print(f"inboxspec: {error}", file=sys.stderr)
+            _settle_stdout()
+            return 2
     return code
 
 

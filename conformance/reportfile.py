@@ -26,7 +26,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from inboxspec.conformance.adapter_process import EXIT_POLL_S
 from inboxspec.conformance.interrupts import RunInterrupted, received_at
@@ -182,6 +182,54 @@ def write_whole(stream: TextIO, text: str) -> None:
             raise ReportCut(report.written)
     if failed:
         raise failed[0]
+
+
+class _WrittenWhole(io.TextIOBase):
+    """A text stream whose every write goes through ``write_whole``: standard error while a command
+    runs (``stderr_written_whole``). Once a signal's grace has cut a write (``ReportCut``), what is
+    left is dropped: no reader takes it, and the command is ending."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self._stream = stream
+        self._cut = False
+
+    def write(self, text: str) -> int:
+        if not self._cut:
+            try:
+                write_whole(self._stream, text)
+            except ReportCut:
+                self._cut = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._cut:
+            self._stream.flush()
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+
+@contextlib.contextmanager
+def stderr_written_whole() -> Iterator[None]:
+    """Standard error, for the duration, written as a report is (``write_whole``): a line of the
+    command's own (a warning, the word that a signal ended it) that its reader does not take waits
+    for it, looking for a signal as a report does, and is dropped once the reader has not taken it
+    within the grace after one (PROTO-SIG-1). Without it, ``conform ... 2>&1 | reader`` with a reader
+    that stopped taking never ended on a signal: the report was cut after the grace, and the line
+    saying so blocked on the same full pipe."""
+    previous = sys.stderr
+    sys.stderr = cast("TextIO", _WrittenWhole(previous))
+    try:
+        yield
+    finally:
+        sys.stderr = previous
 
 
 # The system's own directories, which no report replaces a file or a link in (``write_atomically``).

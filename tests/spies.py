@@ -5,6 +5,7 @@ part way through (how a test brings a signal at one moment of a write)."""
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 import pytest
@@ -26,13 +27,20 @@ def calls_of(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[
 def signalled_while_writing(monkeypatch: pytest.MonkeyPatch, signum: int, after: int,
                             *owners: object) -> None:
     """``reportfile.write_whole``, in its module and in each of ``owners`` that imported it, replaced by
-    one that writes the first ``after`` characters of its text, sends this process ``signum`` (as a
-    signal from outside comes: a handler that raises raises there), then writes the rest."""
+    one that, on its first call on standard output, writes the first ``after`` characters of its text,
+    sends this process ``signum`` (as a signal from outside comes: a handler that raises raises there),
+    then writes the rest. Other calls (every line on standard error is one: ``stderr_written_whole``)
+    write as ever."""
     from inboxspec.conformance import reportfile
 
     real = reportfile.write_whole
+    sent: list[int] = []
 
     def signalled(stream: Any, text: str) -> None:
+        if sent or stream is not sys.stdout:
+            real(stream, text)
+            return
+        sent.append(signum)
         real(stream, text[:after])
         os.kill(os.getpid(), signum)
         real(stream, text[after:])
