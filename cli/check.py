@@ -24,7 +24,7 @@ from inboxspec.checker.refine import RefinementLost, Refinements
 from inboxspec.checker.traces import Replays
 from inboxspec.conformance.casefiles import Case, lint, registered_case_dirs
 from inboxspec.conformance.compare import first_difference, one_line
-from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
+from inboxspec.conformance.interrupts import RunInterrupted, ending_after, raising_on_signals
 from inboxspec.conformance.progress import Progress
 from inboxspec.conformance.reportfile import print_json, print_whole
 from inboxspec.conformance.runner import report_unusable
@@ -312,13 +312,18 @@ def main(as_json: bool, only: Sequence[str] | None = None, workers: int | None =
                 print_report(result)
             sys.stdout.flush()
     except RunInterrupted as stop:
-        if reporting:  # a part of the report may be on stdout: no other report after it
-            print(f"inboxspec check: ended by {stop.signal_name} while its report was written: the report "
-                  "is cut", file=sys.stderr)
-            return stop.exit_code
-        # Raised through run_check's finally blocks: its workers and fixture directories are gone.
-        return report_unusable("check", f"ended by {stop.signal_name} before it finished", as_json,
-                               stop.exit_code)
+        with ending_after(stop):  # its reader has the grace to take these, as a report's has
+            try:
+                if reporting:  # a part of the report may be on stdout: no other report after it
+                    print(f"inboxspec check: ended by {stop.signal_name} while its report was written: "
+                          "the report is cut", file=sys.stderr)
+                    return stop.exit_code
+                # Raised through run_check's finally blocks: its workers and fixture directories are gone.
+                return report_unusable("check", f"ended by {stop.signal_name} before it finished", as_json,
+                                       stop.exit_code)
+            except OSError as error:  # not taken within the grace (ReportCut), or its reader is gone
+                print(f"inboxspec check: ended by {stop.signal_name}: {error}", file=sys.stderr)
+                return stop.exit_code
     except machines.UnknownMachine as error:
         return report_unusable("check", str(error), as_json)
     except (FixtureError, ScratchUnavailable) as error:

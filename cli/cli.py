@@ -12,6 +12,7 @@ Under ``--json`` a bad argument is reported as JSON too (``{"ok": false,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from inboxspec import __version__
-from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
+from inboxspec.conformance.interrupts import RunInterrupted, ending_after, raising_on_signals
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
 from inboxspec.conformance.reportfile import print_json, stderr_written_whole
 
@@ -193,18 +194,23 @@ def _run(argv: Sequence[str] | None) -> int:
             code = args.func(args)
         return code
     except RunInterrupted as stop:
-        if stop.report_cut:  # a part of its report is on stdout: no other report after it
-            print(f"inboxspec: ended by {stop.signal_name} while its report was written: the report is cut",
-                  file=sys.stderr)
-            return stop.exit_code
-        message = f"ended by {stop.signal_name} before it finished"
-        _report_unusable(message, as_json, interrupted=stop.signal_name)
-        print(f"inboxspec: {message}", file=sys.stderr)
+        with ending_after(stop):  # its reader has the grace to take these, as a report's has
+            try:
+                if stop.report_cut:  # a part of its report is on stdout: no other report after it
+                    print(f"inboxspec: ended by {stop.signal_name} while its report was written: the "
+                          "report is cut", file=sys.stderr)
+                    return stop.exit_code
+                message = f"ended by {stop.signal_name} before it finished"
+                _report_unusable(message, as_json, interrupted=stop.signal_name)
+                print(f"inboxspec: {message}", file=sys.stderr)
+            except OSError as error:  # not taken within the grace (ReportCut), or its reader is gone
+                print(f"inboxspec: ended by {stop.signal_name}: {error}", file=sys.stderr)
         return stop.exit_code
     except KeyboardInterrupt:
         # Ctrl-C outside a conformance run (which handles it itself): a message, not a traceback.
-        _report_unusable("interrupted by SIGINT", as_json, interrupted="SIGINT")
-        print("inboxspec: interrupted by SIGINT", file=sys.stderr)
+        with ending_after(RunInterrupted("SIGINT")), contextlib.suppress(OSError):
+            _report_unusable("interrupted by SIGINT", as_json, interrupted="SIGINT")
+            print("inboxspec: interrupted by SIGINT", file=sys.stderr)
         return interrupt_exit_code("SIGINT")
 
 

@@ -36,6 +36,8 @@ class RunInterrupted(BaseException):
     def __init__(self, signal_name: str) -> None:
         super().__init__(signal_name)
         self.signal_name = signal_name
+        # When the signal came: a handler that raises makes the exception as the signal lands.
+        self.arrived_at = time.monotonic()
         # Raised while a report was printed on stdout (``reportfile.print_json``): a part of it is
         # there already, and no other report may follow it.
         self.report_cut = False
@@ -80,6 +82,20 @@ def received_at() -> float | None:
     if not _received_at:
         _received_at.append(time.monotonic())
     return _received_at[0]
+
+
+@contextlib.contextmanager
+def ending_after(stop: RunInterrupted) -> Iterator[None]:
+    """The writes inside are a command's last words after ``stop``'s signal (its unusable report, a
+    line on stderr), which the handler that raised it did not record: recorded for the duration, as of
+    when it came (``received_at``), so that a reader that takes none of it cuts it after the grace
+    (``reportfile.write_whole``) instead of holding the command for good. As it was after."""
+    kept = list(_received), list(_received_at)
+    _received[:], _received_at[:] = [stop.signal_name], [stop.arrived_at]
+    try:
+        yield
+    finally:
+        _received[:], _received_at[:] = kept
 
 
 def _clear() -> None:

@@ -37,6 +37,7 @@ from inboxspec.impl import wake_gate as impl
 from inboxspec.model.wake_gate import WakeGateChart
 from tests.session_shared import SharedExplorations
 from tests.spies import signalled_while_writing
+from tests.stalled_pipe import needs_pipe_sizes, stalled_pipe
 from tests.test_conform_progress import run_on_a_terminal
 from tests.test_refine import raising_on_the_third_step
 
@@ -297,3 +298,25 @@ def test_a_signal_while_the_report_is_written_cuts_it_with_a_word_and_no_traceba
     assert captured.err.endswith("inboxspec check: ended by SIGINT while its report was written: the report "
                                  "is cut\n")
     assert "Traceback" not in captured.err
+
+
+@needs_pipe_sizes
+@pytest.mark.parametrize("command", [
+    ("check", "--machine", "host"), ("check", "--machine", "host", "--json"), ("explore", "host", "--json"),
+], ids=["check", "check-json", "explore-json"])
+def test_a_command_whose_output_is_a_stalled_pipe_still_ends_on_a_signal(command: tuple[str, ...]) -> None:
+    """A command that a signal ends (here before it finished) writes its last words, the unusable
+    report on stdout and a line on stderr, where no signal was recorded any more: into a reader that
+    had stopped taking (`2>&1 | pager`), they blocked for good, and one SIGTERM never ended it. They
+    are cut after the grace, as a report is."""
+    with stalled_pipe() as writing:
+        process = subprocess.Popen([sys.executable, "-m", "inboxspec", *command], stdout=writing,
+                                   stderr=writing)
+        try:
+            time.sleep(1.5)  # well into the host's exploration (some 10 s), its handlers set
+            process.send_signal(signal.SIGTERM)
+            code = process.wait(timeout=4 * process_tree.KILL_GRACE_S + 5)
+        finally:
+            process.kill()
+            process.wait()
+    assert code == 128 + signal.SIGTERM

@@ -11,7 +11,6 @@ spec/conformance-protocol.md it shows.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import secrets
@@ -32,6 +31,7 @@ from inboxspec.conformance.process_tree import KILL_GRACE_S, all_processes, has_
 from inboxspec.conformance.runner import PROTOCOL_VERSION
 from tests.adversarial_adapters import CORPUS, EVERY_LEFTOVER, TRIGGER_ID, Attack
 from tests.report_schema import checked_report
+from tests.stalled_pipe import needs_pipe_sizes, stalled_pipe
 
 pytestmark = pytest.mark.slow
 
@@ -242,7 +242,7 @@ def test_a_signal_the_runner_was_started_ignoring_stays_ignored(tmp_path: Path) 
     assert run.survivors() == [] and run.fixture_dirs() == []
 
 
-@pytest.mark.skipif(not hasattr(fcntl, "F_SETPIPE_SZ"), reason="needs Linux's pipe sizes")
+@needs_pipe_sizes
 def test_a_run_whose_stdout_and_stderr_share_a_stalled_pipe_still_ends_on_a_signal(tmp_path: Path) -> None:
     """PROTO-SIG-1, PROTO-REPORT-2: `conform ... 2>&1 | reader` with a reader that stopped taking
     (a pager left on its first page). The report was cut after the grace, and the line on stderr
@@ -250,18 +250,9 @@ def test_a_run_whose_stdout_and_stderr_share_a_stalled_pipe_still_ends_on_a_sign
     runner's own on stderr is written as a report is, and a reader that does not take one within
     the grace after a signal loses it."""
     run = Run(tmp_path)
-    reading, writing = os.pipe()
-    try:
-        fcntl.fcntl(writing, fcntl.F_SETPIPE_SZ, 4096)  # the smallest pipe, then filled: a stalled reader
-        os.set_blocking(writing, False)
-        with contextlib.suppress(BlockingIOError):
-            while True:
-                os.write(writing, b"x" * 4096)
-        os.set_blocking(writing, True)
+    with stalled_pipe() as writing:
         process = subprocess.Popen(run.argv("--adapter", REFERENCE, *CASES_WITH_TRIGGER),
                                    stdout=writing, stderr=writing, env=run.env)
-        os.close(writing)
-        writing = -1
         try:
             time.sleep(1)  # in the run, or blocked on its report: either way a full pipe is all it has
             process.send_signal(signal.SIGTERM)
@@ -269,11 +260,7 @@ def test_a_run_whose_stdout_and_stderr_share_a_stalled_pipe_still_ends_on_a_sign
         finally:
             process.kill()
             process.wait()
-        assert code == 128 + signal.SIGTERM
-    finally:
-        os.close(reading)
-        if writing != -1:
-            os.close(writing)
+    assert code == 128 + signal.SIGTERM
     assert run.survivors() == [] and run.fixture_dirs() == []
 
 
