@@ -301,8 +301,10 @@ def test_a_signal_while_the_report_is_written_cuts_it_with_a_word_and_no_traceba
 
 
 @needs_pipe_sizes
-@pytest.mark.parametrize("command", [
-    ("check", "--machine", "host"), ("check", "--machine", "host", "--json"), ("explore", "host", "--json"),
+@pytest.mark.parametrize("command", [  # one worker each: the test's processor time is a fixed 1.5 s
+    ("check", "--machine", "host", "--workers", "1"),
+    ("check", "--machine", "host", "--workers", "1", "--json"),
+    ("explore", "host", "--workers", "1", "--json"),
 ], ids=["check", "check-json", "explore-json"])
 def test_a_command_whose_output_is_a_stalled_pipe_still_ends_on_a_signal(command: tuple[str, ...]) -> None:
     """A command that a signal ends (here before it finished) writes its last words, the unusable
