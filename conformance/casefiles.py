@@ -541,7 +541,7 @@ def lint(directories: Iterable[Path]) -> LintReport:
         cited.setdefault(case.machine, set()).update(case.requirements)
 
     for machine in sorted({c.machine for c in cases} & set(machines.REGISTRY)):
-        document = machines.get(machine).spec
+        document = machines.spec_document(machine)
         report.problems += [f"{document.name}: {problem}"
                             for problem in spec_index.keyword_problems(spec_index.machine_spec_text(machine))]
         required = spec_index.requirements(machine)

@@ -51,14 +51,6 @@ from inboxspec.conformance.casefiles import (
 from inboxspec.conformance.compare import first_difference
 from inboxspec.conformance.reportfile import write_atomically
 from inboxspec.conformance.runner import DEFAULT_TIMEOUT_S, seconds_argument
-from inboxspec.machines.sessions import (
-    CaseBounds,
-    CaseCutOff,
-    CaseTooSlow,
-    OutputsTooLarge,
-    bounded_by,
-    outputs_size,
-)
 
 # The outputs a file's cases may come to together, measured as PROTO-RUN-5 measures them (compact):
 # the file written holds them indented, so past this it would pass what a case file may hold
@@ -113,7 +105,17 @@ def rewrite(path: Path, timeout: float = DEFAULT_TIMEOUT_S, *, allow_outside_rea
     all the cases within what a case file holds. A file from outside the bundled suite whose cases
     may lead the reference to read outside their fixtures is refused unless ``allow_outside_reads``
     (PROTO-FIX-5, as the runner)."""
+    # Here, not at the module's top: the command line builds this command's parser for every
+    # command, and the sessions' module imports the model charts' library, which no runner reads.
     from inboxspec import machines
+    from inboxspec.machines.sessions import (
+        CaseBounds,
+        CaseCutOff,
+        CaseTooSlow,
+        OutputsTooLarge,
+        bounded_by,
+        outputs_size,
+    )
 
     try:
         # Read as the linter reads it first (a regular file of bounded size, plain JSON of bounded

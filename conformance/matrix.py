@@ -63,10 +63,10 @@ from inboxspec.conformance.runner import (
     RunReport,
     Selection,
     UnusableRun,
-    _registered_machines,
     add_run_options,
     conform,
     contained_runs,
+    registered_names,
     reported,
 )
 
@@ -258,8 +258,10 @@ def as_markdown(matrix: Matrix) -> str:
 
 def run_matrix(commands: Sequence[str], args: argparse.Namespace) -> Matrix:
     """Run the selected cases through each adapter in turn."""
-    targets = _registered_machines((), args.machine)
-    cases = load_cases(args.cases or [t.cases for t in targets])
+    from inboxspec import machines
+
+    chosen = registered_names((), args.machine)
+    cases = load_cases(args.cases or [machines.cases_dir(name) for name in chosen])
     if args.machine:
         cases = [case for case in cases if case.machine in args.machine]
     selection = Selection(run=args.run, skip=args.skip, features=args.feature,

@@ -395,7 +395,7 @@ def unknown_listings(session: Session, cases: Iterable[Case]) -> list[str]:
     for name, listed in sorted(session.features.items()):
         if name not in tags:
             continue
-        known = tags[name] | set(machines.get(name).features if name in machines.REGISTRY else ())
+        known = tags[name] | set(machines.features(name) if name in machines.REGISTRY else ())
         warnings += [f"the adapter lists feature {_quoted(repr(feature))} for {name}, which no case of this "
                      f"run carries and {name} does not define: a misspelt feature skips the cases that need "
                      "the real one" for feature in sorted(listed - known)]
@@ -824,8 +824,10 @@ def _print_report(report: RunReport) -> None:
     print(f"\nconform: {verdict} in {report.seconds:.2f}s")
 
 
-def _registered_machines(required: Iterable[str], chosen: Sequence[str] = ()) -> list[Any]:
-    """The machines a run covers: every registered one, or those ``--machine`` names."""
+def registered_names(required: Iterable[str], chosen: Sequence[str] = ()) -> list[str]:
+    """The names of the machines a run covers: every registered one, or those ``--machine`` names.
+    Names alone: reading a machine imports its module (its model and its reference), which a run of
+    case files does not need (``machines.cases_dir``)."""
     from inboxspec import machines
 
     for flag, names in (("--require", list(required)), ("--machine", list(chosen))):
@@ -833,7 +835,7 @@ def _registered_machines(required: Iterable[str], chosen: Sequence[str] = ()) ->
         if unknown:
             raise UnusableRun(f"{flag}: unknown machine(s) {', '.join(unknown)}; "
                               f"known: {', '.join(machines.names())}")
-    return [machines.get(name) for name in sorted(set(chosen))] if chosen else machines.all_machines()
+    return sorted(set(chosen)) if chosen else machines.names()
 
 
 def unusable_report(message: str, problems: Sequence[str] | None = None,
@@ -900,10 +902,12 @@ def _command(args: argparse.Namespace) -> int:
 
 
 def _run_command(args: argparse.Namespace) -> int:
+    from inboxspec import machines
+
     coverage = Coverage(require=tuple(args.require), min_executed=args.min_executed,
                         max_skipped=args.max_skipped)
     try:
-        targets = _registered_machines(args.require, args.machine)
+        targets = registered_names(args.require, args.machine)
         progress = True  # Progress draws on stderr, and only when it is a terminal: --json stays clean
         if args.seed is not None and args.fuzz is None:
             raise UnusableRun("--seed seeds the random cases of --fuzz; without --fuzz it would do nothing")
@@ -923,18 +927,18 @@ def _run_command(args: argparse.Namespace) -> int:
             print(f"inboxspec conform: fuzz seed {seed}"
                   + (f" (drawn at random; replay with --seed {seed})" if seed_drawn else ""),
                   file=sys.stderr)
-            report = conform_fuzz(args.adapter, targets, args.fuzz, seed, timeout=args.timeout,
-                                  start_timeout=args.start_timeout,
+            report = conform_fuzz(args.adapter, [machines.get(name) for name in targets], args.fuzz, seed,
+                                  timeout=args.timeout, start_timeout=args.start_timeout,
                                   max_line_bytes=args.max_line_bytes, window=args.window,
                                   without_features=args.without_feature, coverage=coverage,
                                   shrink_seconds=args.shrink_seconds, progress=progress,
                                   seed_drawn=seed_drawn)
         else:
-            cases = load_cases(args.cases or [t.cases for t in targets])
+            cases = load_cases(args.cases or [machines.cases_dir(name) for name in targets])
             if args.machine:
                 cases = [case for case in cases if case.machine in args.machine]
             entries = read_skip_files(args.skip_file)
-            unmatched = unmatched_skip_entries(entries, cases, [t.name for t in targets])
+            unmatched = unmatched_skip_entries(entries, cases, targets)
             if unmatched:
                 raise UnusableRun(unmatched[0], unmatched)
             selection = Selection(run=args.run, skip=args.skip, features=args.feature,

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from collections.abc import Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from pathlib import Path
+from typing import TypeVar
 
-from inboxspec.machines.frame import Machine, bundled_features
+from inboxspec.machines.frame import Machine, bundled_cases, bundled_features, bundled_spec
 
 # Each machine's module, by the machine's name: the module's ``MACHINE``.
 # WARNING: a name here is its module's MACHINE.name; tests/test_registry.py checks that they agree.
@@ -79,6 +81,8 @@ class Registry(MutableMapping[str, Machine]):
         return len(self._order)
 
 
+T = TypeVar("T")
+
 REGISTRY: MutableMapping[str, Machine] = Registry(MODULES)
 
 
@@ -96,16 +100,35 @@ def get(name: str) -> Machine:
 
 def features(name: str) -> tuple[str, ...]:
     """The features of the machine ``name`` (``Machine.features``), without importing its module
-    when it is not imported yet: a machine registered by its module is bundled, and its features
-    are its interface data's (``frame.bundled_features``). The reference adapter's ``start`` lists
-    every machine's features this way; reading every machine for them cost each start of the
-    adapter about 0.25 processor seconds, for machines most runs never read.
+    (``_unread_or_entry``). The reference adapter's ``start`` lists every machine's features this way;
+    reading every machine for them cost each start of the adapter about 0.25 processor seconds, for
+    machines most runs never read."""
+    return _unread_or_entry(name, bundled_features, lambda machine: machine.features)
+
+
+def cases_dir(name: str) -> Path:
+    """The case directory of the machine ``name`` (``Machine.cases``), without importing its module
+    (``_unread_or_entry``): a run of case files reads the files alone, and the runner then imports
+    no machine's model or reference (about a tenth of a second of each run's start)."""
+    return _unread_or_entry(name, bundled_cases, lambda machine: machine.cases)
+
+
+def spec_document(name: str) -> Path:
+    """The spec document of the machine ``name`` (``Machine.spec``), without importing its module
+    (``_unread_or_entry``): the linter of a run's cases reads the requirements it cites."""
+    return _unread_or_entry(name, bundled_spec, lambda machine: machine.spec)
+
+
+def _unread_or_entry(name: str, bundled: Callable[[str], T], read: Callable[[Machine], T]) -> T:
+    """What ``read`` reads of the machine ``name``'s entry, taken from ``bundled`` (a ``frame.bundled_*``
+    function of the name) when its module is not imported yet: a machine registered by its module is
+    bundled, and its entry holds what ``frame.bundled_machine`` gives it.
 
     WARNING: this holds while every module in ``MODULES`` builds its entry with
-    ``frame.bundled_machine``; tests/test_registry.py compares these features with each entry's."""
+    ``frame.bundled_machine``; tests/test_registry.py compares what each reader gives with each entry's."""
     if isinstance(REGISTRY, Registry) and REGISTRY.unread(name):
-        return bundled_features(name)
-    return get(name).features
+        return bundled(name)
+    return read(get(name))
 
 
 def names() -> list[str]:

@@ -25,11 +25,12 @@ import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
-
-from statemachine import StateChart
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from inboxspec.machines import interface as interface_data
+
+if TYPE_CHECKING:  # annotations alone: the runner reads no chart, and imports no chart library
+    from statemachine import StateChart
 
 # A case runner takes (config, steps without expectations) and returns either
 # {"outputs": [...]} (one output per step) or {"config_error": code}.
@@ -472,13 +473,25 @@ def bundled_features(name: str) -> tuple[str, ...]:
     return () if interface is None else interface.option_features
 
 
+def bundled_cases(name: str) -> Path:
+    """The case directory of the bundled machine ``name``: read without importing the machine's module
+    (``machines.cases_dir``), so that a run of cases imports no machine's model or reference."""
+    return _CHECKOUT / "conformance" / "cases" / name
+
+
+def bundled_spec(name: str) -> Path:
+    """The spec document of the bundled machine ``name``, read so too (``machines.spec_document``): the
+    linter of a run's cases reads the requirements it cites."""
+    return _CHECKOUT / "spec" / f"{name}.md"
+
+
 def bundled_machine(name: str, title: str, seed: str, chart: type[StateChart[Any]], driver: Driver,
                     explorer: Explorer) -> Machine:
     """A machine whose files sit where ``docs/adding-a-machine.md`` puts them, named after ``name``."""
     return Machine(
         name=name, title=title, seed=seed,
-        spec=_CHECKOUT / "spec" / f"{name}.md",
-        cases=_CHECKOUT / "conformance" / "cases" / name,
+        spec=bundled_spec(name),
+        cases=bundled_cases(name),
         manifest=_CHECKOUT / "checker" / "manifests" / f"{name}.json",
         chart=chart,
         run_case=driver.run_case,

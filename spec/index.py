@@ -30,7 +30,7 @@ def spec_text(document: str) -> str:
 
 
 def machine_spec_text(machine: str) -> str:
-    return machines.get(machine).spec.read_text(encoding="utf-8")
+    return machines.spec_document(machine).read_text(encoding="utf-8")
 
 
 def requirements(machine: str) -> list[str]:
