@@ -242,7 +242,7 @@ def write_atomically(path: Path, data: bytes) -> None:
     The temporary file lies in the destination's directory so that the rename
     stays on one filesystem. A symbolic link at the destination is replaced,
     not followed. A regular file there (or behind the link) gives the new file
-    its permission bits (a private report stays private); otherwise it gets an
+    its permission bits, not its special ones (a private report stays private); otherwise it gets an
     ordinary file's under the umask. Anything else there (a device such as ``/dev/null``, a
     FIFO, a socket, a directory) is refused, not replaced: run as root, a
     report named ``/dev/null`` would otherwise replace the system's; and nothing in ``/dev``,
@@ -265,7 +265,9 @@ def write_atomically(path: Path, data: bytes) -> None:
     except OSError:
         behind = None
     if behind is not None and stat.S_ISREG(behind.st_mode):
-        mode = stat.S_IMODE(behind.st_mode)
+        # Its permission bits alone: a set-user-ID bit kept on a file written as root would make it one
+        # that runs as root.
+        mode = stat.S_IMODE(behind.st_mode) & 0o777
     else:
         umask = os.umask(0)
         os.umask(umask)
@@ -274,10 +276,13 @@ def write_atomically(path: Path, data: bytes) -> None:
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(descriptor, "wb") as stream:
+            # mkstemp creates the file private (0600). By its descriptor, not its name: whoever may write
+            # the directory can put a link at the name while the data is written, and a change of mode
+            # by name follows it (run as root, to any file).
+            os.fchmod(stream.fileno(), mode)
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temporary, mode)  # mkstemp creates the file private (0600)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -252,6 +252,37 @@ def test_a_replaced_report_keeps_its_permission_bits(mode: int, tmp_path: Path) 
     assert fresh.stat().st_mode & 0o7777 == 0o666 & ~umask
 
 
+def test_a_link_put_at_the_temporary_file_gets_no_mode_and_special_bits_are_not_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by an attack on the commands that write files: the mode was set by the temporary file's
+    name after it was written, so whoever may write the directory could put a link there meanwhile,
+    and a run as root gave the mode to any file (a 0600 file became 04777: the set-user-ID bit of the
+    file replaced was kept too). The mode is the descriptor's, and only the permission bits."""
+    victim = tmp_path / "victim"
+    victim.write_text("secret")
+    victim.chmod(0o600)
+    destination = tmp_path / "x.json"
+    destination.write_text("old")
+    destination.chmod(0o4777)  # an attacker's own file may carry any bits
+    real_fsync = os.fsync
+
+    def swapped_meanwhile(descriptor: int) -> None:  # the directory's owner, while the data is written
+        real_fsync(descriptor)
+        (temporary,) = tmp_path.glob(".x.json.*.tmp")
+        temporary.unlink()
+        temporary.symlink_to(victim)
+
+    monkeypatch.setattr(os, "fsync", swapped_meanwhile)
+    write_atomically(destination, b"new")
+    assert victim.stat().st_mode & 0o7777 == 0o600 and victim.read_text() == "secret"
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    plain = tmp_path / "plain.json"
+    plain.write_text("old")
+    plain.chmod(0o4755)
+    write_atomically(plain, b"new")
+    assert plain.stat().st_mode & 0o7777 == 0o755 and plain.read_bytes() == b"new"
+
+
 # -- the JUnit file against the JSON report ----------------------------------------------------
 
 def by_machine(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
