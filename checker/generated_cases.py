@@ -25,7 +25,7 @@ from inboxspec import machines
 from inboxspec.checker.compiled import CompiledTransition
 from inboxspec.checker.explore import Explorations, compiled_chart
 from inboxspec.checker.traces import NoReferenceOutputs, Replays, concrete_steps, model_disagreements, to_case
-from inboxspec.conformance.casefiles import case_file_text, share_fixtures, write_or_compare
+from inboxspec.conformance.casefiles import CaseFileError, case_file_text, share_fixtures, write_or_compare
 from inboxspec.machines import interface
 from inboxspec.machines.frame import Step, coverage_explorations
 
@@ -137,6 +137,9 @@ def write_or_check(write: bool, explorations: Explorations | None = None,
         problems.extend(found)
         path = entry.generated_cases
         text = render(file)
-        if write_or_compare(path, text, write) and not write:
-            problems.append(f"{path}: generated cases are stale; run `inboxspec cases generate`")
+        try:
+            if write_or_compare(path, text, write, within=entry.cases) and not write:
+                problems.append(f"{path}: generated cases are stale; run `inboxspec cases generate`")
+        except CaseFileError as error:
+            problems.append(str(error))
     return problems

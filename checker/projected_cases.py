@@ -30,7 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from inboxspec import machines
-from inboxspec.conformance.casefiles import Case, case_file_text, read_case_file, write_or_compare
+from inboxspec.conformance.casefiles import (
+    Case,
+    CaseFileError,
+    case_file_text,
+    linked_directory,
+    read_case_file,
+    write_or_compare,
+)
 from inboxspec.impl import host as host_module
 from inboxspec.impl.host import Host
 from inboxspec.impl.wake_gate import Message
@@ -259,12 +266,19 @@ def write_or_check(write: bool) -> list[str]:
     problems: list[str] = []
     wanted = generate()
     for path, text in sorted(wanted.items()):
-        if write_or_compare(path, text, write) and not write:
-            problems.append(f"{path}: projected cases are stale; run `inboxspec cases project`")
+        try:  # each in its machine's case directory, two levels up (``generate``)
+            if write_or_compare(path, text, write, within=path.parent.parent) and not write:
+                problems.append(f"{path}: projected cases are stale; run `inboxspec cases project`")
+        except CaseFileError as error:
+            problems.append(str(error))
     for part in PARTS:
         if not _registered(part.machine):
             continue
         folder = machines.get(part.machine).cases / HOST
+        linked = linked_directory(folder.parent, folder / "stale.json")
+        if linked is not None:  # its files are not this tree's to delete
+            problems.append(f"{linked}: a symbolic link or not a directory; no stale file is removed there")
+            continue
         for stale in sorted(folder.glob("*.json")) if folder.is_dir() else []:
             if stale not in wanted:
                 if write:

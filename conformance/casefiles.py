@@ -388,11 +388,40 @@ def case_file_text(data: Any, indent: int = 2, ensure_ascii: bool = False) -> st
     return text if ensure_ascii else escaping_lone_surrogates(text)
 
 
-def write_or_compare(path: Path, text: str, write: bool) -> bool:
-    """A case file made by a generator (``cases generate``, ``cases project``): with ``write``,
-    ``path`` becomes ``text`` at once (``write_atomically``: a failure leaves the old file, never
-    half a new one); without, it is left alone. Whether it differed (or was missing)."""
-    current = path.read_text(encoding="utf-8") if path.exists() else None
+def linked_directory(within: Path, path: Path) -> Path | None:
+    """The first of the directories from ``within`` down to ``path``'s that is a symbolic link or no
+    directory at all, or None: a generator writes and deletes case files only inside the case
+    directories themselves (PROTO-CASES-2 walks them without following links), where a link planted
+    in a downloaded tree sent its writes, and its deletions of stale files, to the link's target."""
+    current = within
+    for part in ("", *path.parent.relative_to(within).parts):
+        current = current / part if part else current
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            return None  # made by the write, as a directory
+        if not stat.S_ISDIR(info.st_mode):  # a link, or a file where a directory belongs
+            return current
+    return None
+
+
+def write_or_compare(path: Path, text: str, write: bool, within: Path) -> bool:
+    """A case file made by a generator (``cases generate``, ``cases project``) at ``path``, inside the
+    case directory ``within``: with ``write``, ``path`` becomes ``text`` at once (``write_atomically``:
+    a failure leaves the old file, never half a new one); without, it is left alone. Whether it
+    differed (or was missing). The file there is read as a case file is (``read_case_bytes``: a FIFO
+    or a link to ``/dev/zero`` there hung ``check``, or filled its memory); CaseFileError, and nothing
+    written, when it is no regular file or a directory on the way is a link (``linked_directory``)."""
+    linked = linked_directory(within, path)
+    if linked is not None:
+        raise CaseFileError(f"{linked}: a symbolic link or not a directory; generated case files are "
+                            f"written inside {within} alone")
+    current = None
+    if os.path.lexists(path):
+        try:
+            current = read_case_bytes(path).decode("utf-8")
+        except UnicodeDecodeError:
+            current = None  # not what any generator writes: it differs
     if current == text:
         return False
     if write:

@@ -8,6 +8,7 @@ out, and declares a coverage exploration that lets it in.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -121,3 +122,30 @@ def test_check_runs_each_generated_case_once_a_side(tmp_path: Path, monkeypatch:
         inputs = [{k: v for k, v in s.items() if k != "expect"} for s in case["steps"]]
         key = json.dumps([case["config"], inputs], sort_keys=True)
         assert (runs[("reference", key)], runs[("model", key)]) == (1, 1), case["id"]
+
+
+@pytest.mark.parametrize("planted", ["fifo", "link-to-dev-zero", "linked-directory"])
+def test_a_generated_file_that_is_no_regular_file_in_the_case_directory_is_a_problem(
+        planted: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by an attack on the commands: a FIFO where the generated cases belong hung `check` (the
+    main job) and `cases generate`, a link there to /dev/zero filled the memory, and a link in place of
+    the `generated` directory had `cases generate` write in the link's target. Each is a problem now,
+    named, and nothing is written or read through it."""
+    register(tmp_path, monkeypatch, RenewBoundedLease())
+    entry = machines.get("toy-lease")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    entry.generated_cases.parent.mkdir(parents=True, exist_ok=True)
+    if planted == "fifo":
+        os.mkfifo(entry.generated_cases)
+    elif planted == "link-to-dev-zero":
+        entry.generated_cases.symlink_to("/dev/zero")
+    else:
+        entry.generated_cases.parent.rmdir()
+        entry.generated_cases.parent.symlink_to(elsewhere)
+    for write in (False, True):
+        problems = write_or_check(write=write, only=["toy-lease"])
+        named = entry.generated_cases.parent if planted == "linked-directory" else entry.generated_cases
+        assert any(problem.startswith(f"{named}: ") for problem in problems), problems
+    assert list(elsewhere.iterdir()) == []
+    assert planted == "linked-directory" or not entry.generated_cases.is_file()

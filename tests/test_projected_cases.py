@@ -9,6 +9,7 @@ a host call the tables do not know are all caught.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
@@ -152,3 +153,23 @@ def test_fuzzed_host_traces_project_onto_the_models(seed: int) -> None:
         entry = machines.get(case["id"].split("/", 1)[0])
         inputs = [{k: v for k, v in s.items() if k != "expect"} for s in case["steps"]]
         assert entry.run_model_case(case["config"], inputs)["outputs"] == [s["expect"] for s in case["steps"]]
+
+
+def test_a_linked_host_directory_is_neither_written_nor_emptied(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by an attack on the commands: with a machine's `host` case directory a link to another
+    directory, `cases project` deleted every `.json` file there (stale projections, it thought) and
+    wrote its files in their place. The link is a problem now, and the other directory is untouched."""
+    wake_gate = machines.get("wake-gate")
+    cases = tmp_path / "wake-gate"
+    shutil.copytree(wake_gate.cases, cases, ignore=shutil.ignore_patterns("host"))
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "settings.json").write_text("{}", encoding="utf-8")
+    (cases / projected_cases.HOST).symlink_to(victim)
+    monkeypatch.setitem(machines.REGISTRY, "wake-gate", dataclasses.replace(wake_gate, cases=cases))
+    for write in (False, True):
+        problems = projected_cases.write_or_check(write=write)
+        linked = f"{cases / projected_cases.HOST}: a symbolic link"
+        assert any(problem.startswith(linked) for problem in problems), problems
+    assert [path.name for path in victim.iterdir()] == ["settings.json"]
