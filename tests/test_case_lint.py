@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from inboxspec.conformance.casefiles import (
     read_case_file,
     share_fixtures,
 )
+from tests.in_process import run_command
 
 GOOD_CASE: dict[str, Any] = {
     "id": "wake-gate/lint-probe",
@@ -452,3 +454,23 @@ def test_the_cases_problems_and_the_files_problems_are_listed_to_a_thousand(tmp_
     assert len(schema.value.problems) == MAX_LISTED_PROBLEMS + 1
     assert schema.value.problems[-1] == marker
     assert not any("bad-29.json" in line for line in schema.value.problems)  # not read
+    # The linter lists them so too: it listed every file's (775 kB of files, 1.9 GB of problems).
+    linted = lint([many]).problems
+    assert len(linted) == MAX_LISTED_PROBLEMS + 1 and linted[-1] == marker
+
+
+def test_a_tree_nested_a_thousand_deep_is_linted_without_a_traceback(tmp_path: Path) -> None:
+    """The walk recursed once a level: a tree 1,100 deep ended `cases lint` in a RecursionError
+    traceback, exit 1 (found by an attack on the commands). A case file at its bottom is read."""
+    folder = os.open(tmp_path, os.O_RDONLY)
+    for _ in range(1100):  # one level at a time: pathlib's and os.makedirs's own walks recurse too
+        os.mkdir("d", dir_fd=folder)
+        inner = os.open("d", os.O_RDONLY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+    os.close(os.open("x.json", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=folder))
+    os.close(folder)
+    deepest = tmp_path.joinpath(*["d"] * 1100)
+    done = run_command("cases", "lint", str(tmp_path))
+    assert "Traceback" not in done.stderr and done.returncode == 1
+    assert f"{deepest / 'x.json'}: not readable JSON" in done.stdout  # reached, read and judged
