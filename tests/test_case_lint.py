@@ -19,6 +19,7 @@ from inboxspec.conformance.casefiles import (
     read_case_file,
     share_fixtures,
 )
+from inboxspec.machines.fixtures import remove as remove_fixture_directory
 from tests.in_process import run_command
 
 GOOD_CASE: dict[str, Any] = {
@@ -471,6 +472,9 @@ def test_a_tree_nested_a_thousand_deep_is_linted_without_a_traceback(tmp_path: P
     os.close(os.open("x.json", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=folder))
     os.close(folder)
     deepest = tmp_path.joinpath(*["d"] * 1100)
-    done = run_command("cases", "lint", str(tmp_path))
+    try:
+        done = run_command("cases", "lint", str(tmp_path))
+    finally:  # removed here: pytest's own removal of old temporary directories recurses a level a frame
+        remove_fixture_directory(tmp_path / "d", seconds=None)
     assert "Traceback" not in done.stderr and done.returncode == 1
     assert f"{deepest / 'x.json'}: not readable JSON" in done.stdout  # reached, read and judged
