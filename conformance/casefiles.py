@@ -290,7 +290,12 @@ def read_case_file(path: Path) -> Iterator[Case]:
     A file that is not plain JSON (``NaN``, ``Infinity``, a number past a double,
     nesting deeper than the protocol allows) is unusable, like one that is not JSON.
     """
-    raw_bytes = read_case_bytes(path)
+    return cases_of(path, read_case_bytes(path))
+
+
+def cases_of(path: Path, raw_bytes: bytes) -> Iterator[Case]:
+    """The cases of the file ``path`` whose bytes were read as ``raw_bytes`` (``read_case_file``): for a
+    caller that keeps the bytes it judged, so that a file changed on disk meanwhile is not read twice."""
     try:
         data = parse_plain_json(raw_bytes.decode("utf-8"), parse_float=_finite_portable_float)
     except CaseFileError as error:

@@ -32,6 +32,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
@@ -44,9 +46,9 @@ from inboxspec.conformance.casefiles import (
     CaseFileError,
     case_file_text,
     case_problems,
+    cases_of,
     not_bundled,
     read_case_bytes,
-    read_case_file,
 )
 from inboxspec.conformance.compare import first_difference
 from inboxspec.conformance.reportfile import write_atomically
@@ -76,9 +78,35 @@ class ExpectationError(ValueError):
 @dataclass
 class Rewrite:
     path: Path
+    read: bytes  # the file's bytes, as its cases were read from them
+    folder: tuple[int, int]  # its folder's identity then (``_identity``)
     changed: list[str] = field(default_factory=list)  # ids of the cases whose expectations changed
     model_checked: int = 0
     text: str = ""  # the new file text
+
+    def write(self) -> None:
+        """The new text in place of the file, if the file and its folder are still the ones read: the
+        cases can run for minutes, and meanwhile an edit of the file was lost without a word, or a
+        link put in the folder's place took the write outside it. A change found is an
+        ExpectationError, and nothing is written (a change after this look is the editor's race)."""
+        try:
+            unchanged = _identity(self.path.parent) == self.folder and read_case_bytes(self.path) == self.read
+        except (OSError, CaseFileError):
+            unchanged = False
+        if not unchanged:
+            raise ExpectationError("nothing written: it, or the folder it is in, changed while its cases ran")
+        try:
+            write_atomically(self.path, self.text.encode("utf-8"))
+        except OSError as error:  # a read-only or full file system: the next files are still read
+            raise ExpectationError(f"nothing written: {error}") from None
+
+
+def _identity(folder: Path) -> tuple[int, int]:
+    """The folder's device and inode, read without following a link at its name (OSError: none there)."""
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode):
+        raise CaseFileError(f"{folder}: a symbolic link or not a directory")
+    return info.st_dev, info.st_ino
 
 
 def layout(text: str, data: Any) -> tuple[int, bool]:
@@ -119,11 +147,15 @@ def rewrite(path: Path, timeout: float = DEFAULT_TIMEOUT_S, *, allow_outside_rea
 
     try:
         # Read as the linter reads it first (a regular file of bounded size, plain JSON of bounded
-        # depth, the case schema), so that the plain parse of its text below meets nothing worse.
-        loaded = list(read_case_file(path))
-        text = read_case_bytes(path).decode("utf-8")
+        # depth, the case schema), so that the plain parse of its text below meets nothing worse. Read
+        # once: a file saved between two reads gave a KeyError traceback, or one version's outputs
+        # written under the other's steps.
+        folder = _identity(path.parent)
+        raw_bytes = read_case_bytes(path)
+        loaded = list(cases_of(path, raw_bytes))
+        text = raw_bytes.decode("utf-8")
         data = json.loads(text)
-    except (ValueError, CaseFileError) as error:
+    except (ValueError, OSError, CaseFileError) as error:
         raise ExpectationError(f"cannot read it: {error}") from None
     if data["machine"] not in machines.REGISTRY:
         raise ExpectationError(f"unknown machine {data['machine']!r}")
@@ -140,7 +172,7 @@ def rewrite(path: Path, timeout: float = DEFAULT_TIMEOUT_S, *, allow_outside_rea
     cases = {case.id: case for case in loaded}
     indent, ensure_ascii = layout(text, data)
     entry = machines.get(data["machine"])
-    result = Rewrite(path)
+    result = Rewrite(path, read=raw_bytes, folder=folder)
     disagreements: list[str] = []
     written = 0  # the outputs' bytes so far (``_FILE_OUTPUTS``)
     for raw in data["cases"]:
@@ -214,12 +246,17 @@ def command(args: argparse.Namespace) -> int:
                 return code
             continue
         verb = "would change" if args.check else "changed"
-        for case_id in result.changed:
-            print(f"{path}: {case_id}: expectations {verb}")
         if result.changed and args.check:
             code = max(code, 1)
         elif result.changed:
-            write_atomically(path, result.text.encode("utf-8"))
+            try:  # first: a file not written says nothing changed
+                result.write()
+            except ExpectationError as error:
+                print(f"inboxspec cases expect: {path}: {error}", file=sys.stderr)
+                code = 2
+                continue
+        for case_id in result.changed:
+            print(f"{path}: {case_id}: expectations {verb}")
         print(f"{path}: {len(result.changed)} case(s) {verb}; "
               f"{result.model_checked} checked against the model")
     return code

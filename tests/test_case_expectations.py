@@ -361,3 +361,37 @@ def test_a_config_the_reference_refuses_or_builds_after_all(tmp_path: Path) -> N
         expectations.rewrite(builds)
     assert main(["cases", "expect", "--check", str(builds)]) == 2
     assert builds.read_text(encoding="utf-8") == before
+
+
+@pytest.mark.parametrize("meanwhile", ["file-saved", "folder-made-a-link"])
+def test_a_file_or_folder_changed_while_the_cases_run_is_not_written(
+        meanwhile: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by an attack on the commands: the file was read twice and written back by its name minutes
+    later, so an edit saved meanwhile was lost without a word (or gave a traceback, or one version's
+    outputs under the other's steps), and a folder made a link meanwhile took the write outside it.
+    The command reads the file once and writes nothing when the file or its folder changed."""
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    path, _original, stale = _stale_copy(folder)
+    elsewhere = tmp_path / "elsewhere"
+    entry = machines.get("wake-gate")
+    changed: list[bool] = []
+
+    def run_case(config: Any, steps: Any) -> Any:
+        if not changed:  # once, while the first case runs
+            changed.append(True)
+            if meanwhile == "file-saved":
+                path.write_text(stale + " ", encoding="utf-8")  # an editor's save
+            else:
+                folder.rename(elsewhere)
+                folder.symlink_to(elsewhere)
+        return entry.run_case(config, steps)
+
+    monkeypatch.setitem(machines.REGISTRY, "wake-gate", dataclasses.replace(entry, run_case=run_case))
+    assert main(["cases", "expect", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert "nothing written: it, or the folder it is in, changed while its cases ran" in captured.err
+    assert "expectations changed" not in captured.out
+    kept = elsewhere / path.name if meanwhile == "folder-made-a-link" else path
+    assert kept.read_text(encoding="utf-8") == (stale + " " if meanwhile == "file-saved" else stale)
