@@ -225,6 +225,9 @@ def stderr_written_whole() -> Iterator[None]:
     that stopped taking never ended on a signal: the report was cut after the grace, and the line
     saying so blocked on the same full pipe."""
     previous = sys.stderr
+    if previous is None:  # started with stderr closed (``2>&-``): Python has no stream to write to
+        yield
+        return
     sys.stderr = cast("TextIO", _WrittenWhole(previous))
     try:
         yield

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -322,3 +323,27 @@ def test_a_command_whose_output_is_a_stalled_pipe_still_ends_on_a_signal(command
             process.kill()
             process.wait()
     assert code == 128 + signal.SIGTERM
+
+
+def test_a_hang_up_the_check_was_started_ignoring_ends_none_of_its_workers() -> None:
+    """PROTO-SIG-1's ignored signal, for the check's forked workers (found by the review of that change):
+    a worker set SIGHUP to its default whatever it inherited, so under nohup a terminal's hang-up, which
+    reaches the whole process group, ended the workers and the check said an exploration could not be
+    made. They keep it ignored as the check does; SIGTERM still ends the check."""
+    ignoring_sighup = ("import os, signal, sys; signal.signal(signal.SIGHUP, signal.SIG_IGN); "
+                       "os.execv(sys.argv[1], sys.argv[1:])")
+    check = subprocess.Popen([sys.executable, "-c", ignoring_sighup, sys.executable, "-m", "inboxspec",
+                              "check", "--machine", "host", "--workers", "2"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        time.sleep(2)  # the workers are exploring
+        os.killpg(check.pid, signal.SIGHUP)  # as a terminal sends it: to the whole group
+        time.sleep(0.5)
+        assert check.poll() is None, check.communicate()[1][-500:]
+        os.killpg(check.pid, signal.SIGTERM)
+        _out, err = check.communicate(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(check.pid, signal.SIGKILL)
+        check.wait()
+    assert check.returncode == 128 + signal.SIGTERM, err[-500:]

@@ -130,3 +130,12 @@ def test_an_argument_no_parser_takes_is_told_with_its_commands_usage(
     _, err = capsys.readouterr()
     name = "inboxspec " + " ".join(word for word in command if not word.startswith("wake"))
     assert err.startswith(f"usage: {name} ") and f"{name}: unrecognized arguments: --nonsense" in err
+
+
+def test_a_command_started_with_stderr_closed_still_exits_as_it_says() -> None:
+    """Started with stderr closed (`2>&-`, a cron job's way), Python has no stderr stream; the wrapper
+    that writes stderr whole wrapped that nothing, and its first line ended the command with an
+    AttributeError, exit 1 and no word (found by the review of that change)."""
+    done = subprocess.run(["sh", "-c", 'exec "$@" 2>&-', "sh", sys.executable, "-m", "inboxspec", "conform",
+                           "--bogus-option"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "the following arguments are required: --adapter" in done.stdout
