@@ -58,6 +58,8 @@ class _Report:
 
 
 _REPORTS: list[_Report] = []  # the report being written, innermost last
+# When the signal came after which a write was cut (``received_at``): a later write after it gets no grace.
+_CUT_AFTER: list[float] = []
 
 
 @contextlib.contextmanager
@@ -178,7 +180,12 @@ def write_whole(stream: TextIO, text: str) -> None:
         if not writer.is_alive():
             break
         signalled = received_at()
-        if signalled is not None and time.monotonic() - max(signalled, report.began) > KILL_GRACE_S:
+        if signalled is None:
+            continue
+        # After a cut, a later write after the same signal (the line on stderr that says so, into the
+        # same stalled pipe) has had its grace: it held the command a second more.
+        if signalled in _CUT_AFTER or time.monotonic() - max(signalled, report.began) > KILL_GRACE_S:
+            _CUT_AFTER[:] = [signalled]
             raise ReportCut(report.written)
     if failed:
         raise failed[0]

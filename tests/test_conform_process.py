@@ -255,12 +255,16 @@ def test_a_run_whose_stdout_and_stderr_share_a_stalled_pipe_still_ends_on_a_sign
                                    stdout=writing, stderr=writing, env=run.env)
         try:
             time.sleep(1)  # in the run, or blocked on its report: either way a full pipe is all it has
+            signalled = time.monotonic()
             process.send_signal(signal.SIGTERM)
-            code = process.wait(timeout=4 * KILL_GRACE_S + 5)  # the report's grace, then a line's
+            code = process.wait(timeout=4 * KILL_GRACE_S + 5)
+            took = time.monotonic() - signalled
         finally:
             process.kill()
             process.wait()
     assert code == 128 + signal.SIGTERM
+    # One grace in all: the line after the report's cut gets none of its own (it had a second more).
+    assert took < 2 * KILL_GRACE_S, took
     assert run.survivors() == [] and run.fixture_dirs() == []
 
 
