@@ -327,14 +327,23 @@ def _command(args: argparse.Namespace) -> int:
 
 
 def _write_matrix(args: argparse.Namespace, matrix: Matrix) -> int:
-    """The matrix on stdout, in the files asked for and in ``--into``'s block; the exit code it gives."""
+    """The matrix in the files asked for and in ``--into``'s block, then on stdout; the exit code it
+    gives. The files first: a reader of stdout that takes nothing, and a signal, cut the table after the
+    grace (PROTO-REPORT-2), and the files were then never written."""
     markdown = as_markdown(matrix)
+    written = _write_matrix_files(args, matrix, markdown)
+    code = 2 if written == 2 else max(matrix.exit_code, written)
     print_whole(lambda: print(markdown, end=""))
-    code = matrix.exit_code
     for run in matrix.runs:  # the table says so in a word; the reason in full, its quote kept apart
         if run.unusable is not None:
             print(f"inboxspec matrix: {one_line(run.label)} could not run: {message_lines(run.unusable)}",
                   file=sys.stderr)
+    return code
+
+
+def _write_matrix_files(args: argparse.Namespace, matrix: Matrix, markdown: str) -> int:
+    """``--markdown``, ``--json`` and ``--into``'s block written (or, with ``--check``, compared): 0, or
+    1 for a stale block, or 2 for a file that could not be written (said on stderr)."""
     try:
         if args.markdown is not None:
             write_atomically(args.markdown, markdown.encode("utf-8"))
@@ -342,7 +351,7 @@ def _write_matrix(args: argparse.Namespace, matrix: Matrix) -> int:
             # ASCII: an adapter's name may hold a lone surrogate, which no UTF-8 file can (PROTO-VAL-4).
             text = json.dumps(matrix.as_json(), indent=2, ensure_ascii=True) + "\n"
             write_atomically(args.json, text.encode("utf-8"))
-        if args.into is not None and code == 2:
+        if args.into is not None and matrix.exit_code == 2:
             # A document's matrix is the adapters' standing; a column that says only "unusable" is
             # not one, and --check would call the block stale when it is the run that failed.
             print(f"inboxspec matrix: {args.into} left as it was: an adapter could not run",
@@ -354,7 +363,7 @@ def _write_matrix(args: argparse.Namespace, matrix: Matrix) -> int:
                 if wanted != current:
                     print(f"inboxspec matrix: the matrix in {args.into} is stale; rerun this "
                           "command without --check", file=sys.stderr)
-                    return max(code, 1)
+                    return 1
             elif wanted != current:
                 # The file keeps its permission bits; a link there is replaced, not written through,
                 # as for every file the runner writes (conformance/reportfile.py).
@@ -362,7 +371,7 @@ def _write_matrix(args: argparse.Namespace, matrix: Matrix) -> int:
     except (OSError, ValueError, UnicodeDecodeError) as error:
         print(f"inboxspec matrix: cannot write the matrix: {error}", file=sys.stderr)
         return 2
-    return code
+    return 0
 
 
 def add_matrix_parser(commands: Any) -> None:

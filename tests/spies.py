@@ -5,6 +5,7 @@ part way through (how a test brings a signal at one moment of a write)."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Any
 
@@ -42,6 +43,9 @@ def signalled_while_writing(monkeypatch: pytest.MonkeyPatch, signum: int, after:
             return
         sent.append(signum)
         real(stream, text[:after])
+        # Sent with its default action, it would end the test's own process, not fail the test.
+        assert signal.getsignal(signum) not in (signal.SIG_DFL, signal.SIG_IGN), \
+            f"the report is written with {signal.Signals(signum).name}'s default action"
         os.kill(os.getpid(), signum)
         real(stream, text[after:])
 

@@ -420,3 +420,31 @@ def test_a_signal_while_the_matrix_is_written_lets_it_finish_then_ends_as_the_si
     report = checked_report(_written_json(files / "m.json"), MATRIX)
     assert [adapter["totals"]["pass"] for adapter in report["adapters"]] == [2]
     assert sorted(path.name for path in files.iterdir()) == ["m.json", "m.md"]
+
+
+def test_a_table_its_reader_did_not_take_leaves_the_files_written(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-REPORT-2 with a reader of stdout that takes nothing: the table is cut after the signal's
+    grace. The files were written after the table, so none was (found by the review of that change);
+    they are written first now, whole."""
+    from inboxspec.conformance import reportfile
+
+    real = reportfile.write_whole
+
+    def stalled(stream: Any, text: str) -> None:
+        if stream is not sys.stdout:
+            real(stream, text)
+            return
+        assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise reportfile.ReportCut(0)  # as the grace ends a write that its reader never took
+
+    monkeypatch.setattr(reportfile, "write_whole", stalled)
+    done = run_command("matrix", "--machine", "wake-gate", "--run", "wake-gate/a*", "--adapter", MIXED,
+                       "--markdown", str(tmp_path / "m.md"), "--json", str(tmp_path / "m.json"))
+    assert done.returncode == 128 + signal.SIGTERM, done.stderr
+    assert "interrupted by SIGTERM while the report was written: the report is cut after 0 bytes" \
+        in done.stderr
+    assert "wake-gate" in (tmp_path / "m.md").read_text(encoding="utf-8")
+    written = checked_report(_written_json(tmp_path / "m.json"), MATRIX)
+    assert [adapter["totals"]["pass"] for adapter in written["adapters"]] == [2]

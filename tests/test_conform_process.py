@@ -564,6 +564,7 @@ def test_the_protocol_page_states_the_runners_numbers() -> None:
     assert f"is quoted to its first {QUOTED_CHARS} characters" in text
     assert f"is at most {KEPT_VALUE_CHARS:,} characters long" in text
     assert f"names {MAX_LISTING_WARNINGS} such listings one by one" in text
+    assert f"PROTO-REPORT-1: the first {QUOTED_CHARS} characters of the name" in text
     assert f"({', '.join(f'`{member}`' for member in REPORTED_IMPLEMENTATION)}), as sent" in text
     for signum in INTERRUPTING_SIGNALS:
         assert f"{exit_code(signum.name)} for {signum.name}" in text
