@@ -142,12 +142,15 @@ def default_workers(name: str, bounds: Mapping[str, str] | None = None) -> int:
     """1 for a small exploration (the manifest's count at these bounds is under
     ``PARALLEL_FROM_STATES``), every usable core otherwise, bounds the manifest
     does not record included (a larger bound is the usual reason to change one)."""
-    from inboxspec.checker.manifest import load_manifest
+    from inboxspec.checker.manifest import ManifestError, load_manifest
 
     entry = machines.get(name)
-    manifest = load_manifest(entry) or {}
-    same_bounds = (entry.explorer.parse_bounds(bounds or {})
-                   == entry.explorer.parse_bounds(manifest.get("bounds", {})))
+    manifest = load_manifest(entry) or {}  # ManifestError, a ValueError naming the file
+    try:
+        recorded = entry.explorer.parse_bounds(manifest.get("bounds", {}))
+    except ValueError as error:  # said of the manifest's bounds, not of bounds the user gave
+        raise ManifestError(f"{entry.manifest}: its bounds: {error}") from None
+    same_bounds = entry.explorer.parse_bounds(bounds or {}) == recorded
     if same_bounds and "distinct_states" in manifest and manifest["distinct_states"] < PARALLEL_FROM_STATES:
         return 1
     return available_cores()

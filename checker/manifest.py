@@ -13,19 +13,46 @@ updated: ``inboxspec explore MACHINE --write-manifest`` writes the figures.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from inboxspec import machines
 from inboxspec.checker.explore import Configuration, Exploration, Explorations
+from inboxspec.conformance.casefiles import linked_directory
+from inboxspec.conformance.reportfile import write_atomically
 from inboxspec.machines.frame import Machine
+
+# The most bytes a manifest holds: each is a few hundred.
+MAX_MANIFEST_BYTES = 1 << 20
+
+
+class ManifestError(ValueError):
+    """A manifest that is no regular file of JSON in the manifest's shape: a checkout may hold anything
+    (a FIFO there hung ``explore``, a link to /dev/zero filled its memory, a bound count written as text
+    ended it in a TypeError traceback)."""
 
 
 def load_manifest(entry: Machine) -> dict[str, Any] | None:
-    if not entry.manifest.exists():
+    """The machine's manifest, or None where it has none; ManifestError, naming the file, for one that
+    cannot be read as a manifest (read as case files are: a regular file, no link followed, bounded)."""
+    from inboxspec.conformance.casefiles import CaseFileError, read_regular_file
+
+    if not os.path.lexists(entry.manifest):
         return None
-    manifest: dict[str, Any] = json.loads(entry.manifest.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(read_regular_file(entry.manifest, "a manifest", MAX_MANIFEST_BYTES))
+    except (CaseFileError, ValueError) as error:  # ValueError: not UTF-8, or not JSON
+        raise ManifestError(f"{entry.manifest}: {error}") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("bounds", {}), dict) or any(
+            key in manifest and (type(manifest[key]) is not int or manifest[key] < 0) for key in COUNTS):
+        raise ManifestError(f"{entry.manifest}: not a manifest: an object whose bounds are an object and "
+                            f"whose {', '.join(COUNTS)} are integers of 0 or more")
     return manifest
+
+
+# The counts a manifest records (``manifest_row``), each an integer.
+COUNTS = ("distinct_states", "transitions", "max_depth", "uncovered_transitions_at_default")
 
 
 def sized_configurations(bounds_of: Callable[[dict[str, Any]], Mapping[str, str]]
@@ -35,7 +62,10 @@ def sized_configurations(bounds_of: Callable[[dict[str, Any]], Mapping[str, str]
     manifest's distinct-state count, by which ``check`` and ``findings`` start the largest first."""
     sized: list[tuple[int, Configuration]] = []
     for entry in machines.all_machines():
-        manifest = load_manifest(entry) or {}
+        try:
+            manifest = load_manifest(entry) or {}
+        except ManifestError:  # explored at the default bounds; ``check_manifest`` names the problem
+            manifest = {}
         size = int(manifest.get("distinct_states", 0))
         sized.append((size, (entry.name, bounds_of(manifest), {})))
         sized += [(size, (entry.name, {}, {option: True})) for option in entry.explorer.options]
@@ -60,7 +90,11 @@ def write_manifest(name: str) -> dict[str, Any]:
     entry = machines.get(name)
     bounds = dict(entry.explorer.default_bounds)
     row = manifest_row(Explorations().get(name, bounds), bounds)
-    entry.manifest.write_text(json.dumps(row, indent=2) + "\n", encoding="utf-8")
+    linked = linked_directory(entry.manifest.parent, entry.manifest)
+    if linked is not None:
+        raise ManifestError(f"{linked}: a symbolic link or not a directory; no manifest is written there")
+    # Replaced, not written through: a link at the manifest's name took the write to its target.
+    write_atomically(entry.manifest, (json.dumps(row, indent=2) + "\n").encode("utf-8"))
     return row
 
 
@@ -71,7 +105,11 @@ def check_manifest(explorations: Explorations | None = None) -> tuple[list[str],
     results: dict[str, Exploration] = {}
     for entry in machines.all_machines():
         name = entry.name
-        manifest = load_manifest(entry)
+        try:
+            manifest = load_manifest(entry)
+        except ManifestError as error:
+            problems.append(f"{name}: {error}")
+            continue
         if manifest is None:
             problems.append(f"{name}: no manifest at {entry.manifest} "
                             f"(write it with `inboxspec explore {name} --write-manifest`)")

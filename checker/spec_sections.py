@@ -157,6 +157,31 @@ def read_document(document: Path) -> str:
         raise UnreadableDocument(f"{document}: {error}") from None
 
 
+def interface_copy_drifts(copies: dict[Path, str], *, write: bool) -> list[Drift]:
+    """Each copy of the interface data (``port_interface_copies``: a path and its text) that differs, and
+    with ``write`` rewritten. Read as a document is, and replaced, never written through: a link there
+    had the write go to its target, outside the tree (found by an attack on the commands)."""
+    from inboxspec.conformance.casefiles import linked_directory
+
+    drifts: list[Drift] = []
+    for copy, text in sorted(copies.items()):
+        try:
+            current: str | None = read_document(copy) if os.path.lexists(copy) else None
+        except UnreadableDocument:
+            current = None  # a link, a FIFO: not the copy, which the write replaces
+        if current == text:
+            continue
+        drifts.append(Drift(copy, "interface data copy"))
+        if write:
+            linked = linked_directory(copy.parent.parent, copy)
+            if linked is not None:
+                raise UnreadableDocument(f"{linked}: a symbolic link or not a directory; no interface data "
+                                         "copy is written there")
+            copy.parent.mkdir(exist_ok=True)
+            write_atomically(copy, text.encode("utf-8"))
+    return drifts
+
+
 def generate(directory: Path | None = None, *, write: bool,
              findings: list[Any] | None = None, explorations: Any = None) -> list[Drift]:
     """Compare (and with ``write``, rewrite) every machine's document; return what drifted.
@@ -189,10 +214,5 @@ def generate(directory: Path | None = None, *, write: bool,
             if write:
                 write_atomically(document, new.encode("utf-8"))
     if directory is None:
-        for copy, text in sorted(port_interface_copies().items()):
-            if not copy.is_file() or copy.read_text(encoding="utf-8") != text:
-                drifts.append(Drift(copy, "interface data copy"))
-                if write:
-                    copy.parent.mkdir(exist_ok=True)
-                    copy.write_text(text, encoding="utf-8")
+        drifts += interface_copy_drifts(port_interface_copies(), write=write)
     return drifts

@@ -29,6 +29,7 @@ from inboxspec.conformance.progress import Progress
 from inboxspec.conformance.reportfile import print_json, print_whole
 from inboxspec.conformance.runner import report_unusable
 from inboxspec.machines.fixtures import FixtureError
+from inboxspec.machines.frame import Machine
 from inboxspec.spec import index as spec_index
 from inboxspec.temporary import temporary_directories_in_memory
 
@@ -134,9 +135,15 @@ def check_configurations() -> list[Configuration]:
 
 def refined_machines() -> list[str]:
     """The machines ``check`` refines: those with a manifest (a machine being added has none yet)."""
-    from inboxspec.checker.manifest import load_manifest
+    from inboxspec.checker.manifest import ManifestError, load_manifest
 
-    return [entry.name for entry in machines.all_machines() if load_manifest(entry) is not None]
+    def has_manifest(entry: Machine) -> bool:
+        try:
+            return load_manifest(entry) is not None
+        except ManifestError:  # not refined; the manifest check names the problem
+            return False
+
+    return [entry.name for entry in machines.all_machines() if has_manifest(entry)]
 
 
 def _run_check(memo: Explorations, progress: Progress, refinements: Refinements) -> dict[str, Any]:
