@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from inboxspec import machines
 from inboxspec.checker.limits import MAX_REFINE_STEPS, MAX_STATES
-from inboxspec.conformance.reportfile import print_json
+from inboxspec.conformance.reportfile import print_json, write_atomically
 from inboxspec.conformance.runner import report_unusable
 from inboxspec.machines.frame import bound_integer
 
@@ -228,11 +230,22 @@ def _explore(args: argparse.Namespace) -> int:
 
 
 def _written(path: Path, text: str) -> str | None:
-    """Write ``text`` and a newline to ``path``; None, or why it could not be written. Written as
-    opened, not replaced by a rename: the name may be a device or a link the user means
+    """Write ``text`` and a newline to ``path``; None, or why it could not be written. A regular file
+    there (or none, or a link to one) is replaced in one rename (``write_atomically``): written in
+    place, a full disk left half a file where the earlier one was, and a link to a file took the write
+    to its target. Anything else is written as opened: a device or a pipe the user means
     (``/dev/stdout``, ``/dev/null``)."""
+    data = (text + "\n").encode("utf-8")
     try:
-        path.write_text(text + "\n", encoding="utf-8")
+        try:
+            regular = stat.S_ISREG(os.stat(path).st_mode)
+        except FileNotFoundError:  # none there (or a link to nothing, which the rename replaces)
+            regular = True
+        if regular:
+            write_atomically(path, data)
+        else:
+            with open(path, "wb") as stream:
+                stream.write(data)
     except OSError as error:
         return f"cannot write {path}: {error}"
     return None

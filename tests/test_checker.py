@@ -6,6 +6,7 @@ import ast
 import io
 import itertools
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -505,3 +506,25 @@ def test_explore_prints_the_bounds_it_derives_apart_from_those_bound_sets(
     settable, _, derived = line.removeprefix("bounds: ").partition("  derived from them: ")
     assert set(ast.literal_eval(settable)) == set(machines.get("wake-gate").explorer.default_bounds)
     assert "'boundaries'" in derived and "'boundaries'" not in settable
+
+
+def test_an_emitted_file_replaces_a_link_or_a_file_and_a_pipe_is_written_as_opened(tmp_path: Path) -> None:
+    """`--emit-case` wrote in place: a link at its name took the write to the link's target, and a full
+    disk left half a file where the earlier one was (found by an attack on the commands). A file or a
+    link to one is replaced in one rename now; a device or a pipe the user means is written as opened."""
+    victim = tmp_path / "victim.json"
+    victim.write_text("precious", encoding="utf-8")
+    emitted = tmp_path / "emitted.json"
+    emitted.symlink_to(victim)
+    argv = ["explore", "wake-gate", "--invariant", "every_refusal_episode_is_announced", "--emit-itf"]
+    assert main([*argv, str(emitted)]) == 0
+    assert victim.read_text(encoding="utf-8") == "precious" and not emitted.is_symlink()
+    assert "states" in json.loads(emitted.read_text(encoding="utf-8"))
+    reading, writing = os.pipe()
+    try:
+        os.set_blocking(reading, False)
+        assert main([*argv, f"/proc/self/fd/{writing}"]) == 0  # a pipe: written through its name
+        assert b'"states"' in os.read(reading, 1 << 20)
+    finally:
+        os.close(reading)
+        os.close(writing)
