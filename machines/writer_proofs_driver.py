@@ -23,6 +23,7 @@ import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from inboxspec.conformance import interrupts
 from inboxspec.impl import writer_fs, writer_harness
 from inboxspec.impl.writer_harness import ScriptedEnvironment, SwapPaths, SwapScript
 from inboxspec.impl.writer_proofs import (
@@ -144,8 +145,10 @@ _SWAPS_DONE: list[list[tuple[str, str]]] = []  # per run in progress, the swaps 
 
 
 def forget_fixtures() -> None:
-    """Remove every in-process fixture directory: the next run lays its fixture out again."""
-    _ROOT.close()
+    """Remove every in-process fixture directory: the next run lays its fixture out again. At the
+    process's exit too, where a second signal cut the removal (``interrupts.ignored``)."""
+    with interrupts.ignored():
+        _ROOT.close()
     _MATERIALISED.clear()
 
 

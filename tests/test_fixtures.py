@@ -492,3 +492,50 @@ def test_a_directory_of_mode_0000_is_laid_out_read_back_and_removed_without_an_o
                             timeout=60, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "nothing left" and list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_in_a_fixtures_removal_lets_it_finish_then_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by an attack on the commands: under a command's signal handling (a signal raises where it
+    lands), a signal inside the removal of a fixture directory cut it, and the directory was left
+    behind (9 runs of 34 of a writer-proofs exploration). The removal finishes, then the signal raises."""
+    import signal
+
+    from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
+
+    real_close = FixtureRoot.close
+    laid_out: list[str] = []
+
+    def close_signalled(root: FixtureRoot) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)  # as a signal from outside comes
+        real_close(root)
+
+    monkeypatch.setattr(FixtureRoot, "close", close_signalled)
+    materialised = machine_fixtures.materialised(SMALL)
+    with pytest.raises(RunInterrupted), raising_on_signals(), materialised as directory:
+        laid_out.append(directory)
+    assert laid_out and not os.path.lexists(laid_out[0])
+
+
+def test_a_second_signal_while_the_process_removes_its_fixtures_at_its_end_is_ignored(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the process's exit the in-process fixtures are removed (``writer_proofs_driver.forget_fixtures``)
+    with the handlers back at their defaults: a second signal then ended the removal with a traceback
+    (SIGINT) or ended the process, exit -15 and not 143, with thousands of files left."""
+    import signal
+
+    from inboxspec.machines import writer_proofs_driver
+
+    root = FixtureRoot()
+    directory = root.lay_out(SMALL)
+    real_close = FixtureRoot.close
+
+    def close_signalled(closed: FixtureRoot) -> None:
+        # Refused unless ignored: sent at its default, it would end the test's own process.
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN, "the removal runs with SIGTERM's default"
+        os.kill(os.getpid(), signal.SIGTERM)
+        real_close(closed)
+
+    monkeypatch.setattr(writer_proofs_driver, "_ROOT", root)
+    monkeypatch.setattr(FixtureRoot, "close", close_signalled)
+    writer_proofs_driver.forget_fixtures()
+    assert not os.path.lexists(directory)
