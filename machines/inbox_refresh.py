@@ -319,9 +319,11 @@ class InboxRefreshExplorer:
         merged = frame.merged_bounds("inbox-refresh", self.default_bounds, raw)
         names = tuple(n.strip() for n in merged["jobs"].split(",") if n.strip())
         missing = [n for n in names if n not in CATALOGUE]
-        if missing or not names:
-            raise ValueError(f"inbox-refresh jobs are names from {', '.join(CATALOGUE)}; "
-                             f"got {merged['jobs']!r}")
+        # Each at most once: a name a thousand times over made each step of a refinement a thousand
+        # times as long, which its step limit does not bound (found by an attack on the commands).
+        if missing or not names or len(set(names)) < len(names):
+            raise ValueError(f"inbox-refresh jobs are distinct names from {', '.join(CATALOGUE)}; "
+                             f"got {merged['jobs'][:200]!r}")
         try:
             horizon = frame.bound_integer(merged["horizon_ms"])
         except ValueError as error:

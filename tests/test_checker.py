@@ -528,3 +528,13 @@ def test_an_emitted_file_replaces_a_link_or_a_file_and_a_pipe_is_written_as_open
     finally:
         os.close(reading)
         os.close(writing)
+
+
+def test_an_inbox_refresh_job_named_twice_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--bound jobs=result,result,...` a thousand times over made each refinement step a thousand times
+    as long, which the step limit does not bound (found by an attack on the commands): each job at most
+    once, so the catalogue bounds the jobs."""
+    many = ",".join(["result"] * 1000)
+    assert main(["refine", "inbox-refresh", "--depth", "1", "--bound", f"jobs={many}", "--json"]) == 2
+    assert "jobs are distinct names" in json.loads(capsys.readouterr().out)["unusable"]
+    assert main(["explore", "inbox-refresh", "--bound", "jobs=result,moved", "--json"]) in (0, 1)
