@@ -252,7 +252,8 @@ def write_atomically(path: Path, data: bytes) -> None:
     The temporary file lies in the destination's directory so that the rename
     stays on one filesystem. A symbolic link at the destination is replaced,
     not followed. A regular file there (or behind the link) gives the new file
-    its permission bits, not its special ones (a private report stays private); otherwise it gets an
+    its permission bits, not its special ones (a private report stays private), and, run as root,
+    a regular file there its owner and group; otherwise it gets an
     ordinary file's under the umask. Anything else there (a device such as ``/dev/null``, a
     FIFO, a socket, a directory) is refused, not replaced: run as root, a
     report named ``/dev/null`` would otherwise replace the system's; and nothing in ``/dev``,
@@ -290,6 +291,10 @@ def write_atomically(path: Path, data: bytes) -> None:
             # the directory can put a link at the name while the data is written, and a change of mode
             # by name follows it (run as root, to any file).
             os.fchmod(stream.fileno(), mode)
+            if existing is not None and stat.S_ISREG(existing.st_mode) and os.geteuid() == 0:
+                # Run as root (a CI job), a user's file rewritten became root's, and its user could no
+                # longer write it: the file replaced gives its owner and group too.
+                os.fchown(stream.fileno(), existing.st_uid, existing.st_gid)
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())

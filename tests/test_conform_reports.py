@@ -807,3 +807,15 @@ def test_a_report_reaches_a_non_blocking_descriptor_whole() -> None:
     finally:
         os.close(reading)
         os.close(writing)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file another owner needs root")
+def test_a_file_replaced_as_root_keeps_its_owner_and_group(tmp_path: Path) -> None:
+    """Found by an attack on the commands: `cases expect` run as root (a CI job) gave a user's case file
+    to root, and its user could no longer write it."""
+    destination = tmp_path / "x.json"
+    destination.write_text("old")
+    os.chown(destination, 4242, 4343)
+    write_atomically(destination, b"new")
+    info = destination.stat()
+    assert (info.st_uid, info.st_gid) == (4242, 4343) and destination.read_bytes() == b"new"
