@@ -42,12 +42,19 @@ def load_manifest(entry: Machine) -> dict[str, Any] | None:
         return None
     try:
         manifest = json.loads(read_regular_file(entry.manifest, "a manifest", MAX_MANIFEST_BYTES))
-    except (CaseFileError, ValueError) as error:  # ValueError: not UTF-8, or not JSON
+    except CaseFileError as error:  # it names the file
+        raise ManifestError(str(error)) from None
+    except ValueError as error:  # not UTF-8, or not JSON
         raise ManifestError(f"{entry.manifest}: {error}") from None
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("bounds", {}), dict) or any(
+    if not isinstance(manifest, dict):
+        raise ManifestError(f"{entry.manifest}: not a manifest: an object")
+    bounds = manifest.get("bounds", {})
+    # Each bound as the command line gives it, text (``manifest_row``): a number there ended explore
+    # and check in a TypeError traceback (found by the attack on the fixes).
+    if not isinstance(bounds, dict) or not all(isinstance(value, str) for value in bounds.values()) or any(
             key in manifest and (type(manifest[key]) is not int or manifest[key] < 0) for key in COUNTS):
-        raise ManifestError(f"{entry.manifest}: not a manifest: an object whose bounds are an object and "
-                            f"whose {', '.join(COUNTS)} are integers of 0 or more")
+        raise ManifestError(f"{entry.manifest}: not a manifest: an object whose bounds are an object of "
+                            f"texts and whose {', '.join(COUNTS)} are integers of 0 or more")
     return manifest
 
 

@@ -4,6 +4,7 @@ checkout may hold anything where they belong (found by an attack on the commands
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -32,6 +33,8 @@ HOSTILE = {
     "bounds-a-list": json.dumps({"bounds": [], "distinct_states": 1}),
     "count-as-text": json.dumps({"distinct_states": "1"}),
     "bound-as-text": json.dumps({"bounds": {"capacity": "x"}}),
+    "bound-as-a-number": json.dumps({"bounds": {"capacity": 10}}),
+    "bound-as-null": json.dumps({"bounds": {"capacity": None}}),
 }
 
 
@@ -83,3 +86,19 @@ def test_an_interface_copy_that_is_a_link_is_replaced_not_written_through(tmp_pa
     with pytest.raises(ValueError, match="a symbolic link or not a directory"):
         interface_copy_drifts({copy: "{}\n"}, write=True)
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("bound", [10, None, ["10"]], ids=["number", "null", "list"])
+def test_a_bound_that_is_no_text_in_a_real_machines_manifest_is_a_named_error(
+        bound: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bound written as a number where the command line's text belongs passed the manifest's check,
+    and the wake gate's reading of its bounds ended explore and check in a TypeError traceback (found by
+    the attack on the fixes)."""
+    wake_gate = machines.get("wake-gate")
+    manifest = tmp_path / "wake-gate.json"
+    written = {"bounds": {"max_streak": bound}, "distinct_states": 240}
+    manifest.write_text(json.dumps(written), encoding="utf-8")
+    monkeypatch.setitem(machines.REGISTRY, "wake-gate", dataclasses.replace(wake_gate, manifest=manifest))
+    done = run_command("explore", "wake-gate", "--json")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"inboxspec explore: {manifest}: not a manifest" in done.stderr, done.stderr
