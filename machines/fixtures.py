@@ -857,7 +857,16 @@ def materialised(fixture: Mapping[str, Any]) -> Iterator[str]:
     """A fresh directory holding ``fixture``; yields its real path, removes it afterwards."""
     root = FixtureRoot()
     try:
-        yield root.lay_out(fixture)
+        # A signal raised inside the lay-out or the removal left the directory behind (between
+        # ``mkdtemp`` and the root's path, say): each finishes first (found by attacks on the commands).
+        with interrupts.deferred():
+            directory = root.lay_out(fixture)
+        yield directory
     finally:
-        with interrupts.deferred():  # a signal raised inside the removal left the directory behind
+        try:
+            with interrupts.deferred():
+                root.close()
+        finally:
+            # Again if need be: a signal already waiting runs its handler as ``deferred`` sets its own,
+            # before the removal began. Under ``raising_on_signals`` no later signal raises meanwhile.
             root.close()

@@ -539,3 +539,39 @@ def test_a_second_signal_while_the_process_removes_its_fixtures_at_its_end_is_ig
     monkeypatch.setattr(FixtureRoot, "close", close_signalled)
     writer_proofs_driver.forget_fixtures()
     assert not os.path.lexists(directory)
+
+
+@pytest.mark.parametrize("where", ["lay-out", "as-the-removal-begins"])
+def test_a_signal_at_the_lay_out_or_before_the_removal_leaves_no_fixture_directory(
+        where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the attack on the fixes: a signal raised between the root's ``mkdtemp`` and its path
+    being kept left the directory (9 leaks of 11); and one already waiting ran its raising handler as the
+    removal's own handlers were set, before the removal began (2 of 11)."""
+    import signal
+    import tempfile
+
+    from inboxspec.conformance import interrupts
+    from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
+
+    made: list[str] = []
+    real_mkdtemp, real_deferred = tempfile.mkdtemp, interrupts.deferred
+    if where == "lay-out":
+        def mkdtemp_signalled(*args: Any, **kwargs: Any) -> str:
+            made.append(real_mkdtemp(*args, **kwargs))
+            os.kill(os.getpid(), signal.SIGTERM)  # its handler raises at the next line of Python
+            return made[-1]
+
+        monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp_signalled)
+    else:
+        def deferred_after_a_waiting_signal() -> Any:
+            if made:  # the removal's: a signal waiting as it sets its handlers raises there
+                raise RunInterrupted("SIGTERM")
+            made.append("lay-out")
+            return real_deferred()
+
+        monkeypatch.setattr(interrupts, "deferred", deferred_after_a_waiting_signal)
+    laid_out: list[str] = []
+    materialised = machine_fixtures.materialised(SMALL)
+    with pytest.raises(RunInterrupted), raising_on_signals(), materialised as directory:
+        laid_out.append(directory)
+    assert all(not os.path.lexists(path) for path in [*laid_out, *made] if path != "lay-out")
