@@ -18,9 +18,9 @@ import errno
 import io
 import json
 import os
+import secrets
 import stat
 import sys
-import tempfile
 import threading
 import time
 import weakref
@@ -261,18 +261,34 @@ def write_atomically(path: Path, data: bytes) -> None:
     with a file). Raises
     OSError when the directory cannot be written or the destination is refused.
     """
-    resolved = os.path.realpath(path.parent)
+    # Every step below is taken in the directory opened once, by its descriptor: a path checked by its
+    # name and then written by its name again could have a link put in it between the two, and the
+    # file went where the check refused it (/dev/shm) or replaced a FIFO there (found by an attack).
+    directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        _write_in(directory, path, data)
+    finally:
+        os.close(directory)
+
+
+def _write_in(directory: int, path: Path, data: bytes) -> None:
+    """``write_atomically``'s work, in the directory open as ``directory`` (``path``'s, for messages)."""
+    try:  # where the descriptor's directory is now, whatever its name was when it was opened
+        resolved = os.readlink(f"/proc/self/fd/{directory}")
+    except OSError:  # no /proc: its name, as it was resolved a moment ago
+        resolved = os.path.realpath(path.parent)
     if any(resolved == system or resolved.startswith(system + "/") for system in _SYSTEM_DIRECTORIES):
         # Run as root, ``--junit /dev/stdout`` replaced the system's link with a file.
         raise OSError(errno.EPERM, "a report is not written into /dev, /proc or /sys", str(path))
+    name = path.name
     try:
-        existing: os.stat_result | None = os.lstat(path)
+        existing: os.stat_result | None = os.stat(name, dir_fd=directory, follow_symlinks=False)
     except FileNotFoundError:
         existing = None
     if existing is not None and not (stat.S_ISREG(existing.st_mode) or stat.S_ISLNK(existing.st_mode)):
         raise OSError(errno.EEXIST, "not a regular file; a report replaces only a file or a link", str(path))
     try:
-        behind = os.stat(path)  # the file itself, or the one a link there names
+        behind = os.stat(name, dir_fd=directory)  # the file itself, or the one a link there names
     except OSError:
         behind = None
     if behind is not None and stat.S_ISREG(behind.st_mode):
@@ -283,13 +299,14 @@ def write_atomically(path: Path, data: bytes) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    directory = path.parent
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    temporary = f".{name}.{secrets.token_hex(6)}.tmp"
+    created = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    descriptor = os.open(temporary, created, 0o600, dir_fd=directory)
     try:
         with os.fdopen(descriptor, "wb") as stream:
-            # mkstemp creates the file private (0600). By its descriptor, not its name: whoever may write
-            # the directory can put a link at the name while the data is written, and a change of mode
-            # by name follows it (run as root, to any file).
+            # Made private (0600). The mode by its descriptor, not its name: whoever may write the
+            # directory can put a link at the name while the data is written, and a change of mode by
+            # name follows it (run as root, to any file).
             os.fchmod(stream.fileno(), mode)
             if existing is not None and stat.S_ISREG(existing.st_mode) and os.geteuid() == 0:
                 # Run as root (a CI job), a user's file rewritten became root's, and its user could no
@@ -298,8 +315,8 @@ def write_atomically(path: Path, data: bytes) -> None:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(temporary, path)
+        os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(temporary)
+            os.unlink(temporary, dir_fd=directory)
         raise

@@ -180,7 +180,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path,
     destination = tmp_path / "report.xml"
     destination.write_text("old")
 
-    def refuse(source: str, target: str) -> None:
+    def refuse(source: str, target: str, **_directories: int) -> None:
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", refuse)
@@ -819,3 +819,33 @@ def test_a_file_replaced_as_root_keeps_its_owner_and_group(tmp_path: Path) -> No
     write_atomically(destination, b"new")
     info = destination.stat()
     assert (info.st_uid, info.st_gid) == (4242, 4343) and destination.read_bytes() == b"new"
+
+
+def test_a_link_put_in_the_path_after_it_was_opened_does_not_move_the_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the attack on the fixes: the destination's folder was checked by its name and then written
+    by its name again, so a link put in the path between the two sent the file where the check refused
+    it (/dev/shm) or over a FIFO there. The folder is opened once, and every step is taken in it."""
+    folder, elsewhere = tmp_path / "reports", tmp_path / "elsewhere"
+    folder.mkdir()
+    elsewhere.mkdir()
+    real_stat, real_lstat = os.stat, os.lstat
+
+    def swap_once(name: Any) -> None:
+        if str(name).endswith("report.xml") and not (tmp_path / "moved").exists():  # the first look at it
+            folder.rename(tmp_path / "moved")
+            folder.symlink_to(elsewhere)
+
+    def stat_swapping(name: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        swap_once(name)
+        return real_stat(name, *args, **kwargs)
+
+    def lstat_swapping(name: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        swap_once(name)
+        return real_lstat(name, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat_swapping)
+    monkeypatch.setattr(os, "lstat", lstat_swapping)
+    write_atomically(folder / "report.xml", b"new")
+    monkeypatch.undo()
+    assert list(elsewhere.iterdir()) == [] and (tmp_path / "moved" / "report.xml").read_bytes() == b"new"
