@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from inboxspec import machines
 from inboxspec.checker.limits import MAX_REFINE_STEPS, MAX_STATES
-from inboxspec.conformance.reportfile import print_json, write_atomically
+from inboxspec.conformance.reportfile import in_system_directory, print_json, write_atomically
 from inboxspec.conformance.runner import report_unusable
 from inboxspec.machines.frame import bound_integer
 
@@ -233,18 +233,18 @@ def _written(path: Path, text: str) -> str | None:
     """Write ``text`` and a newline to ``path``; None, or why it could not be written. A regular file
     there (or none, or a link to one) is replaced in one rename (``write_atomically``): written in
     place, a full disk left half a file where the earlier one was, and a link to a file took the write
-    to its target. Anything else is written as opened: a device or a pipe the user means
-    (``/dev/stdout``, ``/dev/null``)."""
+    to its target. Anything else, and any name in ``/dev`` or ``/proc``, is written as opened, appended:
+    a device, a pipe or a descriptor the user means (``/dev/null``, ``/dev/stdout`` into a log)."""
     data = (text + "\n").encode("utf-8")
     try:
         try:
             regular = stat.S_ISREG(os.stat(path).st_mode)
         except FileNotFoundError:  # none there (or a link to nothing, which the rename replaces)
             regular = True
-        if regular:
+        if regular and not in_system_directory(path):
             write_atomically(path, data)
-        else:
-            with open(path, "wb") as stream:
+        else:  # appended: /dev/stdout redirected to a log (``>> log``) keeps what the log held
+            with open(path, "ab") as stream:
                 stream.write(data)
     except OSError as error:
         return f"cannot write {path}: {error}"

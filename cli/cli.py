@@ -22,7 +22,7 @@ from typing import NoReturn
 from inboxspec import __version__
 from inboxspec.conformance.interrupts import RunInterrupted, ending_after, raising_on_signals
 from inboxspec.conformance.interrupts import exit_code as interrupt_exit_code
-from inboxspec.conformance.reportfile import print_json, stderr_written_whole
+from inboxspec.conformance.reportfile import print_json, standard_streams_present, stderr_written_whole
 
 
 def _cases_lint(args: argparse.Namespace) -> int:
@@ -140,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command line: the exit code of the command ``argv`` names (see the module)."""
     from inboxspec.conformance.compare import safe_output
 
+    standard_streams_present()
     safe_output()  # every command prints the names and texts of files it was given
     with stderr_written_whole():  # a stalled reader of stderr holds no command past a signal's grace
         try:

@@ -205,7 +205,7 @@ class _WrittenWhole(io.TextIOBase):
         if not self._cut:
             try:
                 write_whole(self._stream, text)
-            except ReportCut:
+            except OSError:  # ReportCut, or a stderr that takes nothing (/dev/full, a closed pipe)
                 self._cut = True
         return len(text)
 
@@ -221,6 +221,23 @@ class _WrittenWhole(io.TextIOBase):
 
     def fileno(self) -> int:
         return self._stream.fileno()
+
+
+def standard_streams_present() -> None:
+    """Where the command was started with stdout or stderr closed (``>&-``, ``2>&-``), Python has no
+    stream there: a closed stdout ended a command in an AttributeError traceback, and a closed stderr's
+    lines went to stdout after a JSON report. Each missing one writes to /dev/null instead."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (the process's, for good)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+
+
+def in_system_directory(path: Path) -> bool:
+    """Whether ``path`` names something in ``/dev``, ``/proc`` or ``/sys``, its folder's links followed
+    (``/dev/stdout``, ``/dev/fd/3``): a descriptor's name, which no report replaces."""
+    resolved = os.path.realpath(path.parent)
+    return any(resolved == system or resolved.startswith(system + "/") for system in _SYSTEM_DIRECTORIES)
 
 
 @contextlib.contextmanager

@@ -538,3 +538,18 @@ def test_an_inbox_refresh_job_named_twice_is_refused(capsys: pytest.CaptureFixtu
     assert main(["refine", "inbox-refresh", "--depth", "1", "--bound", f"jobs={many}", "--json"]) == 2
     assert "jobs are distinct names" in json.loads(capsys.readouterr().out)["unusable"]
     assert main(["explore", "inbox-refresh", "--bound", "jobs=result,moved", "--json"]) in (0, 1)
+
+
+def test_an_emitted_case_to_dev_stdout_redirected_into_a_log_is_appended(tmp_path: Path) -> None:
+    """`--emit-case /dev/stdout` with stdout appended to a log (`>> log`): it was refused, exit 2, since
+    a descriptor's name lies in /dev (found by the attack on the fixes); it is written as opened,
+    appended, and the log keeps what it held."""
+    log = tmp_path / "log"
+    log.write_text("earlier\n", encoding="utf-8")
+    with log.open("ab") as stream:
+        done = subprocess.run([sys.executable, "-m", "inboxspec", "explore", "wake-gate", "--invariant",
+                               "every_refusal_episode_is_announced", "--emit-case", "/dev/stdout"],
+                              stdout=stream, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    text = log.read_text(encoding="utf-8")
+    assert text.startswith("earlier\n") and '"wake-gate/counterexample-every-refusal-episode' in text

@@ -132,10 +132,17 @@ def test_an_argument_no_parser_takes_is_told_with_its_commands_usage(
     assert err.startswith(f"usage: {name} ") and f"{name}: unrecognized arguments: --nonsense" in err
 
 
-def test_a_command_started_with_stderr_closed_still_exits_as_it_says() -> None:
-    """Started with stderr closed (`2>&-`, a cron job's way), Python has no stderr stream; the wrapper
-    that writes stderr whole wrapped that nothing, and its first line ended the command with an
-    AttributeError, exit 1 and no word (found by the review of that change)."""
-    done = subprocess.run(["sh", "-c", 'exec "$@" 2>&-', "sh", sys.executable, "-m", "inboxspec", "conform",
-                           "--bogus-option"], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "the following arguments are required: --adapter" in done.stdout
+@pytest.mark.parametrize("closed", [">&-", "2>&-", "2>/dev/full"], ids=["stdout", "stderr", "stderr-full"])
+def test_a_command_started_with_stdout_or_stderr_closed_still_exits_as_it_says(closed: str) -> None:
+    """Started with stdout or stderr closed (`>&-`, `2>&-`, a cron job's way), Python has no stream there:
+    a closed stdout ended a command in an AttributeError traceback, exit 1; the wrapper that writes
+    stderr whole wrapped a missing stderr and did the same; and a closed stderr's lines went to stdout
+    after the JSON report, which no reader could then parse. A stderr that takes nothing (/dev/full)
+    made exit 1 of a 2 (found by the review and the attack on the fixes)."""
+    script = f'exec "$@" {closed}'
+    done = subprocess.run(["sh", "-c", script, "sh", sys.executable, "-m", "inboxspec", "conform", "--json",
+                           "--adapter", "false", "--machine", "wake-gate"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    if closed != ">&-":
+        assert json.loads(done.stdout)["ok"] is False  # one JSON document, and nothing after it
