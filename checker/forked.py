@@ -81,17 +81,18 @@ def fork_context() -> multiprocessing.context.ForkContext:
 
 def take_default_termination(also: Iterable[signal.Signals] = ()) -> None:
     """In a forked process, first thing: SIGTERM (and each of ``also``, a mutant child's SIGALRM)
-    ends it at once, whatever its parent made of that signal, unless it is one of ``also`` that the
-    parent ignores (the command was started so: ``nohup`` ignores SIGHUP).
+    ends it at once, whatever its parent made of that signal, unless it is one of ``SERVED_SIGNALS``
+    that the parent ignores (the command was started so: ``nohup`` ignores SIGHUP).
 
     Both halves are inherited: the handler, and the signal mask of the thread that forked (a
     parent may hold SIGTERM off around a fork, as ``benchmarks/mutation_score.py`` does).
     """
     signums = _ending_signals(also)
     for signum in signums:
-        # One of ``also`` that the command was started ignoring stays ignored, as in the parent
-        # (``interrupts._handled_by``): under nohup a hang-up ended the check's workers.
-        if signum == signal.SIGTERM or signal.getsignal(signum) is not signal.SIG_IGN:
+        # A hang-up or an interrupt the command was started ignoring stays ignored, as in the parent
+        # (``interrupts._handled_by``): under nohup a hang-up ended the check's workers. Any other
+        # signal takes its default (a mutant child's alarm ends it, whatever the parent makes of it).
+        if signum not in SERVED_SIGNALS or signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, signums)
 

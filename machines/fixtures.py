@@ -51,7 +51,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from inboxspec.conformance import interrupts
+from inboxspec.machines import held_signals
 from inboxspec.machines.itemwise import ItemwiseValidator, json_path
 
 PLACEHOLDER = "{fixture}"
@@ -859,12 +859,12 @@ def materialised(fixture: Mapping[str, Any]) -> Iterator[str]:
     try:
         # A signal raised inside the lay-out or the removal left the directory behind (between
         # ``mkdtemp`` and the root's path, say): each finishes first (found by attacks on the commands).
-        with interrupts.deferred():
+        with held_signals.deferred():
             directory = root.lay_out(fixture)
         yield directory
     finally:
         try:
-            with interrupts.deferred():
+            with held_signals.deferred():
                 root.close()
         finally:
             # Again if need be: a signal already waiting runs its handler as ``deferred`` sets its own,

@@ -23,7 +23,6 @@ import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from inboxspec.conformance import interrupts
 from inboxspec.impl import writer_fs, writer_harness
 from inboxspec.impl.writer_harness import ScriptedEnvironment, SwapPaths, SwapScript
 from inboxspec.impl.writer_proofs import (
@@ -35,7 +34,7 @@ from inboxspec.impl.writer_proofs import (
     WriterProofsError,
     check_arguments,
 )
-from inboxspec.machines import fixtures, interface, sessions
+from inboxspec.machines import fixtures, held_signals, interface, sessions
 from inboxspec.model.writer_proofs import (
     Install,
     Locator,
@@ -146,8 +145,8 @@ _SWAPS_DONE: list[list[tuple[str, str]]] = []  # per run in progress, the swaps 
 
 def forget_fixtures() -> None:
     """Remove every in-process fixture directory: the next run lays its fixture out again. At the
-    process's exit too, where a second signal cut the removal (``interrupts.ignored``)."""
-    with interrupts.ignored():
+    process's exit too, where a second signal cut the removal (``held_signals.ignored``)."""
+    with held_signals.ignored():
         _ROOT.close()
     _MATERIALISED.clear()
 

@@ -541,7 +541,7 @@ def test_the_protocol_page_states_the_runners_numbers() -> None:
     PROTO-REPORT-1: each number written once in code, and the spec checked against it."""
     from inboxspec.conformance.adapter_process import EXIT_POLL_S, STOP_GRACE_S
     from inboxspec.conformance.compare import KEPT_VALUE_CHARS
-    from inboxspec.conformance.interrupts import INTERRUPTING_SIGNALS, exit_code
+    from inboxspec.conformance.interrupts import exit_code
     from inboxspec.conformance.process_tree import KILL_GRACE_S
     from inboxspec.conformance.runner import (
         FUZZ_SEED_BITS,
@@ -551,6 +551,7 @@ def test_the_protocol_page_states_the_runners_numbers() -> None:
         REPORTED_IMPLEMENTATION,
     )
     from inboxspec.conformance.warden import DONE_WAIT_S
+    from inboxspec.machines.held_signals import INTERRUPTING_SIGNALS
     from inboxspec.spec.index import spec_text
 
     text = " ".join(spec_text("conformance-protocol.md").split())

@@ -550,11 +550,11 @@ def test_a_signal_at_the_lay_out_or_before_the_removal_leaves_no_fixture_directo
     import signal
     import tempfile
 
-    from inboxspec.conformance import interrupts
     from inboxspec.conformance.interrupts import RunInterrupted, raising_on_signals
+    from inboxspec.machines import held_signals
 
     made: list[str] = []
-    real_mkdtemp, real_deferred = tempfile.mkdtemp, interrupts.deferred
+    real_mkdtemp, real_deferred = tempfile.mkdtemp, held_signals.deferred
     if where == "lay-out":
         def mkdtemp_signalled(*args: Any, **kwargs: Any) -> str:
             made.append(real_mkdtemp(*args, **kwargs))
@@ -569,7 +569,7 @@ def test_a_signal_at_the_lay_out_or_before_the_removal_leaves_no_fixture_directo
             made.append("lay-out")
             return real_deferred()
 
-        monkeypatch.setattr(interrupts, "deferred", deferred_after_a_waiting_signal)
+        monkeypatch.setattr(held_signals, "deferred", deferred_after_a_waiting_signal)
     laid_out: list[str] = []
     materialised = machine_fixtures.materialised(SMALL)
     with pytest.raises(RunInterrupted), raising_on_signals(), materialised as directory:
