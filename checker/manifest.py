@@ -27,6 +27,11 @@ from inboxspec.machines.frame import Machine
 MAX_MANIFEST_BYTES = 1 << 20
 
 
+# The counts a manifest records, each an integer of 0 or more.
+# WARNING: ``manifest_row`` writes them; tests/test_manifest_files.py checks that it writes each as one.
+COUNTS = ("distinct_states", "transitions", "max_depth", "uncovered_transitions_at_default")
+
+
 class ManifestError(ValueError):
     """A manifest that is no regular file of JSON in the manifest's shape: a checkout may hold anything
     (a FIFO there hung ``explore``, a link to /dev/zero filled its memory, a bound count written as text
@@ -56,10 +61,6 @@ def load_manifest(entry: Machine) -> dict[str, Any] | None:
         raise ManifestError(f"{entry.manifest}: not a manifest: an object whose bounds are an object of "
                             f"texts and whose {', '.join(COUNTS)} are integers of 0 or more")
     return manifest
-
-
-# The counts a manifest records (``manifest_row``), each an integer.
-COUNTS = ("distinct_states", "transitions", "max_depth", "uncovered_transitions_at_default")
 
 
 def sized_configurations(bounds_of: Callable[[dict[str, Any]], Mapping[str, str]]

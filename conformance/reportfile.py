@@ -236,7 +236,11 @@ def standard_streams_present() -> None:
 def in_system_directory(path: Path) -> bool:
     """Whether ``path`` names something in ``/dev``, ``/proc`` or ``/sys``, its folder's links followed
     (``/dev/stdout``, ``/dev/fd/3``): a descriptor's name, which no report replaces."""
-    resolved = os.path.realpath(path.parent)
+    return _is_system_directory(os.path.realpath(path.parent))
+
+
+def _is_system_directory(resolved: str) -> bool:
+    """Whether the resolved folder ``resolved`` is ``/dev``, ``/proc`` or ``/sys``, or lies in one."""
     return any(resolved == system or resolved.startswith(system + "/") for system in _SYSTEM_DIRECTORIES)
 
 
@@ -294,7 +298,7 @@ def _write_in(directory: int, path: Path, data: bytes) -> None:
         resolved = os.readlink(f"/proc/self/fd/{directory}")
     except OSError:  # no /proc: its name, as it was resolved a moment ago
         resolved = os.path.realpath(path.parent)
-    if any(resolved == system or resolved.startswith(system + "/") for system in _SYSTEM_DIRECTORIES):
+    if _is_system_directory(resolved):
         # Run as root, ``--junit /dev/stdout`` replaced the system's link with a file.
         raise OSError(errno.EPERM, "a report is not written into /dev, /proc or /sys", str(path))
     name = path.name

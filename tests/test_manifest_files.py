@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from inboxspec import machines
-from inboxspec.checker.manifest import load_manifest, write_manifest
+from inboxspec.checker.manifest import COUNTS, load_manifest, write_manifest
 from inboxspec.checker.spec_sections import interface_copy_drifts
 from inboxspec.machines.frame import Machine
 from tests import toy_machine
@@ -102,3 +102,10 @@ def test_a_bound_that_is_no_text_in_a_real_machines_manifest_is_a_named_error(
     done = run_command("explore", "wake-gate", "--json")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"inboxspec explore: {manifest}: not a manifest" in done.stderr, done.stderr
+
+
+def test_the_counts_a_manifest_is_checked_for_are_those_it_records(toy: Machine) -> None:
+    """``COUNTS``'s WARNING: each is written by ``manifest_row`` as an integer."""
+    row = write_manifest(toy.name)
+    assert all(type(row[count]) is int for count in COUNTS)
+    assert {key for key, value in row.items() if type(value) is int} == set(COUNTS)
