@@ -296,11 +296,23 @@ class AdapterProcess:
         """Queue one request and write what the pipe takes now; the rest goes out while
         :meth:`receive` waits. Raises ``crashed`` once the adapter has closed its stdin."""
         if self._stdin_broken is not None:
-            raise AdapterFault("crashed", f"adapter closed its input ({self._stdin_broken})")
+            raise self._input_closed()
         self._outgoing += json.dumps(message, allow_nan=False).encode("utf-8") + b"\n"
         self._pump()
         if self._stdin_broken is not None:
-            raise AdapterFault("crashed", f"adapter closed its input ({self._stdin_broken})")
+            raise self._input_closed()
+
+    def _input_closed(self) -> AdapterFault:
+        """The fault of an adapter whose input the runner found closed: most often it has exited (an
+        adapter that exits at once is found so when the runner writes its start request before it
+        sees the exit, and the other way round on a quieter machine), and then its exit code is the
+        detail, whichever the runner saw first; else the broken pipe."""
+        try:
+            code = self._process.wait(timeout=STDERR_SETTLE_S)
+        except subprocess.TimeoutExpired:
+            return AdapterFault("crashed", f"adapter closed its input ({self._stdin_broken})")
+        self._exit_code = code
+        return AdapterFault("crashed", f"adapter exited with code {code}")
 
     def flush(self, timeout: float) -> bool:
         """Write every queued byte within ``timeout``; False if the adapter would not take them."""

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -235,6 +236,25 @@ def test_the_stderr_an_adapter_that_could_not_start_left_is_quoted_under_the_rea
                         "with code 1)")
     assert lines[first + 1:first + 4] == ["  adapter stderr (tail):", "    no module named port",
                                           "    conform: ok"]
+
+
+def test_an_adapter_that_closed_its_input_and_exited_is_told_by_its_exit_code() -> None:
+    """An adapter that exits at once was told "closed its input (Broken pipe)" when the runner wrote
+    its start request before it saw the exit (on a busy machine), and "exited with code 1" otherwise:
+    the test above failed so now and then. Whichever the runner sees first, an adapter that has
+    exited is told by its exit code; one that closed its input and runs on, by the broken pipe."""
+    from inboxspec.conformance.adapter_process import AdapterFault, AdapterProcess
+
+    for script, detail in (("exec 0<&-; sleep 0.3; exit 3", "adapter exited with code 3"),
+                           ("exec 0<&-; exec sleep 30", "adapter closed its input ([Errno 32] Broken pipe)")):
+        adapter = AdapterProcess(f"sh -c '{script}'", max_line_bytes=1 << 20)
+        try:
+            time.sleep(0.1)  # its input is closed by now: the write below breaks the pipe
+            with pytest.raises(AdapterFault) as fault:
+                adapter.send({"cmd": "start", "version": 1})
+            assert (fault.value.kind, fault.value.detail) == ("crashed", detail)
+        finally:
+            adapter.kill()
 
 
 def test_missing_adapter_binary_is_an_unusable_run() -> None:
