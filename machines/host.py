@@ -571,7 +571,7 @@ def _numbered(data: Any, sessions: tuple[SessionView, ...]) -> tuple[SessionView
         key = (view, tuple(new_ids))
         renumbered = data.renumbered.get(key)
         if renumbered is None:
-            renumbered = data.renumbered[key] = _renumbered(view, key[1])
+            renumbered = data.renumbered[key] = _interned(data, _renumbered(view, key[1]))
         numbered.append(renumbered)
     result = data.numbered[sessions] = tuple(numbered)
     return result
@@ -629,6 +629,12 @@ def least_of(data: Any, families: Sequence[Sequence[SeenView]]
         positions = tuple((rotation + step * k) % count for k in range(count))
         chosen.append((_numbered(data, tuple(views[direction][p] for p in positions)), positions))
     return min(chosen, key=lambda pair: _id_key(pair[0])) if len(chosen) > 1 else chosen[0]
+
+
+def _interned(data: Any, view: SessionView) -> SessionView:
+    """``view``, or the view equal to it made first in this search (``data.interned``)."""
+    kept: SessionView = data.interned.setdefault(view, view)
+    return kept
 
 
 def _renumbered(view: SessionView, new_ids: tuple[int, ...]) -> SessionView:
@@ -847,6 +853,10 @@ class HostExplorer:
         # and each sequence of views, and each view, with its subscription ids numbered anew (``_numbered``).
         data.views = [[{} for _ in addresses] for _ in range(2)]
         data.numbered, data.renumbered = {}, {}
+        # Every view made, each distinct one once: an equal view made again is given as the first
+        # object (``_interned``), so that the step memo, which keys its tables by a view's identity
+        # (machines/host_steps.py), meets one view as one object at every position and naming.
+        data.interned = {}
         # Each position's view named forward and (three sessions) mirrored, as the last ``store`` saw them.
         data.seen_families = []
         relative = relative_names(count)
@@ -1044,7 +1054,7 @@ class HostExplorer:
         entry = known.get(raw)
         if entry is None:
             names = (data.forward, data.mirrored)[family][position]
-            entry = known[raw] = seen(self._view(data, address, names))
+            entry = known[raw] = seen(_interned(data, self._view(data, address, names)))
         return entry  # type: ignore[no-any-return]
 
     def _view(self, data: Any, address: str, names: Mapping[str, str]) -> SessionView:

@@ -132,12 +132,24 @@ class HostStepMemo:
             if "session" in a.kwargs
             else (_PER_SESSION if a.event in PER_SESSION_EVENTS else _FIRED, 0, False)
             for a in actions]
+        # WARNING: every table here is keyed by ``id`` of the views it speaks of, not by the views
+        # (a view's hash is a Python-level call, which the memo's lookups made most of the host's
+        # search), and every view whose id is in a key is kept in ``_alive`` for the memo's life:
+        # an object's id is another's only once the first is freed, so a key found names the very
+        # view it was made for. Views equal but not one object are looked up apart, as two views
+        # would be (``HostExplorer`` gives an equal view as one object, ``_seen_view``).
+        # tests/test_host_steps.py audits every step the memo gives.
+        self._alive: list[SessionView] = []
         self._known: dict[tuple[Any, ...], Rejection | LocalStep | None] = {}
-        self._summaries: dict[SessionView, dict[str, Any]] = {}
+        self._summaries: dict[int, dict[str, Any]] = {}
         # Each stored view as ``store`` sees it, per family: named forward (its ``_key`` worked out
         # here) and, with three sessions, mirrored (met in a step fired: else that step is fired).
-        self._forward: dict[SessionView, SeenView] = {}
-        self._mirrored: dict[SessionView, SeenView] = {}
+        self._forward: dict[int, SeenView] = {}
+        self._mirrored: dict[int, SeenView] = {}
+        # The snapshots the memo gave, by their control state and their views' ids (each snapshot
+        # keeps its views): a snapshot given again is the same object, whose hash and counts
+        # (``Snapshot.in_flight``) are worked out once.
+        self._snapshots: dict[tuple[Any, ...], Snapshot] = {}
         self._families = 1 if len(self._addresses) == 2 else 2
         # The last state a rejection was given from, and its output's ``sessions``.
         self._shown_pre: Any = None
@@ -167,15 +179,19 @@ class HostStepMemo:
         if self._families == 2 and "error" not in taken[2]:
             forward, mirrored = self._data.seen_families
             for named, other in zip(forward, mirrored, strict=True):
-                self._mirrored[named[0]] = other
+                if id(named[0]) not in self._mirrored:
+                    self._alive.append(named[0])
+                self._mirrored[id(named[0])] = other
         return taken
 
     def _named(self, index: int, pre: Snapshot, fire: Callable[[Any], Any], position: int,
                local: bool) -> tuple[Any, Any, Any] | None:
         """A letter naming a session: remembered by that session's view."""
-        key = (index, pre[0], pre.sessions[position])
+        view = pre.sessions[position]
+        key = (index, pre[0], id(view))
         known = self._known.get(key, _UNSEEN)
         if known is _UNSEEN:  # not met: fire it and remember what it was
+            self._alive.append(view)
             fired, _post, output = taken = self._fired(pre, fire)
             error = output.get("error")
             if error is not None:
@@ -202,7 +218,8 @@ class HostStepMemo:
         """``tick`` or ``advance``: each session's part remembered by its position and view, from
         steps that reach across no sessions."""
         control, known = pre[0], self._known
-        parts = [known.get((index, control, position, view)) for position, view in enumerate(pre.sessions)]
+        parts = [known.get((index, control, position, id(view)))
+                 for position, view in enumerate(pre.sessions)]
         if None in parts:  # some session's part not met: fire it and remember each session's part
             fired, _post, output = taken = self._fired(pre, fire)
             events = output["events"]
@@ -211,7 +228,8 @@ class HostStepMemo:
                 return taken
             for position, (view, address) in enumerate(zip(pre.sessions, self._addresses, strict=True)):
                 own = [record for record, owner in zip(events, owners, strict=True) if owner == address]
-                known[(index, control, position, view)] = LocalStep(fired, self._seen_at(position), own)
+                self._alive.append(view)
+                known[(index, control, position, id(view))] = LocalStep(fired, self._seen_at(position), own)
             return taken
         local = cast("list[LocalStep]", parts)
         fired = local[0].transition
@@ -228,12 +246,13 @@ class HostStepMemo:
         """A stored view as ``store`` sees it (``_seen_view``), in each family: named forward (a stored
         view is named forward from its own position) with its key and whether it holds an id, and
         mirrored, as met in a step fired (None: not met)."""
-        forward = self._forward.get(view)
+        forward = self._forward.get(id(view))
         if forward is None:
-            forward = self._forward[view] = seen(view)
+            self._alive.append(view)
+            forward = self._forward[id(view)] = seen(view)
         if self._families == 1:
             return (forward,)
-        mirrored = self._mirrored.get(view)
+        mirrored = self._mirrored.get(id(view))
         return None if mirrored is None else (forward, mirrored)
 
     def _reached(self, fired: Any, entries: Sequence[tuple[SeenView, ...] | None],
@@ -247,16 +266,21 @@ class HostStepMemo:
         sessions, _positions = least_of(self._data, families)
         output = {"events": records, "sessions": self._sessions([entry[0][0] for entry in present])}
         self.steps_given += 1
-        return fired, Snapshot(fired.target, sessions), output
+        key = (fired.target, *map(id, sessions))
+        reached = self._snapshots.get(key)
+        if reached is None:
+            reached = self._snapshots[key] = Snapshot(fired.target, sessions)
+        return fired, reached, output
 
     def _sessions(self, views: Sequence[SessionView]) -> dict[str, Any]:
         """The output's ``sessions``: each session's summary, by address, in config order."""
         summaries = self._summaries
         shown = {}
         for address, view in zip(self._addresses, views, strict=True):
-            entry = summaries.get(view)
+            entry = summaries.get(id(view))
             if entry is None:
-                entry = summaries[view] = summary(view)
+                self._alive.append(view)
+                entry = summaries[id(view)] = summary(view)
             shown[address] = entry
         return shown
 
