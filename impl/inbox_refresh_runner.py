@@ -15,6 +15,12 @@ its pid and its group (both the child's pid) and its signature (its start time
 in ``/proc``), which the runner reads itself and compares, and the worker
 hash. Only then is the ``run`` request sent.
 
+The runner reads the worker's lines as bytes through ``select``, each line
+bounded (``MAX_LINE_BYTES``), and looks at each turn whether the worker has
+exited: a process the worker left behind may hold its output open, so the
+exit is not the end of the output. A ``result`` is taken only in the shape
+REFRESH-IF-3 gives a computation (RUNNER-MSG-4).
+
 The job ends with the worker's exit. From then on the runner has ``reap_ms``
 (2 s) to see no process of the group left in ``/proc``; if it cannot, the
 cleanup is *unresolved* and the job fails with :class:`CleanupUnresolved`,
@@ -30,8 +36,10 @@ The deadlines are constructor options so that tests run in milliseconds.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -55,11 +63,19 @@ from .inbox_refresh import (
     WorkerUnavailable,
 )
 from .inbox_refresh_version import default_files, worker_hash
+from .values import is_safe_integer
 
 WORK_MS = 30_000
 REAP_MS = 2000
 KILL_GRACE_MS = 250
 POLL_MS = 20
+# The longest line the runner reads from a worker (RUNNER-MSG-3): a longer one is garbage, dropped as
+# it comes, so that a worker cannot fill the host's memory with one line. Far above any result the
+# cache accepts (its items are bounded by ``max_bytes``, 64 kB by default).
+# WARNING: spec/inbox-refresh-runner.md's Constants table states it; change both together.
+MAX_LINE_BYTES = 8 * 1024 * 1024
+# What one read of the worker's output takes at most.
+READ_BYTES = 1 << 16
 INTERPRETER_MOVED = "bun moved; restart acon serve"  # the seed's text: the interpreter is gone
 
 
@@ -93,6 +109,65 @@ def group_liveness(group: int) -> Liveness:
     return "gone"
 
 
+class _Lines:
+    """The worker's output split into lines, each at most ``limit`` bytes: a longer line is
+    dropped as its bytes come, never held whole."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._partial = bytearray()
+        self._dropping = False  # inside a line already past the limit
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The lines that ``chunk`` completes."""
+        complete = []
+        start = 0
+        while (newline := chunk.find(b"\n", start)) >= 0:
+            piece = chunk[start:newline]
+            if not self._dropping and len(self._partial) + len(piece) <= self._limit:
+                complete.append(bytes(self._partial + piece))
+            self._partial.clear()
+            self._dropping = False
+            start = newline + 1
+        rest = chunk[start:]
+        if not self._dropping:
+            if len(self._partial) + len(rest) > self._limit:
+                self._partial.clear()
+                self._dropping = True
+            else:
+                self._partial += rest
+        return complete
+
+    def end(self) -> list[bytes]:
+        """The last line, when the output ended without its newline."""
+        last = [] if self._dropping or not self._partial else [bytes(self._partial)]
+        self._partial.clear()
+        return last
+
+
+def job_result(message: dict[str, Any]) -> JobResult | None:
+    """RUNNER-MSG-4: a ``result`` message as the job's result, or None when its computation is not
+    in the shape REFRESH-IF-3 gives one (the four keys; ``items`` a list of objects, each with a
+    string ``id`` and ``at``; ``capacity`` null or ``{"until": safe integer}``) or its ``sources``
+    are not a list. ``more`` and ``expires_at`` may be anything: the cache judges them
+    (REFRESH-ACC-2, REFRESH-ACC-4)."""
+    computation, sources = message.get("computation"), message.get("sources")
+    if not isinstance(computation, dict) or not isinstance(sources, list):
+        return None
+    if not {"items", "more", "expires_at", "capacity"} <= computation.keys():
+        return None
+    items, capacity = computation["items"], computation["capacity"]
+    if not isinstance(items, list) or not all(
+            isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("at"), str)
+            for item in items):
+        return None
+    if capacity is not None and not (isinstance(capacity, dict) and is_safe_integer(capacity.get("until"))):
+        return None
+    return JobResult(Computation(items, computation["more"], computation["expires_at"],
+                                 None if capacity is None else Capacity(capacity["until"]),
+                                 computation.get("policy")), tuple(sources))
+
+
 class ProcessJob:
     """One running worker. Thread-safe; :meth:`outcome` is what the host hands to ``settle``."""
 
@@ -105,7 +180,7 @@ class ProcessJob:
         self._outcome: JobResult | JobError | None = None
         self.exited = self.cleaned = self.ready = self.group_known = self.terminating = False
         self._changed = self._moved = False
-        self._payload: dict[str, Any] | None = None
+        self._result: JobResult | None = None
         self._timers: list[threading.Timer] = []
         # When each phase ended, on the runner's clock (the benchmark reads them).
         self.launched_at = runner.clock()
@@ -189,15 +264,14 @@ class ProcessJob:
     # -- the channel --------------------------------------------------------------
 
     def _read(self) -> None:
+        """The channel, then the exit: the worker's lines until it has exited, then the reap proof."""
         stdout = self.process.stdout
         assert stdout is not None
-        for raw in stdout:
-            try:
-                message = json.loads(raw)
-            except ValueError:
-                continue  # RUNNER-MSG-3: garbage is ignored
-            if isinstance(message, dict):
-                self._handle(message)
+        lines = _Lines(MAX_LINE_BYTES)
+        try:
+            self._read_until_exit(stdout.fileno(), lines)
+        finally:
+            stdout.close()
         code = self.process.wait()
         with self._lock:
             self.exited = True
@@ -207,12 +281,8 @@ class ProcessJob:
             return
         if self._runner.wait_group_gone(self.pid):  # RUNNER-REAP-1: the budget starts at exit
             self._clean()
-            if code == 0 and self._payload is not None and not self.terminating:
-                computation = self._payload["computation"]
-                self._finish(JobResult(Computation(
-                    computation["items"], computation["more"], computation["expires_at"],
-                    Capacity(computation["capacity"]["until"]) if computation.get("capacity") else None,
-                    computation.get("policy")), tuple(self._payload["sources"])))
+            if code == 0 and self._result is not None and not self.terminating:
+                self._finish(self._result)
             elif self._moved:
                 self._finish(RuntimeFailure(WORKER_CHANGED))
             elif self._changed:
@@ -225,13 +295,58 @@ class ProcessJob:
             self._ended.set()
             self._finish(error)
 
+    def _read_until_exit(self, fd: int, lines: _Lines) -> None:
+        """Each line the worker writes, handled as it comes, until the output ends or the worker has
+        exited. A process the worker left (in its group or escaped from it) may hold the output open
+        and write on: once the worker has exited, what the pipe holds then is read (all the worker
+        wrote, since a pipe holds at most its capacity of unread bytes) and the channel closes."""
+        poll = self._runner.poll_ms / 1000
+        while True:
+            exited = self.process.poll() is not None
+            if exited:
+                self._drain(fd, lines)
+                return
+            readable, _, _ = select.select([fd], [], [], poll)
+            if not readable:
+                continue
+            chunk = os.read(fd, READ_BYTES)
+            if not chunk:  # every writer closed the output
+                self._take(lines.end())
+                return
+            self._take(lines.feed(chunk))
+
+    def _drain(self, fd: int, lines: _Lines) -> None:
+        """What the pipe holds now, at most its capacity: a writer that outlived the worker cannot
+        keep the runner reading."""
+        try:
+            left = fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+        except (OSError, AttributeError):  # not a pipe, or no such fcntl here
+            left = MAX_LINE_BYTES
+        while left > 0 and select.select([fd], [], [], 0)[0]:
+            chunk = os.read(fd, min(READ_BYTES, left))
+            if not chunk:
+                break
+            left -= len(chunk)
+            self._take(lines.feed(chunk))
+        self._take(lines.end())
+
+    def _take(self, lines: list[bytes]) -> None:
+        for raw in lines:
+            try:
+                message = json.loads(raw)
+            except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
+                continue  # RUNNER-MSG-3: garbage is ignored
+            if isinstance(message, dict):
+                self._handle(message)
+
     def _handle(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
         if kind == "ready" and not self.ready:
             self._verify(message)
-        elif kind == "result" and self.ready and isinstance(message.get("computation"), dict) \
-                and isinstance(message.get("sources"), list):
-            self._payload = message
+        elif kind == "result" and self.ready:
+            result = job_result(message)
+            if result is not None:  # RUNNER-MSG-4; a later result replaces it, as in the seed
+                self._result = result
         elif kind == "changed" and self.ready:
             self._changed = True
         elif kind == "moved":

@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -322,3 +323,84 @@ def test_deadline_leaves_the_seed_log(base: Path, groups: Groups) -> None:
     assert settled == "cleanup" and status["id"] in ("inbox:unavailable", "inbox:refreshing")
     assert len(lines) == 1 and lines[0].endswith("cleanup unresolved; snapshots will observe recovery "
                                                  "without signalling it.")
+
+
+# -- a hostile worker's output (RUNNER-MSG-3, RUNNER-MSG-4) ----------------------------------------
+
+@pytest.mark.parametrize("mode", ["result_missing_keys", "result_items_not_list", "result_item_not_object",
+                                  "result_item_without_at", "result_bad_capacity"])
+def test_a_result_not_in_the_computation_s_shape_is_ignored(base: Path, groups: Groups, mode: str) -> None:
+    """RUNNER-MSG-4: a result whose computation lacked a key ended the runner's reader in a KeyError
+    after it had cancelled the deadline, and the job never ended; items that were not a list of
+    objects reached the cache, whose acceptance raised a TypeError that no failure counted, and the
+    cache showed "refreshing" for good. Such a result is ignored: the worker sent nothing usable."""
+    runner = faulty(base, mode, groups)
+    cache, lines, job = first_job(runner, base, groups)
+    outcome = job.outcome(timeout=5)
+    assert isinstance(outcome, WorkerUnavailable) and str(outcome) == "inbox worker unavailable"
+    assert cache.settle(job, outcome, 1).settled == "failure" and lines == FAILED
+    assert cache.state.failure_count == 1 and wait_gone(job.pid)
+
+
+def test_the_later_of_two_results_is_the_job_s(base: Path, groups: Groups) -> None:
+    """RUNNER-MSG-4: as the seed's runner keeps the last result it was sent."""
+    job, outcome = run_one(faulty(base, "results_twice", groups), groups)
+    assert isinstance(outcome, JobResult) and outcome.computation.more == 99 and wait_gone(job.pid)
+
+
+def test_a_line_nested_past_the_parser_is_garbage(base: Path, groups: Groups) -> None:
+    """RUNNER-MSG-3: a line of 200,000 ``[`` raised a RecursionError in the reader, which ended it:
+    the worker's exit was never seen and the job ended only at the work deadline."""
+    job, outcome = run_one(faulty(base, "deep_then_result", groups), groups)
+    assert isinstance(outcome, JobResult) and wait_gone(job.pid)
+
+
+def test_a_line_past_the_bound_is_dropped_as_it_comes(base: Path, groups: Groups,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """RUNNER-MSG-3: one line without its newline was held whole (a worker wrote 400 MiB into the
+    host in 3 s). A line past ``MAX_LINE_BYTES`` is garbage, and the next line is read as ever."""
+    monkeypatch.setattr(runner_module, "MAX_LINE_BYTES", 100_000)
+    monkeypatch.setenv("LONG_LINE_BYTES", "100000")
+    job, outcome = run_one(faulty(base, "long_line_then_result", groups), groups)
+    assert isinstance(outcome, JobResult) and wait_gone(job.pid)
+
+
+def test_the_reader_never_holds_more_than_a_line_s_bound() -> None:
+    lines = runner_module._Lines(10)
+    assert lines.feed(b"0123") == [] and lines.feed(b"456789") == []
+    assert lines.feed(b"ab") == [] and len(lines._partial) == 0  # past the bound: dropped at once
+    assert lines.feed(b"cd\nok\n{}") == [b"ok"]  # the long line ends at its newline, unread
+    assert lines.feed(b"x" * 20) == [] and len(lines._partial) == 0
+    assert lines.feed(b"\n0123456789\n") == [b"0123456789"]  # exactly the bound is a line
+    assert lines.feed(b"tail") == [] and lines.end() == [b"tail"]
+
+
+def test_a_process_left_holding_the_output_does_not_hide_the_exit(base: Path, groups: Groups) -> None:
+    """RUNNER-REAP-1: the runner saw the exit only at the end of the output, which a child in the group
+    held open (writing on): the job ended at the 5 s work deadline, not at the reap proof's end, and
+    the reader stayed for as long as the child lived. The exit is seen as it comes."""
+    runner = faulty(base, "child_holds_output", groups)
+    job = runner.launch(None)
+    groups.append(job.pid)
+    outcome = job.outcome(timeout=10)
+    assert isinstance(outcome, CleanupUnresolved) and job.exited_at is not None and job.cleaned_at is None
+    assert job.exited_at - job.launched_at < 3  # the deadline is 5 s
+    time.sleep(0.2)
+    assert f"inbox-worker-{job.pid}" not in {thread.name for thread in threading.enumerate()}
+
+
+def test_a_child_that_leaves_the_group_is_outside_the_proof(base: Path, groups: Groups, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the runner spec leaves out (as the seed does): a process that leaves the worker's group
+    (``setsid``) is not in it, so the proof sees the group gone and the job takes the worker's result; holding
+    the output open does not delay that either."""
+    pid_file = tmp_path / "child.pid"
+    monkeypatch.setenv("CHILD_PID_FILE", str(pid_file))
+    job, outcome = run_one(faulty(base, "escaped_child_holds_output", groups), groups)
+    try:
+        assert isinstance(outcome, JobResult) and job.observe_cleanup() == "gone"
+        child = int(pid_file.read_text())
+        assert process_signature(child) is not None  # still running, in a session of its own
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)

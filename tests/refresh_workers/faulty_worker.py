@@ -6,11 +6,13 @@ its mode says otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sys
 import time
+from typing import Any
 
 from inboxspec.impl.inbox_refresh_runner import process_signature
 
@@ -27,7 +29,7 @@ def ready(**override: object) -> None:
     send({**message, **override})
 
 
-RESULT = {"type": "result", "sources": ["v", "l"], "computation": {
+RESULT: dict[str, Any] = {"type": "result", "sources": ["v", "l"], "computation": {
     "items": [{"id": "c1", "title": "t", "detail": "d", "at": "2026-01-01T00:00:00.000Z"}],
     "more": 0, "expires_at": None, "capacity": None, "policy": 0}}
 
@@ -70,6 +72,34 @@ def main(mode: str) -> None:
         sys.stdout.buffer.write(b"\xff\xfe\x00\n")
         sys.stdout.flush()
     elif mode == "ok":
+        send(RESULT)
+    elif mode.startswith("result_"):  # a result in a shape REFRESH-IF-3 does not give
+        computation = dict(RESULT["computation"])
+        changes: dict[str, dict[str, Any]] = {
+            "result_missing_keys": {}, "result_items_not_list": {"items": 7},
+            "result_item_not_object": {"items": ["x"]}, "result_item_without_at": {"items": [{"id": "c"}]},
+            "result_bad_capacity": {"capacity": 5}}
+        send({**RESULT, "computation": {**computation, **changes[mode]} if changes[mode] else {}})
+    elif mode == "results_twice":  # RUNNER-MSG-4: the later result replaces the earlier, as in the seed
+        send(RESULT)
+        send({**RESULT, "computation": {**RESULT["computation"], "more": 99}})
+    elif mode == "deep_then_result":
+        send("[" * 200_000)
+        send(RESULT)
+    elif mode == "long_line_then_result":
+        sys.stdout.write("x" * (int(os.environ["LONG_LINE_BYTES"]) + 1) + "\n")
+        send(RESULT)
+    elif mode in ("child_holds_output", "escaped_child_holds_output"):
+        if os.fork() == 0:  # keeps stdout open, writing on, after the leader has exited
+            if mode == "escaped_child_holds_output":
+                os.setsid()
+                with open(os.environ["CHILD_PID_FILE"], "w") as kept:  # for the test to end it
+                    kept.write(str(os.getpid()))
+            for _ in range(600):  # on after the runner stopped reading, whatever its writes meet
+                with contextlib.suppress(OSError, ValueError):
+                    send("still here")
+                time.sleep(0.05)
+            os._exit(0)
         send(RESULT)
 
 
