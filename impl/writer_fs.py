@@ -237,6 +237,23 @@ def _walk(root: str) -> tuple[list[_Entry], set[str]]:
     return entries, faults
 
 
+def _open_beneath(root: str, relative: str, flags: int) -> int:
+    """``relative`` (``/``-separated) opened with ``flags`` from ``root``, one directory at a time,
+    none of them followed if a link (WRITER-MEAS-7): a directory swapped for a link after the walk
+    sent the open, by name, to a FIFO or a device outside the root. ``ELOOP`` for such a link."""
+    directory_flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0)
+    *directories, name = relative.split("/")
+    fd = os.open(root, directory_flags)
+    try:
+        for part in directories:
+            inner = os.open(part, directory_flags, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return os.open(name, flags, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
 def _read_file(root: str, entry: _Entry) -> bytes | str:
     """The file's bytes, or the fault that keeps them from being evidence: ``unreadable`` when the
     file cannot be opened or read, ``changed`` when the descriptor shows another file than the walk
@@ -244,19 +261,24 @@ def _read_file(root: str, entry: _Entry) -> bytes | str:
     install with none of the ranked faults (WRITER-MEAS-4), so it is returned, never raised."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(os.path.join(root, entry.path), flags)
+        fd = _open_beneath(root, entry.path, flags)
     except OSError:
         return "unreadable"
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or _signature(st) != entry.signature:
             return "changed"
+        # One byte past the walk's size at most: a file another process extends after the check
+        # above is then ``changed`` without reading what it grew by (it grew by gigabytes, sparse,
+        # at no cost to the writer, and the read took them all).
         chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
+        left = entry.size + 1
+        while left > 0:
+            chunk = os.read(fd, min(1 << 20, left))
             if not chunk:
                 break
             chunks.append(chunk)
+            left -= len(chunk)
         data = b"".join(chunks)
         if len(data) != entry.size or _signature(os.fstat(fd)) != entry.signature:
             return "changed"
@@ -397,6 +419,9 @@ def measure_writers(roots: Sequence[str], between: Callable[[], None] | None = N
 def _read_home_json(path: str) -> Any:
     """A home file's JSON (WRITER-HOME-5); FileNotFoundError when absent, ValueError/OSError when
     unreadable: a symlink (O_NOFOLLOW), anything but a regular file, more than 1 MiB."""
+    # A lone surrogate has no UTF-8 form, so such a path names no file (WRITER-HOME-5): Python would
+    # give one of U+DC80..U+DCFF to the system as the byte it escapes, and read a file of that name.
+    path.encode("utf-8")  # UnicodeEncodeError, a ValueError: unreadable
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(path, flags)
     try:

@@ -216,3 +216,31 @@ def test_locator_not_current(tmp_path: Path, edit: str, cause: str) -> None:
     with pytest.raises(PlacementWriterContextError) as caught:
         proofs.active()
     assert (caught.value.category, caught.value.cause_class) == ("active locator", cause)
+
+
+def test_a_file_grown_while_it_is_read_is_read_no_further_than_one_byte_past_its_size(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """WRITER-MEAS-7: a file that another process extended after the read pass had checked its
+    descriptor was read to its new end: a sparse gigabyte cost its writer nothing and the measurement
+    all its memory. Here the first read of ``src/index.ts`` extends it by 64 MiB; the read pass takes
+    one byte past the walk's size, and the file is ``changed``."""
+    root = install(tmp_path / "w")
+    grown = root / "src" / "index.ts"
+    size = grown.stat().st_size
+    read = os.read
+    taken: dict[int, int] = {}  # bytes read, per descriptor of the grown file
+
+    def reading(fd: int, count: int) -> bytes:
+        if not os.path.samefile(f"/proc/self/fd/{fd}", grown):
+            return read(fd, count)
+        if not taken:
+            os.truncate(grown, 64 << 20)  # another process's write, as far as the reader can tell
+        chunk = read(fd, count)
+        taken[fd] = taken.get(fd, 0) + len(chunk)
+        return chunk
+
+    monkeypatch.setattr(os, "read", reading)  # the os module writer_fs reads with
+    with pytest.raises(WriterMeasurementError) as caught:
+        measure_root(str(root))
+    assert caught.value.detail == "changed"
+    assert max(taken.values()) == size + 1

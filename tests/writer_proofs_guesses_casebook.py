@@ -78,6 +78,13 @@ case("read-pass-file-gone-is-unreadable", "A file moved away after the walk cann
 case("read-pass-file-now-symlink-is-unreadable", "A file replaced by a symlink after the walk is not followed (ELOOP): unreadable, not changed",
      READ, config(CLI + [{"path": "spare", "type": "dir", "mode": "0755"}, {"path": "spare/index.ts", "type": "symlink", "target": "../cli/bin/amem.js"}] + INITIAL_HOME),
      [mid("cli/src/index.ts", "spare/index.ts"), initial("cli")])
+# The link points at a directory of the install (``cli/s2``) once it stands where ``cli/src`` was: a
+# read pass that followed it would read ``cli/s2/index.ts`` and find another file (changed).
+case("read-pass-directory-now-symlink-is-unreadable", "A directory replaced by a symlink after the walk is followed on the way to no file (ELOOP at that component): unreadable",
+     READ, config(CLI + [{"path": "cli/s2", "type": "dir", "mode": "0755"},
+                         {"path": "cli/s2/index.ts", "type": "file", "text": "export const other = true;\n", "mode": "0644"},
+                         {"path": "lnk", "type": "symlink", "target": "s2"}] + INITIAL_HOME),
+     [mid("cli/src", "lnk"), initial("cli")])
 case("read-pass-file-now-fifo-is-changed", "A file replaced by a FIFO after the walk opens without blocking and is no regular file: changed",
      READ, config(CLI + [{"path": "spare", "type": "dir", "mode": "0755"}, {"path": "spare/index.ts", "type": "fifo"}] + INITIAL_HOME),
      [mid("cli/src/index.ts", "spare/index.ts"), initial("cli")])
@@ -226,6 +233,9 @@ case("home-with-lone-surrogate-names-no-file", "A home path holding a lone surro
 # So does a root: a runtime that writes the name with U+FFFD in the surrogate's place resolves the
 # install beside it, which this fixture lays out.
 REPLACED = [{**entry, "path": "cli\ufffd" + entry["path"][len("cli"):]} for entry in CLI]
+# A surrogate of U+DC80..U+DCFF, which Python passes to the system as the byte it escapes (0xff here).
+case("home-with-escaped-byte-surrogate-names-no-file", "A home path holding a lone surrogate of U+DC80..U+DCFF names no file either, though a language may pass it on as the byte it escapes: unreadable",
+     ["WRITER-HOME-5", "WRITER-HOME-2"], {**config(CLI + INITIAL_HOME), "home": f"{F}/home\udcff"}, [initial("cli")])
 case("running-cli-with-lone-surrogate-names-no-file", "A running CLI root holding a lone surrogate does not resolve, though an install whose name holds U+FFFD in its place exists: unreadable",
      ["WRITER-MEAS-2", "WRITER-REQ-1"], {**config(CLI + REPLACED + INITIAL_HOME), "own_root": f"{F}/cli\ud800"}, [initial("cli\ud800")])
 # The active phase's first read of the locator raises no renewal: only the still-current re-read does.

@@ -69,7 +69,7 @@ const MAX_PATH_BYTES = 1024, MAX_PATH_DEPTH = 32, MAX_COMPONENT_BYTES = 255;
 /** @type {readonly SyncPlacementWriterFailureDetail[]} */
 const PRECEDENCE = ["bound", "unsafe-runtime", "unreadable", "wrong-package", "invalid-version", "below-minimum", "missing-runtime", "writable-runtime"];
 agrees("the detail precedence", PRECEDENCE, vocabulary(INTERFACE, "detail_precedence")); // WRITER-MEAS-4
-const { O_RDONLY, O_NOFOLLOW = 0, O_NONBLOCK = 0 } = fs.constants;
+const { O_RDONLY, O_NOFOLLOW = 0, O_NONBLOCK = 0, O_DIRECTORY = 0 } = fs.constants;
 /** @param {object} object @param {PropertyKey} key @returns {boolean} */
 const own = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
 
@@ -298,20 +298,44 @@ function walk(root) {
   return { entries, faults };
 }
 
+/**
+ * `relative` ("/"-separated) opened with `flags` from `root`, one directory at a time, none of them
+ * followed if a link (WRITER-MEAS-7): each directory is opened without following a link, and the
+ * next name is looked up in it through /proc/self/fd (Node has no openat). Throws ELOOP for a link.
+ * @param {string} root @param {string} relative @param {number} flags @returns {number}
+ */
+function openBeneath(root, relative, flags) {
+  const parts = relative.split("/");
+  const name = /** @type {string} */ (parts.pop());
+  let fd = fs.openSync(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  try {
+    for (const part of parts) {
+      const inner = fs.openSync(`/proc/self/fd/${fd}/${part}`, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      fs.closeSync(fd);
+      fd = inner;
+    }
+    return fs.openSync(`/proc/self/fd/${fd}/${name}`, flags);
+  } finally { fs.closeSync(fd); }
+}
+
 /** @param {string} root @param {WalkEntry} entry @returns {Buffer | "changed" | null} */
 function readFile(root, entry) {
   /** @type {number} */
   let fd;
-  try { fd = fs.openSync(path.join(root, entry.path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK); } catch { return null; }
+  try { fd = openBeneath(root, entry.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK); } catch { return null; }
   try {
     const st = fs.fstatSync(fd, { bigint: true });
     if (!st.isFile() || signature(st) !== entry.signature) return "changed";
+    // One byte past the walk's size at most (WRITER-MEAS-7): a file grown since is "changed"
+    // without reading what it grew by.
     const chunks = [];
     const buffer = Buffer.alloc(1 << 20);
-    for (;;) {
-      const n = fs.readSync(fd, buffer, 0, buffer.length, null);
+    let left = Number(entry.size) + 1;
+    while (left > 0) {
+      const n = fs.readSync(fd, buffer, 0, Math.min(buffer.length, left), null);
       if (n === 0) break;
       chunks.push(Buffer.from(buffer.subarray(0, n)));
+      left -= n;
     }
     const data = Buffer.concat(chunks);
     if (BigInt(data.length) !== entry.size || signature(fs.fstatSync(fd, { bigint: true })) !== entry.signature) return "changed";
