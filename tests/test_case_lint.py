@@ -230,7 +230,12 @@ def test_the_schema_memo_starts_empty_again_past_its_most_files(
 def test_the_protocol_states_the_runner_s_limits() -> None:
     """PROTO-CASES-2 gives both case-file limits in bytes, PROTO-CLI-1 the most random cases and
     PROTO-CLI-2 the skip files' limits: the runner's constants are what they say."""
-    from inboxspec.conformance.runner import MAX_FUZZ_CASES, MAX_SKIP_FILE_BYTES, MAX_SKIP_WILDCARD_ENTRIES
+    from inboxspec.conformance.runner import (
+        MAX_FUZZ_CASES,
+        MAX_GLOB_CHARS,
+        MAX_SKIP_FILE_BYTES,
+        MAX_SKIP_WILDCARD_ENTRIES,
+    )
 
     spec = " ".join((Path(__file__).parent.parent / "spec" / "conformance-protocol.md")
                     .read_text(encoding="utf-8").split())
@@ -241,6 +246,7 @@ def test_the_protocol_states_the_runner_s_limits() -> None:
     assert f"(`--fuzz` at most {MAX_FUZZ_CASES:,}: each random case is kept" in spec
     assert f"of at most 1 MiB ({MAX_SKIP_FILE_BYTES:,} bytes), one case-id glob a line" in spec
     assert f"at most {MAX_SKIP_WILDCARD_ENTRIES:,} entries with a wildcard" in spec
+    assert f"`--skip`, MUST be at most {MAX_GLOB_CHARS:,} characters" in spec
     guide = " ".join((Path(__file__).parent.parent / "conformance" / "WRITING-AN-ADAPTER.md")
                      .read_text(encoding="utf-8").split())
     assert f"may hold at most {MAX_SKIP_WILDCARD_ENTRIES:,} entries with a wildcard (PROTO-CLI-2)" in guide

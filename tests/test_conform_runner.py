@@ -25,6 +25,7 @@ from inboxspec.cli import main
 from inboxspec.conformance import casefiles
 from inboxspec.conformance.casefiles import bundled_cases_dir, load_cases, shortest_reply_bytes
 from inboxspec.conformance.runner import (
+    MAX_GLOB_CHARS,
     MAX_SKIP_FILE_BYTES,
     MAX_SKIP_WILDCARD_ENTRIES,
     QUOTED_CHARS,
@@ -889,6 +890,27 @@ def test_skip_files_with_too_many_wildcard_entries_are_refused_before_an_adapter
     code, report, output = conform("--adapter", never_starts, "--skip-file", str(first), "--skip-file",
                                    str(second), *WAKE_GATE)
     assert code == 2 and report is not None and "matches no case of this run" in report["unusable"], output
+
+
+@pytest.mark.timeout(60)
+def test_a_glob_past_its_bound_is_refused_at_once_and_one_at_it_matches(tmp_path: Path) -> None:
+    """PROTO-CLI-2: one skip-file entry of 60,000 ``[`` took 92 s to match (fnmatch's time grows with
+    the square of a glob's length), deaf to SIGTERM meanwhile. A glob past MAX_GLOB_CHARS, in a skip
+    file or in --run or --skip, is refused before any adapter starts; one at the bound is matched."""
+    skip = tmp_path / "skip.txt"
+    skip.write_text("wake-gate/defaults\n" + "wake-gate/" + "[" * 60_000 + "\n")
+    never_starts = "/nonexistent/adapter"
+    code, report, output = conform("--adapter", never_starts, "--skip-file", str(skip), *WAKE_GATE)
+    assert code == 2 and report is not None, output
+    assert report["unusable"] == (f"skip file {skip}: line 2: a glob of 60,010 characters, more than "
+                                  f"{MAX_GLOB_CHARS:,}")
+    for option in ("--run", "--skip"):
+        code, report, output = conform("--adapter", never_starts, option, "*" * (MAX_GLOB_CHARS + 1))
+        assert code == 2 and report is not None and "cannot start" not in output, output
+        assert f"a glob of 1,001 characters, more than {MAX_GLOB_CHARS:,}" in report["unusable"]
+    at_bound = "wake-gate/defaults" + "*" * (MAX_GLOB_CHARS - len("wake-gate/defaults"))
+    code, report, output = conform("--adapter", REFERENCE, "--run", at_bound, *WAKE_GATE)
+    assert code == 0 and report is not None and [r["id"] for r in report["results"]] == ["wake-gate/defaults"]
 
 
 @pytest.mark.parametrize("case_id", ["wake-gate/defaults", "host/addresses-are-compared-as-written"])
