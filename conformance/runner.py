@@ -970,7 +970,9 @@ def _run_command(args: argparse.Namespace) -> int:
                 print_json(unusable_report(message, problems))
             for problem in problems:  # the first is the message; each a line of its own, any quote below it
                 print(f"inboxspec conform: {message_lines(problem)}", file=sys.stderr)
-            _write_junit_report(args, None, problems)
+            junit_problem = _write_junit_report(args, None, problems)
+            if junit_problem is not None:
+                print(f"inboxspec conform: {junit_problem}", file=sys.stderr)
             return 2
 
         return reported(report_problems, interrupted=False)
@@ -980,13 +982,21 @@ def _run_command(args: argparse.Namespace) -> int:
 
 
 def _report_run(args: argparse.Namespace, report: RunReport) -> int:
-    """The run's report, its JUnit file and its lines on stderr; the exit code they give."""
-    junit_written = _write_junit_report(args, report)
+    """The run's report, its JUnit file and its lines on stderr; the exit code they give.
+
+    A JUnit file that cannot be written makes the run unusable (exit 2), and the report says so:
+    a CI job reads its verdict from ``--json`` or the last ``conform:`` line, which said "ok" while
+    the run ended with 2 (found by an attack helper; docs/ci.md promised ``"ok": false``)."""
+    junit_problem = _write_junit_report(args, report)
+    if junit_problem is not None and report.interrupted is None and report.unusable is None:
+        report.unusable = junit_problem
     if args.json:
         print_json(report.as_json())
     else:
         print_report(report)
-    if report.unusable is not None:
+    if junit_problem is not None:
+        print(f"inboxspec conform: {junit_problem}", file=sys.stderr)
+    if report.unusable is not None and report.unusable != junit_problem:
         print(f"inboxspec conform: {len(report.results)} case(s) reported, then the run could not go on: "
               f"{message_lines(report.unusable)}", file=sys.stderr)
     for problem in report.coverage_problems():
@@ -995,7 +1005,7 @@ def _report_run(args: argparse.Namespace, report: RunReport) -> int:
         print(f"inboxspec conform: interrupted by {report.interrupted}: {len(report.results)} "
               "case(s) reported; the adapter's processes and the fixture directories are gone",
               file=sys.stderr)
-    return report.exit_code if junit_written else 2
+    return report.exit_code if junit_problem is None else 2
 
 
 def reported(write: Callable[[], int], *, interrupted: bool, command: str = "conform") -> int:
@@ -1028,18 +1038,18 @@ def reported(write: Callable[[], int], *, interrupted: bool, command: str = "con
 
 
 def _write_junit_report(args: argparse.Namespace, report: RunReport | None,
-                        unusable: Sequence[str] = ()) -> bool:
-    """Write ``--junit FILE`` when asked; False (after saying why) when it cannot be written."""
+                        unusable: Sequence[str] = ()) -> str | None:
+    """Write ``--junit FILE`` when asked; the problem when it cannot be written, else None. The path
+    is quoted as Python writes a string, so that a control character in it reaches no terminal."""
     if args.junit is None:
-        return True
+        return None
     from inboxspec.conformance.junit import write_junit
 
     try:
         write_junit(args.junit, report, unusable)
     except (OSError, ValueError) as error:
-        print(f"inboxspec conform: cannot write --junit {args.junit}: {error}", file=sys.stderr)
-        return False
-    return True
+        return f"cannot write --junit {str(args.junit)!r}: {one_line(str(error))}"
+    return None
 
 
 def add_run_options(parser: argparse.ArgumentParser, *, adapter_help: str, many_adapters: bool,

@@ -403,10 +403,27 @@ def test_an_unwritable_junit_path_is_exit_2_with_a_reason_and_no_litter(tmp_path
     process = conform("--adapter", MIXED, "--machine", "wake-gate", "--run", "wake-gate/defaults",
                       "--junit", str(directory))
     assert process.returncode == 2
-    assert "cannot write --junit" in process.stderr and "Traceback" not in process.stderr
-    # The report itself is still printed: its own last line (an adapter's text could say anything).
-    assert process.stdout.splitlines()[-1].startswith("conform: ok in ")
+    assert f"cannot write --junit {str(directory)!r}" in process.stderr and "Traceback" not in process.stderr
+    # The report is still printed, and its verdict is the exit code's: it said "conform: ok", and
+    # under --json "ok": true, while the run ended with 2 (docs/ci.md promised "ok": false).
+    assert process.stdout.splitlines()[-1].startswith("conform: UNUSABLE (the results so far) in ")
     assert list(directory.iterdir()) == [] and sorted(tmp_path.iterdir()) == [directory]
+    process = conform("--adapter", MIXED, "--machine", "wake-gate", "--run", "wake-gate/defaults",
+                      "--junit", str(directory), "--json")
+    report = json.loads(process.stdout)
+    assert process.returncode == 2 and report["ok"] is False and len(report["results"]) == 1
+    assert report["unusable"].startswith(f"cannot write --junit {str(directory)!r}: ")
+
+
+@pytest.mark.slow
+def test_a_junit_path_s_control_characters_reach_no_terminal(tmp_path: Path) -> None:
+    """The path of a JUnit file that could not be written was printed as it was: an escape sequence
+    in it reached the terminal. It is quoted as Python writes a string."""
+    path = tmp_path / "missing" / "\x1b]0;owned\x07.xml"
+    process = conform("--adapter", MIXED, "--machine", "wake-gate", "--run", "wake-gate/defaults",
+                      "--junit", str(path))
+    assert process.returncode == 2 and "\x1b" not in process.stderr + process.stdout
+    assert "\\x1b]0;owned\\x07.xml" in process.stderr
 
 
 @pytest.mark.slow
