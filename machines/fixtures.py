@@ -340,8 +340,9 @@ def remembered_fixture_problems(fixture: Any, *, special_bits_allowed: bool) -> 
 
 
 def materialise(fixture: Mapping[str, Any], directory: Path, *, deadline: float | None = None,
-                special_bits_allowed: bool = True) -> None:
-    """Lay ``fixture`` out in the existing, empty ``directory`` (a real path).
+                special_bits_allowed: bool = True, opened: int | None = None) -> None:
+    """Lay ``fixture`` out in the existing, empty ``directory`` (a real path); with ``opened``, a
+    descriptor of that directory (this function does not close it), through it and not its path.
 
     Raises FixtureError for a fixture that breaks PROTO-FIX-3 (before anything is created) and
     FixtureTimeout when ``deadline`` (``time.monotonic()``) passes first. The case files' loader has
@@ -354,7 +355,7 @@ def materialise(fixture: Mapping[str, Any], directory: Path, *, deadline: float 
     base = str(directory)
     if needs_json_escaping(base):
         raise FixtureError(f"fixture directory {base!r} needs escaping inside JSON")
-    root_fd = _open_directory(base, None)
+    root_fd = _open_directory(base, None) if opened is None else os.dup(opened)
     walker = _Walker(root_fd)
     directory_modes: list[tuple[tuple[str, ...], int]] = []
     try:
@@ -792,6 +793,8 @@ class FixtureRoot:
     _count: int = 0
     # Told the root's path as soon as it is made (the runner tells its warden: conformance/warden.py).
     made: Callable[[str], None] | None = None
+    # The root's (device, inode), from the directory ``mkdtemp`` made: ``_opened`` checks it.
+    _identity: tuple[int, int] | None = None
 
     def _ensure(self) -> str:
         if self.path is None:
@@ -814,30 +817,56 @@ class FixtureRoot:
             fd = _open_directory(created, None)
             try:
                 os.fchmod(fd, ROOT_MODE)  # mkdtemp's mode already; set whatever the umask
+                made = os.fstat(fd)
             finally:
                 os.close(fd)
+            self._identity = (made.st_dev, made.st_ino)
             self.path = created
         return self.path
 
-    def lay_out(self, fixture: Mapping[str, Any], *, deadline: float | None = None) -> str:
-        """A new directory in this root holding ``fixture``; its real path."""
+    def _opened(self) -> int:
+        """A descriptor of the root, checked to be the directory ``mkdtemp`` made: a process that
+        can write where the root lives (the adapter, as the runner's user) could rename it and put a
+        link to a directory of its choice at its name, and every later fixture, set-user-ID files
+        included, was laid out there and left on disk (found by an attack helper)."""
         root = self._ensure()
-        self._count += 1
-        directory = os.path.join(root, f"f{self._count}")
         try:
-            os.mkdir(directory, 0o700)
-            fd = _open_directory(directory, None)  # never chmod through a path: it could be a link by now
+            fd = _open_directory(root, None)  # a link at the root's name is not followed: ELOOP
+        except OSError as error:
+            raise FixtureError(f"the fixture root {root!r} is gone or replaced: {error}") from None
+        found = os.fstat(fd)
+        if (found.st_dev, found.st_ino) != self._identity:
+            os.close(fd)
+            raise FixtureError(f"the fixture root {root!r} was replaced by another directory")
+        return fd
+
+    def lay_out(self, fixture: Mapping[str, Any], *, deadline: float | None = None) -> str:
+        """A new directory in this root holding ``fixture``; its real path. Every step runs through
+        the root's descriptor (``_opened``), never its path."""
+        root_fd = self._opened()
+        try:
+            self._count += 1
+            name = f"f{self._count}"
+            directory = os.path.join(self.path or "", name)
             try:
-                os.fchmod(fd, DIRECTORY_MODE)
+                os.mkdir(name, 0o700, dir_fd=root_fd)
+                fd = _open_directory(name, root_fd)  # never chmod through a path: it could be a link by now
+                try:
+                    os.fchmod(fd, DIRECTORY_MODE)
+                except OSError:
+                    os.close(fd)
+                    raise
+            except OSError as error:
+                raise FixtureError(f"cannot create fixture directory {directory!r}: {error}") from None
+            try:
+                materialise(fixture, Path(directory), deadline=deadline, opened=fd)
+            except BaseException:
+                remove(Path(directory))
+                raise
             finally:
                 os.close(fd)
-        except OSError as error:
-            raise FixtureError(f"cannot create fixture directory {directory!r}: {error}") from None
-        try:
-            materialise(fixture, Path(directory), deadline=deadline)
-        except BaseException:
-            remove(Path(directory))
-            raise
+        finally:
+            os.close(root_fd)
         return directory
 
     def discard(self, directory: str) -> None:
@@ -848,7 +877,8 @@ class FixtureRoot:
         (PROTO-FIX-1), when nothing writes into them any more: with a longer time limit, so that a
         tree a removal during the run gave up on goes too."""
         if self.path is not None:
-            remove(Path(self.path), seconds=CLOSING_REMOVAL_SECONDS)
+            # Only the directory made: one put at its name since is not this run's to remove.
+            remove(Path(self.path), seconds=CLOSING_REMOVAL_SECONDS, identity=self._identity)
             self.path = None
 
 

@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -575,3 +576,32 @@ def test_a_signal_at_the_lay_out_or_before_the_removal_leaves_no_fixture_directo
     with pytest.raises(RunInterrupted), raising_on_signals(), materialised as directory:
         laid_out.append(directory)
     assert all(not os.path.lexists(path) for path in [*laid_out, *made] if path != "lay-out")
+
+
+@pytest.mark.parametrize("replacement", ["link", "directory"])
+def test_a_root_replaced_under_the_runner_gets_no_fixture_laid_out(tmp_path: Path, replacement: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-FIX-1: an adapter renamed the run's root and put a link to a directory of its choice at
+    its name; the runner then laid every later fixture out there (a root-owned set-user-ID file
+    among them) and left it on disk. The root is now checked to be the directory it made before each
+    lay-out, and every step of a lay-out runs through its descriptor."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = FixtureRoot()
+    fixture = {"entries": [{"path": "bin", "type": "dir"}, {"path": "bin/tool", "type": "file", "text": "x",
+                                                            "mode": "04755"}]}
+    first = root.lay_out(fixture)
+    assert root.path is not None and os.path.isdir(first)
+    os.rename(root.path, root.path + ".moved")
+    if replacement == "link":
+        os.symlink(outside, root.path)
+    else:
+        os.mkdir(root.path)
+    with pytest.raises(FixtureError, match=r"fixture root .* (is gone or replaced|was replaced)"):
+        root.lay_out(fixture)
+    assert list(outside.iterdir()) == []
+    named = root.path
+    root.close()  # what stands at the root's name now is not the run's: left alone
+    assert os.path.lexists(named) and list(outside.iterdir()) == []
