@@ -55,6 +55,7 @@ from inboxspec.conformance.runner import (
     UnusableRun,
     end_session,
     run_cases,
+    unknown_listings,
     unsupported_reason,
 )
 from inboxspec.machines import interface
@@ -525,7 +526,10 @@ def conform_fuzz(command: str, targets: Sequence[FuzzTarget], count: int, seed: 
         end_session(session, interrupted=run.interrupted is not None)
     extra = {"fuzz": {"seed": seed, "seed_drawn": seed_drawn, "count": count,
                       "shrunk": [s.as_json() for s in run.shrunk]}}
+    # What the start listed that nothing knows, and what the end found (PROTO-START-1, PROTO-STOP-1),
+    # as a run of bundled cases reports them: a fuzz report dropped both.
+    warnings = unknown_listings(session, [result.case for result in run.results]) + session.stop_warnings
     return RunReport(session.implementation, run.results, session.restarts,
                      time.monotonic() - began, coverage or Coverage(),
                      tuple(sorted(t.name for t in targets)), extra, interrupted=run.interrupted,
-                     unusable=run.unusable)
+                     unusable=run.unusable, warnings=warnings)

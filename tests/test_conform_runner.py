@@ -1120,3 +1120,18 @@ def test_a_start_reply_s_own_members_and_names_are_reported_bounded(tmp_path: Pa
         "the adapter lists feature 'FFF")
     assert all(f"… ({1_000_002 - QUOTED_CHARS} more characters)" in warning for warning in (machine, feature))
     assert len(json.dumps(report)) < 10_000 and len(output) < 10_000
+
+
+def test_a_fuzz_report_warns_as_a_run_of_cases_does(tmp_path: Path) -> None:
+    """PROTO-START-1, PROTO-STOP-1: a fuzz report carried no warnings: a machine the adapter listed
+    that nothing registers, and an adapter that exited non-zero after stop, went unsaid."""
+    adapter = tmp_path / "listing.py"
+    adapter.write_text(_replying('json.dumps(reply).encode() + b"\\n"',
+                                 on_start="reply['machines'].append('no-such-machine')",
+                                 on_stop="sys.exit(5)"))
+    code, report, output = conform("--adapter", f"{sys.executable} {adapter}", "--fuzz", "2", "--seed", "1",
+                                   *WAKE_GATE)
+    assert code == 0 and report is not None and report["ok"], output
+    listed = "the adapter lists machine 'no-such-machine', which is not one of"
+    assert report["warnings"][0].startswith(listed)
+    assert report["warnings"][1:] == ["the adapter exited with status 5 after stop (PROTO-STOP-1)"]
