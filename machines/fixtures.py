@@ -781,6 +781,26 @@ MAX_ROOT_BYTES = 2048
 FIXTURE_ROOT_PREFIX = "inboxspec-fixture-"  # the name of a run's root (the run's warden checks it too)
 
 
+# How many names ``_made_directory`` tries after the first one is taken.
+NAME_ATTEMPTS = 8
+
+
+def _made_directory(root_fd: int, name: str) -> str:
+    """A new directory (mode 0700) in ``root_fd`` named ``name``, or, when something already stands
+    there, ``name`` with a random suffix: the name it made. An adapter that made the names the runner
+    would use next (``f1``, ``f2``, ...) in the run's root ended the run as unusable, every result lost
+    (found by an attack helper)."""
+    candidate = name
+    for _ in range(NAME_ATTEMPTS):
+        try:
+            os.mkdir(candidate, 0o700, dir_fd=root_fd)
+            return candidate
+        except FileExistsError:
+            candidate = f"{name}-{secrets.token_hex(8)}"
+    raise FileExistsError(errno.EEXIST, f"every name tried for a fixture directory ({name} and "
+                                        f"{NAME_ATTEMPTS - 1} random ones) is taken")
+
+
 @dataclass
 class FixtureRoot:
     """A private directory (mode 0700) holding fixture directories, created on first use.
@@ -849,7 +869,8 @@ class FixtureRoot:
             name = f"f{self._count}"
             directory = os.path.join(self.path or "", name)
             try:
-                os.mkdir(name, 0o700, dir_fd=root_fd)
+                name = _made_directory(root_fd, name)
+                directory = os.path.join(self.path or "", name)
                 fd = _open_directory(name, root_fd)  # never chmod through a path: it could be a link by now
                 try:
                     os.fchmod(fd, DIRECTORY_MODE)

@@ -605,3 +605,26 @@ def test_a_root_replaced_under_the_runner_gets_no_fixture_laid_out(tmp_path: Pat
     named = root.path
     root.close()  # what stands at the root's name now is not the run's: left alone
     assert os.path.lexists(named) and list(outside.iterdir()) == []
+
+
+def test_names_taken_in_the_root_are_passed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-FIX-1: an adapter that made the names the runner would use next (``f1``, ``f2``, ...) in
+    the run's root ended the run as unusable, every result lost. A taken name gets a random suffix;
+    only when every name tried is taken is the lay-out refused."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    root = FixtureRoot()
+    fixture = {"entries": [{"path": "x", "type": "file", "text": "x"}]}
+    first = root.lay_out(fixture)
+    assert root.path is not None and os.path.basename(first) == "f1"
+    for n in range(2, 6):
+        os.mkdir(os.path.join(root.path, f"f{n}"))
+    second = root.lay_out(fixture)
+    assert os.path.basename(second).startswith("f2-") and (Path(second) / "x").read_text() == "x"
+    assert sorted(os.listdir(os.path.join(root.path, "f2"))) == []  # the squatter's, untouched
+    monkeypatch.setattr("inboxspec.machines.fixtures.secrets.token_hex", lambda n: "taken")
+    os.mkdir(os.path.join(root.path, "f3-taken"))
+    with pytest.raises(FixtureError, match="every name tried for a fixture directory"):
+        root.lay_out(fixture)
+    root.close()
+    assert not os.path.exists(root.path or first)
