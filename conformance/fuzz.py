@@ -40,7 +40,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from inboxspec.conformance.casefiles import Case, CaseFileError, case_files, read_case_file
+from inboxspec.conformance.casefiles import (
+    Case,
+    CaseFileError,
+    case_files,
+    read_case_file,
+    replies_past_the_bound,
+)
 from inboxspec.conformance.interrupts import RunInterrupted, raise_if_interrupted
 from inboxspec.conformance.progress import Progress
 from inboxspec.conformance.runner import (
@@ -221,6 +227,13 @@ def _fuzz_targets(run: FuzzRun, session: Session, targets: Sequence[FuzzTarget],
             except Exception as error:  # a bug of inboxspec's own, not of the port
                 raise UnusableRun(f"{target.name}: the generator or the reference failed on random "
                                   f"case {index} of seed {seed}: {type(error).__name__}: {error}") from error
+        # PROTO-FRAME-3, as for bundled cases: a case that no reply within --max-line-bytes can pass is
+        # refused, not sent (the adapter was blamed, restarted, and the case shrunk as a failure). Each
+        # is measured at the largest sequence number it could be sent as.
+        last_seq = sender.seq + len(cases)
+        too_long = replies_past_the_bound(((last_seq, case) for case in cases), session.max_line_bytes)
+        if too_long:
+            raise UnusableRun(too_long[0], too_long)
         to_send = []
         for case in cases:
             reason = unsupported_reason(session, case, without_features)

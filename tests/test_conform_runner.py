@@ -9,6 +9,7 @@ import dataclasses
 import fnmatch
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -1135,3 +1136,17 @@ def test_a_fuzz_report_warns_as_a_run_of_cases_does(tmp_path: Path) -> None:
     listed = "the adapter lists machine 'no-such-machine', which is not one of"
     assert report["warnings"][0].startswith(listed)
     assert report["warnings"][1:] == ["the adapter exited with status 5 after stop (PROTO-STOP-1)"]
+
+
+def test_a_random_case_no_reply_within_the_bound_can_pass_is_refused_not_sent() -> None:
+    """PROTO-FRAME-3 under --fuzz: with a lowered --max-line-bytes the random cases that no reply
+    within it could pass were sent, the reference itself was blamed (oversized-line), restarted, and
+    an unpassable case was shrunk and printed as a counterexample. They are refused as bundled
+    ones are: exit 2, naming the case."""
+    code, report, output = conform("--adapter", REFERENCE, "--fuzz", "5", "--seed", "1", "--max-line-bytes",
+                                   "1200", *WAKE_GATE)
+    assert code == 2 and report is not None and report["ok"] is False, output
+    assert re.fullmatch(r"fuzz seed 1: wake-gate/fuzz-1-\d+: its shortest passing reply is \d+ bytes, longer "
+                        r"than the reply bound \(1200 bytes, --max-line-bytes\): no adapter can pass it",
+                        report["unusable"]), report["unusable"]
+    assert "oversized-line" not in output
