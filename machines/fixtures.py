@@ -687,6 +687,10 @@ def swap(directory: str, first: str, second: str) -> None:
         # that changed the tree. Refused before anything moves. Exact on components: a fixture path
         # has no '.', '..' or empty component (path_problem) and no link is walked through.
         first_parts, second_parts = first.split("/"), second.split("/")
+        if SWAP_PARKING in (first_parts[0], second_parts[0]):
+            # The name the first path is parked under: a swap of it would park another path on top
+            # of it, and the next swap would delete what it held (found by an attack helper).
+            raise FixtureError(f"{SWAP_PARKING!r} is the swap's own name, no path of a swap")
         shorter = min(len(first_parts), len(second_parts))
         if first_parts[:shorter] == second_parts[:shorter]:
             raise FixtureError(f"{first[:80]!r} and {second[:80]!r} are one path or one inside the other")

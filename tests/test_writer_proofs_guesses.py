@@ -56,6 +56,7 @@ INTENDED: dict[str, list[tuple[Any, ...]]] = {
     "placeholder-replaced-everywhere-in-inputs": [refusal("declared writer", "unavailable", "unreadable")],
     "armed-swap-paths-checked-when-performed": [ARMED, CLI_MEASURED],
     "swap-parent-missing": [BAD_ARGUMENT, CLI_MEASURED],
+    "swap-path-named-as-the-parking": [BAD_ARGUMENT, BAD_ARGUMENT, CLI_MEASURED],
     "swap-parent-a-file": [BAD_ARGUMENT, CLI_MEASURED],
     "swap-missing-or-bad-path-argument": [BAD_ARGUMENT, BAD_ARGUMENT, BAD_ARGUMENT, CLI_MEASURED],
     "no-fixture-swap": [BAD_ARGUMENT, ARMED, refusal("running CLI", "unavailable", "unreadable")],

@@ -170,6 +170,8 @@ case("armed-swap-paths-checked-when-performed", "An armed swap's paths are check
      SWAP_IN, config(CLI + OTHER_INDEX + INITIAL_HOME), [mid("../cli/src/index.ts", "spare/index.ts"), initial("cli")])
 case("swap-parent-missing", "A swap path whose parent does not exist is a bad argument, and nothing moves (not 'one path does not exist')",
      SWAP_IN, config(CLI + INITIAL_HOME), [swap("cli/src/index.ts", "nowhere/index.ts"), initial("cli")])
+case("swap-path-named-as-the-parking", "A swap path under the name the swap parks a path at (.swap-parking) is a bad argument, and nothing moves: a later swap would park on top of it",
+     SWAP_IN, config(CLI + INITIAL_HOME), [swap("cli/src/index.ts", ".swap-parking"), swap(".swap-parking/x", "cli/bin/amem.js"), initial("cli")])
 case("swap-parent-a-file", "A swap path below a regular file is a bad argument, and nothing moves",
      SWAP_IN, config(CLI + INITIAL_HOME), [swap("cli/src/index.ts", "cli/package.json/index.ts"), initial("cli")])
 case("swap-missing-or-bad-path-argument", "swap_paths without second, or with a non-string first, is a bad argument, armed or not",

@@ -718,6 +718,8 @@ function swapPaths(dir, first, second) {
   // WRITER-IF-6: one path, or one inside the other, is refused before anything moves (parking the
   // first would take the second with it).
   const firstParts = first.split("/"), secondParts = second.split("/");
+  // The name the first path is parked under is no path of a swap: a later swap would delete it.
+  if (firstParts[0] === ".swap-parking" || secondParts[0] === ".swap-parking") throw new Error("the swap's own name");
   const shorter = Math.min(firstParts.length, secondParts.length);
   if (firstParts.slice(0, shorter).every((part, index) => part === secondParts[index])) throw new Error("one path, or one inside the other");
   const hasA = lexists(a), hasB = lexists(b);
