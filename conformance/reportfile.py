@@ -282,6 +282,8 @@ def write_atomically(path: Path, data: bytes) -> None:
     with a file). Raises
     OSError when the directory cannot be written or the destination is refused.
     """
+    if path.name in ("", ".", ".."):  # ``/``, ``.``: a temporary file was made there before the refusal
+        raise OSError(errno.EISDIR, "names a directory, not a file", str(path))
     # Every step below is taken in the directory opened once, by its descriptor: a path checked by its
     # name and then written by its name again could have a link put in it between the two, and the
     # file went where the check refused it (/dev/shm) or replaced a FIFO there (found by an attack).
@@ -320,7 +322,9 @@ def _write_in(directory: int, path: Path, data: bytes) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    temporary = f".{name}.{secrets.token_hex(6)}.tmp"
+    # Not the destination's name with more around it: a legal name of 250 bytes made one past the
+    # system's 255 (ENAMETOOLONG), and the report could not be written (found by an attack helper).
+    temporary = f".inboxspec-{secrets.token_hex(6)}.tmp"
     created = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     descriptor = os.open(temporary, created, 0o600, dir_fd=directory)
     try:

@@ -29,8 +29,10 @@ import fnmatch
 import functools
 import json
 import math
+import os
 import re
 import secrets
+import stat
 import sys
 import time
 from collections import Counter, defaultdict
@@ -919,6 +921,7 @@ def _run_command(args: argparse.Namespace) -> int:
                         max_skipped=args.max_skipped)
     try:
         targets = registered_names(args.require, args.machine)
+        _refuse_junit_over_another_file(args)
         progress = True  # Progress draws on stderr, and only when it is a terminal: --json stays clean
         if args.seed is not None and args.fuzz is None:
             raise UnusableRun("--seed seeds the random cases of --fuzz; without --fuzz it would do nothing")
@@ -964,13 +967,14 @@ def _run_command(args: argparse.Namespace) -> int:
         # the problem found meanwhile (it was lost so: exit 2 and no word of it, PROTO-SIG-1).
         raise_if_interrupted()
         message, problems = str(error), error.problems
+        junit_refused = isinstance(error, JunitOverAnotherFile)  # then no JUnit file is written
 
         def report_problems() -> int:
             if args.json:
                 print_json(unusable_report(message, problems))
             for problem in problems:  # the first is the message; each a line of its own, any quote below it
                 print(f"inboxspec conform: {message_lines(problem)}", file=sys.stderr)
-            junit_problem = _write_junit_report(args, None, problems)
+            junit_problem = None if junit_refused else _write_junit_report(args, None, problems)
             if junit_problem is not None:
                 print(f"inboxspec conform: {junit_problem}", file=sys.stderr)
             return 2
@@ -1035,6 +1039,33 @@ def reported(write: Callable[[], int], *, interrupted: bool, command: str = "con
         return status
     print(f"inboxspec {command}: interrupted by {name} while the report was written", file=sys.stderr)
     return interrupt_exit_code(name)
+
+
+class JunitOverAnotherFile(UnusableRun):
+    """``--junit`` names a file the run writes or reads otherwise: refused, and no JUnit file written."""
+
+
+def _refuse_junit_over_another_file(args: argparse.Namespace) -> None:
+    """UnusableRun when ``--junit`` names the file that standard output or error goes to, or a skip
+    file: the JUnit file replaced it at the end of the run, and a JSON report redirected there was
+    lost, exit 0, without a word (found by an attack helper)."""
+    if args.junit is None:
+        return
+    try:
+        junit = os.stat(args.junit)
+    except OSError:
+        return  # not there yet (or not to be written: the write says why)
+    others: list[tuple[str, os.stat_result]] = []
+    for what, descriptor in (("standard output", 1), ("standard error", 2)):
+        with contextlib.suppress(OSError):
+            others.append((f"the file {what} goes to", os.fstat(descriptor)))
+    for skip_file in args.skip_file:
+        with contextlib.suppress(OSError):
+            others.append((f"the skip file {str(skip_file)!r}", os.stat(skip_file)))
+    for what, other in others:
+        if (other.st_dev, other.st_ino) == (junit.st_dev, junit.st_ino) and stat.S_ISREG(junit.st_mode):
+            raise JunitOverAnotherFile(f"--junit {str(args.junit)!r} is {what}: the JUnit report would "
+                                       "replace it")
 
 
 def _write_junit_report(args: argparse.Namespace, report: RunReport | None,

@@ -268,7 +268,7 @@ def test_a_link_put_at_the_temporary_file_gets_no_mode_and_special_bits_are_not_
 
     def swapped_meanwhile(descriptor: int) -> None:  # the directory's owner, while the data is written
         real_fsync(descriptor)
-        (temporary,) = tmp_path.glob(".x.json.*.tmp")
+        (temporary,) = tmp_path.glob(".inboxspec-*.tmp")
         temporary.unlink()
         temporary.symlink_to(victim)
 
@@ -866,3 +866,38 @@ def test_a_link_put_in_the_path_after_it_was_opened_does_not_move_the_write(
     write_atomically(folder / "report.xml", b"new")
     monkeypatch.undo()
     assert list(elsewhere.iterdir()) == [] and (tmp_path / "moved" / "report.xml").read_bytes() == b"new"
+
+
+def test_a_report_s_name_of_any_legal_length_is_written_and_a_directory_is_no_name(tmp_path: Path) -> None:
+    """A file name of 250 bytes (the system takes 255) could not be written: the temporary file's name
+    was the destination's with 18 more bytes. ``/``, ``.`` and ``..`` name no file: a temporary file
+    was made in that directory before the rename failed."""
+    long_name = tmp_path / ("n" * 250)
+    write_atomically(long_name, b"report")
+    assert long_name.read_bytes() == b"report" and sorted(tmp_path.iterdir()) == [long_name]
+    for named in (Path("/"), Path("."), tmp_path / ".."):
+        with pytest.raises(OSError, match="names a directory, not a file"):
+            write_atomically(named, b"report")
+
+
+@pytest.mark.slow
+def test_a_junit_file_that_is_the_json_report_or_a_skip_file_is_refused(tmp_path: Path) -> None:
+    """``conform --json > r.json --junit r.json``: the JUnit file replaced the JSON report at the end,
+    which was lost, exit 0, without a word; a skip file named as --junit was replaced by XML too. Both
+    are an unusable run before any case runs, the files left as they were."""
+    report = tmp_path / "r.json"
+    with report.open("w") as stdout:
+        done = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--adapter", MIXED, "--json",
+                               "--machine", "wake-gate", "--junit", str(report)],
+                              stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    unusable = json.loads(report.read_text())["unusable"]
+    assert unusable == (f"--junit {str(report)!r} is the file standard output goes to: the JUnit report "
+                        "would replace it")
+    skip = tmp_path / "skip.txt"
+    skip.write_text("wake-gate/defaults\n")
+    done = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--adapter", MIXED, "--machine",
+                           "wake-gate", "--skip-file", str(skip), "--junit", str(skip)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and f"is the skip file {str(skip)!r}" in done.stderr
+    assert skip.read_text() == "wake-gate/defaults\n"
