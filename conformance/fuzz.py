@@ -162,6 +162,10 @@ class _Sender:
         self.window = window
         self.seq = first_seq
         self.progress = progress  # told of each result of a run with ``shown=True``
+        # Where in the run's reported results each seq's result went, over every call: a duplicate
+        # reply to a case of an earlier call (PROTO-RUN-4) replaces that case's result there.
+        self.reported: list[CaseResult] | None = None
+        self.position: dict[int, int] = {}
 
     def run(self, cases: list[Case], reported: list[CaseResult] | None = None,
             shown: bool = False) -> list[CaseResult]:
@@ -171,17 +175,22 @@ class _Sender:
         for case in cases:
             self.seq += 1
             work.append((self.seq, case))
+        if reported is not None:
+            self.reported = reported
         results: dict[int, CaseResult] = {}
-        position: dict[int, int] = {}  # where in ``reported`` each seq's result went
+        position = self.position
+        sent = {seq for seq, _ in work}
         next_index = 0
         for seq, result in run_cases(self.session, work, self.timeout, self.window):
+            if seq in position and self.reported is not None:  # a duplicate reply blamed a reported case
+                self.reported[position[seq]] = result
+            if seq not in sent:
+                continue  # a case of an earlier call (a shrink candidate's is reported nowhere)
             results[seq] = result
             if shown and self.progress is not None:
                 self.progress.finished(result.case.machine, result.case.id)
-            if reported is None:
+            if reported is None or seq in position:
                 continue
-            if seq in position:  # a duplicate reply replaced a result already reported
-                reported[position[seq]] = result
             while next_index < len(work) and work[next_index][0] in results:
                 position[work[next_index][0]] = len(reported)
                 reported.append(results[work[next_index][0]])

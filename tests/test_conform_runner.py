@@ -1150,3 +1150,22 @@ def test_a_random_case_no_reply_within_the_bound_can_pass_is_refused_not_sent() 
                         r"than the reply bound \(1200 bytes, --max-line-bytes\): no adapter can pass it",
                         report["unusable"]), report["unusable"]
     assert "oversized-line" not in output
+
+
+def test_a_reply_sent_twice_for_a_machine_s_last_random_case_blames_that_case(tmp_path: Path) -> None:
+    """PROTO-RUN-4 under --fuzz: a reply sent twice for the last random case of one machine was
+    blamed on the first case of the next machine (wrong-seq), and the shrinker kept that failure into
+    a counterexample that passed on replay. The fuzz runs each machine's cases, and each shrink
+    candidate, in a call of their own, and each call forgot the cases answered before it."""
+    adapter = tmp_path / "twice.py"
+    twice_for_the_third = 'str(request.get("case", {}).get("id", "")).endswith("-3")'
+    once = 'json.dumps(reply).encode() + b"\\n"'
+    adapter.write_text(_replying(f"({once}) * (2 if {twice_for_the_third} else 1)"))
+    code, report, output = conform("--adapter", f"{sys.executable} {adapter}", "--fuzz", "3", "--seed", "1",
+                                   "--machine", "idle-subscriptions", "--machine", "wake-gate")
+    assert code == 1 and report is not None, output
+    failed = {r["id"]: r.get("fault") for r in report["results"] if r["outcome"] != "pass"}
+    assert failed == {"idle-subscriptions/fuzz-1-3": "duplicate-reply"}, failed
+    machines_run = ("idle-subscriptions", "wake-gate")
+    expected_ids = [f"{m}/fuzz-1-{n}" for m in machines_run for n in (1, 2, 3)]
+    assert [r["id"] for r in report["results"]] == expected_ids
