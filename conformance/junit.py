@@ -54,14 +54,17 @@ MESSAGE_CHARS = 1000
 
 
 def _clean(text: str) -> str:
-    """``text`` as XML 1.0 can hold it: characters XML forbids become ``\\uXXXX`` escapes.
+    """``text`` as XML 1.0 can hold it: characters XML forbids become ``\\uXXXX`` escapes, and so do
+    DEL and the C1 controls (U+007F..U+009F), which XML discourages and the text report escapes.
 
     An adapter's error message may carry any code point, a lone surrogate
     included; ElementTree would write the forbidden ones and produce a file
-    no parser reads.
+    no parser reads. A C1 control written as itself (U+009B, the 8-bit CSI) starts an escape
+    sequence on a terminal that shows the file (found by an attack helper).
     """
-    return "".join(c if c in "\t\n\r" or (" " <= c <= "\ud7ff") or ("\ue000" <= c <= "\ufffd")
-                   or ("\U00010000" <= c <= "\U0010ffff") else f"\\u{ord(c):04x}" for c in text)
+    return "".join(c if c in "\t\n\r" or (" " <= c <= "\x7e") or ("\xa0" <= c <= "\ud7ff")
+                   or ("\ue000" <= c <= "\ufffd") or ("\U00010000" <= c <= "\U0010ffff")
+                   else f"\\u{ord(c):04x}" for c in text)
 
 
 def _message(text: str) -> str:

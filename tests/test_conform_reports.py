@@ -545,6 +545,10 @@ def test_a_wrong_character_in_a_node_notice_template_gets_the_caret(tmp_path: Pa
 def test_junit_strips_what_xml_cannot_hold() -> None:
     cleaned = junit._clean("bell \x07 surrogate \udc80 fine \t\n é 日")
     assert cleaned == "bell \\u0007 surrogate \\udc80 fine \t\n é 日"
+    # DEL and the C1 controls too, which XML discourages: U+009B, written as itself, is the 8-bit CSI
+    # that a terminal showing the file runs (found by an attack helper). Their neighbours are kept.
+    cleaned = junit._clean("~\x7f\x80\x85\x9b[31m\x9f\xa0¡")
+    assert cleaned == "~\\u007f\\u0080\\u0085\\u009b[31m\\u009f\xa0¡"
 
 
 def test_a_failing_result_keeps_a_long_value_cut_and_its_string_window_whole() -> None:
