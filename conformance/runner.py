@@ -307,15 +307,14 @@ class Session:
         self.features: dict[str, set[str]] = {}
         self.restarts = 0
         self.stop_warnings: list[str] = []  # what the end of the run found (``stop``)
-        # The cases this adapter process has answered, by seq (``run_cases``, PROTO-RUN-4): kept for
-        # the process's life, not one ``run_cases`` call's. ``--fuzz`` runs cases in several calls (a
-        # machine's, then each shrink candidate's), and a reply sent twice for the last case of one
-        # call was blamed on the first case of the next (wrong-seq), which a shrink then "kept failing"
-        # into a counterexample that passed on replay (found by an attack helper).
+        # The cases answered in this run, by seq (``run_cases``, PROTO-RUN-4): kept for the session,
+        # across restarts as within one ``run_cases`` call, not for one call alone. ``--fuzz`` runs
+        # cases in several calls (a machine's, then each shrink candidate's), and a reply sent twice for
+        # the last case of one call was blamed on the first case of the next (wrong-seq), which a shrink
+        # then "kept failing" into a counterexample that passed on replay (found by an attack helper).
         self.answered: dict[int, Case] = {}
 
     def start(self) -> None:
-        self.answered = {}  # a new process has answered nothing
         try:
             process = AdapterProcess(self.command, self.max_line_bytes)
         except AdapterFault as fault:
@@ -546,8 +545,8 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
     the adapter is restarted, and the other in-flight cases are sent again.
     The per-case timeout runs from the moment a case becomes the oldest.
 
-    A reply that repeats the ``seq`` of a case already answered (by this adapter process, in this
-    call or an earlier one: ``Session.answered``) blames that case, not the one waiting
+    A reply that repeats the ``seq`` of a case already answered (in this call or an earlier one of
+    the session: ``Session.answered``) blames that case, not the one waiting
     (PROTO-RUN-4): the result already yielded for its seq is replaced by yielding the seq again,
     which may be a seq of an earlier call.
     """
