@@ -404,3 +404,17 @@ def test_a_child_that_leaves_the_group_is_outside_the_proof(base: Path, groups: 
     finally:
         with contextlib.suppress(OSError, ValueError):
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_the_spec_s_constants_are_the_runner_s() -> None:
+    """spec/inbox-refresh-runner.md's Constants table states the runner's constants (a port's runner
+    reads them there): each row is the constant's value."""
+    page = Path(__file__).resolve().parents[1] / "spec" / "inbox-refresh-runner.md"
+    spec = page.read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| ([a-zA-Z ]+) \| ([^|]+) \|", spec, re.M))
+    assert rows["work deadline"].strip() == f"{runner_module.WORK_MS} ms"
+    assert rows["reap proof"].strip() == f"{runner_module.REAP_MS} ms"
+    assert rows["TERM to KILL"].strip() == f"{runner_module.KILL_GRACE_MS} ms"
+    assert rows["liveness poll"].strip() == f"{runner_module.POLL_MS} ms"
+    assert rows["longest line"].strip() == (f"{runner_module.MAX_LINE_BYTES // (1 << 20)} MiB "
+                                            f"({runner_module.MAX_LINE_BYTES:,} bytes)")

@@ -710,16 +710,18 @@ function fixturePath(dir, relative) {
   }
   return path.join(dir, ...parts);
 }
+/** Where a swap parks its first path (WRITER-IF-6): no fixture's path, and no swap's. */
+const SWAP_PARKING = ".swap-parking";
 /** @param {string} p */
 const lexists = (p) => { try { fs.lstatSync(p); return true; } catch { return false; } };
 /** @param {string} dir @param {string} first @param {string} second */
 function swapPaths(dir, first, second) {
-  const a = fixturePath(dir, first), b = fixturePath(dir, second), parking = path.join(dir, ".swap-parking");
+  const a = fixturePath(dir, first), b = fixturePath(dir, second), parking = path.join(dir, SWAP_PARKING);
   // WRITER-IF-6: one path, or one inside the other, is refused before anything moves (parking the
   // first would take the second with it).
   const firstParts = first.split("/"), secondParts = second.split("/");
   // The name the first path is parked under is no path of a swap: a later swap would delete it.
-  if (firstParts[0] === ".swap-parking" || secondParts[0] === ".swap-parking") throw new Error("the swap's own name");
+  if (firstParts[0] === SWAP_PARKING || secondParts[0] === SWAP_PARKING) throw new Error("the swap's own name");
   const shorter = Math.min(firstParts.length, secondParts.length);
   if (firstParts.slice(0, shorter).every((part, index) => part === secondParts[index])) throw new Error("one path, or one inside the other");
   const hasA = lexists(a), hasB = lexists(b);
