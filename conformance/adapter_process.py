@@ -87,11 +87,15 @@ def select_writable(fd: int, timeout: float) -> bool:
 class AdapterProcess:
     """Starts the adapter command and exchanges newline-delimited JSON with it."""
 
-    def __init__(self, command: str, max_line_bytes: int) -> None:
+    def __init__(self, command: str, max_line_bytes: int, temporary: str | None = None) -> None:
+        """``temporary``, when given, is the adapter's ``TMPDIR`` (PROTO-PROC-6)."""
         self.command = command
         self.max_line_bytes = max_line_bytes
         argv = split_command(command)
         self.token = secrets.token_hex(16)
+        environment = {**os.environ, process_tree.TOKEN_VARIABLE: self.token}
+        if temporary is not None:
+            environment["TMPDIR"] = temporary
         try:
             self._process = subprocess.Popen(
                 argv,
@@ -100,7 +104,7 @@ class AdapterProcess:
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # so a kill reaches the adapter's children too
                 preexec_fn=process_tree.killed_with_this_thread(),  # PROTO-PROC-4
-                env={**os.environ, process_tree.TOKEN_VARIABLE: self.token},
+                env=environment,
             )
         except (OSError, ValueError) as error:
             raise AdapterFault("spawn-failed", f"cannot start {argv[0]!r}: {error}") from error

@@ -316,7 +316,12 @@ class Session:
 
     def start(self) -> None:
         try:
-            process = AdapterProcess(self.command, self.max_line_bytes)
+            # The same directory for every start of the run, removed with the fixtures (PROTO-PROC-6).
+            temporary = _FIXTURES.root.adapter_temporary()
+        except FixtureError as error:
+            raise UnusableRun(f"the adapter did not start ({error})") from None
+        try:
+            process = AdapterProcess(self.command, self.max_line_bytes, temporary)
         except AdapterFault as fault:
             raise UnusableRun(f"the adapter did not start ({fault.detail})") from fault
         try:

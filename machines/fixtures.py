@@ -819,6 +819,8 @@ class FixtureRoot:
     made: Callable[[str], None] | None = None
     # The root's (device, inode), from the directory ``mkdtemp`` made: ``_opened`` checks it.
     _identity: tuple[int, int] | None = None
+    # The adapters' temporary directory in this root (``adapter_temporary``), once made.
+    _temporary: str | None = None
 
     def _ensure(self) -> str:
         if self.path is None:
@@ -897,6 +899,23 @@ class FixtureRoot:
     def discard(self, directory: str) -> None:
         remove(Path(directory))
 
+    def adapter_temporary(self) -> str:
+        """The directory (mode 0700) in this root that the runner gives every adapter of the run as its
+        ``TMPDIR`` (PROTO-PROC-6), made on the first call; its real path. What an adapter leaves there
+        (the temporary files of a case the runner ended mid-way: the Node port's empty directories,
+        say) goes with the root, where before it stayed in the system's temporary directory."""
+        if self._temporary is None:
+            root_fd = self._opened()
+            try:
+                name = _made_directory(root_fd, "tmp")
+            except OSError as error:
+                raise FixtureError(f"cannot create the adapters' temporary directory in {self.path!r}: "
+                                   f"{error}") from None
+            finally:
+                os.close(root_fd)
+            self._temporary = os.path.join(self.path or "", name)
+        return self._temporary
+
     def close(self) -> None:
         """Remove the root and every fixture directory in it. Called once the adapter has ended
         (PROTO-FIX-1), when nothing writes into them any more: with a longer time limit, so that a
@@ -904,7 +923,7 @@ class FixtureRoot:
         if self.path is not None:
             # Only the directory made: one put at its name since is not this run's to remove.
             remove(Path(self.path), seconds=CLOSING_REMOVAL_SECONDS, identity=self._identity)
-            self.path = None
+            self.path = self._temporary = None
 
 
 @contextmanager

@@ -338,14 +338,19 @@ def test_defect_9_invalid_fixtures_are_unusable_case_files_with_json(tmp_path: P
     assert all(problem in lint.stdout + lint.stderr for found in problems.values() for problem in found)
 
 
-def test_defect_9_a_tmpdir_that_needs_json_escaping_is_a_clear_unusable_run(tmp_path: Path) -> None:
-    """PROTO-FIX-1: a TMPDIR holding a quote is refused with a message, exit 2 and a report."""
+@pytest.mark.parametrize("selection", [("--machine", "writer-proofs", "--run", "writer-proofs/setuid-file"),
+                                       ("--machine", "wake-gate")])
+def test_defect_9_a_tmpdir_that_needs_json_escaping_is_a_clear_unusable_run(
+        selection: tuple[str, ...], tmp_path: Path) -> None:
+    """PROTO-FIX-1: a TMPDIR holding a quote is refused with a message, exit 2 and a report; and so
+    is it for a run whose cases have no fixture, whose adapter has its TMPDIR in the private root
+    all the same (PROTO-PROC-6): no adapter starts, and no case runs."""
     strange = tmp_path / 'we"ird'
     strange.mkdir()
-    code, report, output = conform(tmp_path, REFERENCE, "--machine", "writer-proofs",
-                                   "--run", "writer-proofs/setuid-file", tmpdir=strange)
+    code, report, output = conform(tmp_path, REFERENCE, *selection, tmpdir=strange)
     assert code == 2 and "Traceback" not in output, output
     assert report is not None and "needs escaping inside a JSON string" in report["unusable"]
+    assert "results" not in report or report["results"] == [], report
     assert os.listdir(strange) == []
 
 

@@ -156,7 +156,7 @@ SCENARIOS = ("end-of-run", "crash", "timeout", "SIGINT", "SIGTERM", "SIGHUP")
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_no_process_of_the_adapter_survives(scenario: str, tmp_path: Path) -> None:
-    """PROTO-PROC-1, PROTO-PROC-2, PROTO-PROC-3, PROTO-SIG-1, PROTO-FIX-1 (defects 3, 6, 8).
+    """PROTO-PROC-1, PROTO-PROC-2, PROTO-PROC-3, PROTO-PROC-6, PROTO-SIG-1, PROTO-FIX-1 (defects 3, 6, 8).
 
     The adapter leaves one process of every kind behind (leftover.py), on every
     start; writer-proofs cases give every request a fixture directory. After the
@@ -164,7 +164,7 @@ def test_no_process_of_the_adapter_survives(scenario: str, tmp_path: Path) -> No
     its predecessor's alive when it started, and no fixture directory is left.
     """
     run = Run(tmp_path)
-    options = [*EVERY_LEFTOVER, f"--trigger={WRITER_TRIGGER}", f"--once={tmp_path / 'once'}"]
+    options = [*EVERY_LEFTOVER, f"--trigger={WRITER_TRIGGER}", f"--once={tmp_path / 'once'}", "--litter"]
     common = ("--machine", "writer-proofs", "--cases", str(WRITER_CASES))
     began = time.monotonic()
     if scenario in SCENARIOS[:3]:
@@ -208,6 +208,12 @@ def test_no_process_of_the_adapter_survives(scenario: str, tmp_path: Path) -> No
     assert kinds == {option.split("=")[1] for option in EVERY_LEFTOVER}, "every leftover started"
     assert run.survivors() == []
     assert run.fixture_dirs() == []
+    # What the adapter left in its temporary directory, made inside the run's private root, went
+    # with the root, however the run ended (PROTO-PROC-6): before, it stayed in the TMPDIR.
+    litter = Path(f"{run.record}.litter").read_text().split()
+    assert len(litter) == 1 and litter[0].startswith(f"{run.tmpdir}/inboxspec-"), litter
+    assert not os.path.lexists(litter[0])
+    assert os.listdir(run.tmpdir) == [], os.listdir(run.tmpdir)
 
 
 # The runner as nohup starts it: SIGHUP ignored, which an exec keeps.

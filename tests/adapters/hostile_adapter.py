@@ -1,7 +1,7 @@
 """An adapter that answers like the reference but leaves processes behind and misbehaves on cue.
 
 ``python hostile_adapter.py --record FILE [--spawn KIND]... [--on-trigger ACTION]
-[--trigger ID-PART] [--once FILE] [--hanging FILE] [--ignore-term]``
+[--trigger ID-PART] [--once FILE] [--hanging FILE] [--ignore-term] [--litter]``
 
 - ``--spawn KIND`` (repeatable): on every ``start``, before answering, it starts
   one ``leftover.py KIND`` (see there) and waits until it has recorded itself in
@@ -13,6 +13,9 @@
   (answers, then exits), or ``none``. With ``--once FILE`` it does so once
   across restarts.
 - ``--ignore-term``: it ignores SIGTERM, so only KILL ends it.
+- ``--litter``: on that ``run``, before the action, it makes a directory holding a file in its
+  temporary directory (``tempfile``, which reads ``TMPDIR``) and never removes it; it writes the
+  directory's path to ``FILE.litter``.
 - On every ``start`` it also writes to ``FILE.restarts`` which processes of
   earlier starts are still alive: a restart must come after they are gone.
 """
@@ -25,6 +28,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -70,6 +74,7 @@ def main() -> None:
     parser.add_argument("--once", type=Path)
     parser.add_argument("--hanging", type=Path)
     parser.add_argument("--ignore-term", action="store_true")
+    parser.add_argument("--litter", action="store_true")
     options = parser.parse_args()
     if options.ignore_term:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -87,6 +92,11 @@ def main() -> None:
         if hit and options.once is not None:
             hit = not options.once.exists()
             options.once.touch()
+        if hit and options.litter:
+            litter = tempfile.mkdtemp(prefix="litter-")
+            Path(litter, "file").write_text("left behind\n")
+            with open(f"{options.record}.litter", "a") as log:
+                log.write(litter + "\n")
         if hit and options.on_trigger == "exit":
             os._exit(3)
         if hit and options.on_trigger == "hang":
