@@ -244,10 +244,17 @@ case("running-cli-with-lone-surrogate-names-no-file", "A running CLI root holdin
 case("active-first-read-raises-no-renewal", "An active read of a pending locator whose roots miss the running CLI refuses the running CLI as missing: its first read of the locator raises no renewal",
      ["WRITER-ACT-1", "WRITER-HOME-4", "WRITER-COMP-3"], config(active_world(roots=["decl", "rcpt"], writers=[W_DECL, W_RCPT], renewal="pending")),
      [step("active")])
-# package.json is bounded by the byte bound alone: the home files' 1 MiB limit is not its.
-BIG_PACKAGE = '{"name": "@staix/agent-mem", "version": "0.22.0", "pad": "' + "x" * (1024 * 1024) + '"}'
-case("package-json-past-one-mib-is-read", "A package.json longer than 1 MiB is read: the home files' 1 MiB limit is not package.json's",
-     ["WRITER-MEAS-6", "WRITER-HOME-5"], config(install("cli", package_text=BIG_PACKAGE) + INITIAL_HOME), [initial("cli")])
+# package.json has every JSON file's 1 MiB bound (WRITER-JSON-3), to the byte.
+def package_of(size: int) -> str:
+    """A package.json of the install, padded to exactly ``size`` bytes of UTF-8."""
+    start, end = '{"name": "@staix/agent-mem", "version": "0.22.0", "pad": "', '"}'
+    return start + "x" * (size - len(start) - len(end)) + end
+
+
+case("package-json-past-one-mib-is-unreadable", "A package.json one byte longer than 1 MiB is unreadable, as a home file is: every JSON file's bound",
+     ["WRITER-MEAS-6", "WRITER-JSON-3"], config(install("cli", package_text=package_of(1024 * 1024 + 1)) + INITIAL_HOME), [initial("cli")])
+case("package-json-of-exactly-one-mib-is-read", "A package.json of exactly 1 MiB is read",
+     ["WRITER-MEAS-6", "WRITER-JSON-3"], config(install("cli", package_text=package_of(1024 * 1024)) + INITIAL_HOME), [initial("cli")])
 
 
 def main() -> int:

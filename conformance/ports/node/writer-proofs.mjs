@@ -62,7 +62,7 @@ agrees("the renewal messages", RENEWAL_MESSAGES, INTERFACE.vocabularies.renewal_
 agrees("the renewal states", Object.keys(RENEWAL_MESSAGES), vocabulary(INTERFACE, "renewal_states"));
 const PLACEHOLDER = "{fixture}";
 const MAX_SAFE = 2n ** 53n - 1n;
-const MAX_ROOTS = 32, MAX_ENTRIES = 20000, MAX_BYTES = 64 * 1024 * 1024, MAX_DEPTH = 16, MAX_HOME_FILE_BYTES = 1024 * 1024;
+const MAX_ROOTS = 32, MAX_ENTRIES = 20000, MAX_BYTES = 64 * 1024 * 1024, MAX_DEPTH = 16, MAX_JSON_FILE_BYTES = 1024 * 1024; // WRITER-JSON-3; WARNING: impl/writer_fs.py's is the same number
 // WARNING: PROTO-FIX-3's limits on a fixture path, also written in machines/fixtures.py and
 // spec/conformance-protocol.md; change them together.
 const MAX_PATH_BYTES = 1024, MAX_PATH_DEPTH = 32, MAX_COMPONENT_BYTES = 255;
@@ -220,6 +220,7 @@ function checkJsonDepth(text) { // a loop, not a regular expression: a long stri
 const finiteNumbers = (key, value) => { if (typeof value === "number" && !Number.isFinite(value)) throw new Error("a number beyond the range of a double"); return value; };
 /** @param {Uint8Array} buffer @returns {unknown} */
 function strictJson(buffer) {
+  if (buffer.length > MAX_JSON_FILE_BYTES) throw new Error("a JSON file longer than 1 MiB");
   if (buffer.length >= 3 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf) throw new Error("a byte order mark is not JSON");
   const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(buffer);
   checkJsonDepth(text);
@@ -465,13 +466,13 @@ function readHomeJson(file) {
   const fd = fs.openSync(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   try {
     if (!fs.fstatSync(fd).isFile()) throw new Error("not a regular file");
-    const buffer = Buffer.alloc(MAX_HOME_FILE_BYTES + 1);
+    const buffer = Buffer.alloc(MAX_JSON_FILE_BYTES + 1);
     let length = 0;
-    for (;;) {
+    // One byte past the bound at most, which strictJson refuses.
+    while (length < buffer.length) {
       const n = fs.readSync(fd, buffer, length, buffer.length - length, null);
       if (n === 0) break;
       length += n;
-      if (length > MAX_HOME_FILE_BYTES) throw new Error("too large");
     }
     return strictJson(buffer.subarray(0, length));
   } finally { fs.closeSync(fd); }
