@@ -834,9 +834,12 @@ def _print_report(report: RunReport) -> None:
         print(f"\nwarning: {one_line(warning)}")
     for shrunk in report.extra.get("fuzz", {}).get("shrunk", []):
         cut = ", cut short by --shrink-seconds" if shrunk["cut_short"] else ""
+        again = {True: "failing again when sent once more",
+                 False: "NOT failing so when sent once more (the port fails it only sometimes)",
+                 None: "not sent once more (--shrink-seconds ran out)"}[shrunk["confirmed"]]
         print(f"\nSHRUNK {shrunk['failure']}: {shrunk['original_steps']} steps down to "
-              f"{shrunk['steps']} ({shrunk['candidates_tried']} candidates tried{cut}); "
-              f"still failing with:\n{indented_block(shrunk['detail'], '  ')}")
+              f"{shrunk['steps']} ({shrunk['candidates_tried']} candidates tried{cut}), {again}; "
+              f"it failed with:\n{indented_block(shrunk['detail'], '  ')}")
         print("  as a case file, ready for conformance/cases/ (check its requirements):")
         print(printable_json(shrunk["case_file"]))
     for problem in report.coverage_problems():

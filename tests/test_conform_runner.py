@@ -796,6 +796,57 @@ def test_shrinking_a_hang_is_capped_in_time() -> None:
     assert shrunk["cut_short"] is True and shrunk["detail"].startswith("timeout")
 
 
+def test_shrinking_a_hang_stays_within_its_cap_under_a_long_timeout() -> None:
+    """PROTO-FUZZ-3: a candidate runs no longer than what is left of --shrink-seconds. The cap was
+    checked only between candidates, so a candidate begun just before it ran a whole --timeout: the
+    run below took 20 s and more (the random case's 10 s, a candidate's 10 s), and now about 12."""
+    import time
+
+    hang = f"{sys.executable} {FAULTY} hang fuzz-1-3"
+    began = time.monotonic()
+    code, report, output = conform("--adapter", hang, "--machine", "wake-gate", "--fuzz", "5", "--seed",
+                                   "1", "--timeout", "10", "--shrink-seconds", "1")
+    assert time.monotonic() - began < 17
+    assert code == 1 and report is not None, output
+    (shrunk,) = report["fuzz"]["shrunk"]
+    # No candidate kept (its timeout was the cap's), and no time left to send the case once more.
+    assert shrunk["cut_short"] is True and shrunk["steps"] == shrunk["original_steps"], shrunk
+    assert shrunk["confirmed"] is None and shrunk["detail"].startswith("timeout"), shrunk
+
+
+@pytest.mark.parametrize(("fault", "confirmed", "said"), [
+    ("wrong-outputs", True, "failing again when sent once more"),
+    ("flaky", False, "NOT failing so when sent once more (the port fails it only sometimes)")])
+def test_a_shrunk_case_is_sent_once_more(fault: str, confirmed: bool, said: str) -> None:
+    """PROTO-FUZZ-3: the shrunk case is sent once more, and the report says whether it failed the same
+    way again: a port that fails a case only sometimes had a candidate kept on one failure, and was
+    handed a "still failing" case (found by an attack helper). Here the flaky port fails every
+    candidate and passes the case sent once more."""
+    adapter = f"{sys.executable} {FAULTY} {fault} wake-gate/fuzz-1-3"
+    fuzzing = ("--adapter", adapter, "--machine", "wake-gate", "--fuzz", "5", "--seed", "1")
+    code, report, output = conform(*fuzzing)
+    assert code == 1 and report is not None, output
+    (shrunk,) = report["fuzz"]["shrunk"]
+    assert shrunk["confirmed"] is confirmed and shrunk["cut_short"] is False, shrunk
+    assert shrunk["steps"] < shrunk["original_steps"], shrunk
+    text = subprocess.run([sys.executable, "-m", "inboxspec", "conform", *fuzzing],
+                          capture_output=True, text=True, timeout=120)
+    assert text.returncode == 1 and said in text.stdout, text.stdout
+
+
+def test_a_restart_that_fails_while_shrinking_names_the_failure_being_shrunk(tmp_path: Path) -> None:
+    """PROTO-FUZZ-3, PROTO-RUN-6: the message named only the shrink candidate the crash blamed, a case
+    in no report; it names the random case being shrunk, which the report holds."""
+    adapter = f"{sys.executable} {FAULTY} no-restart-shrinking wake-gate/fuzz-1-3 {tmp_path / 'once'}"
+    code, report, output = conform("--adapter", adapter, "--machine", "wake-gate", "--fuzz", "5",
+                                   "--seed", "1")
+    assert code == 2 and report is not None, output
+    blamed = "while shrinking wake-gate/fuzz-1-3: after wake-gate/fuzz-1-3-shrink-"
+    assert report["unusable"].startswith(blamed), report["unusable"]
+    assert "restart failed" in report["unusable"]
+    assert outcome(report, "wake-gate/fuzz-1-3")["outcome"] == "fail"
+
+
 def test_machine_narrows_the_cases_and_the_fuzz() -> None:
     code, report, output = conform("--adapter", REFERENCE, "--machine", "wake-gate")
     assert code == 0 and report is not None, output

@@ -6,7 +6,10 @@ fault named by argv[1]. A few faults concern every case or the handshake:
 ``skip-all``, ``no-machines``, ``surrogate-name``, ``stop-reading`` (and the name that
 ``terminal-escapes`` and ``crash-escapes`` give the implementation), ``no-restart``, which
 crashes on the trigger and then never completes ``start`` again, and ``other-listing``, which crashes
-on the trigger and then starts again listing no wake-gate feature. Faults
+on the trigger and then starts again listing no wake-gate feature. Two concern ``--fuzz``'s shrinking:
+``flaky`` answers a triggered case with the wrong outputs except when it is the shrunk case sent once
+more (its id ends ``-replay``), and ``no-restart-shrinking`` answers a triggered case with the wrong
+outputs, crashes on its first shrink candidate (an id holding ``-shrink-``) and never starts again. Faults
 that should happen once write a marker file (argv[3]) so that the restarted
 adapter behaves.
 """
@@ -51,7 +54,8 @@ for line in sys.stdin:
     if request.get("cmd") == "start":
         if fault == "never-start":
             time.sleep(3600)
-        if fault == "bad-start" or (fault == "no-restart" and once_marker and os.path.exists(once_marker)):
+        if fault == "bad-start" or (fault in ("no-restart", "no-restart-shrinking") and once_marker
+                                    and os.path.exists(once_marker)):
             out(json.dumps({"ready": "maybe"}) + "\n")  # no-restart: once it has crashed, never starts again
             continue
         if fault == "stderr-flood":
@@ -76,6 +80,15 @@ for line in sys.stdin:
     if fault == "skip-all":
         reply = {"seq": reply["seq"], "id": reply["id"], "skipped": {"reason": "not today"}}
     hit = request.get("cmd") == "run" and trigger in request["case"]["id"]
+    if hit and fault in ("flaky", "no-restart-shrinking"):
+        case_id = request["case"]["id"]
+        if fault == "no-restart-shrinking" and "-shrink-" in case_id:
+            open(once_marker, "w").close()
+            sys.exit(3)
+        if not case_id.endswith("-replay"):
+            reply["result"]["outputs"] = reply["result"]["outputs"][:-1]
+        out(json.dumps(reply) + "\n")
+        continue
     if hit and first_time():
         if fault in ("crash", "no-restart", "other-listing"):
             sys.stderr.write("adapter panic: simulated\n")
