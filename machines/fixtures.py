@@ -821,6 +821,9 @@ class FixtureRoot:
     _identity: tuple[int, int] | None = None
     # The adapters' temporary directory in this root (``adapter_temporary``), once made.
     _temporary: str | None = None
+    # A descriptor of the root kept from its making to ``close``, which finds the root through it
+    # wherever it was moved (``_removed_where_moved``).
+    _kept: int | None = None
 
     def _ensure(self) -> str:
         if self.path is None:
@@ -844,9 +847,11 @@ class FixtureRoot:
             try:
                 os.fchmod(fd, ROOT_MODE)  # mkdtemp's mode already; set whatever the umask
                 made = os.fstat(fd)
-            finally:
+            except OSError:
                 os.close(fd)
+                raise
             self._identity = (made.st_dev, made.st_ino)
+            self._kept = fd
             self.path = created
         return self.path
 
@@ -924,6 +929,47 @@ class FixtureRoot:
             # Only the directory made: one put at its name since is not this run's to remove.
             remove(Path(self.path), seconds=CLOSING_REMOVAL_SECONDS, identity=self._identity)
             self.path = self._temporary = None
+        if self._kept is not None:
+            try:
+                _removed_where_moved(self._kept)
+            finally:
+                os.close(self._kept)
+                self._kept = None
+
+
+def _removed_where_moved(kept: int) -> None:
+    """The root held by ``kept``, removed where it now is when it was moved away from its name (an
+    adapter runs as the runner's user, and may rename it): its fixtures, set-user-ID files among
+    them, and what adapters left in their temporary directory stayed on disk under the new name
+    (found by an attack helper). Emptied through the descriptor, so nothing is followed; the empty
+    directory is then removed by the name ``/proc`` gives its descriptor, once the entry at that
+    name is checked to be the same directory (without ``/proc`` it stays, empty). Between that
+    check and the removal only an empty directory can take its place, which the adapter could
+    remove itself."""
+    try:
+        held = os.fstat(kept)
+        if held.st_nlink == 0:  # removed at its name, as a root is unless moved
+            return
+        os.fchmod(kept, stat.S_IRWXU)
+        _emptied(kept, time.monotonic() + CLOSING_REMOVAL_SECONDS)
+        where = os.readlink(f"/proc/self/fd/{kept}")
+    except OSError:
+        return
+    if not where.startswith("/") or where.endswith(" (deleted)"):
+        return
+    parent_path, name = os.path.split(where)
+    try:
+        parent = _open_directory(parent_path or "/", None)
+    except OSError:
+        return
+    try:
+        found = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        if (found.st_dev, found.st_ino) == (held.st_dev, held.st_ino):
+            os.rmdir(name, dir_fd=parent)
+    except OSError:
+        pass
+    finally:
+        os.close(parent)
 
 
 @contextmanager
