@@ -55,7 +55,7 @@ from inboxspec.conformance.runner import (
     SKIP,
     CaseResult,
     Coverage,
-    RestartFailed,
+    EndedMidRun,
     RunReport,
     Session,
     UnusableRun,
@@ -211,8 +211,8 @@ def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int,
     """Run ``count`` random cases per target through the adapter and shrink failures.
 
     A signal ends it early (PROTO-SIG-1), as does an adapter that does not start again after a
-    fault (PROTO-RUN-6): the run holds every result reported so far, and the failure being shrunk
-    is reported unshrunk.
+    fault and a fixture that cannot be laid out (PROTO-RUN-6, PROTO-FIX-1): the run holds every
+    result reported so far, and the failure being shrunk is reported unshrunk.
     """
     run = FuzzRun()
     try:
@@ -220,7 +220,7 @@ def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int,
                       shrink_budget, shrink_seconds, progress)
     except RunInterrupted as interruption:
         run.interrupted = interruption.signal_name
-    except RestartFailed as failure:
+    except EndedMidRun as failure:
         run.unusable = str(failure)
     return run
 
@@ -460,9 +460,9 @@ def _shrink(sender: _Sender, target: FuzzTarget, failure: CaseResult, seed: int,
         replay = expected_case(target, f"{original.id}-replay", original.description, config, steps,
                                original.source)
         again = _within_the_cap(sender, budget, replay)
-    except RestartFailed as error:
-        # The candidate it blames is in no report: name the failure being shrunk.
-        raise RestartFailed(f"while shrinking {original.id}: {error}") from error
+    except EndedMidRun as error:
+        # The candidate it names is in no report: name the failure being shrunk.
+        raise EndedMidRun(f"while shrinking {original.id}: {error}") from error
     confirmed = None if again is None else again.outcome in (FAIL, ERROR) and signature(again) == wanted
     final = expected_case(target, f"{original.id}", original.description, config, steps,
                           original.source)

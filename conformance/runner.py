@@ -446,7 +446,7 @@ def _request(case: Case, seq: int, timeout: float | None = None) -> dict[str, An
         except FixtureTimeout as error:
             raise AdapterFault("fixture-timeout", str(error)) from None
         except FixtureError as error:
-            raise UnusableRun(f"{case.source}: {case.id}: {error}") from None
+            raise FixtureLost(f"{case.source}: {case.id}: {error}") from None
         _LAYOUT_SECONDS[seq] = time.monotonic() - began
     return {"cmd": "run", "seq": seq, "case": body}
 
@@ -506,9 +506,20 @@ def _fault_result(session: Session, case: Case, fault: AdapterFault) -> CaseResu
     return CaseResult(case, ERROR, detail, fault=fault.kind)
 
 
-class RestartFailed(UnusableRun):
+class EndedMidRun(UnusableRun):
+    """The run cannot go on, and ends where it is: what the adapter answered so far is still
+    reported (PROTO-RUN-6), and the run is unusable."""
+
+
+class RestartFailed(EndedMidRun):
     """The adapter did not start again after a fault (PROTO-RUN-6): the run ends there, and what it
     answered so far, the case the fault blamed included, is still reported."""
+
+
+class FixtureLost(EndedMidRun):
+    """A case's fixture could not be laid out once cases had run (the run's root replaced, the disk
+    full): the run ends there, and what was answered before is still reported (PROTO-FIX-1). It lost
+    every result before (found by an attack helper)."""
 
 
 def _restarted(session: Session, blamed: CaseResult) -> None:
@@ -778,7 +789,7 @@ def conform(command: str, cases: list[Case], selection: Selection, *, timeout: f
             shown.finished(case.machine, seq)
     except RunInterrupted as interruption:  # PROTO-SIG-1: what ran so far is still reported
         interrupted = interruption.signal_name
-    except RestartFailed as failure:  # PROTO-RUN-6: so is what ran before a failed restart
+    except EndedMidRun as failure:  # PROTO-RUN-6: so is what ran before the run could not go on
         unusable = str(failure)
     finally:
         shown.close()

@@ -216,6 +216,26 @@ def test_no_process_of_the_adapter_survives(scenario: str, tmp_path: Path) -> No
     assert os.listdir(run.tmpdir) == [], os.listdir(run.tmpdir)
 
 
+def test_a_fixture_lost_mid_run_ends_the_run_with_the_results_so_far(tmp_path: Path) -> None:
+    """PROTO-FIX-1, PROTO-RUN-6: an adapter that replaces the run's private root makes every later
+    fixture impossible to lay out. The run ends there, unusable, and still reports every case answered
+    before (it lost them all), the case that replaced the root included; the moved root is removed
+    where it went, and what the adapter made at the root's name is left alone."""
+    run = Run(tmp_path)
+    adapter = run.hostile(f"--trigger={WRITER_TRIGGER}", "--on-trigger=replace-root")
+    code, report, output = run("--adapter", adapter, "--machine", "writer-proofs",
+                               "--cases", str(WRITER_CASES), "--window", "1")
+    assert code == 2 and report is not None and "Traceback" not in output, output
+    assert report["ok"] is False and "fixture root" in report["unusable"], report.get("unusable")
+    assert report["problems"] == [report["unusable"]]
+    answered = [r["id"] for r in report["results"]]
+    assert len(answered) >= 8 and answered[-1] == WRITER_TRIGGER, answered
+    assert all(r["outcome"] == "pass" for r in report["results"]), report["results"]
+    (left,) = run.fixture_dirs()  # the adapter's directory at the root's name, not the run's
+    assert os.listdir(run.tmpdir / left) == [] and not left.endswith(".moved")
+    assert run.survivors() == []
+
+
 # The runner as nohup starts it: SIGHUP ignored, which an exec keeps.
 IGNORING_SIGHUP = ("import os, signal, sys; signal.signal(signal.SIGHUP, signal.SIG_IGN); "
                    "os.execv(sys.argv[1], sys.argv[1:])")

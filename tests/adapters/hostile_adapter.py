@@ -10,8 +10,10 @@
   ``--trigger``: ``exit`` (exits at once with code 3, its leftovers still
   holding its pipes), ``hang`` (never answers; with ``--hanging FILE`` it first
   creates that file, so a test knows the run is waiting), ``exit-after-reply``
-  (answers, then exits), or ``none``. With ``--once FILE`` it does so once
-  across restarts.
+  (answers, then exits), ``replace-root`` (moves the run's private root, the
+  parent of the case's fixture directory, to ``<root>.moved``, makes an empty
+  directory at its name, and answers), or ``none``. With ``--once FILE`` it
+  does so once across restarts.
 - ``--ignore-term``: it ignores SIGTERM, so only KILL ends it.
 - ``--litter``: on that ``run``, before the action, it makes a directory holding a file in its
   temporary directory (``tempfile``, which reads ``TMPDIR``) and never removes it; it writes the
@@ -69,7 +71,7 @@ def main() -> None:
     parser.add_argument("--record", type=Path, required=True)
     parser.add_argument("--spawn", action="append", default=[])
     parser.add_argument("--on-trigger", default="none",
-                        choices=["none", "exit", "hang", "exit-after-reply"])
+                        choices=["none", "exit", "hang", "exit-after-reply", "replace-root"])
     parser.add_argument("--trigger", default="announce-on-fresh-gate")
     parser.add_argument("--once", type=Path)
     parser.add_argument("--hanging", type=Path)
@@ -97,6 +99,10 @@ def main() -> None:
             Path(litter, "file").write_text("left behind\n")
             with open(f"{options.record}.litter", "a") as log:
                 log.write(litter + "\n")
+        if hit and options.on_trigger == "replace-root":
+            root = os.path.dirname(request["case"]["fixture_dir"])
+            os.rename(root, f"{root}.moved")
+            os.mkdir(root)
         if hit and options.on_trigger == "exit":
             os._exit(3)
         if hit and options.on_trigger == "hang":
