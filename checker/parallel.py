@@ -158,11 +158,13 @@ from inboxspec.machines.frame import (
     Bounds,
     ForeverProperty,
     Invariant,
+    OwnParts,
     ShardKey,
     Snapshot,
     Step,
     StepMemo,
     forever_properties,
+    own_parts,
     shard_key,
 )
 
@@ -316,6 +318,8 @@ class _Search:
     memo: StepMemo | None
     # The description's shard key (``frame.shard_key``), or None: the part of a snapshot its owner is of.
     shard_key: ShardKey | None
+    # The description's ``own_parts`` (``frame.own_parts``), or None: a received state made this worker's.
+    own_parts: OwnParts | None = None
 
 
 _SEARCH: _Search | None = None
@@ -504,6 +508,7 @@ class _Shard:
         """Take the other workers' successors of this level that this worker owns."""
         search, me = self.search, self.me
         workers, known, key_of = search.workers, self.known, search.shard_key
+        own, data = search.own_parts, search.data
         base = len(self.own_numbers)
         inbox = search.inboxes[me]
         waiting = workers - 1
@@ -518,6 +523,8 @@ class _Shard:
                 # Owned, so known as a number (numbered) or as an own handle (this level's candidate).
                 target = known.get(post)
                 if target is None:
+                    if own is not None:  # a new state, which this worker expands: its parts made its own
+                        post = own(data, post)
                     slot = candidates[post] = len(keys)
                     keys.append(key)
                     posts.append(post)
@@ -639,7 +646,7 @@ def explore_on_workers(name: str, bounds: Mapping[str, str] | None, options: Map
                      state_level_invariants(by_letter, start, parsed), forever, forever_groups(forever),
                      [context.Queue() for _ in range(workers)], [context.Queue() for _ in range(workers)],
                      context.Queue(), os.getpid(), search_memo(explorer, data, parsed, chosen, actions),
-                     key_of)
+                     key_of, own_parts(explorer))
     result = Exploration(name, parsed, chosen, all_transitions=chart.transitions,
                          invariants_checked=tuple(inv.name for inv in checked))
     began, began_cpu = time.perf_counter(), time.process_time()

@@ -280,6 +280,21 @@ def shard_key(explorer: Any) -> ShardKey | None:
     return key
 
 
+# How a description makes a snapshot that another process sent this one its own (``own_parts``).
+OwnParts = Callable[[Any, Any], Any]
+
+
+def own_parts(explorer: Any) -> OwnParts | None:
+    """An explorer description's ``own_parts(data, snapshot)``, or None: an equal snapshot whose
+    parts are the objects this process made first for equal parts. The sharded search gives it each
+    new state another worker sent (``checker/parallel.py``, ``_Shard.receive``), which arrives as
+    objects of its own: a description whose step memo keys its tables by its parts' identity (the
+    host's, ``machines/host_steps.py``) fired every step of such a part again. Equal parts are
+    interchangeable, as equal snapshots are to every seen-set, so any description may name one."""
+    own: OwnParts | None = getattr(explorer, "own_parts", None)
+    return own
+
+
 class ReadableTrace(NamedTuple):
     """A trace as a reader follows it (``readable_trace``)."""
 

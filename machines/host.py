@@ -731,6 +731,14 @@ class HostExplorer:
         as the key must (``frame.shard_key``)."""
         return snapshot.sessions[0]
 
+    @staticmethod
+    def own_parts(data: Any, snapshot: Snapshot) -> Snapshot:
+        """``snapshot`` with each view the one this process made first (``_interned``): a state another
+        worker sent holds its views as objects of their own, which the step memo, keyed by a view's
+        identity, met as views it never saw (``frame.own_parts``)."""
+        return tuple.__new__(Snapshot, (snapshot.control,
+                                        tuple([_interned(data, view) for view in snapshot.sessions])))
+
     def parse_bounds(self, raw: Mapping[str, str]) -> Bounds:
         merged = frame.merged_bounds("host", self.default_bounds, raw)
         try:
