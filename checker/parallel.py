@@ -26,7 +26,8 @@ Ownership
     first for equal views), since an unpickled part is a new object: the host's
     step memo, keyed by a view's identity, met each such view as one it never
     saw, and the two workers fired 126,800 steps against 99,300 in one process
-    (108,800 since; 2026-12-07, the ratio below 1.46 before, 1.66 after). Each memo holds what its pickler wrote or its unpickler made
+    (108,800 since; 2026-12-07, the ratio below 1.46 before, 1.66 after).
+    Each memo holds what its pickler wrote or its unpickler made
     until the search ends: the three-session run peaked at 399 MB in its
     largest process (630 MB while the cycle pass still recorded unmarked
     self-loops, 641 MB before the memos). The workers
