@@ -599,6 +599,10 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
                 pending.extendleft(reversed(in_flight))
                 in_flight.clear()
                 earlier_seq, earlier_case = earlier
+                # Answered no more (PROTO-RUN-4): the same reply again after the restart is a wrong
+                # reply to the case waited for, which it uses up. Kept answered, the case was blamed
+                # again after every restart, and the run never ended (found by an attack helper).
+                del answered[earlier_seq]
                 duplicate = AdapterFault("duplicate-reply",
                                          f"the adapter answered this case (seq {earlier_seq}) twice")
                 blamed = _timed(_fault_result(session, earlier_case, duplicate), sent_at.get(earlier_seq))

@@ -836,6 +836,25 @@ def test_a_restart_that_fails_while_shrinking_names_the_failure_being_shrunk(tmp
     assert outcome(report, "wake-gate/fuzz-1-3")["outcome"] == "fail"
 
 
+def test_an_answer_sent_again_after_every_restart_ends_the_run(tmp_path: Path) -> None:
+    """PROTO-RUN-4: an adapter that answered the first case, and every later one with that answer again,
+    had the first case blamed after every restart, and the second case sent again, for ever (336
+    restarts a minute). A case blamed for a duplicate is answered no more: the answer sent again is a
+    wrong reply to the case waited for, which it uses up, and the run ends."""
+    adapter = f"{sys.executable} {FAULTY} echo-first - {tmp_path / 'first'}"
+    # In a process of its own, with a time limit: the run that never ends fails the test, not hangs it.
+    run = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--json", "--adapter", adapter,
+                          *WAKE_GATE, "--run", "wake-gate/s*"], capture_output=True, text=True, timeout=60)
+    code, report, output = run.returncode, report_in(run.stdout), run.stdout + run.stderr
+    assert code == 1 and report is not None, output
+    results = report["results"]
+    assert len(results) >= 3, results
+    first, *rest = results
+    assert first["outcome"] == "error" and first["detail"].startswith("duplicate-reply"), first
+    assert all(r["outcome"] == "error" and r["detail"].startswith("wrong-seq") for r in rest), rest
+    assert report["restarts"] == len(results), report["restarts"]
+
+
 def test_machine_narrows_the_cases_and_the_fuzz() -> None:
     code, report, output = conform("--adapter", REFERENCE, "--machine", "wake-gate")
     assert code == 0 and report is not None, output

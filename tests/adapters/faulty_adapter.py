@@ -9,7 +9,9 @@ crashes on the trigger and then never completes ``start`` again, and ``other-lis
 on the trigger and then starts again listing no wake-gate feature. Two concern ``--fuzz``'s shrinking:
 ``flaky`` answers a triggered case with the wrong outputs except when it is the shrunk case sent once
 more (its id ends ``-replay``), and ``no-restart-shrinking`` answers a triggered case with the wrong
-outputs, crashes on its first shrink candidate (an id holding ``-shrink-``) and never starts again. Faults
+outputs, crashes on its first shrink candidate (an id holding ``-shrink-``) and never starts again.
+``echo-first`` answers the first case it is sent, and every later one with that same reply again,
+across restarts (the first reply kept in argv[3]). Faults
 that should happen once write a marker file (argv[3]) so that the restarted
 adapter behaves.
 """
@@ -79,6 +81,13 @@ for line in sys.stdin:
     assert reply is not None
     if fault == "skip-all":
         reply = {"seq": reply["seq"], "id": reply["id"], "skipped": {"reason": "not today"}}
+    if fault == "echo-first" and request.get("cmd") == "run":
+        if not os.path.exists(once_marker):
+            with open(once_marker, "w") as kept:
+                kept.write(json.dumps(reply))
+        with open(once_marker) as kept:
+            out(kept.read() + "\n")
+        continue
     hit = request.get("cmd") == "run" and trigger in request["case"]["id"]
     if hit and fault in ("flaky", "no-restart-shrinking"):
         case_id = request["case"]["id"]
