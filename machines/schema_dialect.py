@@ -280,6 +280,19 @@ def extended_validator(**changes: Any) -> Callable[..., jsonschema.Draft202012Va
 validator_for = extended_validator()
 
 
+def unique_items_in_linear_time(validate: Callable[[Any], Any]) -> None:
+    """A validator compiled by fastjsonschema, made to count an array's distinct items (``uniqueItems``)
+    in linear time, whatever the items: the runner's protocol validators and ``fast_validator``'s.
+
+    WARNING: fastjsonschema's generated code counts them with the builtin ``set`` over its own item
+    keys, in which an integer is itself: the integers 1 + k * (2**61 - 1) all hash alike, and a 955 kB
+    case file's requirements took 8.5 s, an 8 MB start reply's ``machines`` 22 minutes (its
+    ``uniqueItems`` is checked before its items' type). Its other uses of ``set`` are over strings,
+    which this one leaves as they are. A newer fastjsonschema that counted otherwise would meet
+    tests/test_schema_dialect.py's colliding integers."""
+    validate.__globals__["set"] = _set_of_items
+
+
 def fast_validator(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
     """Whether a document is valid against ``schema``, by fastjsonschema's code generated from it,
     its patterns read as ECMA-262 reads them: about ten times as fast as jsonschema, but without
@@ -295,12 +308,7 @@ def fast_validator(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
     if not isinstance(patterns, dict) or not set(translate) <= set(patterns):
         return None
     patterns.update(translate)
-    # WARNING: fastjsonschema's generated code counts an array's distinct items (``uniqueItems``) with
-    # the builtin ``set`` over its own item keys, in which an integer is itself: the integers
-    # 1 + k * (2**61 - 1) all hash alike, and a 955 kB case file's requirements took 8.5 s. Its other
-    # uses of ``set`` are over strings, which this one leaves as they are. A newer fastjsonschema
-    # that counted otherwise would meet tests/test_schema_dialect.py's colliding integers.
-    validate.__globals__["set"] = _set_of_items
+    unique_items_in_linear_time(validate)
 
     def valid(document: Any) -> bool:
         try:

@@ -294,3 +294,18 @@ def test_items_whose_hashes_collide_are_counted_in_one_pass(monkeypatch: pytest.
     assert len(seen) >= len(colliding)  # the generated code counted through inboxspec's set
     keys = {schema_dialect._equality_key(n) for n in colliding}
     assert len(keys) == len(colliding) and len({hash(key) for key in keys}) > 1
+
+
+def test_the_protocol_validators_count_unique_items_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An adapter's start reply is checked against its schema as case files are: a ``machines`` of
+    integers that all hash alike, 8 MB long, took 22 minutes to refuse, deaf to signals (found by an
+    attack helper). The runner's validator counts them through inboxspec's set, and still refuses."""
+    from inboxspec.conformance import runner
+
+    colliding = [1 + k * (2**61 - 1) for k in range(2_000)]
+    reply = {"ready": True, "version": 1, "implementation": {"name": "port", "version": "1", "language": "x"},
+             "machines": colliding}
+    seen = calls_of(monkeypatch, schema_dialect, "_hash_safe")
+    with pytest.raises(fastjsonschema.JsonSchemaValueException, match="must be string"):
+        runner.START_REPLY(reply)
+    assert len(seen) >= len(colliding)
