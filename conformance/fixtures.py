@@ -80,6 +80,9 @@ class FixturePool:
         self._shared: dict[str, tuple[str, Fingerprint]] = {}  # content key -> directory, fingerprint
         self._spares: dict[str, list[tuple[str, Fingerprint, Fingerprint]]] = {}  # restored trees
         self._lent: dict[int, _Lent] = {}  # by seq: trees that cases may be changing
+        # By seq: fresh trees of cases that may change them and have no certain undo, removed when
+        # the case is done with (``release``).
+        self._fresh: dict[int, str] = {}
         self.laid_out = 0  # directories laid out, for the benchmark and the tests
         self.reused = 0
 
@@ -132,8 +135,14 @@ class FixturePool:
         - ``lend_to`` and ``restore``: for the case sent as that seq, which may change it; a tree
           restored after an earlier case, if there is one, untouched since; :meth:`release` then
           restores it with ``restore`` once the case is answered;
-        - otherwise: a fresh directory.
+        - otherwise: a fresh directory; given ``lend_to``, :meth:`release` removes it once that case
+          is done with.
+
+        A ``lend_to`` seq that already holds a tree (a case sent again after a restart, whose
+        adapter has ended) gives that tree back first, as :meth:`release` does.
         """
+        if lend_to is not None:
+            self.release(lend_to)
         if shared:
             key = self._key(fixture)
             held = self._shared.pop(key, None)
@@ -143,7 +152,10 @@ class FixturePool:
             self._shared[key] = held
             return held[0]
         if lend_to is None or restore is None:
-            return self._lay_out(fixture, deadline)
+            directory = self._lay_out(fixture, deadline)
+            if lend_to is not None:
+                self._fresh[lend_to] = directory
+            return directory
         key = self._key(fixture)
         spares = self._spares.get(key, [])
         while spares:
@@ -157,9 +169,14 @@ class FixturePool:
         return directory
 
     def release(self, seq: int) -> None:
-        """The case sent as ``seq`` was answered: undo its changes to the tree it was lent, and keep
-        the tree for the next case with the same content if it is then as laid out (PROTO-FIX-4);
-        otherwise remove it."""
+        """The case sent as ``seq`` is done with (answered, or blamed and its adapter ended): a fresh
+        tree of its own is removed at once (PROTO-FIX-1: kept to the end of the run, a case file of
+        many such cases held cases times fixture bytes on disk, 2 GB for an 8 MB file); a tree it was
+        lent has its changes undone, and is kept for the next case with the same content if it is
+        then as laid out (PROTO-FIX-4), else removed."""
+        fresh = self._fresh.pop(seq, None)
+        if fresh is not None:
+            self._discard(fresh)
         lent = self._lent.pop(seq, None)
         if lent is None:
             return
@@ -181,3 +198,4 @@ class FixturePool:
         self._shared.clear()
         self._spares.clear()
         self._lent.clear()
+        self._fresh.clear()

@@ -588,6 +588,7 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
                 blamed = _fault_result(session, case, fault)
                 yield seq, blamed
                 _restarted(session, blamed)
+                _FIXTURES.release(seq)  # its adapter ended: its tree is done with
                 continue
             sent_at[seq] = time.monotonic()
             in_flight.append(pending.popleft())
@@ -622,6 +623,7 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
             blamed = _timed(_fault_result(session, case, fault), sent_at.get(seq))
             yield seq, blamed
             _restarted(session, blamed)
+            _FIXTURES.release(seq)  # its adapter ended: its tree is done with
             continue
         yield seq, _timed(result, sent_at.get(seq))
 

@@ -928,6 +928,20 @@ def test_fixtures_are_materialised_for_each_request_and_removed(tmp_path: Path) 
     assert not any(Path(s["dir"]).exists() for s in seen)
 
 
+def test_a_fresh_fixture_directory_goes_when_its_case_is_answered(tmp_path: Path) -> None:
+    """PROTO-FIX-1: cases with an armed swap (no certain undo) each get a fresh tree, which stayed to
+    the end of the run: a case file of many of them held cases times fixture bytes on disk (found by an
+    attack helper). Each goes once its case is answered: with one case in flight, the run's root holds
+    the adapters' temporary directory and the tree of the case at hand, and no more."""
+    log = tmp_path / "log.jsonl"
+    armed = ("--machine", "writer-proofs", "--run", "writer-proofs/mid-read-change-*", "--window", "1")
+    code, _report, output = conform("--adapter", f"{sys.executable} {FIXTURE_SPY} {log}", *armed)
+    assert code == 0, output
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(seen) >= 8 and len({s["dir"] for s in seen}) == len(seen)
+    assert all(sorted(s["root"]) == sorted(["tmp", os.path.basename(s["dir"])]) for s in seen), seen
+
+
 @pytest.mark.timeout(60)  # its runs' bound when they were subprocesses (``conform``)
 def test_skip_files_with_too_many_wildcard_entries_are_refused_before_an_adapter_starts(
         tmp_path: Path) -> None:

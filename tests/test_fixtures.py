@@ -78,6 +78,27 @@ def test_pool_gives_a_fresh_directory_each_time_and_removes_them() -> None:
     assert not Path(first).exists() and not Path(second).exists()
 
 
+def test_a_fresh_directory_of_a_case_goes_when_the_case_is_done_with() -> None:
+    """PROTO-FIX-1: a fresh tree of a case that may change it and has no certain undo (an armed swap)
+    stayed to the end of the run, so a case file of many such cases held cases times fixture bytes
+    on disk (2 GB for an 8 MB file, found by an attack helper). It goes when its case is released,
+    and when the case is sent again (after a restart) its old tree goes first."""
+    pool = FixturePool()
+    try:
+        first = pool.directory_for(TREE, lend_to=1)
+        again = pool.directory_for(TREE, lend_to=1)  # the case sent again: a new tree, the old one gone
+        assert again != first and not os.path.lexists(first) and Path(again, "pipe").exists()
+        other = pool.directory_for(TREE, lend_to=2)
+        pool.release(1)
+        assert not os.path.lexists(again) and Path(other, "pipe").exists()
+        unlent = pool.directory_for(TREE)  # no case to release it: it stays to the end of the run
+        pool.release(2)
+        assert not os.path.lexists(other) and Path(unlent, "pipe").exists()
+    finally:
+        pool.close()
+    assert not os.path.lexists(unlent)
+
+
 def test_swap_exchanges_and_moves() -> None:
     with materialised(
         {"entries": [{"path": "x", "type": "file", "text": "x"}, {"path": "y", "type": "file", "text": "y"}]}

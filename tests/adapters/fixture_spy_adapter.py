@@ -2,8 +2,8 @@
 
 Usage: fixture_spy_adapter.py LOG. One JSON line per request that has a ``fixture_dir``:
 the directory, whether it exists, whether it is already its real path (no link on the
-way), and the names in it. The tests read the log after the run, when every directory
-must be gone (PROTO-FIX-1).
+way), the names in it, and the names in the run's root (its parent). The tests read the log
+after the run, when every directory must be gone (PROTO-FIX-1).
 """
 
 import json
@@ -22,6 +22,7 @@ with open(sys.argv[1], "a", encoding="utf-8") as log:
             exists = os.path.isdir(directory)
             log.write(json.dumps({"dir": directory, "exists": exists,
                                   "real": directory == os.path.realpath(directory),
-                                  "files": sorted(os.listdir(directory)) if exists else []}) + "\n")
+                                  "files": sorted(os.listdir(directory)) if exists else [],
+                                  "root": sorted(os.listdir(os.path.dirname(directory)))}) + "\n")
             log.flush()
         print(json.dumps(handle(request)), flush=True)
