@@ -966,6 +966,29 @@ def test_skip_files_with_too_many_wildcard_entries_are_refused_before_an_adapter
     assert code == 2 and report is not None and "matches no case of this run" in report["unusable"], output
 
 
+def test_skip_entries_of_another_machine_without_a_wildcard_are_not_matched_as_globs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-CLI-2: an entry without a wildcard costs a lookup, its check against another machine's
+    name included: a 1 MiB skip file of 160,000 such ids took 23 s, each machine name matched against
+    each entry as a glob, a pattern compiled for each (found by an attack helper)."""
+    import fnmatch
+
+    skip = tmp_path / "skip.txt"
+    skip.write_text("".join(f"peer-delivery/x{n}\n" for n in range(2000)) + "pe?r-delivery/y\n")
+    real, matched = fnmatch.fnmatchcase, []
+
+    def counted(name: str, pattern: str) -> bool:
+        if pattern.startswith("pe"):  # the skip file's (pytest matches its own)
+            matched.append(pattern)
+        return real(name, pattern)
+
+    monkeypatch.setattr(fnmatch, "fnmatchcase", counted)
+    code, report, output = conform("--adapter", "/nonexistent/adapter", "--skip-file", str(skip), *WAKE_GATE)
+    assert code == 2 and report is not None and "cannot start" in report["unusable"], output
+    # The one entry with a wildcard in its machine's part is matched so, against each other machine.
+    assert set(matched) == {"pe?r-delivery"} and len(matched) < 10, len(matched)
+
+
 @pytest.mark.timeout(60)
 def test_a_glob_past_its_bound_is_refused_at_once_and_one_at_it_matches(tmp_path: Path) -> None:
     """PROTO-CLI-2: one skip-file entry of 60,000 ``[`` took 92 s to match (fnmatch's time grows with
