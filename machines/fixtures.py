@@ -559,6 +559,8 @@ def _emptied(top: int, deadline: float | None) -> None:
                 with os.scandir(child) as inner:
                     names = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in inner]
                 for inner_name, inner_is_directory in names:
+                    if not in_time():  # a directory of 200,000 entries held the removal past its limit
+                        break
                     hoisted += 1
                     up = f".removing-{token}-{hoisted}"
                     if inner_is_directory:  # moving a directory rewrites its "..": it must be writable
@@ -627,25 +629,31 @@ def remove(directory: Path, seconds: float | None = REMOVAL_SECONDS, *,
     except OSError:
         return
     try:
-        try:
-            fd = _opened_for_removal(directory.name, parent)  # a case may have made it unreadable too
-        except OSError:
-            return
-        try:
-            if identity is not None:
-                opened = os.fstat(fd)
-                if (opened.st_dev, opened.st_ino) != identity:
-                    return
-            os.fchmod(fd, stat.S_IRWXU)
-            _emptied(fd, deadline)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-        with suppress(OSError):
-            os.rmdir(directory.name, dir_fd=parent)
+        _removed_below(parent, directory.name, deadline, identity)
     finally:
         os.close(parent)
+
+
+def _removed_below(parent: int, name: str, deadline: float | None,
+                   identity: tuple[int, int] | None = None) -> None:
+    """``remove``'s work on the directory ``name`` below the directory descriptor ``parent``."""
+    try:
+        fd = _opened_for_removal(name, parent)  # a case may have made it unreadable too
+    except OSError:
+        return
+    try:
+        if identity is not None:
+            opened = os.fstat(fd)
+            if (opened.st_dev, opened.st_ino) != identity:
+                return
+        os.fchmod(fd, stat.S_IRWXU)
+        _emptied(fd, deadline)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    with suppress(OSError):
+        os.rmdir(name, dir_fd=parent)
 
 
 def _parent_and_name(root_fd: int, relative: str, opened: list[int]) -> tuple[int, str]:
@@ -819,8 +827,9 @@ class FixtureRoot:
     made: Callable[[str], None] | None = None
     # The root's (device, inode), from the directory ``mkdtemp`` made: ``_opened`` checks it.
     _identity: tuple[int, int] | None = None
-    # The adapters' temporary directory in this root (``adapter_temporary``), once made.
-    _temporary: str | None = None
+    # The adapters' temporary directory in this root (``adapter_temporary``), once made: its name in
+    # the root, and its (device, inode).
+    _temporary: tuple[str, tuple[int, int]] | None = None
     # A descriptor of the root kept from its making to ``close``, which finds the root through it
     # wherever it was moved (``_removed_where_moved``).
     _kept: int | None = None
@@ -901,37 +910,77 @@ class FixtureRoot:
             os.close(root_fd)
         return directory
 
+    def intact(self) -> bool:
+        """Whether the root at its name is still the directory made (``_opened``)."""
+        try:
+            os.close(self._opened())
+        except FixtureError:
+            return False
+        return True
+
     def discard(self, directory: str) -> None:
-        remove(Path(directory))
+        """Remove the fixture directory ``directory`` (one of ``lay_out``'s) through the root's checked
+        descriptor (``_opened``). When the root was replaced, nothing is removed: by the path, the
+        runner removed what the adapter put at that name in its own directory, or emptied a directory
+        bind-mounted there (found by an attack helper); the root, wherever it went, is removed at
+        ``close``."""
+        try:
+            root_fd = self._opened()
+        except FixtureError:
+            return
+        try:
+            _removed_below(root_fd, os.path.basename(directory), time.monotonic() + REMOVAL_SECONDS)
+        finally:
+            os.close(root_fd)
 
     def adapter_temporary(self) -> str:
         """The directory (mode 0700) in this root that the runner gives every adapter of the run as its
         ``TMPDIR`` (PROTO-PROC-6), made on the first call; its real path. What an adapter leaves there
         (the temporary files of a case the runner ended mid-way: the Node port's empty directories,
-        say) goes with the root, where before it stayed in the system's temporary directory."""
-        if self._temporary is None:
-            root_fd = self._opened()
+        say) goes with the root, where before it stayed in the system's temporary directory.
+
+        Each call checks that the directory made is still there: one an adapter removed or replaced
+        is made again (under another name if something stands at its own), or a restarted adapter's
+        ``tempfile`` fell back to ``/tmp`` and left its files there (found by an attack helper)."""
+        root_fd = self._opened()
+        try:
+            if self._temporary is not None:
+                name, identity = self._temporary
+                try:
+                    found = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
+                    if stat.S_ISDIR(found.st_mode) and (found.st_dev, found.st_ino) == identity:
+                        return os.path.join(self.path or "", name)
+                except OSError:
+                    pass
             try:
                 name = _made_directory(root_fd, "tmp")
+                made = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
             except OSError as error:
                 raise FixtureError(f"cannot create the adapters' temporary directory in {self.path!r}: "
                                    f"{error}") from None
-            finally:
-                os.close(root_fd)
-            self._temporary = os.path.join(self.path or "", name)
-        return self._temporary
+            self._temporary = (name, (made.st_dev, made.st_ino))
+            return os.path.join(self.path or "", name)
+        finally:
+            os.close(root_fd)
 
     def close(self) -> None:
         """Remove the root and every fixture directory in it. Called once the adapter has ended
         (PROTO-FIX-1), when nothing writes into them any more: with a longer time limit, so that a
         tree a removal during the run gave up on goes too."""
+        moved = True
         if self.path is not None:
+            try:
+                found = os.lstat(self.path)
+                moved = (found.st_dev, found.st_ino) != self._identity
+            except OSError:
+                pass
             # Only the directory made: one put at its name since is not this run's to remove.
             remove(Path(self.path), seconds=CLOSING_REMOVAL_SECONDS, identity=self._identity)
             self.path = self._temporary = None
         if self._kept is not None:
             try:
-                _removed_where_moved(self._kept)
+                if moved:  # a root at its name had its one removal, within its one limit
+                    _removed_where_moved(self._kept)
             finally:
                 os.close(self._kept)
                 self._kept = None
@@ -955,7 +1004,7 @@ def _removed_where_moved(kept: int) -> None:
         where = os.readlink(f"/proc/self/fd/{kept}")
     except OSError:
         return
-    if not where.startswith("/") or where.endswith(" (deleted)"):
+    if not where.startswith("/"):  # a deleted root was told apart above (its link count)
         return
     parent_path, name = os.path.split(where)
     try:

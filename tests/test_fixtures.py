@@ -30,6 +30,7 @@ from inboxspec.conformance.fixtures import (
 )
 from inboxspec.machines import fixtures as machine_fixtures
 from inboxspec.machines.fixtures import FixtureRoot
+from tests.spies import calls_of
 
 TREE = {
     "entries": [
@@ -652,3 +653,106 @@ def test_names_taken_in_the_root_are_passed_over(tmp_path: Path, monkeypatch: py
         root.lay_out(fixture)
     root.close()
     assert not os.path.exists(root.path or first)
+
+
+# -- the second attack on this round's fixes (A11) ---------------------------------------------------
+
+
+def _private_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+
+
+def test_a_fresh_tree_is_not_removed_through_a_replaced_root(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-FIX-1: releasing a case's fresh tree went by its path, so after an adapter replaced the
+    run's root the runner removed what the adapter had put at that name in its own directory (with a
+    bind mount there, it emptied the mounted directory). Nothing is removed through a replaced root,
+    nor restored into one; the moved root goes at the end of the run."""
+    _private_tmpdir(tmp_path, monkeypatch)
+    pool = FixturePool()
+    restore = undo("writer-proofs", [{"event": "swap_paths", "args": {"first": "a", "second": "b"}}])
+    assert restore is not None
+    fresh = pool.directory_for(TREE, lend_to=1)
+    lent = pool.directory_for(SMALL, lend_to=2, restore=restore)
+    root = pool.root.path
+    assert root is not None
+    os.rename(root, root + ".moved")
+    os.mkdir(root)
+    for name in (os.path.basename(fresh), os.path.basename(lent)):
+        os.mkdir(os.path.join(root, name))
+        Path(root, name, "adapters-own-file").write_text("mine")
+    Path(root, os.path.basename(lent), "a").mkdir()  # what the undo would swap
+    pool.release(1)
+    pool.release(2)
+    for name in (os.path.basename(fresh), os.path.basename(lent)):
+        assert Path(root, name, "adapters-own-file").read_text() == "mine"
+    assert sorted(os.listdir(Path(root, os.path.basename(lent)))) == ["a", "adapters-own-file"]
+    pool.close()
+    assert not os.path.lexists(root + ".moved") and os.path.isdir(root)
+
+
+def test_the_adapters_temporary_directory_is_made_again_when_gone(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-PROC-6: an adapter that removed its TMPDIR, or put a link in its place, left the next
+    adapter a missing directory: Python's tempfile fell back to /tmp, and what it made stayed there.
+    Each start now gets the directory made, made again inside the root when it is gone or replaced."""
+    _private_tmpdir(tmp_path, monkeypatch)
+    root = FixtureRoot()
+    try:
+        first = root.adapter_temporary()
+        assert root.adapter_temporary() == first and os.path.isdir(first)
+        os.rmdir(first)
+        second = root.adapter_temporary()
+        assert os.path.isdir(second) and not os.path.islink(second)
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        os.rmdir(second)
+        os.symlink(outside, second)
+        third = root.adapter_temporary()
+        assert third != second and os.path.isdir(third) and not os.path.islink(third)
+        assert os.path.dirname(third) == root.path
+    finally:
+        root.close()
+    assert list(outside.iterdir()) == []
+
+
+def test_a_root_at_its_name_is_walked_once_and_a_removal_keeps_its_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-FIX-1: the end of a run removed a root still at its name, then walked it again as if
+    moved, each walk with the whole limit; and a directory's entries were all moved up before the
+    limit was looked at again (3.6 s for a 1 s limit over 200,000 files)."""
+    _private_tmpdir(tmp_path, monkeypatch)
+    root = FixtureRoot()
+    root.lay_out(SMALL)
+    walks = calls_of(monkeypatch, machine_fixtures, "_removed_where_moved")
+    root.close()
+    assert walks == []
+    # One directory of 100 entries, under a clock that moves a second at each look: the removal stops
+    # within a few entries of its limit, not after moving all of them.
+    top = tmp_path / "top"
+    (top / "d").mkdir(parents=True)
+    for n in range(100):
+        (top / "d" / f"e{n}").write_text("x")
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(time, "monotonic", lambda: float(next(ticks)))  # as machines/fixtures.py reads it
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        machine_fixtures._emptied(fd, deadline=10.0)
+    finally:
+        os.close(fd)
+    assert len(os.listdir(top / "d")) > 80, len(os.listdir(top / "d"))
+
+
+def test_a_root_moved_to_a_name_ending_deleted_is_removed(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROTO-FIX-1: /proc names a deleted directory's descriptor with " (deleted)" at its end, so a
+    root moved to such a name was emptied and left; its link count tells a deleted root apart."""
+    _private_tmpdir(tmp_path, monkeypatch)
+    root = FixtureRoot()
+    root.lay_out(SMALL)
+    assert root.path is not None
+    moved = os.path.join(os.path.dirname(root.path), "x (deleted)")
+    os.rename(root.path, moved)
+    root.close()
+    assert not os.path.lexists(moved)
