@@ -45,7 +45,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -589,11 +589,34 @@ def _made_writable(name: str, dir_fd: int) -> None:
     except OSError:
         return  # not a directory (or gone): a file or link moves without it
     try:
+        if _on_another_mount(handle, dir_fd):
+            return  # a mount point: left as it is (and it cannot be moved either)
         os.chmod(f"/proc/self/fd/{handle}", stat.S_IRWXU)
     except OSError:
         pass
     finally:
         os.close(handle)
+
+
+def _mount_of(fd: int) -> tuple[int, int | None]:
+    """The mount the descriptor ``fd`` is on: its device, and its mount id where ``/proc`` gives one
+    (a bind mount of a directory of the same file system has the same device)."""
+    device = os.fstat(fd).st_dev
+    try:
+        with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as info:
+            for line in info:
+                if line.startswith("mnt_id:"):
+                    return device, int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return device, None
+
+
+def _on_another_mount(fd: int, beside: int) -> bool:
+    """Whether ``fd`` is on another mount than ``beside``: a removal never changes nor empties such a
+    directory. An adapter (as root) that left a bind mount in its tree had the removal make the
+    mounted directory 0700, and empty it (found by an attack helper)."""
+    return _mount_of(fd) != _mount_of(beside)
 
 
 def _opened_for_removal(name: str, dir_fd: int) -> int:
@@ -603,12 +626,19 @@ def _opened_for_removal(name: str, dir_fd: int) -> int:
     The mode is changed through an ``O_PATH`` descriptor of that very directory (``/proc/self/fd``),
     and the directory reopened through it, so that no link put in its place is ever followed."""
     try:
-        return _open_directory(name, dir_fd)
+        opened = _open_directory(name, dir_fd)
     except PermissionError:
         if not os.path.isdir("/proc/self/fd"):
             raise
+    else:
+        if _on_another_mount(opened, dir_fd):
+            os.close(opened)
+            raise OSError(errno.EXDEV, f"{name!r} is on another mount")
+        return opened
     handle = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
+        if _on_another_mount(handle, dir_fd):
+            raise OSError(errno.EXDEV, f"{name!r} is on another mount")
         os.chmod(f"/proc/self/fd/{handle}", stat.S_IRWXU)
         # Following the magic link is the point: it is the directory the handle holds.
         return os.open(f"/proc/self/fd/{handle}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -830,6 +860,8 @@ class FixtureRoot:
     # The adapters' temporary directory in this root (``adapter_temporary``), once made: its name in
     # the root, and its (device, inode).
     _temporary: tuple[str, tuple[int, int]] | None = None
+    # Each fixture directory laid out and not yet discarded: its (device, inode), by its name.
+    _laid_out: dict[str, tuple[int, int]] = field(default_factory=dict)
     # A descriptor of the root kept from its making to ``close``, which finds the root through it
     # wherever it was moved (``_removed_where_moved``).
     _kept: int | None = None
@@ -894,6 +926,8 @@ class FixtureRoot:
                 fd = _open_directory(name, root_fd)  # never chmod through a path: it could be a link by now
                 try:
                     os.fchmod(fd, DIRECTORY_MODE)
+                    made = os.fstat(fd)
+                    self._laid_out[name] = (made.st_dev, made.st_ino)
                 except OSError:
                     os.close(fd)
                     raise
@@ -924,12 +958,14 @@ class FixtureRoot:
         runner removed what the adapter put at that name in its own directory, or emptied a directory
         bind-mounted there (found by an attack helper); the root, wherever it went, is removed at
         ``close``."""
+        name = os.path.basename(directory)
         try:
             root_fd = self._opened()
         except FixtureError:
             return
         try:
-            _removed_below(root_fd, os.path.basename(directory), time.monotonic() + REMOVAL_SECONDS)
+            # Only the directory laid out: one put at its name since (a bind mount) is not the run's.
+            _removed_below(root_fd, name, time.monotonic() + REMOVAL_SECONDS, self._laid_out.pop(name, None))
         finally:
             os.close(root_fd)
 
@@ -977,6 +1013,7 @@ class FixtureRoot:
             # Only the directory made: one put at its name since is not this run's to remove.
             remove(Path(self.path), seconds=CLOSING_REMOVAL_SECONDS, identity=self._identity)
             self.path = self._temporary = None
+            self._laid_out.clear()
         if self._kept is not None:
             try:
                 if moved:  # a root at its name had its one removal, within its one limit

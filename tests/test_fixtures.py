@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 import os
 import shutil
 import stat
@@ -756,3 +757,47 @@ def test_a_root_moved_to_a_name_ending_deleted_is_removed(tmp_path: Path,
     os.rename(root.path, moved)
     root.close()
     assert not os.path.lexists(moved)
+
+
+# Run in a private mount namespace (``unshare -m``), as root: it binds a victim directory in and over
+# the run's trees, then ends the run, and prints the victim's modes and names.
+_MOUNTED = """
+import json, os, subprocess, sys
+from inboxspec.conformance.fixtures import FixturePool
+victim = sys.argv[1]
+pool = FixturePool()
+first = pool.directory_for({"entries": [{"path": "x", "type": "file", "text": "x"}]}, lend_to=1)
+temporary = pool.root.adapter_temporary()
+os.mkdir(os.path.join(temporary, "inside"))
+for target in (first, os.path.join(temporary, "inside")):
+    subprocess.run(["mount", "--bind", victim, target], check=True)
+pool.release(1)  # the case's tree, a mount now: not emptied
+pool.close()     # the root, with a mount inside its temporary directory: nothing changed through it
+seen = {}
+for folder, directories, files in os.walk(victim):
+    seen[folder] = [oct(os.stat(folder).st_mode & 0o7777), sorted(directories + files)]
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("mount") is None,
+                    reason="binds need root, unshare and mount")
+def test_a_removal_never_changes_nor_empties_a_directory_bound_into_the_tree(tmp_path: Path) -> None:
+    """PROTO-FIX-1: an adapter running as root that left a bind mount in its temporary directory, or
+    over a case's tree, had the runner's removal make the mounted directory 0700, and empty it (found
+    by an attack helper). A removal changes nothing on another mount than the tree's."""
+    victim = tmp_path / "victim"
+    (victim / "sub").mkdir(parents=True)
+    (victim / "file").write_text("keep")
+    (victim / "sub" / "file2").write_text("keep")
+    os.chmod(victim, 0o755)
+    os.chmod(victim / "sub", 0o755)
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no private mount namespace here")
+    run = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, "-c", _MOUNTED,
+                          str(victim)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    assert seen == {str(victim): ["0o755", ["file", "sub"]], str(victim / "sub"): ["0o755", ["file2"]]}, seen
