@@ -171,11 +171,20 @@ class _Sender:
         self.position: dict[int, int] = {}
 
     def run(self, cases: list[Case], reported: list[CaseResult] | None = None,
-            shown: bool = False, timeout: float | None = None) -> list[CaseResult]:
+            shown: bool = False) -> list[CaseResult]:
         """The results in the cases' order; with ``reported``, each is also appended there
-        as soon as it and every case before it are known, so an interrupted run keeps them.
-        ``timeout``, when given, is each case's in place of the run's (a shrink candidate's, cut to
-        what is left of ``--shrink-seconds``)."""
+        as soon as it and every case before it are known, so an interrupted run keeps them."""
+        results = self._results(cases, reported, shown)
+        return [results[seq] for seq in sorted(results)]
+
+    def one(self, case: Case, timeout: float | None, deadline: float) -> CaseResult | None:
+        """``case``'s result, waited for ``timeout`` seconds in place of the run's when given; None
+        when ``deadline`` (``time.monotonic()``) passed first (``run_cases``)."""
+        results = self._results([case], None, False, timeout, deadline)
+        return next(iter(results.values()), None)
+
+    def _results(self, cases: list[Case], reported: list[CaseResult] | None, shown: bool,
+                 timeout: float | None = None, deadline: float | None = None) -> dict[int, CaseResult]:
         work = []
         for case in cases:
             self.seq += 1
@@ -187,7 +196,7 @@ class _Sender:
         sent = {seq for seq, _ in work}
         next_index = 0
         for seq, result in run_cases(self.session, work, self.timeout if timeout is None else timeout,
-                                     self.window):
+                                     self.window, deadline=deadline):
             if seq in position and self.reported is not None:  # a duplicate reply blamed a reported case
                 self.reported[position[seq]] = result
             if seq not in sent:
@@ -201,7 +210,7 @@ class _Sender:
                 position[work[next_index][0]] = len(reported)
                 reported.append(results[work[next_index][0]])
                 next_index += 1
-        return [results[seq] for seq, _ in work]
+        return results
 
 
 def fuzz(session: Session, targets: Sequence[FuzzTarget], count: int, seed: int, *,
@@ -326,8 +335,8 @@ def _within_the_cap(sender: _Sender, budget: _Budget, case: Case) -> CaseResult 
         budget.cut_short = True
         return None
     capped = left < sender.timeout
-    (result,) = sender.run([case], timeout=left if capped else None)
-    if capped and result.fault in ("timeout", "fixture-timeout"):
+    result = sender.one(case, left if capped else None, budget.deadline)
+    if result is None or (capped and result.fault in ("timeout", "fixture-timeout")):
         budget.cut_short = True
         return None
     return result

@@ -570,7 +570,7 @@ def _answered_before(reply: Any, answered: dict[int, Case]) -> tuple[int, Case] 
 
 
 def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
-              window: int) -> Iterator[tuple[int, CaseResult]]:
+              window: int, *, deadline: float | None = None) -> Iterator[tuple[int, CaseResult]]:
     """Run cases through the adapter, keeping up to ``window`` requests in flight.
 
     Adapters answer in request order, so the oldest unanswered case is the one
@@ -582,6 +582,11 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
     the session: ``Session.answered``) blames that case, not the one waiting
     (PROTO-RUN-4): the result already yielded for its seq is replaced by yielding the seq again,
     which may be a seq of an earlier call.
+
+    With ``deadline`` (``time.monotonic()``), the call ends when it passes, whatever is left: the
+    cases not answered are not yielded, and an adapter still working on one is restarted, so that
+    no reply of this call reaches the next. (A shrink's cap, PROTO-FUZZ-3: answers to earlier
+    candidates sent again each restarted the adapter and sent the case again, 92 s for a 3 s cap.)
     """
     pending = collections.deque(work)
     in_flight: collections.deque[tuple[int, Case]] = collections.deque()
@@ -589,6 +594,16 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
     sent_at: dict[int, float] = {}  # per-case timing (CaseResult.seconds): the latest send
     while pending or in_flight:
         raise_if_interrupted()
+        if deadline is not None and time.monotonic() >= deadline:
+            if in_flight:
+                try:
+                    session.restart()
+                except UnusableRun as error:
+                    raise RestartFailed(f"after the cap on the time of {in_flight[0][1].id}, restart "
+                                        f"failed: {error}") from error
+                for seq, _case in in_flight:
+                    _FIXTURES.release(seq)
+            return
         while pending and len(in_flight) < window:
             seq, case = pending[0]
             assert session.process is not None

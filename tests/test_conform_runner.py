@@ -804,6 +804,23 @@ def test_shrinking_a_hang_is_capped_in_time(timeout: str, shrink_seconds: str, m
         assert shrunk["steps"] == shrunk["original_steps"] and shrunk["confirmed"] is None, shrunk
 
 
+def test_answers_sent_again_while_shrinking_keep_to_the_cap(tmp_path: Path) -> None:
+    """PROTO-FUZZ-3: an adapter that answered the shrunk case sent once more with its earlier candidates'
+    answers, one after another, had each blame a candidate (a duplicate), restart the adapter and send
+    the case again: 92 s for a 3 s cap, up to a --start-timeout per candidate (found by an attack
+    helper). A call ends when the cap passes, the adapter restarted if it is still working on it."""
+    adapter = f"{sys.executable} {FAULTY} replay-duplicates wake-gate/fuzz-1-3 {tmp_path / 'kept'}"
+    began = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--json", "--adapter", adapter,
+                          *WAKE_GATE, "--fuzz", "5", "--seed", "1", "--shrink-seconds", "3"],
+                         capture_output=True, text=True, timeout=120)
+    assert time.monotonic() - began < 25
+    code, report, output = run.returncode, report_in(run.stdout), run.stdout + run.stderr
+    assert code == 1 and report is not None, output
+    (shrunk,) = report["fuzz"]["shrunk"]
+    assert shrunk["cut_short"] is True and shrunk["confirmed"] is None, shrunk
+
+
 @pytest.mark.parametrize(("fault", "confirmed", "said"), [
     ("wrong-outputs", True, "failing again when sent once more"),
     ("flaky", False, "NOT failing so when sent once more (the port fails it only sometimes)")])

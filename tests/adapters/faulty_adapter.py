@@ -11,7 +11,10 @@ on the trigger and then starts again listing no wake-gate feature. Two concern `
 more (its id ends ``-replay``), and ``no-restart-shrinking`` answers a triggered case with the wrong
 outputs, crashes on its first shrink candidate (an id holding ``-shrink-``) and never starts again.
 ``echo-first`` answers the first case it is sent, and every later one with that same reply again,
-across restarts (the first reply kept in argv[3]). Faults
+across restarts (the first reply kept in argv[3]). ``replay-duplicates`` errors the triggered case and
+its shrink candidates, keeping each candidate's reply in argv[3], and answers the shrunk case sent once
+more (``-replay``) with the first kept reply not yet sent again; each start after the first takes 0.3 s.
+Faults
 that should happen once write a marker file (argv[3]) so that the restarted
 adapter behaves.
 """
@@ -22,6 +25,7 @@ import json
 import os
 import sys
 import time
+from typing import Any
 
 from inboxspec.conformance.adapter import handle
 
@@ -54,6 +58,8 @@ for line in sys.stdin:
     if request.get("cmd") == "stop":
         break
     if request.get("cmd") == "start":
+        if fault == "replay-duplicates" and os.path.exists(once_marker):
+            time.sleep(0.3)
         if fault == "never-start":
             time.sleep(3600)
         if fault == "bad-start" or (fault in ("no-restart", "no-restart-shrinking") and once_marker
@@ -83,10 +89,26 @@ for line in sys.stdin:
         reply = {"seq": reply["seq"], "id": reply["id"], "skipped": {"reason": "not today"}}
     if fault == "echo-first" and request.get("cmd") == "run":
         if not os.path.exists(once_marker):
-            with open(once_marker, "w") as kept:
-                kept.write(json.dumps(reply))
-        with open(once_marker) as kept:
-            out(kept.read() + "\n")
+            with open(once_marker, "w") as first:
+                first.write(json.dumps(reply))
+        with open(once_marker) as first:
+            out(first.read() + "\n")
+        continue
+    if fault == "replay-duplicates" and request.get("cmd") == "run" and trigger in request["case"]["id"]:
+        case_id = request["case"]["id"]
+        errored = {"seq": reply["seq"], "id": case_id, "errored": {"message": "boom"}}
+        kept: dict[str, Any] = {"replies": [], "sent": 0}
+        if os.path.exists(once_marker):
+            with open(once_marker) as state:
+                kept = json.load(state)
+        if case_id.endswith("-replay") and kept["sent"] < len(kept["replies"]):
+            errored = kept["replies"][kept["sent"]]  # an earlier candidate's reply, sent again
+            kept["sent"] += 1
+        elif "-shrink-" in case_id:
+            kept["replies"].append(errored)
+        with open(once_marker, "w") as state:
+            state.write(json.dumps(kept))
+        out(json.dumps(errored) + "\n")
         continue
     hit = request.get("cmd") == "run" and trigger in request["case"]["id"]
     if hit and fault in ("flaky", "no-restart-shrinking"):
