@@ -16,6 +16,7 @@ drivers need them too); this module adds the runner's pool (PROTO-FIX-1, PROTO-F
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from inboxspec.machines.fixtures import (
     FixtureError,
     FixtureRoot,
     FixtureTimeout,
+    Tree,
     fingerprint,
     fingerprints,
     fixture_problems,
@@ -66,7 +68,7 @@ class _Lent:
 
     key: str
     directory: str
-    restore: Callable[[str], None]
+    restore: Callable[[Tree], None]
     content: Fingerprint  # fingerprint(directory, times=False) as laid out
 
 
@@ -126,7 +128,7 @@ class FixturePool:
 
     def directory_for(self, fixture: Mapping[str, Any], *, shared: bool = False,
                       deadline: float | None = None, lend_to: int | None = None,
-                      restore: Callable[[str], None] | None = None) -> str:
+                      restore: Callable[[Tree], None] | None = None) -> str:
         """A directory holding ``fixture``. Raises FixtureError, or FixtureTimeout when ``deadline``
         (``time.monotonic()``) passes during lay-out.
 
@@ -180,17 +182,24 @@ class FixturePool:
         lent = self._lent.pop(seq, None)
         if lent is None:
             return
-        if not self.root.intact():
-            # Replaced: the undo and the read-back would go by path, into whatever stands at the root's
-            # name now. The tree goes with the root at the end of the run (``FixtureRoot.close``).
+        try:
+            # Undone and read back through a descriptor of the tree laid out, opened through the checked
+            # root: by the path, a root replaced meanwhile sent the undo's renames into whatever stands
+            # at its name (found by an attack helper).
+            tree = self.root.opened_tree(lent.directory)
+        except FixtureError:
+            # Replaced, or not the tree laid out: it goes with the root at the end of the run
+            # (``FixtureRoot.close``).
             self.directories.remove(Path(lent.directory))
             return
         try:
-            lent.restore(lent.directory)
-            taken, content = fingerprints(lent.directory)  # one walk: no write slips in between
+            lent.restore(tree)
+            taken, content = fingerprints(tree)  # one walk: no write slips in between
             restored = content == lent.content
         except OSError:
             restored = False
+        finally:
+            os.close(tree)
         if restored:
             self._spares.setdefault(lent.key, []).append((lent.directory, lent.content, taken))
         else:

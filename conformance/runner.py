@@ -595,14 +595,7 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
     while pending or in_flight:
         raise_if_interrupted()
         if deadline is not None and time.monotonic() >= deadline:
-            if in_flight:
-                try:
-                    session.restart()
-                except UnusableRun as error:
-                    raise RestartFailed(f"after the cap on the time of {in_flight[0][1].id}, restart "
-                                        f"failed: {error}") from error
-                for seq, _case in in_flight:
-                    _FIXTURES.release(seq)
+            _end_at_deadline(session, in_flight, pending)
             return
         while pending and len(in_flight) < window:
             seq, case = pending[0]
@@ -624,8 +617,13 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
             continue
         seq, case = in_flight.popleft()
         assert session.process is not None
+        wait = _reply_timeout(timeout, seq)
+        # The wait, too, ends at the deadline: the adapter's reply after it is not taken.
+        cut = deadline is not None and deadline - time.monotonic() < wait
+        if deadline is not None and cut:
+            wait = max(deadline - time.monotonic(), 0.0)
         try:
-            reply = session.process.receive(_reply_timeout(timeout, seq))
+            reply = session.process.receive(wait)
             earlier = _answered_before(reply, answered)
             if earlier is not None:
                 in_flight.appendleft((seq, case))
@@ -646,6 +644,10 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
             _FIXTURES.release(seq)  # PROTO-FIX-4: its tree restored for the next case, or removed
             answered[seq] = case
         except AdapterFault as fault:
+            if cut and fault.kind == "timeout":  # the deadline's, not the adapter's: no blame
+                in_flight.appendleft((seq, case))
+                _end_at_deadline(session, in_flight, pending)
+                return
             pending.extendleft(reversed(in_flight))
             in_flight.clear()
             blamed = _timed(_fault_result(session, case, fault), sent_at.get(seq))
@@ -654,6 +656,21 @@ def run_cases(session: Session, work: list[tuple[int, Case]], timeout: float,
             _FIXTURES.release(seq)  # its adapter ended: its tree is done with
             continue
         yield seq, _timed(result, sent_at.get(seq))
+
+
+def _end_at_deadline(session: Session, in_flight: Iterable[tuple[int, Case]],
+                     pending: Iterable[tuple[int, Case]]) -> None:
+    """The end of a ``run_cases`` call at its deadline: an adapter still working on a case of the call
+    is restarted, so that no reply of this call reaches the next, and every case's tree goes."""
+    unanswered = list(in_flight)
+    if unanswered:
+        try:
+            session.restart()
+        except UnusableRun as error:
+            raise RestartFailed(f"after the cap on the time of {unanswered[0][1].id}, restart "
+                                f"failed: {error}") from error
+    for seq, _case in [*unanswered, *pending]:
+        _FIXTURES.release(seq)
 
 
 @dataclass(frozen=True)

@@ -249,6 +249,17 @@ def _open_directory(name: str, dir_fd: int | None) -> int:
     return os.open(name, _DIRECTORY_FLAGS, dir_fd=dir_fd)
 
 
+# A fixture directory, by its path or by an open descriptor of it (``FixtureRoot.opened_tree``).
+Tree = str | int
+
+
+def _opened_tree(directory: Tree) -> int:
+    """A new descriptor of ``directory``: by its path, or a second one of the descriptor given."""
+    if isinstance(directory, int):
+        return _open_directory(".", directory)
+    return _open_directory(directory, None)
+
+
 class _Walker:
     """Directory descriptors below one open root, opened without following links and cached."""
 
@@ -425,13 +436,13 @@ def fingerprint(directory: str, *, times: bool = True) -> Fingerprint:
     return timed if times else untimed
 
 
-def fingerprints(directory: str) -> tuple[Fingerprint, Fingerprint]:
+def fingerprints(directory: Tree) -> tuple[Fingerprint, Fingerprint]:
     """``fingerprint(directory)`` and ``fingerprint(directory, times=False)`` from one walk: a
     process writing into the tree between two walks could make its change the second one's."""
     return _fingerprints(directory, contents=True)
 
 
-def _fingerprints(directory: str, *, contents: bool) -> tuple[Fingerprint, Fingerprint]:
+def _fingerprints(directory: Tree, *, contents: bool) -> tuple[Fingerprint, Fingerprint]:
     timed: list[tuple[str | int, ...]] = []
     untimed: list[tuple[str | int, ...]] = []
     budget = [MAX_TOTAL_BYTES]  # what is left to read: a laid-out tree's files hold no more
@@ -506,7 +517,7 @@ def _fingerprints(directory: str, *, contents: bool) -> tuple[Fingerprint, Finge
         finally:
             os.close(child)
 
-    fd = _open_directory(directory, None)
+    fd = _opened_tree(directory)
     try:
         add(fd, ".", "", os.fstat(fd))  # the directory itself: a directory's rows read nothing
         walk(fd, "", 1)
@@ -706,7 +717,7 @@ def _lexists(parent: int, name: str) -> bool:
     return True
 
 
-def swap(directory: str, first: str, second: str) -> None:
+def swap(directory: Tree, first: str, second: str) -> None:
     """Exchange two paths inside a fixture directory (the writer proofs' ``swap_paths`` step).
 
     When one of the two does not exist, the other is moved to its place; two paths that are one, or
@@ -716,7 +727,7 @@ def swap(directory: str, first: str, second: str) -> None:
     ENOENT) or FixtureError for a path that leaves the directory or goes through a link.
     """
     opened: list[int] = []
-    root_fd = _open_directory(directory, None)
+    root_fd = _opened_tree(directory)
     try:
         a_parent, a = _parent_and_name(root_fd, first, opened)
         b_parent, b = _parent_and_name(root_fd, second, opened)
@@ -750,11 +761,11 @@ def swap(directory: str, first: str, second: str) -> None:
 # -- which cases change their fixture, and how to undo it ---------------------------------------------
 
 
-def _nothing_to_undo(directory: str) -> None:
+def _nothing_to_undo(directory: Tree) -> None:
     del directory
 
 
-def _swap_inverse(args: Any) -> Callable[[str], None] | None:
+def _swap_inverse(args: Any) -> Callable[[Tree], None] | None:
     """A swap is its own inverse, and a step with malformed arguments moved nothing to undo. An
     armed swap (``during``, WRITER-IF-6) has no certain inverse: whether it was performed depends on
     how far a later measurement got, so its case is not undone (None) but laid out afresh.
@@ -775,7 +786,7 @@ def _swap_inverse(args: Any) -> Callable[[str], None] | None:
 # cannot be undone); keep in step with the harness events of each machine's interface data
 # (spec/writer-proofs.interface.json; tests/test_interface_vocabularies_writer_proofs.py checks it).
 # A case of a machine not named here never shares its fixture directory with another case.
-FIXTURE_CHANGING_EVENTS: dict[str, dict[str, Callable[[Any], Callable[[str], None] | None]]] = {
+FIXTURE_CHANGING_EVENTS: dict[str, dict[str, Callable[[Any], Callable[[Tree], None] | None]]] = {
     "writer-proofs": {"swap_paths": _swap_inverse},
 }
 
@@ -786,7 +797,7 @@ def may_change(machine: str, events: Sequence[str]) -> bool:
     return changing is None or any(event in changing for event in events)
 
 
-def undo(machine: str, steps: Sequence[Mapping[str, Any]]) -> Callable[[str], None] | None:
+def undo(machine: str, steps: Sequence[Mapping[str, Any]]) -> Callable[[Tree], None] | None:
     """What undoes, on a directory, every change the steps of a case of ``machine`` made to it (their
     inverses, last step first), or None when the machine does not say or the case has more than
     MAX_UNDO_STEPS such steps. A step that failed when the
@@ -803,7 +814,7 @@ def undo(machine: str, steps: Sequence[Mapping[str, Any]]) -> Callable[[str], No
     if len(certain) < len(inverses):
         return None  # a change with no certain inverse: a fresh lay-out instead
 
-    def restore(directory: str) -> None:
+    def restore(directory: Tree) -> None:
         for inverse in reversed(certain):
             with suppress(OSError, FixtureError):
                 inverse(directory)
@@ -936,13 +947,37 @@ class FixtureRoot:
             try:
                 materialise(fixture, Path(directory), deadline=deadline, opened=fd)
             except BaseException:
-                remove(Path(directory))
+                # Through the root's descriptor, the directory laid out alone: by its path, a mount
+                # put over the root meanwhile had its entry of that name emptied (found by an attack
+                # helper).
+                _removed_below(root_fd, name, time.monotonic() + REMOVAL_SECONDS,
+                               self._laid_out.pop(name, None))
                 raise
             finally:
                 os.close(fd)
         finally:
             os.close(root_fd)
         return directory
+
+    def opened_tree(self, directory: str) -> int:
+        """A descriptor of the fixture directory ``directory`` (one of ``lay_out``'s), opened through the
+        checked root (``_opened``) and checked to be the directory laid out, on the root's mount; for
+        undoing a case's changes and reading the tree back without a path, which a replaced root
+        would have sent elsewhere. FixtureError otherwise."""
+        name = os.path.basename(directory)
+        root_fd = self._opened()
+        try:
+            try:
+                fd = _open_directory(name, root_fd)
+            except OSError as error:
+                raise FixtureError(f"fixture directory {directory!r}: {error}") from None
+            found = os.fstat(fd)
+            if (found.st_dev, found.st_ino) != self._laid_out.get(name) or _on_another_mount(fd, root_fd):
+                os.close(fd)
+                raise FixtureError(f"fixture directory {directory!r} is not the one laid out")
+            return fd
+        finally:
+            os.close(root_fd)
 
     def intact(self) -> bool:
         """Whether the root at its name is still the directory made (``_opened``)."""
@@ -1003,27 +1038,25 @@ class FixtureRoot:
         """Remove the root and every fixture directory in it. Called once the adapter has ended
         (PROTO-FIX-1), when nothing writes into them any more: with a longer time limit, so that a
         tree a removal during the run gave up on goes too."""
-        moved = True
+        # One limit for the whole end (two walks of a root at its name each took the whole limit).
+        deadline = time.monotonic() + CLOSING_REMOVAL_SECONDS
         if self.path is not None:
-            try:
-                found = os.lstat(self.path)
-                moved = (found.st_dev, found.st_ino) != self._identity
-            except OSError:
-                pass
             # Only the directory made: one put at its name since is not this run's to remove.
             remove(Path(self.path), seconds=CLOSING_REMOVAL_SECONDS, identity=self._identity)
             self.path = self._temporary = None
             self._laid_out.clear()
         if self._kept is not None:
             try:
-                if moved:  # a root at its name had its one removal, within its one limit
-                    _removed_where_moved(self._kept)
+                # Still there (moved, or a mount put on it: a root bound onto itself was refused at
+                # its name, and every tree in it stayed): emptied through the kept descriptor, in
+                # what is left of the limit. A root removed at its name returns at once.
+                _removed_where_moved(self._kept, deadline)
             finally:
                 os.close(self._kept)
                 self._kept = None
 
 
-def _removed_where_moved(kept: int) -> None:
+def _removed_where_moved(kept: int, deadline: float) -> None:
     """The root held by ``kept``, removed where it now is when it was moved away from its name (an
     adapter runs as the runner's user, and may rename it): its fixtures, set-user-ID files among
     them, and what adapters left in their temporary directory stayed on disk under the new name
@@ -1037,7 +1070,7 @@ def _removed_where_moved(kept: int) -> None:
         if held.st_nlink == 0:  # removed at its name, as a root is unless moved
             return
         os.fchmod(kept, stat.S_IRWXU)
-        _emptied(kept, time.monotonic() + CLOSING_REMOVAL_SECONDS)
+        _emptied(kept, deadline)
         where = os.readlink(f"/proc/self/fd/{kept}")
     except OSError:
         return

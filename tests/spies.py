@@ -13,13 +13,14 @@ import pytest
 
 
 def calls_of(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[Any]:
-    """The arguments ``owner.name`` is called with from now until the test ends, in call order."""
+    """The arguments ``owner.name`` is called with from now until the test ends, in call order: each
+    call's one argument, or the tuple of its arguments when it takes several."""
     real = getattr(owner, name)
     called: list[Any] = []
 
-    def recorded(argument: Any) -> Any:
-        called.append(argument)
-        return real(argument)
+    def recorded(*arguments: Any) -> Any:
+        called.append(arguments[0] if len(arguments) == 1 else arguments)
+        return real(*arguments)
 
     monkeypatch.setattr(owner, name, recorded)
     return called

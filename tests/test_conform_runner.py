@@ -821,6 +821,20 @@ def test_answers_sent_again_while_shrinking_keep_to_the_cap(tmp_path: Path) -> N
     assert shrunk["cut_short"] is True and shrunk["confirmed"] is None, shrunk
 
 
+def test_a_candidate_answered_after_the_cap_is_not_kept(tmp_path: Path) -> None:
+    """PROTO-FUZZ-3: the wait for a reply, too, ends at the cap. An adapter that sent a duplicate just
+    before the cap had the runner restart it and wait a whole --timeout again for the candidate sent
+    again, and its answer, 3.7 s past the cap, was kept (found by an attack helper)."""
+    adapter = f"{sys.executable} {FAULTY} late-after-duplicate wake-gate/fuzz-1-3 {tmp_path / 'late'}"
+    run = subprocess.run([sys.executable, "-m", "inboxspec", "conform", "--json", "--adapter", adapter,
+                          *WAKE_GATE, "--fuzz", "5", "--seed", "1", "--shrink-seconds", "4"],
+                         capture_output=True, text=True, timeout=120)
+    code, report, output = run.returncode, report_in(run.stdout), run.stdout + run.stderr
+    assert code == 1 and report is not None, output
+    (shrunk,) = report["fuzz"]["shrunk"]
+    assert shrunk["cut_short"] is True and shrunk["steps"] == shrunk["original_steps"], shrunk
+
+
 @pytest.mark.parametrize(("fault", "confirmed", "said"), [
     ("wrong-outputs", True, "failing again when sent once more"),
     ("flaky", False, "NOT failing so when sent once more (the port fails it only sometimes)")])

@@ -14,7 +14,9 @@ outputs, crashes on its first shrink candidate (an id holding ``-shrink-``) and 
 across restarts (the first reply kept in argv[3]). ``replay-duplicates`` errors the triggered case and
 its shrink candidates, keeping each candidate's reply in argv[3], and answers the shrunk case sent once
 more (``-replay``) with the first kept reply not yet sent again; each start after the first takes 0.3 s.
-Faults
+``late-after-duplicate`` errors the triggered case and its shrink candidates, each candidate after
+3.7 s; to the first candidate it sends instead, after those 3.7 s, the reply of the last case it
+answered before (a duplicate), once (the state in argv[3]). Faults
 that should happen once write a marker file (argv[3]) so that the restarted
 adapter behaves.
 """
@@ -93,6 +95,24 @@ for line in sys.stdin:
                 first.write(json.dumps(reply))
         with open(once_marker) as first:
             out(first.read() + "\n")
+        continue
+    if fault == "late-after-duplicate" and request.get("cmd") == "run":
+        case_id = request["case"]["id"]
+        late: dict[str, Any] = {"earlier": None, "sent": False}
+        if os.path.exists(once_marker):
+            with open(once_marker) as state:
+                late = json.load(state)
+        if trigger not in case_id:
+            late["earlier"] = reply
+        else:
+            if "-shrink-" in case_id:
+                time.sleep(3.7)
+            reply = {"seq": reply["seq"], "id": case_id, "errored": {"message": "boom"}}
+            if "-shrink-" in case_id and not late["sent"] and late["earlier"] is not None:
+                reply, late["sent"] = late["earlier"], True
+        with open(once_marker, "w") as state:
+            state.write(json.dumps(late))
+        out(json.dumps(reply) + "\n")
         continue
     if fault == "replay-duplicates" and request.get("cmd") == "run" and trigger in request["case"]["id"]:
         case_id = request["case"]["id"]
