@@ -328,7 +328,8 @@ class Session:
             # The same directory for every start of the run, removed with the fixtures (PROTO-PROC-6).
             temporary = _FIXTURES.root.adapter_temporary()
         except FixtureError as error:  # no adapter was started: the run's own directory failed
-            raise UnusableRun(f"no adapter can be started without its temporary directory ({error})") from None
+            raise UnusableRun(f"no adapter can be started without its temporary directory "
+                              f"({error})") from None
         try:
             process = AdapterProcess(self.command, self.max_line_bytes, temporary)
         except AdapterFault as fault:
