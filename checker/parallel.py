@@ -4,8 +4,8 @@ Ownership
     Each of the N forked workers owns the states whose snapshot hashes to it
     (``owner_of``: the hash modulo N), or whose shard key does, for a machine
     whose description names one (``frame.shard_key``: the host keys a state by
-    its first session's view, so that one worker's step memo meets all of that
-    view's steps). A worker keeps its states' seen-set,
+    its first session's view and the second's held count, so that one worker's
+    step memo meets most of that view's steps). A worker keeps its states' seen-set,
     their numbers and their breadth-first tree links, and it expands them. It
     does not keep the other workers' states: a successor it reaches that
     another worker owns is routed to that owner in batches (``BATCH``

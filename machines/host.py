@@ -720,16 +720,22 @@ class HostExplorer:
         return host_steps.step_memo(data, bounds, options, actions, take)
 
     @staticmethod
-    def shard_key(snapshot: Snapshot) -> SessionView:
-        """The first session's view: the sharded search (``checker/parallel.py``) gives every state
-        with the same first view to one worker, so that worker alone fires, and remembers, the
-        step memo's steps of the session that view is. At the default bounds on two workers the
-        memo fired about 54,000 steps a worker so (99,000 in one process), against 59,000 sharded
-        by the whole snapshot, each worker meeting most views and firing their steps again; and
-        the search took 11.0 to 11.3 s of wall time against 11.9 s, 1.74 times one process
-        (``benchmarks/explorer_workers.py``, 2026-12-06). Equal snapshots have equal first views,
-        as the key must (``frame.shard_key``)."""
-        return snapshot.sessions[0]
+    def shard_key(snapshot: Snapshot) -> tuple[SessionView, int]:
+        """The first session's view, and how many messages the second holds for review: the sharded
+        search (``checker/parallel.py``) gives every state with the same key to one worker, so that
+        worker alone fires, and remembers, most of the step memo's steps of the session the first
+        view is. At the default bounds on two workers the memo fired about 54,000 steps a worker so
+        (99,000 in one process), against 59,000 sharded by the whole snapshot, each worker meeting
+        most views and firing their steps again (``benchmarks/explorer_workers.py``, 2026-12-06).
+
+        The second session's held count splits the heaviest first views between the workers: by
+        the first view alone (about 2,000 of them, of very different weights) the busier worker
+        fired 51 to 53% of the letters, as the hash seed fell (the critical path is the busier
+        worker's), by both 50 to 51.4%, the firings unchanged (108,300 to 108,900 over four hash
+        seeds, the held count changing only on a send to that session or a review). Side by side in
+        one process, two workers took 7.9 to 8.1 s against 8.0 to 8.7 s (one process 12.4 to
+        14.4 s; 2026-12-07). Equal snapshots have equal keys, as the key must (``frame.shard_key``)."""
+        return snapshot.sessions[0], len(snapshot.sessions[1].delivery.held)
 
     @staticmethod
     def own_parts(data: Any, snapshot: Snapshot) -> Snapshot:

@@ -270,10 +270,11 @@ def test_a_shard_key_that_equal_snapshots_do_not_share_is_caught(monkeypatch: py
     assert multiprocessing.active_children() == []
 
 
-def test_the_host_s_states_are_owned_by_their_first_session_s_view(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_host_s_states_are_owned_by_their_shard_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """The host names a shard key (``HostExplorer.shard_key`` says why), and the sharded search owns
     each state by it: each worker's count of new states is the count of reachable states whose first
-    session's view hashes to it. Sharded by the whole snapshot instead, it finds the same."""
+    session's view and second session's held count hash to it. Sharded by the whole snapshot
+    instead, it finds the same."""
     owned, rank_level = [0, 0], parallel.rank_level
 
     def counting(keys_by_worker: Sequence[Sequence[int]], first: int) -> list[list[int]]:
@@ -290,7 +291,7 @@ def test_the_host_s_states_are_owned_by_their_first_session_s_view(monkeypatch: 
     assert len(reachable) == by_view.states
     expected = [0, 0]
     for snapshot in reachable - {start}:  # the initial state is numbered before the first level
-        expected[hash(snapshot.sessions[0]) % 2] += 1
+        expected[hash((snapshot.sessions[0], len(snapshot.sessions[1].delivery.held))) % 2] += 1
     assert owned == expected and all(owned)
     monkeypatch.setattr(HostExplorer, "shard_key", None)
     _same(by_view, explore_on_workers("host", SMALL_HOST, None, 2))
