@@ -574,10 +574,21 @@ def _emptied(top: int, deadline: float | None) -> None:
                         break
                     hoisted += 1
                     up = f".removing-{token}-{hoisted}"
-                    if inner_is_directory:  # moving a directory rewrites its "..": it must be writable
-                        _made_writable(inner_name, child)
                     try:
                         os.rename(inner_name, up, src_dir_fd=child, dst_dir_fd=top)
+                    except PermissionError:
+                        # Moving a directory rewrites its "..": one its owner may not write is made
+                        # writable, then moved. Only after that refusal, which a runner that is root
+                        # never meets: the chmod goes through /proc, which an adapter running as root
+                        # can fake, and then it reached a directory the adapter chose (found by an
+                        # attack helper).
+                        if not inner_is_directory:
+                            continue
+                        _made_writable(inner_name, child)
+                        try:
+                            os.rename(inner_name, up, src_dir_fd=child, dst_dir_fd=top)
+                        except OSError:
+                            continue
                     except OSError:
                         continue  # immutable, or on another mount: it stays, the others go
                     progress = True
