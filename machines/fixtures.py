@@ -620,6 +620,12 @@ def _made_writable(name: str, dir_fd: int) -> None:
         os.close(handle)
 
 
+def _inode_of(info: os.stat_result) -> tuple[int, int]:
+    """What names one file on the machine (device, inode): the identity each check of "still the
+    directory made" compares."""
+    return info.st_dev, info.st_ino
+
+
 def _mount_of(fd: int) -> tuple[int, int | None]:
     """The mount the descriptor ``fd`` is on: its device, and its mount id where ``/proc`` gives one
     (a bind mount of a directory of the same file system has the same device)."""
@@ -696,7 +702,7 @@ def _removed_below(parent: int, name: str, deadline: float | None,
     try:
         if identity is not None:
             opened = os.fstat(fd)
-            if (opened.st_dev, opened.st_ino) != identity:
+            if _inode_of(opened) != identity:
                 return
         os.fchmod(fd, stat.S_IRWXU)
         _emptied(fd, deadline)
@@ -913,7 +919,7 @@ class FixtureRoot:
             except OSError:
                 os.close(fd)
                 raise
-            self._identity = (made.st_dev, made.st_ino)
+            self._identity = _inode_of(made)
             self._kept = fd
             self.path = created
         return self.path
@@ -929,7 +935,7 @@ class FixtureRoot:
         except OSError as error:
             raise FixtureError(f"the fixture root {root!r} is gone or replaced: {error}") from None
         found = os.fstat(fd)
-        if (found.st_dev, found.st_ino) != self._identity:
+        if _inode_of(found) != self._identity:
             os.close(fd)
             raise FixtureError(f"the fixture root {root!r} was replaced by another directory")
         return fd
@@ -949,7 +955,7 @@ class FixtureRoot:
                 try:
                     os.fchmod(fd, DIRECTORY_MODE)
                     made = os.fstat(fd)
-                    self._laid_out[name] = (made.st_dev, made.st_ino)
+                    self._laid_out[name] = _inode_of(made)
                 except OSError:
                     os.close(fd)
                     raise
@@ -983,20 +989,12 @@ class FixtureRoot:
             except OSError as error:
                 raise FixtureError(f"fixture directory {directory!r}: {error}") from None
             found = os.fstat(fd)
-            if (found.st_dev, found.st_ino) != self._laid_out.get(name) or _on_another_mount(fd, root_fd):
+            if _inode_of(found) != self._laid_out.get(name) or _on_another_mount(fd, root_fd):
                 os.close(fd)
                 raise FixtureError(f"fixture directory {directory!r} is not the one laid out")
             return fd
         finally:
             os.close(root_fd)
-
-    def intact(self) -> bool:
-        """Whether the root at its name is still the directory made (``_opened``)."""
-        try:
-            os.close(self._opened())
-        except FixtureError:
-            return False
-        return True
 
     def discard(self, directory: str) -> None:
         """Remove the fixture directory ``directory`` (one of ``lay_out``'s) through the root's checked
@@ -1030,7 +1028,7 @@ class FixtureRoot:
                 name, identity = self._temporary
                 try:
                     found = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
-                    if stat.S_ISDIR(found.st_mode) and (found.st_dev, found.st_ino) == identity:
+                    if stat.S_ISDIR(found.st_mode) and _inode_of(found) == identity:
                         return os.path.join(self.path or "", name)
                 except OSError:
                     pass
@@ -1040,7 +1038,7 @@ class FixtureRoot:
             except OSError as error:
                 raise FixtureError(f"cannot create the adapters' temporary directory in {self.path!r}: "
                                    f"{error}") from None
-            self._temporary = (name, (made.st_dev, made.st_ino))
+            self._temporary = (name, _inode_of(made))
             return os.path.join(self.path or "", name)
         finally:
             os.close(root_fd)
@@ -1094,7 +1092,7 @@ def _removed_where_moved(kept: int, deadline: float) -> None:
         return
     try:
         found = os.stat(name, dir_fd=parent, follow_symlinks=False)
-        if (found.st_dev, found.st_ino) == (held.st_dev, held.st_ino):
+        if _inode_of(found) == _inode_of(held):
             os.rmdir(name, dir_fd=parent)
     except OSError:
         pass
