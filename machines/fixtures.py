@@ -1066,8 +1066,9 @@ class FixtureRoot:
 
 
 def _removed_where_moved(kept: int, deadline: float) -> None:
-    """The root held by ``kept``, removed where it now is when it was moved away from its name (an
-    adapter runs as the runner's user, and may rename it): its fixtures, set-user-ID files among
+    """The root held by ``kept``, emptied and removed where it now is when its removal at its name
+    left it (an adapter runs as the runner's user, and may rename it; as root, it may put a mount on
+    it); a root removed at its name returns at once. Left, its fixtures, set-user-ID files among
     them, and what adapters left in their temporary directory stayed on disk under the new name
     (found by an attack helper). Emptied through the descriptor, so nothing is followed; the empty
     directory is then removed by the name ``/proc`` gives its descriptor, once the entry at that
