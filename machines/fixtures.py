@@ -46,7 +46,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -543,7 +543,12 @@ def _emptied(top: int, deadline: float | None) -> None:
     passed over, and the rest still go. A round that moves and removes nothing ends the removal,
     which, with nothing writing into the tree, therefore always ends; ``deadline`` (a
     ``time.monotonic()`` value), checked at every entry, ends it too, for a removal while the
-    adapter runs (a process of its own may write into the tree as fast as it is removed)."""
+    adapter runs (a process of its own may write into the tree as fast as it is removed).
+
+    No mode is changed before a refusal (``_done_or_granted``), which a runner that is root never
+    meets: the check that a directory is on the tree's own mount reads ``/proc``, which an adapter
+    running as root can fake, and a directory bound into the tree from elsewhere was made 0700
+    when every directory was made rwx up front (found by an attack helper: A12-5)."""
     token, hoisted = secrets.token_hex(8), 0
 
     def in_time() -> bool:
@@ -559,14 +564,12 @@ def _emptied(top: int, deadline: float | None) -> None:
             name, is_directory = pending.pop()
             try:
                 if not is_directory:
-                    os.unlink(name, dir_fd=top)
-                    progress = True
+                    progress |= _done_or_granted(partial(os.unlink, name, dir_fd=top), top)
                     continue
                 child = _opened_for_removal(name, top)
             except OSError:
                 continue  # gone, or replaced meanwhile (by a link, say): the next round sees what it is now
             try:
-                os.fchmod(child, stat.S_IRWXU)
                 with os.scandir(child) as inner:
                     names = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in inner]
                 for inner_name, inner_is_directory in names:
@@ -574,33 +577,42 @@ def _emptied(top: int, deadline: float | None) -> None:
                         break
                     hoisted += 1
                     up = f".removing-{token}-{hoisted}"
-                    try:
-                        os.rename(inner_name, up, src_dir_fd=child, dst_dir_fd=top)
-                    except PermissionError:
-                        # Moving a directory rewrites its "..": one its owner may not write is made
-                        # writable, then moved. Only after that refusal, which a runner that is root
-                        # never meets: the chmod goes through /proc, which an adapter running as root
-                        # can fake, and then it reached a directory the adapter chose (found by an
-                        # attack helper).
-                        if not inner_is_directory:
-                            continue
-                        _made_writable(inner_name, child)
-                        try:
-                            os.rename(inner_name, up, src_dir_fd=child, dst_dir_fd=top)
-                        except OSError:
-                            continue
-                    except OSError:
-                        continue  # immutable, or on another mount: it stays, the others go
-                    progress = True
-                    pending.append((up, inner_is_directory))
-                os.rmdir(name, dir_fd=top)
-                progress = True
+                    # Moving a directory rewrites its "..": one its owner may not write is made writable
+                    # too (``_made_writable``), as the last remedy.
+                    moved = _done_or_granted(
+                        partial(os.rename, inner_name, up, src_dir_fd=child, dst_dir_fd=top),
+                        child, top, *([partial(_made_writable, inner_name, child)]
+                                      if inner_is_directory else []))
+                    if moved:  # else immutable, or on another mount: it stays, the others go
+                        progress = True
+                        pending.append((up, inner_is_directory))
+                progress |= _done_or_granted(partial(os.rmdir, name, dir_fd=top), top)
             except OSError:
                 pass
             finally:
                 os.close(child)
         if not progress:
             return
+
+
+def _done_or_granted(operation: Callable[[], object], *remedies: int | Callable[[], object]) -> bool:
+    """Whether ``operation`` (a removal's unlink, rename or rmdir) was done: tried, and after each
+    refusal (``PermissionError``) tried again once the next remedy was applied, while one is left. A
+    remedy is a directory descriptor, made rwx for its owner (``fchmod``), or a call. A refusal is
+    the only reason to change a mode: a runner that is root is never refused, and so changes none."""
+    for remedy in (None, *remedies):
+        try:
+            if isinstance(remedy, int):
+                os.fchmod(remedy, stat.S_IRWXU)
+            elif remedy is not None:
+                remedy()
+            operation()
+        except PermissionError:
+            continue
+        except OSError:
+            return False
+        return True
+    return False
 
 
 def _made_writable(name: str, dir_fd: int) -> None:
@@ -704,8 +716,7 @@ def _removed_below(parent: int, name: str, deadline: float | None,
             opened = os.fstat(fd)
             if _inode_of(opened) != identity:
                 return
-        os.fchmod(fd, stat.S_IRWXU)
-        _emptied(fd, deadline)
+        _emptied(fd, deadline)  # its mode changed only if a removal in it is refused
     except OSError:
         pass
     finally:
@@ -1079,8 +1090,7 @@ def _removed_where_moved(kept: int, deadline: float) -> None:
         held = os.fstat(kept)
         if held.st_nlink == 0:  # removed at its name, as a root is unless moved
             return
-        os.fchmod(kept, stat.S_IRWXU)
-        _emptied(kept, deadline)
+        _emptied(kept, deadline)  # its mode changed only if a removal in it is refused
         where = os.readlink(f"/proc/self/fd/{kept}")
     except OSError:
         return

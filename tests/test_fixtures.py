@@ -892,18 +892,22 @@ def test_a_root_bound_onto_itself_is_still_emptied(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a runner that is root is never refused")
-def test_a_removal_by_root_makes_no_directory_writable_through_proc(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_removal_by_root_changes_no_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A12-5: moving a directory up rewrites its "..", so a removal made each one writable first, through
     /proc/self/fd, which an adapter running as root can fake (it then chmod-ed a directory the adapter
-    chose). The chmod comes only after a refusal, which root never meets; the tree still goes
+    chose); and it made every directory it emptied rwx through its descriptor, which with the mount
+    check's /proc faked reached a directory bound into the tree from elsewhere. Every change of mode
+    comes only after a refusal, which root never meets; the tree still goes
     (``test_a_directory_of_mode_0000_is_laid_out_read_back_and_removed_without_an_override`` shows
     the refusals handled)."""
     _private_tmpdir(tmp_path, monkeypatch)
     root = FixtureRoot()
     tree = root.lay_out({"entries": [{"path": "a/b/c", "type": "dir", "mode": "0555"},
+                                     {"path": "a/b/f", "type": "file", "text": "f", "mode": "0444"},
                                      {"path": "a/b", "type": "dir", "mode": "0555"},
                                      {"path": "a", "type": "dir", "mode": "0555"}]})
+    os.chmod(tree, 0o555)  # the fixture directory too, as an adapter may leave it
     made_writable = calls_of(monkeypatch, machine_fixtures, "_made_writable")
+    fchmods, chmods = calls_of(monkeypatch, os, "fchmod"), calls_of(monkeypatch, os, "chmod")
     root.close()
-    assert made_writable == [] and not os.path.lexists(tree)
+    assert made_writable == fchmods == chmods == [] and not os.path.lexists(tree)
