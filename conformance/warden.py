@@ -8,7 +8,7 @@ each, from its end of a socket pair:
 
 - ``["adapter", pid, token]`` when an adapter starts;
 - ``["ended", pid]`` when the runner has ended that adapter's tree itself (the warden lets go of it);
-- ``["fixtures", path]`` when the run's fixture root is made;
+- ``["fixtures", path]`` when the run's fixture root is made, with a descriptor of it (``SCM_RIGHTS``);
 - ``["done"]`` when the runner's own end has run: the warden exits, doing nothing.
 
 The warden has a process group of its own, in the runner's session, so that a KILL of the runner's
@@ -35,8 +35,11 @@ What the warden believes, and why:
   A forged ``["adapter", 1, ...]`` would have had the warden end every process of the machine.
   Without pidfds (Linux before 5.3) or ``/proc``, the warden ends no adapter.
 - A fixture root is believed only if it is a real directory of the runner's user, not a link,
-  named as the roots are, and it is removed only if the directory opened at that path (without
-  following a link) is the same one, by device and inode.
+  named as the roots are, and the descriptor sent with it holds that very directory (by device and
+  inode). It is removed as the runner's own end removes it (``removed_root``): at its path only if
+  the directory opened there (without following a link) is still the same one, and, wherever an
+  adapter moved it since, through the descriptor (without it, a root renamed by the adapter stayed
+  on disk with every fixture in it, set-user-ID files among them).
 
 An adapter of the runner's user can still end the warden, or, with the right to trace the runner,
 take its socket: nothing it could not do to the runner's processes itself, and a warden ended is
@@ -50,6 +53,7 @@ Where processes cannot be forked, or the fork fails (a process limit), runs go o
 
 from __future__ import annotations
 
+import array
 import fcntl
 import functools
 import json
@@ -59,14 +63,16 @@ import signal
 import socket
 import stat
 import time
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn
 
 from inboxspec.conformance import process_tree
-from inboxspec.machines.fixtures import CLOSING_REMOVAL_SECONDS, FIXTURE_ROOT_PREFIX, remove
+from inboxspec.machines.fixtures import FIXTURE_ROOT_PREFIX, removed_root
 
 _MESSAGE_BYTES = 65536  # the runner's messages are far shorter: a longer one is cut, and not JSON
+# The runner passes one descriptor with a message at most; room for more, so that more sent are seen,
+# and closed, rather than cut off by the kernel unseen.
+_DESCRIPTORS_TAKEN = 4
 # WARNING: spec/conformance-protocol.md (PROTO-PROC-5) states this wait; change both together.
 DONE_WAIT_S = 1.0  # how long ``close`` waits for the warden to exit after ``done``
 _RUNNER_GONE_POLL_S = 0.05
@@ -86,13 +92,19 @@ class Warden:
         self._channel: socket.socket | None = channel
         self._secret = secret
 
-    def tell(self, *message: Any) -> None:
-        """One message, never waited on: a warden that does not take it (stopped, say, by anyone of
-        the runner's user) is let go, and the run goes on without one; it never fails the run."""
+    def tell(self, *message: Any, descriptors: Sequence[int] = ()) -> None:
+        """One message, with ``descriptors`` if any, never waited on: a warden that does not take it
+        (stopped, say, by anyone of the runner's user) is let go, and the run goes on without one; it
+        never fails the run."""
         if self._channel is None:
             return
         try:
-            self._channel.send(json.dumps([self._secret, *message]).encode(), socket.MSG_DONTWAIT)
+            # sendmsg, not socket.send_fds: Python 3.11's drops its flags, and the send then waited on
+            # a warden that does not take it.
+            data = json.dumps([self._secret, *message]).encode()
+            rights = array.array("i", descriptors)
+            passed = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)] if descriptors else []
+            self._channel.sendmsg([data], passed, socket.MSG_DONTWAIT)
         except OSError:
             self._channel.close()
             self._channel = None
@@ -169,9 +181,10 @@ def adapter_ended(pid: int) -> None:
         _CURRENT.tell("ended", pid)
 
 
-def fixture_root_made(path: str) -> None:
+def fixture_root_made(path: str, kept: int) -> None:
+    """The run's fixture root is made at ``path``; ``kept`` holds it (``FixtureRoot._kept``)."""
     if _CURRENT is not None:
-        _CURRENT.tell("fixtures", path)
+        _CURRENT.tell("fixtures", path, descriptors=[kept])
 
 
 def _message(data: bytes, secret: str) -> list[Any] | None:
@@ -237,6 +250,28 @@ def _fixture_root_identity(path: str) -> tuple[int, int] | None:
     return None
 
 
+def _received(channel: socket.socket) -> tuple[bytes, int | None]:
+    """The next datagram, and the descriptor sent with it if one was; any more are closed."""
+    room = socket.CMSG_SPACE(_DESCRIPTORS_TAKEN * array.array("i").itemsize)
+    data, ancillary, _flags, _address = channel.recvmsg(_MESSAGE_BYTES, room, socket.MSG_CMSG_CLOEXEC)
+    descriptors = array.array("i")
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            descriptors.frombytes(payload[:len(payload) - len(payload) % descriptors.itemsize])
+    for extra in descriptors[1:]:
+        os.close(extra)
+    return data, descriptors[0] if descriptors else None
+
+
+def _identity_held(descriptor: int) -> tuple[int, int] | None:
+    """The device and inode of the directory ``descriptor`` holds; None if it holds no directory."""
+    try:
+        info = os.fstat(descriptor)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
+
+
 def _watch(channel_fd: int, runner_fd: int, secret: str, runner: int, mask: Iterable[int]) -> NoReturn:
     """The warden's life, in the forked child: never returns, never runs the parent's exit code."""
     status = 0
@@ -257,16 +292,17 @@ def _watch(channel_fd: int, runner_fd: int, secret: str, runner: int, mask: Iter
         os.closerange(channel_fd + 1, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536)
         channel = socket.socket(fileno=channel_fd)
         adapters: dict[int, tuple[str, int]] = {}  # by pid: its token and pidfd
-        roots: dict[str, tuple[int, int]] = {}  # by path: its device and inode
+        roots: dict[str, tuple[tuple[int, int], int]] = {}  # by path: its device and inode, and a descriptor
         while True:
-            data = channel.recv(_MESSAGE_BYTES)
-            if not data:
-                if os.getppid() != runner:
-                    break  # the runner is gone: its end of the pair closed with it
-                time.sleep(_RUNNER_GONE_POLL_S)  # an empty datagram, not the runner's end
-                continue
-            message = _message(data, secret)
+            data, sent = _received(channel)
+            message = _message(data, secret) if data else None
             if message is None:
+                if sent is not None:
+                    os.close(sent)
+                if not data:
+                    if os.getppid() != runner:
+                        break  # the runner is gone: its end of the pair closed with it
+                    time.sleep(_RUNNER_GONE_POLL_S)  # an empty datagram, not the runner's end
                 continue
             if message[0] == "done":
                 os._exit(0)
@@ -276,16 +312,21 @@ def _watch(channel_fd: int, runner_fd: int, secret: str, runner: int, mask: Iter
                     adapters[message[1]] = (message[2], pidfd)
             elif message[0] == "ended" and message[1] in adapters:
                 os.close(adapters.pop(message[1])[1])
-            elif message[0] == "fixtures":
+            elif message[0] == "fixtures" and sent is not None:
                 identity = _fixture_root_identity(message[1])
-                if identity is not None:
-                    roots[message[1]] = identity
+                if identity is not None and _identity_held(sent) == identity:
+                    if message[1] in roots:  # a root made again at a name of a root removed
+                        os.close(roots[message[1]][1])
+                    roots[message[1]] = (identity, sent)
+                    sent = None
+            if sent is not None:  # sent with no message that keeps it
+                os.close(sent)
         # The runner is gone without its own end: do it.
         for pid, (token, pidfd) in adapters.items():
             held = functools.partial(_held, pidfd)
             process_tree.terminate(process_tree.Tree(pid, token, root_held=held))
-        for path, identity in roots.items():
-            remove(Path(path), seconds=CLOSING_REMOVAL_SECONDS, identity=identity)
+        for path, (identity, kept) in roots.items():
+            removed_root(path, identity, kept)
     except BaseException:  # whatever happens, the child never returns to the runner's code
         status = 1
     os._exit(status)

@@ -892,8 +892,10 @@ class FixtureRoot:
 
     path: str | None = None
     _count: int = 0
-    # Told the root's path as soon as it is made (the runner tells its warden: conformance/warden.py).
-    made: Callable[[str], None] | None = None
+    # Told the root's path and the descriptor kept of it (``_kept``) as soon as it is made (the runner
+    # tells its warden, which removes the root as ``close`` does if the runner is killed outright:
+    # conformance/warden.py).
+    made: Callable[[str, int], None] | None = None
     # The root's (device, inode), from the directory ``mkdtemp`` made: ``_opened`` checks it.
     _identity: tuple[int, int] | None = None
     # The adapters' temporary directory in this root (``adapter_temporary``), once made: its name in
@@ -912,17 +914,6 @@ class FixtureRoot:
             except OSError as error:
                 # The error names the directory, or every one tried (gettempdir's, where none is usable).
                 raise FixtureError(f"cannot create a fixture directory: {error}") from None
-            if self.made is not None:
-                self.made(created)
-            if needs_json_escaping(created):
-                remove(Path(created))
-                raise FixtureError(f"fixture directories would live in {created!r}, a path that needs "
-                                   "escaping inside a JSON string; set TMPDIR to a plain path")
-            if len(created.encode("utf-8", "surrogateescape")) > MAX_ROOT_BYTES:
-                remove(Path(created))
-                raise FixtureError(f"fixture directories would live in a path longer than {MAX_ROOT_BYTES} "
-                                   f"bytes ({created[:60]!r}...), where a fixture's paths could pass the "
-                                   "system's limit; set TMPDIR to a shorter path")
             fd = _open_directory(created, None)
             try:
                 os.fchmod(fd, ROOT_MODE)  # mkdtemp's mode already; set whatever the umask
@@ -930,9 +921,20 @@ class FixtureRoot:
             except OSError:
                 os.close(fd)
                 raise
-            self._identity = _inode_of(made)
-            self._kept = fd
-            self.path = created
+            self._identity, self._kept, self.path = _inode_of(made), fd, created
+            if self.made is not None:
+                self.made(created, fd)
+            unusable = None
+            if needs_json_escaping(created):
+                unusable = (f"fixture directories would live in {created!r}, a path that needs "
+                            "escaping inside a JSON string; set TMPDIR to a plain path")
+            elif len(created.encode("utf-8", "surrogateescape")) > MAX_ROOT_BYTES:
+                unusable = (f"fixture directories would live in a path longer than {MAX_ROOT_BYTES} "
+                            f"bytes ({created[:60]!r}...), where a fixture's paths could pass the "
+                            "system's limit; set TMPDIR to a shorter path")
+            if unusable is not None:
+                self.close()
+                raise FixtureError(unusable)
         return self.path
 
     def _opened(self) -> int:
@@ -1058,22 +1060,28 @@ class FixtureRoot:
         """Remove the root and every fixture directory in it. Called once the adapter has ended
         (PROTO-FIX-1), when nothing writes into them any more: with a longer time limit, so that a
         tree a removal during the run gave up on goes too."""
-        # One limit for the whole end (two walks of a root at its name each took the whole limit).
-        deadline = time.monotonic() + CLOSING_REMOVAL_SECONDS
-        if self.path is not None:
-            # Only the directory made: one put at its name since is not this run's to remove.
-            remove(Path(self.path), seconds=CLOSING_REMOVAL_SECONDS, identity=self._identity)
-            self.path = self._temporary = None
+        if self.path is None or self._kept is None or self._identity is None:
+            return
+        try:
+            removed_root(self.path, self._identity, self._kept)
+        finally:
+            os.close(self._kept)
+            self.path = self._temporary = self._kept = None
             self._laid_out.clear()
-        if self._kept is not None:
-            try:
-                # Still there (moved, or a mount put on it: a root bound onto itself was refused at
-                # its name, and every tree in it stayed): emptied through the kept descriptor, in
-                # what is left of the limit. A root removed at its name returns at once.
-                _removed_where_moved(self._kept, deadline)
-            finally:
-                os.close(self._kept)
-                self._kept = None
+
+
+def removed_root(path: str, identity: tuple[int, int], kept: int) -> None:
+    """The fixture root made at ``path``, of ``identity`` (device, inode) when made, and held by the
+    descriptor ``kept`` since, removed with everything in it: ``FixtureRoot.close``'s work, and the
+    warden's when the runner was killed outright (conformance/warden.py). ``kept`` is not closed."""
+    # One limit for the whole end (two walks of a root at its name each took the whole limit).
+    deadline = time.monotonic() + CLOSING_REMOVAL_SECONDS
+    # Only the directory made: one put at its name since is not this run's to remove.
+    remove(Path(path), seconds=CLOSING_REMOVAL_SECONDS, identity=identity)
+    # Still there (moved, or a mount put on it: a root bound onto itself was refused at its name,
+    # and every tree in it stayed): emptied through the kept descriptor, in what is left of the
+    # limit. A root removed at its name returns at once.
+    _removed_where_moved(kept, deadline)
 
 
 def _removed_where_moved(kept: int, deadline: float) -> None:

@@ -29,9 +29,10 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the warden read
 
 # The stand-in runner: argv[1] is what it does at the end ("kill": waits for the test's KILL;
 # "done": ends as a runner does), argv[2] the victim's pid (a process that is not its child),
-# argv[3:] the fixture paths it tells, the first a real root. It prints the pids, then waits.
+# argv[3:] the fixture paths it tells, each with a descriptor of itself (or, written "path|other", of
+# the other). It prints the pids, then waits.
 STAND_IN = """
-import fcntl, json, struct, subprocess, sys, termios, time
+import fcntl, json, os, struct, subprocess, sys, termios, time
 from inboxspec.conformance import warden
 from inboxspec.conformance.process_tree import process_info
 watching = warden.start()
@@ -47,8 +48,9 @@ for junk in (json.dumps(["adapter", adapter.pid, "t"]), "x", "", json.dumps([sec
 warden.adapter_started(adapter.pid, "token")
 warden.adapter_started(ended.pid, "token")
 warden.adapter_ended(ended.pid)
-for path in paths:
-    warden.fixture_root_made(path)
+for told in paths:  # a path, or "path|other": the path told with a descriptor of the other
+    path, _, held = told.partition("|")
+    warden.fixture_root_made(path, os.open(held or path, os.O_RDONLY | os.O_DIRECTORY))
 # Until the warden has read every message (the bytes it has not read yet: SIOCOUTQ) and waits for more.
 while struct.unpack("i", fcntl.ioctl(channel.fileno(), termios.TIOCOUTQ, bytes(4)))[0] or process_info(
         watching.pid).state != "S":
@@ -186,7 +188,11 @@ def test_a_runner_whose_end_has_run_leaves_its_warden_nothing_to_do(victim: Held
         stand_in.end()
 
 
-def test_a_root_replaced_after_it_was_told_is_not_removed(victim: Held, roots: dict[str, Path]) -> None:
+def test_a_root_moved_after_it_was_told_is_removed_where_it_is_and_one_put_at_its_name_is_not(
+        victim: Held, roots: dict[str, Path]) -> None:
+    """PROTO-PROC-5: the warden removes the root as the runner's own end does, through the descriptor
+    the runner passed along, wherever the adapter moved it; it removed a root at its name only, and
+    a root renamed by the adapter stayed on disk with every fixture in it."""
     stand_in = StandIn("kill", victim, [roots["told"]])
     try:
         moved = roots["told"].parent / "moved"
@@ -196,6 +202,21 @@ def test_a_root_replaced_after_it_was_told_is_not_removed(victim: Held, roots: d
         stand_in.process.wait()
         assert stand_in.held["warden"].gone_within(20)
         assert (replacement / "f1" / "file").read_text() == "x"
+        assert not moved.exists()
+    finally:
+        stand_in.end()
+
+
+def test_a_root_told_with_a_descriptor_of_another_directory_is_not_believed(
+        victim: Held, roots: dict[str, Path]) -> None:
+    """The descriptor must hold the directory at the path told: neither is removed otherwise."""
+    stand_in = StandIn("kill", victim, [Path(f"{roots['told']}|{roots['other']}")])
+    try:
+        stand_in.process.kill()
+        stand_in.process.wait()
+        assert stand_in.held["warden"].gone_within(20)
+        for name in ("told", "other"):
+            assert (roots[name] / "f1" / "file").read_text() == "x", name
     finally:
         stand_in.end()
 
@@ -431,12 +452,12 @@ def test_where_no_warden_can_be_forked_runs_go_on_without_one(monkeypatch: pytes
 
 
 class _Full:
-    """A channel that takes no more messages (a stopped warden's, full): what ``send`` raises then."""
+    """A channel that takes no more messages (a stopped warden's, full): what ``sendmsg`` raises then."""
 
     def __init__(self) -> None:
         self.closed = 0
 
-    def send(self, data: bytes, flags: int) -> int:
+    def sendmsg(self, buffers: list[bytes], ancillary: list[object], flags: int) -> int:
         raise BlockingIOError(11, "Resource temporarily unavailable")
 
     def close(self) -> None:
