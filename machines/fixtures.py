@@ -555,8 +555,7 @@ def _emptied(top: int, deadline: float | None) -> None:
         return deadline is None or time.monotonic() < deadline
 
     while in_time():
-        with os.scandir(top) as listing:
-            pending = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing]
+        pending = _listed(top)
         if not pending:
             return
         progress = False
@@ -570,8 +569,7 @@ def _emptied(top: int, deadline: float | None) -> None:
             except OSError:
                 continue  # gone, or replaced meanwhile (by a link, say): the next round sees what it is now
             try:
-                with os.scandir(child) as inner:
-                    names = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in inner]
+                names = _listed(child)
                 for inner_name, inner_is_directory in names:
                     if not in_time():  # a directory of 200,000 entries held the removal past its limit
                         break
@@ -593,6 +591,21 @@ def _emptied(top: int, deadline: float | None) -> None:
                 os.close(child)
         if not progress:
             return
+
+
+def _listed(directory: int) -> list[tuple[str, bool]]:
+    """The entries of the directory ``directory``: each name, and whether it is a directory (not a
+    link). An entry's type is looked up (a search) where the file system leaves it out: refused, the
+    directory is made rwx for its owner, and listed again."""
+    def entries() -> list[tuple[str, bool]]:
+        with os.scandir(directory) as listing:
+            return [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing]
+
+    try:
+        return entries()
+    except PermissionError:
+        os.fchmod(directory, stat.S_IRWXU)
+        return entries()
 
 
 def _done_or_granted(operation: Callable[[], object], *remedies: int | Callable[[], object]) -> bool:

@@ -891,6 +891,29 @@ def test_a_root_bound_onto_itself_is_still_emptied(tmp_path: Path) -> None:
     assert json.loads(run.stdout) in (None, []), run.stdout
 
 
+def test_a_directory_listed_but_not_searchable_is_emptied_where_types_need_a_search(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a file system that leaves entries' types out of a listing, telling a directory from a file
+    is a search, refused in a directory of mode 0600 where the runner's user has no override; such a
+    directory is made searchable after the refusal, and emptied. Stood in for here: a listing of a
+    directory its owner may not search is refused, as such a file system refuses it."""
+    _private_tmpdir(tmp_path, monkeypatch)
+    root = FixtureRoot()
+    root.lay_out({"entries": [{"path": "a/b/f", "type": "file", "text": "f"},
+                                     {"path": "a/b", "type": "dir", "mode": "0600"}]})
+    real = os.scandir
+
+    def typed_by_a_search(path: Any = ".") -> Any:
+        if isinstance(path, int) and not os.fstat(path).st_mode & stat.S_IXUSR:
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", typed_by_a_search)
+    made = root.path
+    root.close()
+    assert made is not None and not os.path.lexists(made)
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="a runner that is root is never refused")
 def test_a_removal_by_root_changes_no_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A12-5: moving a directory up rewrites its "..", so a removal made each one writable first, through
@@ -909,5 +932,7 @@ def test_a_removal_by_root_changes_no_mode(tmp_path: Path, monkeypatch: pytest.M
     os.chmod(tree, 0o555)  # the fixture directory too, as an adapter may leave it
     made_writable = calls_of(monkeypatch, machine_fixtures, "_made_writable")
     fchmods, chmods = calls_of(monkeypatch, os, "fchmod"), calls_of(monkeypatch, os, "chmod")
+    made = root.path
     root.close()
-    assert made_writable == fchmods == chmods == [] and not os.path.lexists(tree)
+    assert made_writable == fchmods == chmods == []
+    assert made is not None and tree.startswith(made) and not os.path.lexists(made)
