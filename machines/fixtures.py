@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import ctypes
 import errno
 import hashlib
 import json
@@ -545,10 +546,12 @@ def _emptied(top: int, deadline: float | None) -> None:
     ``time.monotonic()`` value), checked at every entry, ends it too, for a removal while the
     adapter runs (a process of its own may write into the tree as fast as it is removed).
 
-    No mode is changed before a refusal (``_done_or_granted``), which a runner that is root never
-    meets: the check that a directory is on the tree's own mount reads ``/proc``, which an adapter
-    running as root can fake, and a directory bound into the tree from elsewhere was made 0700
-    when every directory was made rwx up front (found by an attack helper: A12-5)."""
+    No mode is changed but to cure a refusal a mode can cure (``_curable``), which a runner that
+    overrides modes (root) never meets: the check that a directory is on the tree's own mount reads
+    ``/proc``, which an adapter running as root can fake, and a directory bound into the tree from
+    elsewhere was made 0700 when every directory was made rwx up front (found by an attack helper:
+    A12-5); and an immutable directory refuses root too (EPERM), which had a root runner chmod
+    through a faked ``/proc`` (A13-1)."""
     token, hoisted = secrets.token_hex(8), 0
 
     def in_time() -> bool:
@@ -595,24 +598,25 @@ def _emptied(top: int, deadline: float | None) -> None:
 
 def _listed(directory: int) -> list[tuple[str, bool]]:
     """The entries of the directory ``directory``: each name, and whether it is a directory (not a
-    link). An entry's type is looked up (a search) where the file system leaves it out: refused, the
-    directory is made rwx for its owner, and listed again."""
+    link). An entry's type is looked up (a search) where the file system leaves it out: refused so
+    (``_curable``), the directory is made rwx for its owner, and listed again."""
     def entries() -> list[tuple[str, bool]]:
         with os.scandir(directory) as listing:
             return [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing]
 
     try:
         return entries()
-    except PermissionError:
+    except OSError as error:
+        if not _curable(error):
+            raise
         os.fchmod(directory, stat.S_IRWXU)
         return entries()
 
 
 def _done_or_granted(operation: Callable[[], object], *remedies: int | Callable[[], object]) -> bool:
     """Whether ``operation`` (a removal's unlink, rename or rmdir) was done: tried, and after each
-    refusal (``PermissionError``) tried again once the next remedy was applied, while one is left. A
-    remedy is a directory descriptor, made rwx for its owner (``fchmod``), or a call. A refusal is
-    the only reason to change a mode: a runner that is root is never refused, and so changes none."""
+    refusal that a mode can cure (``_curable``) tried again once the next remedy was applied, while
+    one is left. A remedy is a directory descriptor, made rwx for its owner (``fchmod``), or a call."""
     for remedy in (None, *remedies):
         try:
             if isinstance(remedy, int):
@@ -620,12 +624,51 @@ def _done_or_granted(operation: Callable[[], object], *remedies: int | Callable[
             elif remedy is not None:
                 remedy()
             operation()
-        except PermissionError:
-            continue
-        except OSError:
+        except OSError as error:
+            if _curable(error):
+                continue
             return False
         return True
     return False
+
+
+def _curable(error: OSError) -> bool:
+    """Whether a mode can cure the refusal ``error``: the modes' own refusal (EACCES), to a process that
+    does not override modes (``_overrides_modes``). Not EPERM (an immutable or append-only inode, which
+    refuses root too: no mode cures it), nor a refusal to a process that overrides modes (a security
+    module's, say). A removal changes a mode only to cure such a refusal, so a runner that is root
+    changes none: each change reaches a directory through a check of its mount that reads ``/proc``,
+    which an adapter running as root can fake (found by attack helpers: A12-5, A13-1)."""
+    return error.errno == errno.EACCES and not _overrides_modes()
+
+
+class _CapabilityHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapabilitySets(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+_CAPABILITY_VERSION_3 = 0x20080522  # linux/capability.h: two sets of 32 bits each
+_CAP_DAC_OVERRIDE = 1
+
+
+@cache
+def _overrides_modes() -> bool:
+    """Whether this process reads, writes and searches whatever the modes say: its effective
+    capabilities hold CAP_DAC_OVERRIDE (asked of the kernel, ``capget``, not read from ``/proc``,
+    which an adapter running as root can fake). Where ``capget`` cannot be called, whether it is root."""
+    try:
+        capget = ctypes.CDLL(None, use_errno=True).capget
+    except (OSError, AttributeError):
+        return os.geteuid() == 0
+    header = _CapabilityHeader(_CAPABILITY_VERSION_3, 0)
+    sets = (_CapabilitySets * 2)()
+    if capget(ctypes.byref(header), sets) != 0:
+        return os.geteuid() == 0
+    return bool(sets[0].effective >> _CAP_DAC_OVERRIDE & 1)
 
 
 def _made_writable(name: str, dir_fd: int) -> None:
@@ -680,11 +723,16 @@ def _opened_for_removal(name: str, dir_fd: int) -> int:
     and the directory reopened through it, so that no link put in its place is ever followed."""
     try:
         opened = _open_directory(name, dir_fd)
-    except PermissionError:
-        if not os.path.isdir("/proc/self/fd"):
+    except OSError as error:
+        if not _curable(error) or not os.path.isdir("/proc/self/fd"):
             raise
     else:
-        if _on_another_mount(opened, dir_fd):
+        try:
+            elsewhere = _on_another_mount(opened, dir_fd)
+        except BaseException:  # its file system refused a look at it (A13-3: the descriptor stayed open)
+            os.close(opened)
+            raise
+        if elsewhere:
             os.close(opened)
             raise OSError(errno.EXDEV, f"{name!r} is on another mount")
         return opened

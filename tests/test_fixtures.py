@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import errno
 import json
 import os
 import shutil
@@ -891,13 +892,60 @@ def test_a_root_bound_onto_itself_is_still_emptied(tmp_path: Path) -> None:
     assert json.loads(run.stdout) in (None, []), run.stdout
 
 
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("chattr") is None, reason="chattr +i needs root")
+def test_an_immutable_directory_refuses_root_and_a_removal_by_root_still_changes_no_mode(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A13-1: an immutable (or append-only) directory refuses root too (EPERM), and each such refusal
+    had the removal make directories rwx, the last through /proc, which an adapter running as root can
+    fake (a directory outside the root was made 0700 so). No mode cures EPERM: none is changed, and
+    what the immutable directory holds stays while the rest goes."""
+    _private_tmpdir(tmp_path, monkeypatch)
+    root = FixtureRoot()
+    tree = root.lay_out({"entries": [{"path": "d/e", "type": "file", "text": "e"},
+                                     {"path": "f", "type": "file", "text": "f"}]})
+    stuck = Path(tree, "d")
+    if subprocess.run(["chattr", "+i", str(stuck)], capture_output=True).returncode != 0:
+        pytest.skip("this file system has no immutable attribute")
+    try:
+        made_writable = calls_of(monkeypatch, machine_fixtures, "_made_writable")
+        fchmods, chmods = calls_of(monkeypatch, os, "fchmod"), calls_of(monkeypatch, os, "chmod")
+        root.close()
+        assert made_writable == fchmods == chmods == []
+        assert (stuck / "e").read_text() == "e" and not Path(tree, "f").exists()
+    finally:
+        subprocess.run(["chattr", "-i", str(stuck)], check=True)
+
+
+def test_a_directory_whose_file_system_refuses_a_look_at_it_leaves_no_descriptor_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A13-3: a directory opened for removal whose mount could not be looked up (a FUSE file system of
+    the adapter's answering EIO to a stat) kept its descriptor open, one per removal, until the run
+    ran out of them. It is closed, and the removal goes on without it."""
+    _private_tmpdir(tmp_path, monkeypatch)
+    root = FixtureRoot()
+    trees = [root.lay_out({"entries": [{"path": "d/e", "type": "file", "text": "e"}]}) for _ in range(3)]
+
+    def refused(fd: int, beside: int) -> bool:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(machine_fixtures, "_on_another_mount", refused)
+    before = len(os.listdir("/proc/self/fd"))
+    for tree in trees:
+        machine_fixtures.remove(Path(tree))
+    assert len(os.listdir("/proc/self/fd")) == before
+    monkeypatch.undo()
+    root.close()
+
+
 def test_a_directory_listed_but_not_searchable_is_emptied_where_types_need_a_search(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a file system that leaves entries' types out of a listing, telling a directory from a file
     is a search, refused in a directory of mode 0600 where the runner's user has no override; such a
     directory is made searchable after the refusal, and emptied. Stood in for here: a listing of a
-    directory its owner may not search is refused, as such a file system refuses it."""
+    directory its owner may not search is refused, as such a file system refuses it to a runner that
+    does not override modes."""
     _private_tmpdir(tmp_path, monkeypatch)
+    monkeypatch.setattr(machine_fixtures, "_overrides_modes", lambda: False)
     root = FixtureRoot()
     root.lay_out({"entries": [{"path": "a/b/f", "type": "file", "text": "f"},
                                      {"path": "a/b", "type": "dir", "mode": "0600"}]})
