@@ -181,7 +181,21 @@ def _header(statement: ast.stmt) -> str:
     for block in ("body", "orelse", "finalbody", "handlers", "cases"):
         if isinstance(getattr(shallow, block, None), list):
             setattr(shallow, block, [])
-    return ast.dump(shallow, include_attributes=False)
+    return _dump(shallow)
+
+
+def _dump(node: object) -> str:
+    """A node as text, as ``ast.dump`` writes it but with every field that is None or an empty list
+    left out: the same text on every Python this project runs on. ``ast.dump``'s own is not (3.13
+    leaves those fields out by default, and 3.12 gave definitions an empty ``type_params``), and the
+    ids of the listed equivalents changed with the Python that ran the score."""
+    if isinstance(node, ast.AST):
+        fields = ", ".join(f"{name}={_dump(value)}" for name, value in ast.iter_fields(node)
+                           if value is not None and not (isinstance(value, list) and not value))
+        return f"{type(node).__name__}({fields})"
+    if isinstance(node, list):
+        return f"[{', '.join(_dump(item) for item in node)}]"
+    return repr(node)
 
 
 def _content_hash(node: ast.AST, operator: str, statement: ast.stmt | None) -> str:
@@ -192,7 +206,7 @@ def _content_hash(node: ast.AST, operator: str, statement: ast.stmt | None) -> s
     ``if``'s body leaves the mutants of its test alone.
     """
     context = _header(statement) if statement is not None else ""
-    text = f"{operator}\n{ast.dump(node, include_attributes=False)}\n{context}"
+    text = f"{operator}\n{_dump(node)}\n{context}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 

@@ -1,4 +1,4 @@
-"""An adapter with every outcome at once, for the report tests.
+r"""An adapter with every outcome at once, for the report tests.
 
 It answers like the reference adapter, except for cases whose id matches a
 glob given on the command line: ``fail=GLOB`` changes the last character of
