@@ -694,10 +694,68 @@ def _inode_of(info: os.stat_result) -> tuple[int, int]:
     return info.st_dev, info.st_ino
 
 
+class _Statx(ctypes.Structure):
+    """linux/stat.h's ``struct statx``, up to the mount id, then its spare room (256 bytes in all)."""
+
+    _fields_ = [("mask", ctypes.c_uint32), ("blksize", ctypes.c_uint32), ("attributes", ctypes.c_uint64),
+                ("nlink", ctypes.c_uint32), ("uid", ctypes.c_uint32), ("gid", ctypes.c_uint32),
+                ("mode", ctypes.c_uint16), ("spare0", ctypes.c_uint16), ("ino", ctypes.c_uint64),
+                ("size", ctypes.c_uint64), ("blocks", ctypes.c_uint64),
+                ("attributes_mask", ctypes.c_uint64), ("times", ctypes.c_uint8 * 64),
+                ("rdev_major", ctypes.c_uint32), ("rdev_minor", ctypes.c_uint32),
+                ("dev_major", ctypes.c_uint32), ("dev_minor", ctypes.c_uint32), ("mnt_id", ctypes.c_uint64),
+                ("spare", ctypes.c_uint8 * 104)]
+
+
+_STATX_MNT_ID = 0x1000
+_STATX_ATTR_MOUNT_ROOT = 0x2000
+_AT_SYMLINK_NOFOLLOW = 0x100
+_AT_EMPTY_PATH = 0x1000
+_AT_STATX_DONT_SYNC = 0x4000
+assert ctypes.sizeof(_Statx) == 256
+
+
+@cache
+def _statx() -> Any:
+    """libc's ``statx`` (glibc 2.28 and later), or None."""
+    try:
+        function = ctypes.CDLL(None, use_errno=True).statx
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_Statx)]
+    function.restype = ctypes.c_int
+    return function
+
+
+def _kernel_mount(dir_fd: int, name: str) -> tuple[int, bool] | None:
+    """The mount id of ``name`` below ``dir_fd`` (``""``: of ``dir_fd`` itself), and whether it is the
+    root of a mount, as the kernel tells (``statx``): no ``/proc`` read, which an adapter running as
+    root can fake, and no request to the entry's own file system (``AT_STATX_DONT_SYNC``), which a
+    FUSE daemon of the adapter's never answered, holding the removal in the kernel past every deadline
+    and every signal but KILL (found by an attack helper: A13-2). A link is not followed. None where
+    the kernel tells no mount id (before Linux 5.8, or no ``statx``); OSError as ``statx`` raises it."""
+    function = _statx()
+    if function is None:
+        return None
+    found = _Statx()
+    flags = _AT_SYMLINK_NOFOLLOW | _AT_STATX_DONT_SYNC | (0 if name else _AT_EMPTY_PATH)
+    if function(dir_fd, os.fsencode(name), flags, _STATX_MNT_ID, ctypes.byref(found)) != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, os.strerror(number), name)
+    if not found.mask & _STATX_MNT_ID:
+        return None
+    root_known = bool(found.attributes_mask & _STATX_ATTR_MOUNT_ROOT)
+    return found.mnt_id, root_known and bool(found.attributes & _STATX_ATTR_MOUNT_ROOT)
+
+
 def _mount_of(fd: int) -> tuple[int, int | None]:
-    """The mount the descriptor ``fd`` is on: its device, and its mount id where ``/proc`` gives one
-    (a bind mount of a directory of the same file system has the same device)."""
+    """The mount the descriptor ``fd`` is on: its device, and its mount id (a bind mount of a directory
+    of the same file system has the same device): the kernel's (``_kernel_mount``), or where it tells
+    none, ``/proc``'s, if ``/proc`` gives one."""
     device = os.fstat(fd).st_dev
+    told = _kernel_mount(fd, "")
+    if told is not None:
+        return device, told[0]
     try:
         with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as info:
             for line in info:
@@ -715,12 +773,23 @@ def _on_another_mount(fd: int, beside: int) -> bool:
     return _mount_of(fd) != _mount_of(beside)
 
 
+def _mount_root_below(dir_fd: int, name: str) -> bool:
+    """Whether ``name`` below ``dir_fd`` is on another mount than ``dir_fd``, as the kernel tells
+    without asking that mount's file system anything (``_kernel_mount``): checked before the entry
+    is opened, since opening it, or a ``fstat`` of it, is such a request. False where the kernel
+    tells no mount id: ``_on_another_mount`` checks the opened descriptor then."""
+    below, beside = _kernel_mount(dir_fd, name), _kernel_mount(dir_fd, "")
+    return below is not None and beside is not None and (below[1] or below[0] != beside[0])
+
+
 def _opened_for_removal(name: str, dir_fd: int) -> int:
     """The directory ``name`` below ``dir_fd`` opened for reading, made rwx for its owner first if
     its mode denies that: a directory of mode 0000 (a fixture may lay one out) cannot be opened
     for reading where the runner's user has no override, and then stayed behind with what it held.
     The mode is changed through an ``O_PATH`` descriptor of that very directory (``/proc/self/fd``),
     and the directory reopened through it, so that no link put in its place is ever followed."""
+    if _mount_root_below(dir_fd, name):
+        raise OSError(errno.EXDEV, f"{name!r} is on another mount")
     try:
         opened = _open_directory(name, dir_fd)
     except OSError as error:

@@ -892,6 +892,51 @@ def test_a_root_bound_onto_itself_is_still_emptied(tmp_path: Path) -> None:
     assert json.loads(run.stdout) in (None, []), run.stdout
 
 
+_UNANSWERED_FUSE = """
+import json, os, subprocess, sys, time
+from inboxspec.machines.fixtures import FixtureRoot
+root = FixtureRoot()
+trees = [root.lay_out({"entries": [{"path": "sub/x", "type": "file", "text": "x"}]}) for _ in range(2)]
+# The adapter's part: a FUSE mount on one tree and one below the other, whose daemon (a process holding
+# /dev/fuse) never answers a request.
+fuse = os.open("/dev/fuse", os.O_RDWR)
+for target in (trees[0], os.path.join(trees[1], "sub")):
+    subprocess.run(["mount", "-t", "fuse", "-o", f"fd={fuse},rootmode=40000,user_id=0,group_id=0", "hang",
+                    target], check=True, pass_fds=[fuse])
+holder = os.fork()
+if holder == 0:
+    time.sleep(float(sys.argv[1]))
+    os._exit(0)
+os.close(fuse)
+began = time.monotonic()
+root.discard(trees[0])
+root.discard(trees[1])
+root.close()
+print(json.dumps(time.monotonic() - began), flush=True)
+os.kill(holder, 9)
+os.waitpid(holder, 0)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse") or shutil.which("unshare") is None
+                    or shutil.which("mount") is None, reason="a FUSE mount needs root, /dev/fuse and unshare")
+def test_a_fuse_mount_whose_daemon_never_answers_holds_no_removal(tmp_path: Path) -> None:
+    """A13-2: a removal opened a directory, and looked at it, before it checked which mount it is on;
+    on a FUSE mount of the adapter's whose daemon never answers, each is a request, and the removal
+    waited in the kernel for as long as the daemon's holder lived, past every deadline and every signal
+    but KILL. The mount is told by the kernel (statx) without a request, and left alone."""
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no private mount namespace here")
+    run = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, "-c", _UNANSWERED_FUSE,
+                          "30"], capture_output=True, text=True, timeout=90,
+                         env={**os.environ, "TMPDIR": str(tmp_path)})
+    if "fuse" in run.stderr and run.returncode != 0:
+        pytest.skip(f"no FUSE mount here: {run.stderr.strip()[-200:]}")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) < 5
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("chattr") is None, reason="chattr +i needs root")
 def test_an_immutable_directory_refuses_root_and_a_removal_by_root_still_changes_no_mode(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
