@@ -909,6 +909,14 @@ if holder == 0:
     os._exit(0)
 os.close(fuse)
 began = time.monotonic()
+from inboxspec.machines.fixtures import FixtureError, fingerprints
+timed, untimed = fingerprints(trees[1])  # read back with a mount below it
+assert ("sub", "another mount") in timed and ("sub", "another mount") in untimed, timed
+try:
+    root.opened_tree(trees[0])  # a tree that is a mount
+    raise SystemExit("a mounted tree was opened")
+except FixtureError:
+    pass
 root.discard(trees[0])
 root.discard(trees[1])
 root.close()
@@ -924,7 +932,9 @@ def test_a_fuse_mount_whose_daemon_never_answers_holds_no_removal(tmp_path: Path
     """A13-2: a removal opened a directory, and looked at it, before it checked which mount it is on;
     on a FUSE mount of the adapter's whose daemon never answers, each is a request, and the removal
     waited in the kernel for as long as the daemon's holder lived, past every deadline and every signal
-    but KILL. The mount is told by the kernel (statx) without a request, and left alone."""
+    but KILL; so did reading a tree back (its fingerprints) and opening it for an undo. The mount is
+    told by the kernel (statx) without a request, and left alone: a row of its own in a fingerprint,
+    a tree not the one laid out for an undo."""
     probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
     if probe.returncode != 0:
         pytest.skip("no private mount namespace here")
