@@ -905,3 +905,17 @@ def test_a_junit_file_that_is_the_json_report_or_a_skip_file_is_refused(tmp_path
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and f"is the skip file {str(skip)!r}" in done.stderr
     assert skip.read_text() == "wake-gate/defaults\n"
+
+
+def test_standard_error_written_whole_is_not_flushed_once_the_stream_under_it_is_closed() -> None:
+    """The wrapper ``stderr_written_whole`` puts on standard error is flushed by its finalizer too: on
+    Python 3.13 that ran after a test's captured stream was closed, and printed "Exception ignored"
+    (ValueError: I/O operation on closed file)."""
+    written = io.BytesIO()
+    stream = io.TextIOWrapper(written, encoding="utf-8")
+    wrapper = reportfile._WrittenWhole(stream)
+    wrapper.write("a line\n")
+    assert written.getvalue() == b"a line\n"
+    stream.close()
+    wrapper.flush()  # nothing to flush into, and no error
+    wrapper.close()
