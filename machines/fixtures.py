@@ -255,10 +255,16 @@ Tree = str | int
 
 
 def _opened_tree(directory: Tree) -> int:
-    """A new descriptor of ``directory``: by its path, or a second one of the descriptor given."""
+    """A new descriptor of ``directory``: by its path (a mount put there refused: OSError, EXDEV), or a
+    second one of the descriptor given."""
     if isinstance(directory, int):
         return _open_directory(".", directory)
-    return _open_directory(directory, None)
+    parent_path, name = os.path.split(directory)
+    parent = _open_directory(parent_path or "/", None)
+    try:
+        return _open_directory(_unmounted(parent, name), parent)
+    finally:
+        os.close(parent)
 
 
 class _Walker:
@@ -280,7 +286,7 @@ class _Walker:
         parent = self.directory(parts[:-1], create)
         name = parts[-1]
         try:
-            fd = _open_directory(name, parent)
+            fd = _open_directory(_unmounted(parent, name), parent)
         except FileNotFoundError:
             if not create:
                 raise
@@ -490,8 +496,9 @@ def _fingerprints(directory: Tree, *, contents: bool) -> tuple[Fingerprint, Fing
     def walk(fd: int, prefix: str, depth: int) -> None:
         with os.scandir(fd) as listing:
             entries = sorted(listing, key=lambda e: e.name)
+        here = _kernel_mount(fd, "")
         for entry in entries:
-            if entry.is_dir(follow_symlinks=False) and _mount_root_below(fd, entry.name):
+            if _mount_root_below(fd, entry.name, here):  # a file can be a mount too (A14-2)
                 # Another mount (an adapter's, as root): one row, and no look at it, which on a FUSE
                 # mount whose daemon never answers held the walk for good (A13-2).
                 timed.append((prefix + entry.name, "another mount"))
@@ -739,15 +746,17 @@ def _kernel_mount(dir_fd: int, name: str) -> tuple[int, bool] | None:
     root can fake, and no request to the entry's own file system (``AT_STATX_DONT_SYNC``), which a
     FUSE daemon of the adapter's never answered, holding the removal in the kernel past every deadline
     and every signal but KILL (found by an attack helper: A13-2). A link is not followed. None where
-    the kernel tells no mount id (before Linux 5.8, or no ``statx``); OSError as ``statx`` raises it."""
+    the kernel tells no mount id: before Linux 5.8, without ``statx``, and where ``statx`` fails
+    (a seccomp profile that refuses it, EPERM, or answers ENOSYS, which glibc's emulation turns into
+    EINVAL: the run's own trees all stayed on disk when that raised; A14-4), a name that is not
+    there included, which the look that follows then reports."""
     function = _statx()
     if function is None:
         return None
     found = _Statx()
     flags = _AT_SYMLINK_NOFOLLOW | _AT_STATX_DONT_SYNC | (0 if name else _AT_EMPTY_PATH)
     if function(dir_fd, os.fsencode(name), flags, _STATX_MNT_ID, ctypes.byref(found)) != 0:
-        number = ctypes.get_errno()
-        raise OSError(number, os.strerror(number), name)
+        return None
     if not found.mask & _STATX_MNT_ID:
         return None
     root_known = bool(found.attributes_mask & _STATX_ATTR_MOUNT_ROOT)
@@ -779,13 +788,29 @@ def _on_another_mount(fd: int, beside: int) -> bool:
     return _mount_of(fd) != _mount_of(beside)
 
 
-def _mount_root_below(dir_fd: int, name: str) -> bool:
-    """Whether ``name`` below ``dir_fd`` is on another mount than ``dir_fd``, as the kernel tells
-    without asking that mount's file system anything (``_kernel_mount``): checked before the entry
-    is opened, since opening it, or a ``fstat`` of it, is such a request. False where the kernel
-    tells no mount id: ``_on_another_mount`` checks the opened descriptor then."""
-    below, beside = _kernel_mount(dir_fd, name), _kernel_mount(dir_fd, "")
-    return below is not None and beside is not None and (below[1] or below[0] != beside[0])
+def _mount_root_below(dir_fd: int, name: str, beside: tuple[int, bool] | None = None) -> bool:
+    """Whether ``name`` below ``dir_fd`` is on another mount than ``dir_fd`` (``beside``: its
+    ``_kernel_mount``, when known already), as the kernel tells without asking that mount's file
+    system anything (``_kernel_mount``): checked before the entry is opened or looked at, since
+    either is such a request (a file can be a mount too). False where the kernel tells no mount id:
+    ``_on_another_mount`` checks an opened descriptor then.
+
+    WARNING: a check, then a look: an adapter that mounts and unmounts in a loop can win the time
+    between them (A14-3, documented in conformance/WRITING-AN-ADAPTER.md)."""
+    below = _kernel_mount(dir_fd, name)
+    if below is None:
+        return False
+    if beside is None:
+        beside = _kernel_mount(dir_fd, "")
+    return beside is not None and (below[1] or below[0] != beside[0])
+
+
+def _unmounted(dir_fd: int, name: str) -> str:
+    """``name``, checked not to be on another mount than ``dir_fd`` (``_mount_root_below``); OSError
+    (EXDEV) when it is."""
+    if _mount_root_below(dir_fd, name):
+        raise OSError(errno.EXDEV, f"{name!r} is on another mount")
+    return name
 
 
 def _opened_for_removal(name: str, dir_fd: int) -> int:
@@ -794,10 +819,8 @@ def _opened_for_removal(name: str, dir_fd: int) -> int:
     for reading where the runner's user has no override, and then stayed behind with what it held.
     The mode is changed through an ``O_PATH`` descriptor of that very directory (``/proc/self/fd``),
     and the directory reopened through it, so that no link put in its place is ever followed."""
-    if _mount_root_below(dir_fd, name):
-        raise OSError(errno.EXDEV, f"{name!r} is on another mount")
     try:
-        opened = _open_directory(name, dir_fd)
+        opened = _open_directory(_unmounted(dir_fd, name), dir_fd)
     except OSError as error:
         if not _curable(error) or not os.path.isdir("/proc/self/fd"):
             raise
@@ -868,14 +891,15 @@ def _parent_and_name(root_fd: int, relative: str, opened: list[int]) -> tuple[in
     parts = relative.split("/")
     fd = root_fd
     for part in parts[:-1]:
-        fd = _open_directory(part, fd)  # ELOOP or ENOTDIR for a link: never walked through
+        fd = _open_directory(_unmounted(fd, part), fd)  # ELOOP or ENOTDIR for a link: never walked through
         opened.append(fd)
     return fd, parts[-1]
 
 
 def _lexists(parent: int, name: str) -> bool:
+    """Whether ``name`` is below ``parent``, as itself; OSError (EXDEV) for a mount (A14-2)."""
     try:
-        os.stat(name, dir_fd=parent, follow_symlinks=False)
+        os.stat(_unmounted(parent, name), dir_fd=parent, follow_symlinks=False)
     except FileNotFoundError:
         return False
     return True
@@ -1080,7 +1104,9 @@ class FixtureRoot:
         included, was laid out there and left on disk (found by an attack helper)."""
         root = self._ensure()
         try:
-            fd = _open_directory(root, None)  # a link at the root's name is not followed: ELOOP
+            # A link at the root's name is not followed (ELOOP), nor is a mount put there entered
+            # (EXDEV): a FUSE mount whose daemon never answers held the run at its open (A14-1).
+            fd = _opened_tree(root)
         except OSError as error:
             raise FixtureError(f"the fixture root {root!r} is gone or replaced: {error}") from None
         found = os.fstat(fd)
@@ -1248,7 +1274,7 @@ def _removed_where_moved(kept: int, deadline: float) -> None:
     except OSError:
         return
     try:
-        found = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        found = os.stat(_unmounted(parent, name), dir_fd=parent, follow_symlinks=False)
         if _inode_of(found) == _inode_of(held):
             os.rmdir(name, dir_fd=parent)
     except OSError:

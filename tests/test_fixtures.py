@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import ctypes
 import errno
 import json
 import os
@@ -892,35 +893,85 @@ def test_a_root_bound_onto_itself_is_still_emptied(tmp_path: Path) -> None:
     assert json.loads(run.stdout) in (None, []), run.stdout
 
 
+def test_where_statx_fails_a_removal_still_removes_the_runs_own_trees(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A14-4: under a seccomp profile that refuses statx (EPERM) or answers ENOSYS (which glibc's
+    emulation turns into EINVAL for the flags asked), the mount check raised, every directory was
+    taken for another mount, and every tree and the root stayed on disk. A failing statx tells no
+    mount id, as where there is none."""
+    _private_tmpdir(tmp_path, monkeypatch)
+    root = FixtureRoot()
+    trees = [root.lay_out({"entries": [{"path": "d/e/f", "type": "file", "text": "f"}]}) for _ in range(2)]
+
+    def refused(*arguments: Any) -> int:
+        ctypes.set_errno(errno.EPERM)
+        return -1
+
+    monkeypatch.setattr(machine_fixtures, "_statx", lambda: refused)
+    assert machine_fixtures.fingerprint(trees[0])  # read back
+    root.discard(trees[0])
+    made = root.path
+    root.close()
+    assert made is not None and not os.path.lexists(made)
+
+
 _UNANSWERED_FUSE = """
 import json, os, subprocess, sys, time
-from inboxspec.machines.fixtures import FixtureRoot
+from inboxspec.machines.fixtures import FixtureError, FixtureRoot, fingerprint, fingerprints, swap
 root = FixtureRoot()
-trees = [root.lay_out({"entries": [{"path": "sub/x", "type": "file", "text": "x"}]}) for _ in range(2)]
-# The adapter's part: a FUSE mount on one tree and one below the other, whose daemon (a process holding
-# /dev/fuse) never answers a request.
-fuse = os.open("/dev/fuse", os.O_RDWR)
-for target in (trees[0], os.path.join(trees[1], "sub")):
-    subprocess.run(["mount", "-t", "fuse", "-o", f"fd={fuse},rootmode=40000,user_id=0,group_id=0", "hang",
+trees = [root.lay_out({"entries": [{"path": "sub/x", "type": "file", "text": "x"}]}) for _ in range(3)]
+# The adapter's part: FUSE mounts whose daemon (a process holding /dev/fuse) never answers a request,
+# on one tree, on a directory below another, on a file of the third, and at last on the root itself.
+held = []  # each mount's /dev/fuse descriptor, which nothing reads
+
+
+def mounted(target, mode="40000"):
+    fuse = os.open("/dev/fuse", os.O_RDWR)
+    held.append(fuse)
+    subprocess.run(["mount", "-t", "fuse", "-o", f"fd={fuse},rootmode={mode},user_id=0,group_id=0", "hang",
                     target], check=True, pass_fds=[fuse])
+
+
+mounted(trees[0])
+mounted(os.path.join(trees[1], "sub"))
+mounted(os.path.join(trees[2], "sub", "x"), "100000")
 holder = os.fork()
 if holder == 0:
     time.sleep(float(sys.argv[1]))
     os._exit(0)
-os.close(fuse)
 began = time.monotonic()
-from inboxspec.machines.fixtures import FixtureError, fingerprints
 timed, untimed = fingerprints(trees[1])  # read back with a mount below it
 assert ("sub", "another mount") in timed and ("sub", "another mount") in untimed, timed
-try:
-    root.opened_tree(trees[0])  # a tree that is a mount
-    raise SystemExit("a mounted tree was opened")
-except FixtureError:
-    pass
+assert ("sub/x", "another mount") in fingerprint(trees[2])  # a file that is a mount
+for tree in (trees[0],):
+    try:
+        fingerprint(tree)  # a tree that is a mount, by its path (a shared tree's check)
+        raise SystemExit("a mounted tree was read")
+    except OSError:
+        pass
+    try:
+        root.opened_tree(tree)  # for an undo
+        raise SystemExit("a mounted tree was opened")
+    except FixtureError:
+        pass
+for first, second in (("sub/x", "y"), ("sub/x/z", "y")):  # a mount at a swapped path, and above one
+    try:
+        swap(trees[2], first, second)
+        raise SystemExit("a swap went through a mount")
+    except OSError:
+        pass
 root.discard(trees[0])
 root.discard(trees[1])
+mounted(root.path)  # the root itself
+try:
+    root.lay_out({"entries": []})
+    raise SystemExit("laid out into a mounted root")
+except FixtureError:
+    pass
 root.close()
 print(json.dumps(time.monotonic() - began), flush=True)
+for fuse in held:
+    os.close(fuse)
 os.kill(holder, 9)
 os.waitpid(holder, 0)
 """
