@@ -260,7 +260,8 @@ def _opened_tree(directory: Tree) -> int:
     if isinstance(directory, int):
         return _open_directory(".", directory)
     parent_path, name = os.path.split(directory)
-    parent = _open_directory(parent_path or "/", None)
+    # The parent's path is followed, links included, as a path is; the last component is not.
+    parent = os.open(parent_path or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         return _open_directory(_unmounted(parent, name), parent)
     finally:

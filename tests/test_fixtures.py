@@ -1090,3 +1090,18 @@ def test_a_removal_by_root_changes_no_mode(tmp_path: Path, monkeypatch: pytest.M
     root.close()
     assert made_writable == fchmods == chmods == []
     assert made is not None and tree.startswith(made) and not os.path.lexists(made)
+
+
+def test_a_tree_is_read_by_a_path_whose_parents_are_links_but_never_through_its_own_link(
+        tmp_path: Path) -> None:
+    """A tree opened by its path is checked for a mount through its parent, whose path is followed as
+    a path is (a temporary directory under a linked /tmp, say); the tree's own name is never followed."""
+    real = tmp_path / "real"
+    (real / "tree").mkdir(parents=True)
+    (real / "tree" / "f").write_text("f")
+    (tmp_path / "linked").symlink_to(real)
+    (tmp_path / "tree-link").symlink_to(real / "tree")
+    assert machine_fixtures.fingerprint(str(tmp_path / "linked" / "tree")) == machine_fixtures.fingerprint(
+        str(real / "tree"))
+    with pytest.raises(OSError):
+        machine_fixtures.fingerprint(str(tmp_path / "tree-link"))
