@@ -86,6 +86,8 @@ SWAP_PARKING = ".swap-parking"
 MAX_UNDO_STEPS = 64  # a case with more fixture-changing steps gets a fresh directory, never a restored one
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIRECTORY_HANDLE_FLAGS = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC  # a handle, not opened
+_FILE_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO never blocks
 _NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -247,7 +249,11 @@ def needs_json_escaping(directory: str) -> bool:
 
 
 def _open_directory(name: str, dir_fd: int | None) -> int:
-    return os.open(name, _DIRECTORY_FLAGS, dir_fd=dir_fd)
+    """The directory ``name``, its last component never followed; below ``dir_fd``, never one on
+    another mount (``_opened_on_this_mount``)."""
+    if dir_fd is None:
+        return os.open(name, _DIRECTORY_FLAGS)
+    return _opened_on_this_mount(name, dir_fd, _DIRECTORY_FLAGS)
 
 
 # A fixture directory, by its path or by an open descriptor of it (``FixtureRoot.opened_tree``).
@@ -263,7 +269,7 @@ def _opened_tree(directory: Tree) -> int:
     # The parent's path is followed, links included, as a path is; the last component is not.
     parent = os.open(parent_path or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        return _open_directory(_unmounted(parent, name), parent)
+        return _open_directory(name, parent)
     finally:
         os.close(parent)
 
@@ -287,7 +293,7 @@ class _Walker:
         parent = self.directory(parts[:-1], create)
         name = parts[-1]
         try:
-            fd = _open_directory(_unmounted(parent, name), parent)
+            fd = _open_directory(name, parent)
         except FileNotFoundError:
             if not create:
                 raise
@@ -462,8 +468,8 @@ def _fingerprints(directory: Tree, *, contents: bool) -> tuple[Fingerprint, Fing
         if info.st_size > budget[0]:
             return "too large"
         try:
-            handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
-        except OSError:  # unreadable (mode 0000 where the runner's user has no override): mtime alone
+            handle = _opened_on_this_mount(name, fd, _FILE_READ_FLAGS)
+        except OSError:  # unreadable (mode 0000 where the runner's user has no override), or a mount
             return "unread"
         try:
             if os.fstat(handle).st_ino != info.st_ino:
@@ -497,15 +503,17 @@ def _fingerprints(directory: Tree, *, contents: bool) -> tuple[Fingerprint, Fing
     def walk(fd: int, prefix: str, depth: int) -> None:
         with os.scandir(fd) as listing:
             entries = sorted(listing, key=lambda e: e.name)
-        here = _kernel_mount(fd, "")
         for entry in entries:
-            if _mount_root_below(fd, entry.name, here):  # a file can be a mount too (A14-2)
-                # Another mount (an adapter's, as root): one row, and no look at it, which on a FUSE
-                # mount whose daemon never answers held the walk for good (A13-2).
+            try:
+                info = _looked_at(fd, entry.name)
+            except OSError as error:
+                if error.errno != errno.EXDEV:
+                    raise
+                # Another mount (an adapter's, as root; a file can be one too: A14-2): one row, and no
+                # look at it, which on a FUSE mount whose daemon never answers held the walk for good.
                 timed.append((prefix + entry.name, "another mount"))
                 untimed.append((prefix + entry.name, "another mount"))
                 continue
-            info = entry.stat(follow_symlinks=False)
             add(fd, entry.name, prefix + entry.name, info)
             if stat.S_ISDIR(info.st_mode):
                 below(fd, entry.name, prefix + entry.name + "/", info, depth + 1)
@@ -689,9 +697,9 @@ def _made_writable(name: str, dir_fd: int) -> None:
     """Give the directory ``name`` below ``dir_fd`` rwx for its owner if it is a directory, through an
     ``O_PATH`` descriptor of that very directory, so no link put in its place is followed."""
     try:
-        handle = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
+        handle = _opened_on_this_mount(name, dir_fd, _DIRECTORY_HANDLE_FLAGS)
     except OSError:
-        return  # not a directory (or gone): a file or link moves without it
+        return  # not a directory (or gone, or a mount): a file or link moves without it
     try:
         if _on_another_mount(handle, dir_fd):
             return  # a mount point: left as it is (and it cannot be moved either)
@@ -789,20 +797,20 @@ def _on_another_mount(fd: int, beside: int) -> bool:
     return _mount_of(fd) != _mount_of(beside)
 
 
-def _mount_root_below(dir_fd: int, name: str, beside: tuple[int, bool] | None = None) -> bool:
-    """Whether ``name`` below ``dir_fd`` is on another mount than ``dir_fd`` (``beside``: its
-    ``_kernel_mount``, when known already), as the kernel tells without asking that mount's file
-    system anything (``_kernel_mount``): checked before the entry is opened or looked at, since
-    either is such a request (a file can be a mount too). False where the kernel tells no mount id:
+def _mount_root_below(dir_fd: int, name: str) -> bool:
+    """Whether ``name`` below ``dir_fd`` is on another mount than ``dir_fd``, as the kernel tells
+    without asking that mount's file system anything (``_kernel_mount``): checked before the entry
+    is opened or looked at where ``openat2`` is missing (``_opened_on_this_mount``), since either is
+    such a request (a file can be a mount too). False where the kernel tells no mount id:
     ``_on_another_mount`` checks an opened descriptor then.
 
     WARNING: a check, then a look: an adapter that mounts and unmounts in a loop can win the time
-    between them (A14-3, documented in conformance/WRITING-AN-ADAPTER.md)."""
+    between them (A14-3), which ``openat2`` closes; without it the race stays (documented in
+    conformance/WRITING-AN-ADAPTER.md)."""
     below = _kernel_mount(dir_fd, name)
     if below is None:
         return False
-    if beside is None:
-        beside = _kernel_mount(dir_fd, "")
+    beside = _kernel_mount(dir_fd, "")
     return beside is not None and (below[1] or below[0] != beside[0])
 
 
@@ -814,6 +822,60 @@ def _unmounted(dir_fd: int, name: str) -> str:
     return name
 
 
+class _OpenHow(ctypes.Structure):
+    """linux/openat2.h's ``struct open_how``."""
+
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+
+_SYS_OPENAT2 = 437  # one number on every architecture (Linux 5.6 and later)
+_RESOLVE_NO_XDEV = 0x01
+_OPENAT2_MISSING: list[bool] = []  # not empty once openat2 answered ENOSYS here
+
+
+@cache
+def _syscall() -> Any:
+    """libc's ``syscall``, or None."""
+    try:
+        function = ctypes.CDLL(None, use_errno=True).syscall
+    except (OSError, AttributeError):
+        return None
+    function.restype = ctypes.c_long
+    return function
+
+
+def _opened_on_this_mount(name: str, dir_fd: int, flags: int) -> int:
+    """``name`` below ``dir_fd`` opened with ``flags`` (``O_CLOEXEC`` among them), never on another
+    mount than ``dir_fd``: OSError (EXDEV) for one, and no request sent to it. ``openat2`` with
+    ``RESOLVE_NO_XDEV`` makes the kernel refuse to cross into a mount within the same lookup, so an
+    adapter that mounts and unmounts a FUSE file system in a loop cannot slip one in between a check
+    and the open (found by an attack helper: A14-3). Where ``openat2`` is missing (before Linux 5.6,
+    or refused by a seccomp profile), the mount is checked first (``_unmounted``), then opened."""
+    function = _syscall()
+    if function is not None and not _OPENAT2_MISSING:
+        how = _OpenHow(flags, 0, _RESOLVE_NO_XDEV)
+        fd = function(ctypes.c_long(_SYS_OPENAT2), ctypes.c_int(dir_fd), ctypes.c_char_p(os.fsencode(name)),
+                      ctypes.byref(how), ctypes.c_size_t(ctypes.sizeof(how)))
+        if fd >= 0:
+            return int(fd)
+        number = ctypes.get_errno()
+        if number == errno.ENOSYS:
+            _OPENAT2_MISSING.append(True)
+        elif number != errno.EPERM:  # EPERM: a seccomp profile's refusal, or the open's own: see below
+            raise OSError(number, os.strerror(number), name)
+    return os.open(_unmounted(dir_fd, name), flags, dir_fd=dir_fd)
+
+
+def _looked_at(dir_fd: int, name: str) -> os.stat_result:
+    """``name`` below ``dir_fd`` as itself (a link not followed), never on another mount: OSError
+    (EXDEV) for one, looked at through a descriptor of it (``_opened_on_this_mount``, ``O_PATH``)."""
+    handle = _opened_on_this_mount(name, dir_fd, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        return os.fstat(handle)
+    finally:
+        os.close(handle)
+
+
 def _opened_for_removal(name: str, dir_fd: int) -> int:
     """The directory ``name`` below ``dir_fd`` opened for reading, made rwx for its owner first if
     its mode denies that: a directory of mode 0000 (a fixture may lay one out) cannot be opened
@@ -821,7 +883,7 @@ def _opened_for_removal(name: str, dir_fd: int) -> int:
     The mode is changed through an ``O_PATH`` descriptor of that very directory (``/proc/self/fd``),
     and the directory reopened through it, so that no link put in its place is ever followed."""
     try:
-        opened = _open_directory(_unmounted(dir_fd, name), dir_fd)
+        opened = _open_directory(name, dir_fd)
     except OSError as error:
         if not _curable(error) or not os.path.isdir("/proc/self/fd"):
             raise
@@ -835,7 +897,7 @@ def _opened_for_removal(name: str, dir_fd: int) -> int:
             os.close(opened)
             raise OSError(errno.EXDEV, f"{name!r} is on another mount")
         return opened
-    handle = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
+    handle = _opened_on_this_mount(name, dir_fd, _DIRECTORY_HANDLE_FLAGS)
     try:
         if _on_another_mount(handle, dir_fd):
             raise OSError(errno.EXDEV, f"{name!r} is on another mount")
@@ -892,7 +954,7 @@ def _parent_and_name(root_fd: int, relative: str, opened: list[int]) -> tuple[in
     parts = relative.split("/")
     fd = root_fd
     for part in parts[:-1]:
-        fd = _open_directory(_unmounted(fd, part), fd)  # ELOOP or ENOTDIR for a link: never walked through
+        fd = _open_directory(part, fd)  # ELOOP or ENOTDIR for a link: never walked through
         opened.append(fd)
     return fd, parts[-1]
 
@@ -900,7 +962,7 @@ def _parent_and_name(root_fd: int, relative: str, opened: list[int]) -> tuple[in
 def _lexists(parent: int, name: str) -> bool:
     """Whether ``name`` is below ``parent``, as itself; OSError (EXDEV) for a mount (A14-2)."""
     try:
-        os.stat(_unmounted(parent, name), dir_fd=parent, follow_symlinks=False)
+        _looked_at(parent, name)
     except FileNotFoundError:
         return False
     return True
@@ -1161,9 +1223,7 @@ class FixtureRoot:
         root_fd = self._opened()
         try:
             try:
-                if _mount_root_below(root_fd, name):  # not opened: a FUSE mount's open is a request
-                    raise FixtureError(f"fixture directory {directory!r} is not the one laid out")
-                fd = _open_directory(name, root_fd)
+                fd = _open_directory(name, root_fd)  # EXDEV for a mount, not entered
             except OSError as error:
                 raise FixtureError(f"fixture directory {directory!r}: {error}") from None
             found = os.fstat(fd)
@@ -1205,14 +1265,14 @@ class FixtureRoot:
             if self._temporary is not None:
                 name, identity = self._temporary
                 try:
-                    found = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
+                    found = _looked_at(root_fd, name)  # EXDEV for a mount put there: made again
                     if stat.S_ISDIR(found.st_mode) and _inode_of(found) == identity:
                         return os.path.join(self.path or "", name)
                 except OSError:
                     pass
             try:
                 name = _made_directory(root_fd, "tmp")
-                made = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
+                made = _looked_at(root_fd, name)
             except OSError as error:
                 raise FixtureError(f"cannot create the adapters' temporary directory in {self.path!r}: "
                                    f"{error}") from None
@@ -1275,7 +1335,7 @@ def _removed_where_moved(kept: int, deadline: float) -> None:
     except OSError:
         return
     try:
-        found = os.stat(_unmounted(parent, name), dir_fd=parent, follow_symlinks=False)
+        found = _looked_at(parent, name)
         if _inode_of(found) == _inode_of(held):
             os.rmdir(name, dir_fd=parent)
     except OSError:

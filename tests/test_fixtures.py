@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import ctypes
 import errno
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -996,6 +998,71 @@ def test_a_fuse_mount_whose_daemon_never_answers_holds_no_removal(tmp_path: Path
         pytest.skip(f"no FUSE mount here: {run.stderr.strip()[-200:]}")
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) < 5
+
+
+_RACING_FUSE = """
+import ctypes, json, os, signal, subprocess, sys, tempfile, time
+from inboxspec.machines.fixtures import FixtureRoot, fingerprints
+libc = ctypes.CDLL(None, use_errno=True)
+source = tempfile.mkdtemp()  # the adapter's own FUSE mount, outside the tree, whose daemon never answers
+fuse = os.open("/dev/fuse", os.O_RDWR)
+options = f"fd={fuse},rootmode=40000,user_id=0,group_id=0"
+subprocess.run(["mount", "-t", "fuse", "-o", options, "hang", source], check=True, pass_fds=[fuse])
+root = FixtureRoot()
+longest, attempts, began = 0.0, 0, time.monotonic()
+while time.monotonic() - began < float(sys.argv[1]):
+    tree = root.lay_out({"entries": [{"path": f"d{i}/x", "type": "file", "text": "x"} for i in range(20)]})
+    target = os.path.join(tree, "d7").encode()
+    racer = os.fork()
+    if racer == 0:  # the adapter: binds the mount onto a directory of the tree and takes it off, in a loop
+        while True:
+            libc.mount(source.encode(), target, None, 4096, None)  # MS_BIND
+            libc.umount2(target, 2)  # MNT_DETACH
+    start = time.monotonic()
+    try:
+        fingerprints(tree)
+    except OSError:
+        pass
+    root.discard(tree)
+    longest = max(longest, time.monotonic() - start)
+    attempts += 1
+    os.kill(racer, signal.SIGKILL)
+    os.waitpid(racer, 0)
+    libc.umount2(target, 2)
+    if longest > 5:
+        break
+libc.umount2(source.encode(), 2)
+os.close(fuse)
+root.close()
+print(json.dumps([longest, attempts]), flush=True)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse") or shutil.which("unshare") is None
+                    or shutil.which("mount") is None, reason="a FUSE mount needs root, /dev/fuse and unshare")
+def test_a_fuse_mount_put_and_taken_off_in_a_loop_slips_into_no_look(tmp_path: Path) -> None:
+    """A14-3: the mount check and the look after it were two system calls, and an adapter that binds an
+    unanswered FUSE mount onto a directory of the tree and takes it off in a loop got a removal into the
+    mount within seconds, held until the daemon's holder ended. Every open and look in the run's
+    directories is one ``openat2`` that the kernel refuses to take across a mount (RESOLVE_NO_XDEV)."""
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no private mount namespace here")
+    command = ["unshare", "-m", "--propagation", "private", sys.executable, "-c", _RACING_FUSE, "6"]
+    # A session of its own, ended whole whatever happens: the racer loops until it is KILLed.
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True, env={**os.environ, "TMPDIR": str(tmp_path)})
+    try:
+        out, err = run.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    if "fuse" in err and run.returncode != 0:
+        pytest.skip(f"no FUSE mount here: {err.strip()[-200:]}")
+    assert run.returncode == 0, err
+    longest, attempts = json.loads(out)
+    assert attempts > 0 and longest < 5, (longest, attempts)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("chattr") is None, reason="chattr +i needs root")
