@@ -917,6 +917,35 @@ def test_where_statx_fails_a_removal_still_removes_the_runs_own_trees(
     assert made is not None and not os.path.lexists(made)
 
 
+@pytest.mark.parametrize("answer", [errno.ENOSYS, errno.EPERM], ids=["missing", "refused"])
+def test_where_openat2_is_missing_or_refused_trees_are_laid_out_read_back_and_removed_as_ever(
+        answer: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before Linux 5.6, or under a seccomp profile, ``openat2`` answers ENOSYS (remembered: it is not
+    asked again) or EPERM: every open and look falls back to the mount check and a plain open."""
+    _private_tmpdir(tmp_path, monkeypatch)
+    asked: list[int] = []
+
+    def unanswered(*arguments: Any) -> int:
+        asked.append(1)
+        ctypes.set_errno(answer)
+        return -1
+
+    monkeypatch.setattr(machine_fixtures, "_syscall", lambda: unanswered)
+    monkeypatch.setattr(machine_fixtures, "_OPENAT2_MISSING", [])
+    root = FixtureRoot()
+    trees = [root.lay_out({"entries": [{"path": "d/e/f", "type": "file", "text": "f"},
+                                       {"path": "l", "type": "symlink", "target": "d"}]}) for _ in range(2)]
+    assert ("d/e/f", "too deep") not in machine_fixtures.fingerprint(trees[0])
+    assert len(machine_fixtures.fingerprint(trees[0])) == 5  # the tree, d, d/e, d/e/f and l
+    machine_fixtures.swap(trees[1], "d", "moved")
+    assert os.path.isdir(os.path.join(trees[1], "moved", "e"))
+    root.discard(trees[0])
+    made = root.path
+    root.close()
+    assert made is not None and not os.path.lexists(made)
+    assert (len(asked) == 1) is (answer == errno.ENOSYS)
+
+
 _UNANSWERED_FUSE = """
 import json, os, subprocess, sys, time
 from inboxspec.machines.fixtures import FixtureError, FixtureRoot, fingerprint, fingerprints, swap
