@@ -664,6 +664,16 @@ def _curable(error: OSError) -> bool:
     return error.errno == errno.EACCES and not _overrides_modes()
 
 
+@cache
+def _libc(name: str) -> Any:
+    """The C library's function ``name``, its ``errno`` kept for ``ctypes.get_errno``; None where the
+    process has no C library to ask, or it has no such function."""
+    try:
+        return getattr(ctypes.CDLL(None, use_errno=True), name)
+    except (OSError, AttributeError):
+        return None
+
+
 class _CapabilityHeader(ctypes.Structure):
     _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
@@ -682,9 +692,8 @@ def _overrides_modes() -> bool:
     """Whether this process reads, writes and searches whatever the modes say: its effective
     capabilities hold CAP_DAC_OVERRIDE (asked of the kernel, ``capget``, not read from ``/proc``,
     which an adapter running as root can fake). Where ``capget`` cannot be called, whether it is root."""
-    try:
-        capget = ctypes.CDLL(None, use_errno=True).capget
-    except (OSError, AttributeError):
+    capget = _libc("capget")
+    if capget is None:
         return os.geteuid() == 0
     header = _CapabilityHeader(_CAPABILITY_VERSION_3, 0)
     sets = (_CapabilitySets * 2)()
@@ -740,12 +749,11 @@ assert ctypes.sizeof(_Statx) == 256
 @cache
 def _statx() -> Any:
     """libc's ``statx`` (glibc 2.28 and later), or None."""
-    try:
-        function = ctypes.CDLL(None, use_errno=True).statx
-    except (OSError, AttributeError):
-        return None
-    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_Statx)]
-    function.restype = ctypes.c_int
+    function = _libc("statx")
+    if function is not None:
+        function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint,
+                             ctypes.POINTER(_Statx)]
+        function.restype = ctypes.c_int
     return function
 
 
@@ -836,11 +844,9 @@ _OPENAT2_MISSING: list[bool] = []  # not empty once openat2 answered ENOSYS here
 @cache
 def _syscall() -> Any:
     """libc's ``syscall``, or None."""
-    try:
-        function = ctypes.CDLL(None, use_errno=True).syscall
-    except (OSError, AttributeError):
-        return None
-    function.restype = ctypes.c_long
+    function = _libc("syscall")
+    if function is not None:
+        function.restype = ctypes.c_long
     return function
 
 
