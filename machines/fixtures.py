@@ -42,6 +42,7 @@ import json
 import os
 import secrets
 import stat
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -86,7 +87,9 @@ SWAP_PARKING = ".swap-parking"
 MAX_UNDO_STEPS = 64  # a case with more fixture-changing steps gets a fresh directory, never a restored one
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_DIRECTORY_HANDLE_FLAGS = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC  # a handle, not opened
+# Linux's O_PATH: a handle of an entry, which reads nothing of it (0 elsewhere, where it is not).
+_O_PATH = getattr(os, "O_PATH", 0)
+_DIRECTORY_HANDLE_FLAGS = _O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 _FILE_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO never blocks
 _NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
@@ -857,7 +860,7 @@ def _opened_on_this_mount(name: str, dir_fd: int, flags: int) -> int:
     adapter that mounts and unmounts a FUSE file system in a loop cannot slip one in between a check
     and the open (found by an attack helper: A14-3). Where ``openat2`` is missing (before Linux 5.6,
     or refused by a seccomp profile), the mount is checked first (``_unmounted``), then opened."""
-    function = _syscall()
+    function = _syscall() if sys.platform == "linux" else None  # 437 is Linux's number alone
     if function is not None and not _OPENAT2_MISSING:
         how = _OpenHow(flags, 0, _RESOLVE_NO_XDEV)
         fd = function(ctypes.c_long(_SYS_OPENAT2), ctypes.c_int(dir_fd), ctypes.c_char_p(os.fsencode(name)),
@@ -875,7 +878,9 @@ def _opened_on_this_mount(name: str, dir_fd: int, flags: int) -> int:
 def _looked_at(dir_fd: int, name: str) -> os.stat_result:
     """``name`` below ``dir_fd`` as itself (a link not followed), never on another mount: OSError
     (EXDEV) for one, looked at through a descriptor of it (``_opened_on_this_mount``, ``O_PATH``)."""
-    handle = _opened_on_this_mount(name, dir_fd, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+    if not _O_PATH:  # not Linux: the mount checked (where the kernel tells one), then looked at
+        return os.stat(_unmounted(dir_fd, name), dir_fd=dir_fd, follow_symlinks=False)
+    handle = _opened_on_this_mount(name, dir_fd, _O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         return os.fstat(handle)
     finally:

@@ -946,6 +946,28 @@ def test_where_openat2_is_missing_or_refused_trees_are_laid_out_read_back_and_re
     assert (len(asked) == 1) is (answer == errno.ENOSYS)
 
 
+def test_off_linux_no_syscall_is_made_by_number_and_entries_are_looked_at_by_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``openat2``'s number (437) is Linux's alone: elsewhere it names another system call, and is never
+    made; nor is there ``O_PATH``, so an entry is looked at by its name, its mount checked first."""
+    _private_tmpdir(tmp_path, monkeypatch)
+
+    def never(*arguments: Any) -> int:
+        raise AssertionError("a system call made by its number off Linux")
+
+    monkeypatch.setattr(machine_fixtures, "_syscall", lambda: never)
+    monkeypatch.setattr(machine_fixtures, "_O_PATH", 0)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    root = FixtureRoot()
+    tree = root.lay_out({"entries": [{"path": "d/e/f", "type": "file", "text": "f"},
+                                     {"path": "l", "type": "symlink", "target": "d"}]})
+    assert len(machine_fixtures.fingerprint(tree)) == 5
+    machine_fixtures.swap(tree, "d", "moved")
+    made = root.path
+    root.close()
+    assert made is not None and not os.path.lexists(made)
+
+
 _UNANSWERED_FUSE = """
 import json, os, subprocess, sys, time
 from inboxspec.machines.fixtures import FixtureError, FixtureRoot, fingerprint, fingerprints, swap
