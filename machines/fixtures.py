@@ -332,7 +332,7 @@ def _write_file(parent: int, name: str, data: bytes, mode: int) -> None:
 def _make_fifo(parent: int, name: str, mode: int) -> None:
     os.mkfifo(name, 0o600, dir_fd=parent)
     # Opened for reading without blocking (a FIFO with no writer opens at once), never through a link.
-    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    fd = os.open(name, _FILE_READ_FLAGS, dir_fd=parent)
     try:
         if not stat.S_ISFIFO(os.fstat(fd).st_mode):
             raise FixtureError(f"{name!r} changed while it was laid out")
@@ -846,8 +846,9 @@ _OPENAT2_MISSING: list[bool] = []  # not empty once openat2 answered ENOSYS here
 
 @cache
 def _syscall() -> Any:
-    """libc's ``syscall``, or None."""
-    function = _libc("syscall")
+    """libc's ``syscall`` on Linux, or None: the numbers it is called with here (``_SYS_OPENAT2``) are
+    Linux's alone, and elsewhere name other system calls."""
+    function = _libc("syscall") if sys.platform == "linux" else None
     if function is not None:
         function.restype = ctypes.c_long
     return function
@@ -860,7 +861,7 @@ def _opened_on_this_mount(name: str, dir_fd: int, flags: int) -> int:
     adapter that mounts and unmounts a FUSE file system in a loop cannot slip one in between a check
     and the open (found by an attack helper: A14-3). Where ``openat2`` is missing (before Linux 5.6,
     or refused by a seccomp profile), the mount is checked first (``_unmounted``), then opened."""
-    function = _syscall() if sys.platform == "linux" else None  # 437 is Linux's number alone
+    function = _syscall()
     if function is not None and not _OPENAT2_MISSING:
         how = _OpenHow(flags, 0, _RESOLVE_NO_XDEV)
         fd = function(ctypes.c_long(_SYS_OPENAT2), ctypes.c_int(dir_fd), ctypes.c_char_p(os.fsencode(name)),

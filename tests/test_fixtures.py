@@ -7,6 +7,7 @@ import contextlib
 import copy
 import ctypes
 import errno
+import functools
 import json
 import os
 import shutil
@@ -765,6 +766,31 @@ def test_a_root_moved_to_a_name_ending_deleted_is_removed(tmp_path: Path,
 
 # Run in a private mount namespace (``unshare -m``), as root: it binds a victim directory in and over
 # the run's trees, then ends the run, and prints the victim's modes and names.
+def _in_private_mount_namespace(script: str, *arguments: str, tmp_path: Path, timeout: float,
+                                fuse: bool = False) -> str:
+    """What ``script`` (Python, given ``arguments``) prints, run in a private mount namespace, so that
+    no mount it makes is seen outside, with ``TMPDIR`` at ``tmp_path``; its exit status 0 asserted. It
+    runs in a session of its own, KILLed whole at the end, so that nothing it forked (a racer that
+    loops until KILLed) outlives the test, whatever happens. The test skips where no such namespace can
+    be made, and, for a script that mounts FUSE (``fuse``), where that mount fails."""
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no private mount namespace here")
+    command = ["unshare", "-m", "--propagation", "private", sys.executable, "-c", script, *arguments]
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True, env={**os.environ, "TMPDIR": str(tmp_path)})
+    try:
+        out, err = run.communicate(timeout=timeout)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    if fuse and "fuse" in err and run.returncode != 0:
+        pytest.skip(f"no FUSE mount here: {err.strip()[-200:]}")
+    assert run.returncode == 0, err
+    return out
+
+
 _MOUNTED = """
 import json, os, subprocess, sys
 from inboxspec.conformance.fixtures import FixturePool
@@ -796,14 +822,8 @@ def test_a_removal_never_changes_nor_empties_a_directory_bound_into_the_tree(tmp
     (victim / "sub" / "file2").write_text("keep")
     os.chmod(victim, 0o755)
     os.chmod(victim / "sub", 0o755)
-    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip("no private mount namespace here")
-    run = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, "-c", _MOUNTED,
-                          str(victim)], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "TMPDIR": str(tmp_path)})
-    assert run.returncode == 0, run.stderr
-    seen = json.loads(run.stdout)
+    out = _in_private_mount_namespace(_MOUNTED, str(victim), tmp_path=tmp_path, timeout=60)
+    seen = json.loads(out)
     assert seen == {str(victim): ["0o755", ["file", "sub"]], str(victim / "sub"): ["0o755", ["file2"]]}, seen
 
 
@@ -885,14 +905,8 @@ def test_a_root_bound_onto_itself_is_still_emptied(tmp_path: Path) -> None:
     """PROTO-FIX-1: an adapter running as root that bound the run's root onto itself had its removal
     refused at its name (a mount), and every tree in it stayed, set-user-ID files included (found by an
     attack helper). The root is emptied through the descriptor kept from its making."""
-    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip("no private mount namespace here")
-    run = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, "-c", _SELF_BOUND],
-                         capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "TMPDIR": str(tmp_path)})
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) in (None, []), run.stdout
+    out = _in_private_mount_namespace(_SELF_BOUND, tmp_path=tmp_path, timeout=60)
+    assert json.loads(out) in (None, []), out
 
 
 def test_where_statx_fails_a_removal_still_removes_the_runs_own_trees(
@@ -955,7 +969,11 @@ def test_off_linux_no_syscall_is_made_by_number_and_entries_are_looked_at_by_nam
     def never(*arguments: Any) -> int:
         raise AssertionError("a system call made by its number off Linux")
 
-    monkeypatch.setattr(machine_fixtures, "_syscall", lambda: never)
+    real_libc = machine_fixtures._libc
+    monkeypatch.setattr(machine_fixtures, "_libc",
+                        lambda name: never if name == "syscall" else real_libc(name))
+    # A lookup of its own for the test, made off Linux: the module's, cached on Linux, comes back after.
+    monkeypatch.setattr(machine_fixtures, "_syscall", functools.cache(machine_fixtures._syscall.__wrapped__))
     monkeypatch.setattr(machine_fixtures, "_O_PATH", 0)
     monkeypatch.setattr(sys, "platform", "darwin")
     root = FixtureRoot()
@@ -1039,16 +1057,8 @@ def test_a_fuse_mount_whose_daemon_never_answers_holds_no_removal(tmp_path: Path
     but KILL; so did reading a tree back (its fingerprints) and opening it for an undo. The mount is
     told by the kernel (statx) without a request, and left alone: a row of its own in a fingerprint,
     a tree not the one laid out for an undo."""
-    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip("no private mount namespace here")
-    run = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, "-c", _UNANSWERED_FUSE,
-                          "30"], capture_output=True, text=True, timeout=90,
-                         env={**os.environ, "TMPDIR": str(tmp_path)})
-    if "fuse" in run.stderr and run.returncode != 0:
-        pytest.skip(f"no FUSE mount here: {run.stderr.strip()[-200:]}")
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) < 5
+    out = _in_private_mount_namespace(_UNANSWERED_FUSE, "30", tmp_path=tmp_path, timeout=90, fuse=True)
+    assert json.loads(out) < 5
 
 
 _RACING_FUSE = """
@@ -1096,22 +1106,7 @@ def test_a_fuse_mount_put_and_taken_off_in_a_loop_slips_into_no_look(tmp_path: P
     unanswered FUSE mount onto a directory of the tree and takes it off in a loop got a removal into the
     mount within seconds, held until the daemon's holder ended. Every open and look in the run's
     directories is one ``openat2`` that the kernel refuses to take across a mount (RESOLVE_NO_XDEV)."""
-    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip("no private mount namespace here")
-    command = ["unshare", "-m", "--propagation", "private", sys.executable, "-c", _RACING_FUSE, "6"]
-    # A session of its own, ended whole whatever happens: the racer loops until it is KILLed.
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           start_new_session=True, env={**os.environ, "TMPDIR": str(tmp_path)})
-    try:
-        out, err = run.communicate(timeout=120)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(run.pid, signal.SIGKILL)
-        run.wait()
-    if "fuse" in err and run.returncode != 0:
-        pytest.skip(f"no FUSE mount here: {err.strip()[-200:]}")
-    assert run.returncode == 0, err
+    out = _in_private_mount_namespace(_RACING_FUSE, "6", tmp_path=tmp_path, timeout=120, fuse=True)
     longest, attempts = json.loads(out)
     assert attempts > 0 and longest < 5, (longest, attempts)
 
